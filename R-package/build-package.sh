@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Assemble a buildable R source package from R-package/ + core/ + bindings/r/ (as the R
+# packages of LightGBM and xgboost do), then `R CMD build` it.
+#   R-package/build-package.sh [OUTDIR]   -> OUTDIR/attnreg_<version>.tar.gz (default build/r)
+# The staged tree is OUTDIR/attnreg; nothing is generated inside R-package/ itself.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+out=${1:-$root/build/r}
+stage=$out/attnreg
+rm -rf "$stage"
+mkdir -p "$stage/src/include"
+# Package skeleton (DESCRIPTION, NAMESPACE, R/, tests/, man/ ...), without build leftovers.
+tar -C "$here" --exclude=./src --exclude=./build-package.sh --exclude='*.tar.gz' -cf - . | tar -C "$stage" -xf -
+# The C++ core and the Rcpp glue. Core sources get a prefix so names cannot clash.
+cp -r "$root/core/include/attnreg" "$stage/src/include/"
+for f in "$root"/core/src/*.cpp; do cp "$f" "$stage/src/core_$(basename "$f")"; done
+cp "$root"/bindings/r/*.cpp "$stage/src/"
+cp "$root"/bindings/r/*.hpp "$stage/src/" 2>/dev/null || true
+# The bundled real data sets (data/*.csv, data/nist) travel as inst/extdata.
+mkdir -p "$stage/inst/extdata"
+cp "$root"/data/*.csv "$stage/inst/extdata/"
+cp -r "$root/data/nist" "$stage/inst/extdata/"
+version=$(sed -n 's/^Version: *//p' "$here/DESCRIPTION")
+cat > "$stage/src/Makevars" <<MAKEVARS
+CXX_STD = CXX17
+PKG_CPPFLAGS = -Iinclude -DATTNREG_R_BUILD -DARMA_WARN_LEVEL=1 -DATTNREG_VERSION=\\"$version\\"
+PKG_CXXFLAGS = \$(SHLIB_OPENMP_CXXFLAGS)
+PKG_LIBS = \$(SHLIB_OPENMP_CXXFLAGS) \$(LAPACK_LIBS) \$(BLAS_LIBS) \$(FLIBS)
+MAKEVARS
+# R/RcppExports.R and src/RcppExports.cpp from the // [[Rcpp::export]] tags.
+Rscript -e "Rcpp::compileAttributes('$stage')" >/dev/null
+# Rd files from the roxygen comments (NAMESPACE is maintained by hand).
+if Rscript -e 'quit(status = !requireNamespace("roxygen2", quietly = TRUE))'; then
+  Rscript -e "suppressMessages(roxygen2::roxygenise('$stage', roclets = 'rd', load_code = roxygen2::load_source))" >/dev/null
+fi
+(cd "$out" && R CMD build --no-build-vignettes attnreg >/dev/null)
+echo "$out/attnreg_${version}.tar.gz"

@@ -1,0 +1,3 @@
+library(testthat)
+library(attnreg)
+test_check("attnreg")

@@ -1,0 +1,56 @@
+// attnreg Python face: numpy <-> Armadillo conversion, shared by every binding file.
+//
+// Layout: the core takes one observation per row in column-major arma::mat. A numpy array is
+// requested as a Fortran-ordered float64 view (py::array::f_style | forcecast): a Fortran-
+// ordered float64 input is used in place; anything else (C order, int, float32) is copied
+// exactly once by numpy. Results are copied into new numpy arrays that own their memory; the
+// core's memory is never lent to Python.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "attnreg/arma.hpp"
+#include <cstring>
+#include <string>
+
+namespace attnreg_py {
+
+namespace py = pybind11;
+using farray = py::array_t<double, py::array::f_style | py::array::forcecast>;
+
+/// A read-only view of a 1-D or 2-D float64 array as an n x p matrix (1-D -> n x 1).
+inline arma::mat as_mat(const farray& a, const char* name) {
+  if (a.ndim() == 1) {
+    return arma::mat(const_cast<double*>(a.data()), static_cast<arma::uword>(a.shape(0)), 1,
+                     /*copy_aux_mem=*/false, /*strict=*/true);
+  }
+  if (a.ndim() != 2) {
+    throw py::value_error(std::string(name) + ": expected a 1-D or 2-D array, got " +
+                          std::to_string(a.ndim()) + " dimensions");
+  }
+  return arma::mat(const_cast<double*>(a.data()), static_cast<arma::uword>(a.shape(0)),
+                   static_cast<arma::uword>(a.shape(1)), false, true);
+}
+
+/// Copy an Armadillo matrix into a new Fortran-ordered numpy array.
+inline py::array_t<double> to_numpy(const arma::mat& m) {
+  py::array_t<double, py::array::f_style> out(
+      {static_cast<py::ssize_t>(m.n_rows), static_cast<py::ssize_t>(m.n_cols)});
+  if (m.n_elem) std::memcpy(out.mutable_data(), m.memptr(), m.n_elem * sizeof(double));
+  return out;
+}
+
+inline py::array_t<double> to_numpy(const arma::vec& v) {
+  py::array_t<double> out(static_cast<py::ssize_t>(v.n_elem));
+  if (v.n_elem) std::memcpy(out.mutable_data(), v.memptr(), v.n_elem * sizeof(double));
+  return out;
+}
+
+inline py::array_t<double> to_numpy(const arma::rowvec& v) {
+  py::array_t<double> out(static_cast<py::ssize_t>(v.n_elem));
+  if (v.n_elem) std::memcpy(out.mutable_data(), v.memptr(), v.n_elem * sizeof(double));
+  return out;
+}
+
+}  // namespace attnreg_py

@@ -1,0 +1,59 @@
+// attnreg Python extension module `attnreg._core`. Each capability registers itself from its
+// own binding file; this file only wires them together and installs the interrupt checker.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "attnreg/error.hpp"
+#include "attnreg/runtime.hpp"
+#include "attnreg/build_info.hpp"
+
+namespace py = pybind11;
+
+void init_ols(py::module_& m);
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
+
+  // Core errors -> Python exceptions. InvalidArgument derives from std::invalid_argument, which
+  // pybind11 already maps to ValueError; NumericalError gets its own ArithmeticError subclass.
+  static py::exception<attnreg::NumericalError> numerical_error(m, "NumericalError",
+                                                               PyExc_ArithmeticError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const attnreg::Interrupted& e) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    } catch (const attnreg::NumericalError& e) {
+      py::set_error(numerical_error, e.what());
+    }
+  });
+
+  // Ctrl-C: the core polls this from its main thread only (see runtime.hpp). PyErr_CheckSignals
+  // needs the GIL, which the calling thread holds unless a binding released it; bindings that
+  // release the GIL re-acquire it in this callback.
+  attnreg::set_interrupt_checker([]() {
+    py::gil_scoped_acquire gil;
+    return PyErr_CheckSignals() != 0;
+  });
+
+  m.def(
+      "build_info",
+      []() {
+        const attnreg::BuildInfo b = attnreg::build_info();
+        py::dict d;
+        d["version"] = b.version;
+        d["openmp"] = b.openmp;
+        d["max_threads"] = b.max_threads;
+        d["blas"] = b.blas;
+        d["cuda_compiled"] = b.cuda_compiled;
+        d["cuda_archs"] = b.cuda_archs;
+        d["gpu_count"] = b.gpu_count;
+        d["gpu_name"] = b.gpu_name;
+        d["cuda_error"] = b.cuda_error;
+        return d;
+      },
+      "Version, OpenMP threads, BLAS, whether CUDA is compiled in and a GPU is visible.");
+
+  init_ols(m);
+}

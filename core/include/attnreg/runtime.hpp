@@ -1,0 +1,50 @@
+// attnreg: threads, interrupts and progress, installed by the faces.
+//
+// Thread count is an option of each call (0 = OpenMP's default); the core never calls
+// omp_set_num_threads globally. Results never depend on the thread count: parallel loops split
+// independent outputs (queries, query blocks), and reductions run in a fixed order.
+//
+// Interrupts: R and Python may only be asked "was Ctrl-C pressed?" from the main thread. Long
+// loops call InterruptGuard::poll() from every thread; only the master thread calls the face's
+// checker, and it raises a shared flag that every thread sees. After the parallel region the
+// caller calls rethrow_if_interrupted(), which throws attnreg::Interrupted.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace attnreg {
+
+/// Install a callback that returns true when the user asked to stop. Called only on the thread
+/// that entered the core (the face's main thread). Pass nullptr to remove it.
+void set_interrupt_checker(std::function<bool()> checker);
+
+/// Install a progress reporter: (done, total, label). Called on the main thread only.
+void set_progress_reporter(std::function<void(std::size_t, std::size_t, const std::string&)> fn);
+
+/// Number of threads a call will use for `requested` (0 = OpenMP default, 1 when no OpenMP).
+int resolve_threads(int requested);
+
+/// Whether the library was compiled with OpenMP.
+bool has_openmp();
+
+/// Cooperative interruption inside (possibly parallel) loops. Create one per long operation.
+class InterruptGuard {
+ public:
+  InterruptGuard() = default;
+  /// Cheap; call often. Returns true when work should stop. Only the OpenMP master thread (or
+  /// the only thread) actually asks the face.
+  bool poll();
+  /// Report progress (main thread only; ignored elsewhere).
+  void progress(std::size_t done, std::size_t total, const std::string& label);
+  /// After the loop: throw Interrupted if the user pressed Ctrl-C.
+  void rethrow_if_interrupted() const;
+  bool interrupted() const { return flag_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
+}  // namespace attnreg

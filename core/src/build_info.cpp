@@ -1,0 +1,52 @@
+#include "attnreg/build_info.hpp"
+
+#include "attnreg/error.hpp"
+#include "attnreg/runtime.hpp"
+
+#ifdef ATTNREG_WITH_CUDA
+#include "device.hpp"
+#endif
+
+#ifndef ATTNREG_VERSION
+#define ATTNREG_VERSION "0.1.0"
+#endif
+
+namespace attnreg {
+
+BuildInfo build_info() {
+  BuildInfo b;
+  b.version = ATTNREG_VERSION;
+  b.openmp = has_openmp();
+  b.max_threads = resolve_threads(0);
+#ifdef ATTNREG_BLAS_NAME
+  b.blas = ATTNREG_BLAS_NAME;
+#else
+  b.blas = "system BLAS/LAPACK (through Armadillo)";
+#endif
+#ifdef ATTNREG_WITH_CUDA
+  b.cuda_compiled = true;
+  b.cuda_archs = ATTNREG_CUDA_ARCHS;
+  cuda::DeviceQuery q = cuda::query_devices();
+  b.gpu_count = q.count;
+  b.gpu_name = q.name;
+  b.cuda_error = q.error;
+#else
+  b.cuda_error = "attnreg was built without the CUDA backend";
+#endif
+  return b;
+}
+
+void require_cuda(const std::string& arg) {
+  const BuildInfo b = build_info();
+  if (!b.cuda_compiled) {
+    throw InvalidArgument(arg +
+                          ": 'cuda' requested but attnreg was built without CUDA support "
+                          "(rebuild with nvcc available and ATTNREG_CUDA=ON, or use 'cpu')");
+  }
+  if (b.gpu_count == 0) {
+    throw InvalidArgument(arg + ": 'cuda' requested but no GPU is visible (" + b.cuda_error +
+                          "); use 'cpu'");
+  }
+}
+
+}  // namespace attnreg

@@ -1,0 +1,24 @@
+"""attnreg: kernel regression and least squares with their attention forms.
+
+Every estimator here is linear in the responses, m(x) = sum_i l_i(x) y_i; the rows l(x) are the
+attention weights over the training rows and are exposed by ``attention_weights``. Nadaraya-Watson
+with a Gaussian kernel is softmax attention; local-linear regression is Local Linear Attention;
+OLS predictions are attention with weights X_test (X'X)^{-1} X_train'.
+
+Data layout: one observation per row (numpy ``(n, p)`` arrays or pandas DataFrames).
+"""
+from __future__ import annotations
+
+from . import _core
+from ._core import NumericalError
+from .linear import OLS
+
+__version__ = "0.1.0"
+
+
+def build_info() -> dict:
+    """Describe this build: version, OpenMP threads, BLAS, CUDA compiled in, GPUs visible."""
+    return dict(_core.build_info())
+
+
+__all__ = ["OLS", "NumericalError", "build_info", "__version__"]

@@ -1,0 +1,216 @@
+// OLS: checked against an independent oracle (normal equations solved in long double by
+// Gaussian elimination on small, well-conditioned designs), against the NIST StRD Longley
+// certified values, and for the attention identities of seed 004.
+#include <gtest/gtest.h>
+
+#include "attnreg/arma.hpp"
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "attnreg/error.hpp"
+#include "attnreg/least_squares.hpp"
+#include "test_util.hpp"
+
+using attnreg::OLS;
+using attnreg::OLSOptions;
+
+namespace {
+
+// Oracle: solve (D'D) b = D'y in long double with partial-pivot Gaussian elimination. Fine for
+// the well-conditioned random designs used here; independent of QR and LAPACK.
+std::vector<long double> oracle_coef(const arma::mat& D, const arma::vec& y) {
+  const std::size_t q = D.n_cols, n = D.n_rows;
+  std::vector<std::vector<long double>> A(q, std::vector<long double>(q + 1, 0.0L));
+  for (std::size_t a = 0; a < q; ++a) {
+    for (std::size_t b = 0; b < q; ++b) {
+      long double s = 0;
+      for (std::size_t i = 0; i < n; ++i) s += (long double)D(i, a) * D(i, b);
+      A[a][b] = s;
+    }
+    long double s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += (long double)D(i, a) * y(i);
+    A[a][q] = s;
+  }
+  for (std::size_t c = 0; c < q; ++c) {
+    std::size_t piv = c;
+    for (std::size_t r = c + 1; r < q; ++r)
+      if (std::fabs((double)A[r][c]) > std::fabs((double)A[piv][c])) piv = r;
+    std::swap(A[c], A[piv]);
+    for (std::size_t r = 0; r < q; ++r) {
+      if (r == c) continue;
+      const long double f = A[r][c] / A[c][c];
+      for (std::size_t k = c; k <= q; ++k) A[r][k] -= f * A[c][k];
+    }
+  }
+  std::vector<long double> b(q);
+  for (std::size_t c = 0; c < q; ++c) b[c] = A[c][q] / A[c][c];
+  return b;
+}
+
+arma::mat with_intercept(const arma::mat& X) { return arma::join_horiz(arma::ones(X.n_rows), X); }
+
+}  // namespace
+
+struct Shape {
+  int n, p;
+  bool intercept;
+  unsigned seed;
+};
+
+class OLSRandom : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(OLSRandom, MatchesOracleAndAttentionIdentities) {
+  const Shape s = GetParam();
+  arma::arma_rng::set_seed(s.seed);
+  arma::mat X = arma::randn(s.n, s.p) * 3.0 + 1.0;
+  arma::vec y = arma::randn(s.n);
+  if (s.p > 0) y += X * arma::linspace(1, 2, s.p);
+  OLS fit(OLSOptions{s.intercept});
+  fit.fit(X, y);
+  const arma::mat D = s.intercept ? with_intercept(X) : X;
+  const auto b = oracle_coef(D, y);
+  ASSERT_EQ(fit.rank(), D.n_cols);
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    EXPECT_NEAR(fit.coefficients()(k, 0), (double)b[k], 1e-10 * (1.0 + std::fabs((double)b[k])));
+  }
+  // Attention weights reproduce predictions, and rows sum to 1 with an intercept.
+  arma::mat Xt = arma::randn(7, s.p);
+  const arma::mat A = fit.attention_weights(Xt);
+  ASSERT_EQ(A.n_rows, 7u);
+  ASSERT_EQ(A.n_cols, (arma::uword)s.n);
+  const arma::mat pred = fit.predict(Xt);
+  EXPECT_LT(arma::abs(A * y - pred).max(), 1e-10 * (1.0 + arma::abs(pred).max()));
+  if (s.intercept) {
+    EXPECT_LT(arma::abs(arma::sum(A, 1) - 1.0).max(), 1e-12);
+  }
+  // In-sample attention = hat matrix; its trace is the rank.
+  const arma::mat H = fit.attention_weights(X);
+  EXPECT_NEAR(arma::trace(H), (double)D.n_cols, 1e-9);
+  EXPECT_LT(arma::abs(H * y - fit.fitted()).max(), 1e-9 * (1.0 + arma::abs(y).max()));
+  // Standard errors: sigma^2 (D'D)^{-1}, checked against the oracle inverse applied columnwise.
+  const double sigma2 = arma::dot(fit.residuals(), fit.residuals()) / (s.n - (double)D.n_cols);
+  EXPECT_NEAR(fit.sigma2()(0), sigma2, 1e-12 * sigma2);
+  const arma::mat G = D.t() * D;
+  for (arma::uword k = 0; k < D.n_cols; ++k) {
+    arma::vec e(D.n_cols, arma::fill::zeros);
+    e(k) = 1.0;
+    const arma::vec ck = arma::solve(G, e);  // oracle only
+    EXPECT_NEAR(fit.std_errors()(k, 0), std::sqrt(sigma2 * ck(k)),
+                1e-8 * std::sqrt(sigma2 * ck(k)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, OLSRandom,
+                         ::testing::Values(Shape{10, 1, true, 1}, Shape{50, 3, true, 2},
+                                           Shape{200, 8, false, 3}, Shape{33, 5, true, 4},
+                                           Shape{1000, 20, true, 5}, Shape{5, 4, false, 6},
+                                           Shape{12, 0, true, 7}));
+
+TEST(OLS, MultiOutputEqualsColumnwise) {
+  arma::arma_rng::set_seed(11);
+  arma::mat X = arma::randn(40, 3), Y = arma::randn(40, 2);
+  OLS both;
+  both.fit(X, Y);
+  for (arma::uword c = 0; c < 2; ++c) {
+    OLS one;
+    one.fit(X, Y.col(c));
+    EXPECT_LT(arma::abs(both.coefficients().col(c) - one.coefficients().col(0)).max(), 1e-13);
+    EXPECT_LT(arma::abs(both.std_errors().col(c) - one.std_errors().col(0)).max(), 1e-13);
+  }
+}
+
+TEST(OLS, RankDeficientDesignIsAliasedNotSilentlyWrong) {
+  arma::arma_rng::set_seed(3);
+  arma::mat X = arma::randn(30, 3);
+  X.col(2) = 2.0 * X.col(0) - X.col(1);  // exactly collinear
+  arma::vec y = arma::randn(30);
+  OLS fit;
+  fit.fit(X, y);
+  EXPECT_EQ(fit.rank(), 3u);  // intercept + 2 of the 3 columns
+  const auto al = fit.aliased();
+  EXPECT_EQ(std::count(al.begin(), al.end(), true), 1);
+  EXPECT_FALSE(al[0]);
+  // Predictions equal those of the model without the aliased column.
+  arma::uvec keep;
+  for (arma::uword j = 1; j < 4; ++j)
+    if (!al[j]) keep = arma::join_vert(keep, arma::uvec{j - 1});
+  OLS sub;
+  sub.fit(X.cols(keep), y);
+  EXPECT_LT(arma::abs(fit.fitted() - sub.fitted()).max(), 1e-10);
+  const arma::mat A = fit.attention_weights(X);
+  EXPECT_LT(arma::abs(A * y - fit.fitted()).max(), 1e-10);
+  EXPECT_TRUE(std::isnan(fit.std_errors()(al[1] ? 1 : (al[2] ? 2 : 3), 0)));
+}
+
+TEST(OLS, BadInputGivesClearErrors) {
+  arma::mat X = arma::randn(10, 2);
+  arma::vec y = arma::randn(10);
+  OLS fit;
+  X(3, 1) = arma::datum::nan;
+  EXPECT_THROW(
+      {
+        try {
+          fit.fit(X, y);
+        } catch (const attnreg::InvalidArgument& e) {
+          EXPECT_NE(std::string(e.what()).find("X: contains NaN at row 4, column 2"),
+                    std::string::npos);
+          throw;
+        }
+      },
+      attnreg::InvalidArgument);
+  X(3, 1) = 0.0;
+  EXPECT_THROW(fit.fit(X, arma::vec(9, arma::fill::ones)), attnreg::InvalidArgument);
+  EXPECT_THROW(fit.predict(X), attnreg::InvalidArgument);  // not fitted
+  fit.fit(X, y);
+  EXPECT_THROW(fit.predict(arma::randn(3, 3)), attnreg::InvalidArgument);
+  y(0) = arma::datum::inf;
+  EXPECT_THROW(fit.fit(X, y), attnreg::InvalidArgument);
+}
+
+TEST(OLS, OneRowAndSaturatedFits) {
+  arma::mat X(1, 0);
+  arma::vec y{3.5};
+  OLS fit;
+  fit.fit(X, y);
+  EXPECT_DOUBLE_EQ(fit.coefficients()(0, 0), 3.5);
+  EXPECT_TRUE(std::isnan(fit.sigma2()(0)));  // no residual degrees of freedom
+  EXPECT_TRUE(std::isnan(fit.std_errors()(0, 0)));
+}
+
+TEST(OLS, StateRoundTrip) {
+  arma::arma_rng::set_seed(5);
+  arma::mat X = arma::randn(25, 4);
+  arma::vec y = arma::randn(25);
+  OLS fit;
+  fit.fit(X, y);
+  OLS back = OLS::from_state(fit.state(), fit.training_y());
+  arma::mat Xt = arma::randn(5, 4);
+  EXPECT_LT(arma::abs(back.attention_weights(Xt) - fit.attention_weights(Xt)).max(), 1e-15);
+  EXPECT_LT(arma::abs(back.fitted() - fit.fitted()).max(), 1e-12);
+  EXPECT_LT(arma::abs(back.std_errors() - fit.std_errors()).max(), 1e-15);
+}
+
+// NIST StRD Longley: certified values to 15 significant digits. The log relative error
+// LRE = -log10(|est - cert| / |cert|) is printed for each coefficient and standard error.
+TEST(OLS, NistLongley) {
+  const auto tab = attnreg_test::read_csv(std::string(ATTNREG_DATA_DIR) + "/nist/Longley.csv");
+  const auto cert =
+      attnreg_test::read_csv(std::string(ATTNREG_DATA_DIR) + "/nist/Longley_certified.csv");
+  ASSERT_EQ(tab.n_cols, 7u);
+  const arma::vec y = tab.col(0);
+  const arma::mat X = tab.cols(1, 6);
+  OLS fit;
+  fit.fit(X, y);
+  ASSERT_EQ(cert.n_rows, 7u);
+  double worst = 99;
+  for (arma::uword k = 0; k < 7; ++k) {
+    const double lre_b = attnreg_test::lre(fit.coefficients()(k, 0), cert(k, 0));
+    const double lre_se = attnreg_test::lre(fit.std_errors()(k, 0), cert(k, 1));
+    std::printf("Longley b%u: LRE(coef) = %.1f  LRE(se) = %.1f\n", (unsigned)k, lre_b, lre_se);
+    worst = std::min({worst, lre_b, lre_se});
+  }
+  EXPECT_GE(worst, 11.0);
+}
