@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Run every test suite: C++ (ctest, GoogleTest), Python (pytest), R (testthat inside
+# R CMD check). Does the set-up first (.ci/setup.sh) unless ATTNREG_SKIP_SETUP=1.
+# Exits non-zero when any suite fails or runs no test.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+[ "${ATTNREG_SKIP_SETUP:-0}" = "1" ] || bash .ci/setup.sh
+PY=${PYTHON:-python3}
+status=0
+log() { printf '\n== %s ==\n' "$*"; }
+
+log "C++: ctest"
+(cd build && ctest --output-on-failure -j 2) || status=1
+
+if [ "${ATTNREG_SANITIZE_TESTS:-1}" = "1" ]; then
+  log "C++: ctest under AddressSanitizer + UndefinedBehaviorSanitizer"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DATTNREG_CUDA=OFF -DATTNREG_BENCH=OFF \
+    -DATTNREG_SANITIZE=address,undefined >/dev/null
+  cmake --build build-asan -j "${ATTNREG_JOBS:-$(nproc)}" >/dev/null
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j 2) || status=1
+fi
+
+log "Python: wheel imports in a fresh virtual environment"
+rm -rf build/venv-check
+$PY -m venv build/venv-check
+build/venv-check/bin/pip install -q --disable-pip-version-check build/wheel/attnreg-*.whl
+build/venv-check/bin/python -c "import attnreg, numpy as np; m = attnreg.OLS().fit(np.c_[np.arange(5.0)], np.arange(5.0)); print('fresh venv OK:', attnreg.__version__, m.coef_)" || status=1
+
+log "Python: pytest"
+(cd python-package && $PY -m pytest -q -p no:cacheprovider tests) || status=1
+
+log "R: R CMD check (runs the testthat suite)"
+tarball=$(ls build/r/attnreg_*.tar.gz)
+(cd build/r && MAKEFLAGS="-j${ATTNREG_JOBS:-$(nproc)}" _R_CHECK_FORCE_SUGGESTS_=false \
+  R CMD check --no-manual "$(basename "$tarball")" >check.log 2>&1) || true
+cat build/r/check.log | tail -25
+if grep -qE "^Status: .*(ERROR|WARNING)" build/r/check.log || ! grep -q "^Status:" build/r/check.log; then
+  echo "R CMD check reported an ERROR or WARNING (see build/r/attnreg.Rcheck)"; status=1
+fi
+testlog=build/r/attnreg.Rcheck/tests/testthat.Rout
+if [ -f "$testlog" ] && grep -q "\[ FAIL 0 " "$testlog"; then
+  grep -E "^\[ FAIL" "$testlog"
+elif [ -f "$testlog.fail" ]; then
+  tail -40 "$testlog.fail"; status=1
+else
+  echo "R tests did not run"; status=1
+fi
+
+exit $status
