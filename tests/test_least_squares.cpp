@@ -107,7 +107,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, OLSRandom,
                          ::testing::Values(Shape{10, 1, true, 1}, Shape{50, 3, true, 2},
                                            Shape{200, 8, false, 3}, Shape{33, 5, true, 4},
                                            Shape{1000, 20, true, 5}, Shape{5, 4, false, 6},
-                                           Shape{12, 0, true, 7}));
+                                           Shape{12, 0, true, 7}),
+                         [](const ::testing::TestParamInfo<Shape>& i) {
+                           return "n" + std::to_string(i.param.n) + "_p" +
+                                  std::to_string(i.param.p) +
+                                  (i.param.intercept ? "_intercept" : "_nointercept");
+                         });
 
 TEST(OLS, MultiOutputEqualsColumnwise) {
   arma::arma_rng::set_seed(11);
