@@ -1,0 +1,54 @@
+// attnreg: a small bound-constrained quasi-Newton minimiser (projected L-BFGS) for the
+// bandwidth searches and the attention regression. Objectives return f and fill the gradient
+// (exact, analytic); bounds keep log-bandwidths and categorical bandwidths in range so that no
+// out-of-range value is ever evaluated or returned.
+//
+// Method: at each iteration the variables held at a bound by the sign of their gradient are
+// frozen; the L-BFGS two-loop recursion (Nocedal and Wright 2006, Alg. 7.4) gives a direction on
+// the free ones; a backtracking line search along the projected path P[x + t d] accepts the
+// first t with f(P[x + t d]) <= f(x) + c1 g'(P[x + t d] - x) (Armijo). Curvature pairs with
+// s'y <= eps ||s|| ||y|| are skipped. Converged when the projected gradient's infinity norm is
+// below gtol, or the relative decrease of f over an iteration is below ftol.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attnreg/arma.hpp"
+
+namespace attnreg {
+
+struct MinimizeOptions {
+  int max_iter = 200;     ///< iterations (each one or more objective evaluations)
+  int max_evals = 2000;   ///< objective evaluations in all
+  int memory = 8;         ///< L-BFGS pairs kept
+  double gtol = 1e-7;     ///< projected-gradient infinity norm (scaled by max(1, |f|))
+  double ftol = 1e-12;    ///< relative decrease of f that counts as converged
+};
+
+struct MinimizeResult {
+  arma::vec x;             ///< best point found (always within bounds)
+  double f = 0;            ///< objective at x
+  arma::vec grad;          ///< gradient at x
+  int n_evals = 0;         ///< objective evaluations
+  int n_iter = 0;          ///< iterations
+  bool converged = false;  ///< a convergence test passed (not just the evaluation budget)
+  std::string message;     ///< why it stopped
+};
+
+/// f(x, grad) -> value; must fill grad (same size as x). A non-finite value is treated as
+/// +infinity by the line search (the step is shortened), never accepted.
+using Objective = std::function<double(const arma::vec& x, arma::vec& grad)>;
+
+/// Minimise f over the box [lower, upper] from x0 (projected into the box first).
+MinimizeResult minimize_box(const Objective& f, arma::vec x0, const arma::vec& lower,
+                            const arma::vec& upper, const MinimizeOptions& opt = {});
+
+/// Run minimize_box from each start (columns of `starts`) and keep the best; n_evals adds up
+/// over the starts, converged is that of the best run.
+MinimizeResult minimize_multistart(const Objective& f, const arma::mat& starts,
+                                   const arma::vec& lower, const arma::vec& upper,
+                                   const MinimizeOptions& opt = {});
+
+}  // namespace attnreg

@@ -1,0 +1,167 @@
+#include "attnreg/optimize.hpp"
+
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <sstream>
+
+#include "attnreg/error.hpp"
+#include "attnreg/runtime.hpp"
+
+namespace attnreg {
+
+namespace {
+
+arma::vec project(const arma::vec& x, const arma::vec& lo, const arma::vec& hi) {
+  return arma::min(arma::max(x, lo), hi);
+}
+
+// Projected gradient: zero where a bound blocks the descent direction -g.
+arma::vec projected_gradient(const arma::vec& x, const arma::vec& g, const arma::vec& lo,
+                             const arma::vec& hi) {
+  arma::vec pg = g;
+  for (arma::uword i = 0; i < x.n_elem; ++i) {
+    if ((x(i) <= lo(i) && g(i) > 0) || (x(i) >= hi(i) && g(i) < 0)) pg(i) = 0.0;
+  }
+  return pg;
+}
+
+}  // namespace
+
+MinimizeResult minimize_box(const Objective& f, arma::vec x0, const arma::vec& lower,
+                            const arma::vec& upper, const MinimizeOptions& opt) {
+  const arma::uword n = x0.n_elem;
+  check::require(lower.n_elem == n && upper.n_elem == n, "bounds",
+                 "lower and upper must have one entry per parameter");
+  check::require(arma::all(lower <= upper), "bounds", "need lower <= upper");
+  check::require(x0.is_finite(), "start", "must be finite");
+  InterruptGuard guard;
+  MinimizeResult r;
+  arma::vec x = project(x0, lower, upper), g(n, arma::fill::zeros);
+  double fx = f(x, g);
+  r.n_evals = 1;
+  if (!std::isfinite(fx) || !g.is_finite()) {
+    std::ostringstream msg;
+    msg << "minimize: the objective is not finite at the start point (f = " << fx
+        << "); choose another start";
+    throw NumericalError(msg.str());
+  }
+  std::deque<arma::vec> S, Y;
+  std::deque<double> rho;
+  r.message = "iteration limit reached";
+  for (int it = 0; it < opt.max_iter; ++it) {
+    if (guard.poll()) break;
+    const arma::vec pg = projected_gradient(x, g, lower, upper);
+    if (arma::norm(pg, "inf") <= opt.gtol * std::max(1.0, std::abs(fx))) {
+      r.converged = true;
+      r.message = "projected gradient below gtol";
+      break;
+    }
+    // Free variables: not held at a bound by the gradient.
+    arma::vec free(n, arma::fill::ones);
+    for (arma::uword i = 0; i < n; ++i) if (pg(i) == 0.0 && g(i) != 0.0) free(i) = 0.0;
+    // Two-loop recursion on the free subspace.
+    arma::vec q = g % free;
+    std::vector<double> alpha(S.size());
+    for (std::size_t k = S.size(); k-- > 0;) {
+      alpha[k] = rho[k] * arma::dot(S[k] % free, q);
+      q -= alpha[k] * (Y[k] % free);
+    }
+    double gamma = 1.0;
+    if (!S.empty()) {
+      const arma::vec& s = S.back();
+      const arma::vec& y = Y.back();
+      gamma = arma::dot(s, y) / arma::dot(y, y);
+    } else {
+      const double gn = arma::norm(q, 2);
+      gamma = gn > 0 ? std::min(1.0, 1.0 / gn) : 1.0;
+    }
+    arma::vec d = gamma * q;
+    for (std::size_t k = 0; k < S.size(); ++k) {
+      const double beta = rho[k] * arma::dot(Y[k] % free, d);
+      d += (S[k] % free) * (alpha[k] - beta);
+    }
+    d = -d % free;
+    if (arma::dot(d, g) >= 0) {  // not a descent direction: restart with steepest descent
+      S.clear();
+      Y.clear();
+      rho.clear();
+      d = -pg;
+      const double gn = arma::norm(d, 2);
+      if (gn > 0) d *= std::min(1.0, 1.0 / gn);
+    }
+    // Backtracking Armijo search along the projected path.
+    double t = 1.0, fnew = 0.0;
+    arma::vec xnew, gnew(n);
+    bool accepted = false;
+    for (int ls = 0; ls < 40 && r.n_evals < opt.max_evals; ++ls) {
+      xnew = project(x + t * d, lower, upper);
+      fnew = f(xnew, gnew);
+      ++r.n_evals;
+      if (std::isfinite(fnew) && gnew.is_finite() &&
+          fnew <= fx + 1e-4 * arma::dot(g, xnew - x)) {
+        accepted = true;
+        break;
+      }
+      t *= 0.5;
+    }
+    r.n_iter = it + 1;
+    if (!accepted) {
+      r.message = r.n_evals >= opt.max_evals ? "evaluation limit reached"
+                                             : "line search failed (at a minimum to precision)";
+      r.converged = r.n_evals < opt.max_evals;
+      break;
+    }
+    const arma::vec s = xnew - x, y = gnew - g;
+    const double sy = arma::dot(s, y);
+    if (sy > 1e-10 * arma::norm(s, 2) * arma::norm(y, 2)) {
+      S.push_back(s);
+      Y.push_back(y);
+      rho.push_back(1.0 / sy);
+      if (static_cast<int>(S.size()) > opt.memory) {
+        S.pop_front();
+        Y.pop_front();
+        rho.pop_front();
+      }
+    }
+    const double fold = fx;
+    x = xnew;
+    g = gnew;
+    fx = fnew;
+    if (std::abs(fold - fx) <= opt.ftol * std::max({std::abs(fold), std::abs(fx), 1e-300})) {
+      r.converged = true;
+      r.message = "relative decrease of f below ftol";
+      break;
+    }
+    if (r.n_evals >= opt.max_evals) {
+      r.message = "evaluation limit reached";
+      break;
+    }
+  }
+  guard.rethrow_if_interrupted();
+  r.x = x;
+  r.f = fx;
+  r.grad = g;
+  return r;
+}
+
+MinimizeResult minimize_multistart(const Objective& f, const arma::mat& starts,
+                                   const arma::vec& lower, const arma::vec& upper,
+                                   const MinimizeOptions& opt) {
+  check::require(starts.n_cols >= 1, "starts", "need at least one starting point");
+  MinimizeResult best;
+  int evals = 0;
+  bool have = false;
+  for (arma::uword k = 0; k < starts.n_cols; ++k) {
+    MinimizeResult r = minimize_box(f, starts.col(k), lower, upper, opt);
+    evals += r.n_evals;
+    if (!have || r.f < best.f) {
+      best = std::move(r);
+      have = true;
+    }
+  }
+  best.n_evals = evals;
+  return best;
+}
+
+}  // namespace attnreg

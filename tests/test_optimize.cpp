@@ -1,0 +1,52 @@
+// Bound-constrained L-BFGS: known minima inside the box, on a bound, and with multistart.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "attnreg/error.hpp"
+#include "attnreg/optimize.hpp"
+
+using attnreg::minimize_box;
+
+TEST(MinimizeBox, RosenbrockInterior) {
+  auto f = [](const arma::vec& x, arma::vec& g) {
+    const double a = 1 - x(0), b = x(1) - x(0) * x(0);
+    g = {-2 * a - 400 * x(0) * b, 200 * b};
+    return a * a + 100 * b * b;
+  };
+  auto r = minimize_box(f, {-1.2, 1.0}, {-5, -5}, {5, 5});
+  EXPECT_TRUE(r.converged) << r.message;
+  EXPECT_NEAR(r.x(0), 1.0, 1e-5);
+  EXPECT_NEAR(r.x(1), 1.0, 1e-5);
+}
+
+TEST(MinimizeBox, SolutionOnTheBoundAndNeverOutside) {
+  // min (x-3)^2 + (y+2)^2 over [0,1] x [-1,1] -> (1, -1)
+  int outside = 0;
+  auto f = [&](const arma::vec& x, arma::vec& g) {
+    if (x(0) < 0 || x(0) > 1 || x(1) < -1 || x(1) > 1) ++outside;
+    g = {2 * (x(0) - 3), 2 * (x(1) + 2)};
+    return std::pow(x(0) - 3, 2) + std::pow(x(1) + 2, 2);
+  };
+  auto r = minimize_box(f, {0.5, 0.0}, {0, -1}, {1, 1});
+  EXPECT_TRUE(r.converged) << r.message;
+  EXPECT_DOUBLE_EQ(r.x(0), 1.0);
+  EXPECT_DOUBLE_EQ(r.x(1), -1.0);
+  EXPECT_EQ(outside, 0);
+}
+
+TEST(MinimizeBox, MultistartFindsTheGlobalMinimumOfADoubleWell) {
+  // f = (x^2 - 1)^2 + 0.3 x: global minimum near x = -1.04, local near x = +0.96.
+  auto f = [](const arma::vec& x, arma::vec& g) {
+    g = {4 * x(0) * (x(0) * x(0) - 1) + 0.3};
+    return std::pow(x(0) * x(0) - 1, 2) + 0.3 * x(0);
+  };
+  arma::mat starts = {{0.9, -0.5, 2.0}};
+  auto r = attnreg::minimize_multistart(f, starts, arma::vec{-3}, arma::vec{3});
+  EXPECT_LT(r.x(0), -1.0);
+  EXPECT_GT(r.n_evals, 3);
+  arma::vec g;
+  EXPECT_THROW(minimize_box([](const arma::vec&, arma::vec& gg) { gg = {0.0}; return NAN; },
+                            arma::vec{0.0}, arma::vec{-1}, arma::vec{1}),
+               attnreg::NumericalError);
+}
