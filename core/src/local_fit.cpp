@@ -1,0 +1,688 @@
+#include "attnreg/local_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "attnreg/error.hpp"
+#include "attnreg/runtime.hpp"
+
+namespace attnreg {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---------------------------------------------------------------- reductions over a tile
+// Fixed lane structure (8 partial sums, combined in a fixed order), so a sum never depends on
+// memory alignment or thread count; the lanes vectorise.
+template <int G>
+inline void dot_group(const double* a, const double* const* bs, std::size_t len, double* out) {
+  double acc[G][8];
+  for (int g = 0; g < G; ++g)
+    for (int l = 0; l < 8; ++l) acc[g][l] = 0.0;
+  std::size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    for (int g = 0; g < G; ++g) {
+      const double* b = bs[g] + i;
+#pragma omp simd
+      for (int l = 0; l < 8; ++l) acc[g][l] += a[i + l] * b[l];
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    double tail = 0.0;
+    for (std::size_t t = i; t < len; ++t) tail += a[t] * bs[g][t];
+    out[g] += (((acc[g][0] + acc[g][4]) + (acc[g][1] + acc[g][5])) +
+               ((acc[g][2] + acc[g][6]) + (acc[g][3] + acc[g][7]))) +
+              tail;
+  }
+}
+
+/// out[g] += sum_i a[i] * bs[g][i] for g < nb, four columns at a time.
+inline void multi_dot(const double* a, const double* const* bs, std::size_t nb, std::size_t len,
+                      double* out) {
+  std::size_t g = 0;
+  for (; g + 4 <= nb; g += 4) dot_group<4>(a, bs + g, len, out + g);
+  for (; g + 2 <= nb; g += 2) dot_group<2>(a, bs + g, len, out + g);
+  for (; g < nb; ++g) dot_group<1>(a, bs + g, len, out + g);
+}
+
+// One tile of local moments: with design columns D_0 = 1, D_{1+a} = basis[a],
+//   A[r][c] += sum_i w_i D_r D_c (upper triangle, row-major q x q),
+//   T[r][o] += sum_i w_i D_r y_o (row-major q x k).
+struct MomentTile {
+  const double* w = nullptr;
+  std::size_t len = 0;
+  const double* const* basis = nullptr;  // p columns
+  std::size_t p = 0;
+  const double* const* y = nullptr;  // k columns
+  std::size_t k = 0;
+  const double* ones = nullptr;  // len ones
+  double* A = nullptr;
+  double* T = nullptr;
+  double* wb = nullptr;              // scratch p x len
+  const double** cols = nullptr;     // scratch, p + k + 1 pointers
+};
+
+ATTNREG_SIMD_CLONES void accumulate_moments(const MomentTile& t) {
+  const std::size_t q = t.p + 1, len = t.len;
+  // Row 0: omega, mu', T_0.
+  t.cols[0] = t.ones;
+  for (std::size_t a = 0; a < t.p; ++a) t.cols[1 + a] = t.basis[a];
+  for (std::size_t o = 0; o < t.k; ++o) t.cols[q + o] = t.y[o];
+  double row[256];
+  double* r = (q + t.k) <= 256 ? row : nullptr;
+  std::vector<double> big;
+  if (r == nullptr) {
+    big.resize(q + t.k);
+    r = big.data();
+  }
+  std::fill(r, r + q + t.k, 0.0);
+  multi_dot(t.w, t.cols, q + t.k, len, r);
+  for (std::size_t c = 0; c < q; ++c) t.A[c] += r[c];
+  for (std::size_t o = 0; o < t.k; ++o) t.T[o] += r[q + o];
+  // Rows 1..p: w * basis_a against basis_b (b >= a) and y.
+  for (std::size_t a = 0; a < t.p; ++a) {
+    double* wb = t.wb + a * len;
+    const double* ba = t.basis[a];
+#pragma omp simd
+    for (std::size_t i = 0; i < len; ++i) wb[i] = t.w[i] * ba[i];
+    std::size_t nc = 0;
+    for (std::size_t b = a; b < t.p; ++b) t.cols[nc++] = t.basis[b];
+    for (std::size_t o = 0; o < t.k; ++o) t.cols[nc++] = t.y[o];
+    std::fill(r, r + nc, 0.0);
+    multi_dot(wb, t.cols, nc, len, r);
+    for (std::size_t b = a; b < t.p; ++b) t.A[(1 + a) * q + 1 + b] += r[b - a];
+    for (std::size_t o = 0; o < t.k; ++o) t.T[(1 + a) * t.k + o] += r[t.p - a + o];
+  }
+}
+
+// ---------------------------------------------------------------- basis in bandwidth units
+// Degree 1: z_a = xs_a - q_a for each continuous column. Degree p >= 2 (one continuous column):
+// u, u^2, ..., u^p with u = xs_0 - q_0.
+void build_basis(const KernelSpace& space, const PreparedQueries& Q, std::size_t qi, int degree,
+                 std::size_t first, std::size_t len, double* buf, const double** ptrs) {
+  if (degree == 0) return;
+  const arma::mat& xs = space.scaled();
+  const double* qc = Q.cont.colptr(qi);
+  if (degree == 1) {
+    for (std::size_t a = 0; a < space.n_continuous(); ++a) {
+      const double* x = xs.colptr(a) + first;
+      const double qa = qc[a];
+      double* b = buf + a * len;
+#pragma omp simd
+      for (std::size_t i = 0; i < len; ++i) b[i] = x[i] - qa;
+      ptrs[a] = b;
+    }
+    return;
+  }
+  const double* x = xs.colptr(0) + first;
+  const double q0 = qc[0];
+  double* b0 = buf;
+#pragma omp simd
+  for (std::size_t i = 0; i < len; ++i) b0[i] = x[i] - q0;
+  ptrs[0] = b0;
+  for (int a = 1; a < degree; ++a) {
+    double* b = buf + static_cast<std::size_t>(a) * len;
+    const double* prev = buf + static_cast<std::size_t>(a - 1) * len;
+#pragma omp simd
+    for (std::size_t i = 0; i < len; ++i) b[i] = prev[i] * b0[i];
+    ptrs[a] = b;
+  }
+}
+
+// ---------------------------------------------------------------- small SPD solves
+// Solve A X = R for symmetric positive definite A (q x q, row-major, upper triangle read) and
+// R (q x r, row-major), in place in R, by Cholesky of the diagonally equilibrated matrix
+// S A S (S = diag(A)^(-1/2)). Returns false when a diagonal entry is not positive or a pivot of
+// the equilibrated factor falls below kSingularPivot. `L` is q x q scratch.
+bool spd_solve(const double* A, std::size_t q, double* R, std::size_t r, double* L, double* s) {
+  for (std::size_t a = 0; a < q; ++a) {
+    const double d = A[a * q + a];
+    if (!(d > 0.0) || !std::isfinite(d)) return false;
+    s[a] = 1.0 / std::sqrt(d);
+  }
+  for (std::size_t j = 0; j < q; ++j) {
+    double dj = 1.0;  // equilibrated diagonal is 1
+    for (std::size_t k = 0; k < j; ++k) dj -= L[j * q + k] * L[j * q + k];
+    if (!(dj >= kSingularPivot)) return false;
+    const double ljj = std::sqrt(dj);
+    L[j * q + j] = ljj;
+    for (std::size_t i = j + 1; i < q; ++i) {
+      double v = A[j * q + i] * s[i] * s[j];  // upper triangle holds (j, i)
+      for (std::size_t k = 0; k < j; ++k) v -= L[i * q + k] * L[j * q + k];
+      L[i * q + j] = v / ljj;
+    }
+  }
+  for (std::size_t c = 0; c < r; ++c) {
+    // y = S R_c; L z = y; L' u = z; x = S u.
+    for (std::size_t i = 0; i < q; ++i) {
+      double v = R[i * r + c] * s[i];
+      for (std::size_t k = 0; k < i; ++k) v -= L[i * q + k] * R[k * r + c];
+      R[i * r + c] = v / L[i * q + i];
+    }
+    for (std::size_t ii = q; ii-- > 0;) {
+      double v = R[ii * r + c];
+      for (std::size_t k = ii + 1; k < q; ++k) v -= L[k * q + ii] * R[k * r + c];
+      R[ii * r + c] = v / L[ii * q + ii];
+    }
+    for (std::size_t i = 0; i < q; ++i) R[i * r + c] *= s[i];
+  }
+  return true;
+}
+
+QueryStatus weight_status(double row_max) {
+  if (!(row_max > 0.0)) return QueryStatus::no_weight;
+  if (row_max < KernelSpace::kTinyWeight) return QueryStatus::underflow;
+  return QueryStatus::ok;
+}
+
+// ---------------------------------------------------------------- the moments sink
+class MomentSink final : public TileSink {
+ public:
+  MomentSink(const KernelSpace& space, const arma::mat& Y, const LocalPolySpec& spec,
+             const PreparedQueries& Q, const LocalEvalRequest& req, LocalEvalResult& out,
+             const std::vector<double>& penalty)
+      : space_(space), Y_(Y), spec_(spec), Q_(Q), req_(req), out_(out), pen_(penalty) {
+    p_ = LocalPolySpec::n_terms(spec.degree, space.n_continuous());
+    q_ = p_ + 1;
+    k_ = Y.n_cols;
+    A_.resize(KernelSpace::kBlock * q_ * q_);
+    T_.resize(KernelSpace::kBlock * q_ * k_);
+    basis_.resize(std::max<std::size_t>(p_, 1) * KernelSpace::kTile);
+    wb_.resize(std::max<std::size_t>(p_, 1) * KernelSpace::kTile);
+    ones_.assign(KernelSpace::kTile, 1.0);
+    bptr_.resize(std::max<std::size_t>(p_, 1));
+    yptr_.resize(k_);
+    cols_.resize(q_ + k_ + 1);
+    Af_.resize(q_ * q_);
+    R_.resize(q_ * (1 + k_));
+    L_.resize(q_ * q_);
+    s_.resize(q_);
+  }
+
+  void begin_block(const std::size_t* queries, std::size_t count) override {
+    qs_ = queries;
+    count_ = count;
+    std::fill(A_.begin(), A_.begin() + count * q_ * q_, 0.0);
+    std::fill(T_.begin(), T_.begin() + count * q_ * k_, 0.0);
+  }
+
+  void tile(std::size_t slot, std::size_t first, std::size_t len, const double* w) override {
+    build_basis(space_, Q_, qs_[slot], spec_.degree, first, len, basis_.data(), bptr_.data());
+    for (std::size_t o = 0; o < k_; ++o) yptr_[o] = Y_.colptr(o) + first;
+    MomentTile t;
+    t.w = w;
+    t.len = len;
+    t.basis = bptr_.data();
+    t.p = p_;
+    t.y = yptr_.data();
+    t.k = k_;
+    t.ones = ones_.data();
+    t.A = &A_[slot * q_ * q_];
+    t.T = &T_[slot * q_ * k_];
+    t.wb = wb_.data();
+    t.cols = cols_.data();
+    accumulate_moments(t);
+  }
+
+  void end_block(const double* row_max) override {
+    for (std::size_t s = 0; s < count_; ++s) finish(s, row_max[s]);
+  }
+
+ private:
+  // Solve the system for moments (A, T) plus the ridge lambda * omega * penalty. Writes the
+  // solution [A^{-1} e1, A^{-1} T] into R_ (q x (1 + k), row-major). False when singular.
+  bool solve(const double* A, const double* T) {
+    std::copy(A, A + q_ * q_, Af_.begin());
+    const double omega = Af_[0];
+    for (std::size_t a = 1; a < q_; ++a) Af_[a * q_ + a] += spec_.ridge * omega * pen_[a - 1];
+    const std::size_t r = 1 + k_;
+    for (std::size_t i = 0; i < q_; ++i) {
+      R_[i * r] = i == 0 ? 1.0 : 0.0;
+      for (std::size_t o = 0; o < k_; ++o) R_[i * r + 1 + o] = T[i * k_ + o];
+    }
+    return spd_solve(Af_.data(), q_, R_.data(), r, L_.data(), s_.data());
+  }
+
+  void finish(std::size_t s, double row_max) {
+    const std::size_t qi = qs_[s];
+    double* A = &A_[s * q_ * q_];
+    double* T = &T_[s * q_ * k_];
+    const std::size_t r = 1 + k_;
+    const std::int64_t self = req_.loo ? Q_.self[qi] : -1;
+
+    // Leave-one-out first: the accumulated sums exclude the query's own row.
+    if (self >= 0) {
+      QueryStatus st = weight_status(row_max);
+      if (st == QueryStatus::ok && !solve(A, T)) st = QueryStatus::singular;
+      out_.loo_status[qi] = st;
+      for (std::size_t o = 0; o < k_; ++o) out_.loo(qi, o) = st == QueryStatus::ok ? R_[1 + o] : kNaN;
+    }
+
+    // Full fit: add the own row back (its basis is 0, so only A_00 and T_0 change).
+    double w_self = 0.0;
+    if (self >= 0) {
+      const auto k = static_cast<std::size_t>(self);
+      w_self = space_.self_weight(k);
+      A[0] += w_self;
+      for (std::size_t o = 0; o < k_; ++o) T[o] += w_self * Y_(k, o);
+      row_max = std::max(row_max, w_self);
+    }
+    QueryStatus st = weight_status(row_max);
+    if (st == QueryStatus::ok && !solve(A, T)) st = QueryStatus::singular;
+    out_.status[qi] = st;
+    const bool ok = st == QueryStatus::ok;
+    if (req_.fit)
+      for (std::size_t o = 0; o < k_; ++o) out_.fit(qi, o) = ok ? R_[1 + o] : kNaN;
+    if (req_.coefficients)
+      for (std::size_t a = 0; a < q_; ++a) out_.coefficients(a, qi) = ok ? R_[a * r] : kNaN;
+    if (req_.loo && self >= 0) out_.leverage(qi) = ok ? w_self * R_[0] : kNaN;
+    if (req_.gradient) {
+      // Slopes in bandwidth units divided by h give d m / d x in data units.
+      const auto& cc = space_.continuous_columns();
+      const std::size_t n_grad = spec_.degree == 1 ? cc.size() : 1;
+      for (std::size_t a = 0; a < n_grad; ++a) {
+        const std::size_t col = cc[a];
+        const double h = space_.bandwidth()(col);
+        for (std::size_t o = 0; o < k_; ++o)
+          out_.gradient(qi, col, o) = ok ? R_[(1 + a) * r + 1 + o] / h : kNaN;
+      }
+    }
+  }
+
+  const KernelSpace& space_;
+  const arma::mat& Y_;
+  const LocalPolySpec& spec_;
+  const PreparedQueries& Q_;
+  const LocalEvalRequest& req_;
+  LocalEvalResult& out_;
+  const std::vector<double>& pen_;
+  std::size_t p_ = 0, q_ = 1, k_ = 1;
+  const std::size_t* qs_ = nullptr;
+  std::size_t count_ = 0;
+  std::vector<double> A_, T_, basis_, wb_, ones_, Af_, R_, L_, s_;
+  std::vector<const double*> bptr_, yptr_, cols_;
+};
+
+// ---------------------------------------------------------------- the weights sink
+// l_i(x) = w_i (c_0 + sum_a c_a z_ia) with c = A^{-1} e1, written to W(q, original row).
+class WeightSink final : public TileSink {
+ public:
+  WeightSink(const KernelSpace& space, const PreparedQueries& Q, int degree,
+             const arma::mat& coef, arma::mat& W)
+      : space_(space), Q_(Q), degree_(degree), coef_(coef), W_(W) {
+    p_ = LocalPolySpec::n_terms(degree, space.n_continuous());
+    basis_.resize(std::max<std::size_t>(p_, 1) * KernelSpace::kTile);
+    bptr_.resize(std::max<std::size_t>(p_, 1));
+    l_.resize(KernelSpace::kTile);
+  }
+  void begin_block(const std::size_t* queries, std::size_t) override { qs_ = queries; }
+  void tile(std::size_t slot, std::size_t first, std::size_t len, const double* w) override {
+    const std::size_t qi = qs_[slot];
+    build_basis(space_, Q_, qi, degree_, first, len, basis_.data(), bptr_.data());
+    const double c0 = coef_(0, qi);
+    for (std::size_t i = 0; i < len; ++i) l_[i] = c0;
+    for (std::size_t a = 0; a < p_; ++a) {
+      const double ca = coef_(1 + a, qi);
+      const double* b = bptr_[a];
+      for (std::size_t i = 0; i < len; ++i) l_[i] += ca * b[i];
+    }
+    const auto& order = space_.order();
+    for (std::size_t i = 0; i < len; ++i) W_(qi, order[first + i]) = w[i] * l_[i];
+  }
+  void end_block(const double*) override {}
+
+ private:
+  const KernelSpace& space_;
+  const PreparedQueries& Q_;
+  int degree_;
+  const arma::mat& coef_;
+  arma::mat& W_;
+  std::size_t p_ = 0;
+  const std::size_t* qs_ = nullptr;
+  std::vector<double> basis_, l_;
+  std::vector<const double*> bptr_;
+};
+
+std::vector<double> penalty_scales(const KernelSpace& space, int degree) {
+  // Ridge on the slopes in data units: lambda * omega * sum_a beta_a^2. In bandwidth units the
+  // coefficient of (x_a / h_a)^e is beta h^e, so the penalty weight is h^(-2e).
+  std::vector<double> pen;
+  const auto& cc = space.continuous_columns();
+  if (degree == 1) {
+    for (std::size_t c : cc) pen.push_back(1.0 / (space.bandwidth()(c) * space.bandwidth()(c)));
+  } else if (degree >= 2) {
+    const double h = space.bandwidth()(cc[0]);
+    for (int e = 1; e <= degree; ++e) pen.push_back(std::pow(h, -2.0 * e));
+  }
+  return pen;
+}
+
+const char* degree_name(int degree) {
+  switch (degree) {
+    case 0: return "local constant";
+    case 1: return "local linear";
+    case 2: return "local quadratic";
+    default: return "local cubic";
+  }
+}
+
+}  // namespace
+
+LocalEvalResult local_polynomial_eval(const KernelSpace& space, const arma::mat& Y_internal,
+                                      const LocalPolySpec& spec, const PreparedQueries& Q,
+                                      const LocalEvalRequest& request, int n_threads) {
+  check::require(spec.degree >= 0 && spec.degree <= 3, "degree", "must be 0, 1, 2 or 3");
+  check::require(spec.degree <= 1 || space.n_continuous() == 1, "degree",
+                 "degree 2 and 3 need exactly one continuous column (use degree 1 for several)");
+  check::require(std::isfinite(spec.ridge) && spec.ridge >= 0.0, "ridge",
+                 "must be >= 0 and finite");
+  check::require(!request.gradient || spec.degree >= 1, "gradient",
+                 "needs degree >= 1 (a local constant fit has no slope; use local linear)");
+  check::require(Y_internal.n_rows == space.n(), "Y_internal", "must have one row per training row");
+  check::require(!request.loo || Q.self.size() == Q.m, "queries",
+                 "leave-one-out needs the training rows as queries (training_queries())");
+  const std::size_t m = Q.m, k = Y_internal.n_cols;
+  const std::size_t q = 1 + LocalPolySpec::n_terms(spec.degree, space.n_continuous());
+  LocalEvalResult out;
+  out.status.assign(m, QueryStatus::ok);
+  if (request.fit) out.fit.set_size(m, k);
+  if (request.gradient) out.gradient.set_size(m, space.dim(), k);
+  if (request.gradient) out.gradient.fill(kNaN);
+  if (request.coefficients) out.coefficients.set_size(q, m);
+  if (request.loo) {
+    out.leverage.set_size(m);
+    out.loo.set_size(m, k);
+    out.loo_status.assign(m, QueryStatus::ok);
+  }
+  const std::vector<double> pen = penalty_scales(space, spec.degree);
+  RunOptions ro;
+  ro.n_threads = n_threads;
+  ro.exclude_self = request.loo;
+  ro.label = degree_name(spec.degree);
+  space.run(
+      Q,
+      [&]() {
+        return std::unique_ptr<TileSink>(
+            new MomentSink(space, Y_internal, spec, Q, request, out, pen));
+      },
+      ro);
+  return out;
+}
+
+void throw_on_failed_query(const std::vector<QueryStatus>& status, const KernelSpace& space,
+                           int degree, double ridge, const std::string& arg, bool leave_one_out) {
+  std::size_t bad = status.size();
+  for (std::size_t i = 0; i < status.size(); ++i)
+    if (status[i] != QueryStatus::ok) {
+      bad = i;
+      break;
+    }
+  if (bad == status.size()) return;
+  std::size_t count = 0;
+  for (QueryStatus s : status) count += s != QueryStatus::ok;
+  std::ostringstream msg;
+  if (leave_one_out)
+    msg << "leave-one-out fit at training row " << (bad + 1) << ": ";
+  else
+    msg << arg << " row " << (bad + 1) << ": ";
+  switch (status[bad]) {
+    case QueryStatus::no_weight:
+    case QueryStatus::underflow: {
+      const bool compact = space.spec().kernel.compact() && space.n_continuous() > 0;
+      const char* other = leave_one_out ? " other than the row itself" : "";
+      if (compact) {
+        msg << "no training point" << other << " has a positive kernel weight (the "
+            << space.spec().kernel.name()
+            << " kernel is zero beyond one bandwidth in any continuous column)";
+      } else if (space.n_continuous() > 0) {
+        msg << "every kernel weight" << (status[bad] == QueryStatus::underflow ? " underflows" : " is 0 or underflows")
+            << " in double precision (the nearest training point" << other
+            << " is more than about 36 bandwidths away in the Gaussian metric)";
+      } else {
+        msg << "no training point" << other << " has a positive kernel weight";
+      }
+      if (space.n_categorical() > 0)
+        msg << "; categorical lambdas of 0 also give weight 0 to every other level";
+      msg << "; increase the bandwidth or drop the point";
+      break;
+    }
+    case QueryStatus::singular:
+      msg << "the " << degree_name(degree) << " design is singular: the training points with "
+          << "positive weight do not determine the " << (1 + LocalPolySpec::n_terms(degree, space.n_continuous()))
+          << " local coefficients (too few distinct neighbours"
+          << (leave_one_out ? " once the row itself is left out" : "")
+          << ", or a column constant among them); increase the bandwidth"
+          << (ridge > 0.0 ? "" : ", set ridge > 0") << " or lower the degree";
+      break;
+    case QueryStatus::ok: break;
+  }
+  if (count > 1) msg << " [" << count << " of " << status.size() << " rows fail]";
+  throw NumericalError(msg.str());
+}
+
+// ---------------------------------------------------------------- LocalPolynomial
+
+void LocalPolynomial::require_fitted(const char* what) const {
+  if (!fitted_flag_)
+    throw InvalidArgument(std::string(what) + ": the model is not fitted yet (call fit first)");
+}
+
+LocalPolynomial& LocalPolynomial::fit(const arma::mat& X, const arma::mat& Y,
+                                      const arma::vec& bandwidth,
+                                      const arma::vec& sample_weight) {
+  fitted_flag_ = false;
+  have_fitted_ = false;
+  check::require(opt_.degree >= 0 && opt_.degree <= 3, "degree",
+                 "must be 0 (local constant), 1 (local linear), 2 or 3");
+  check::require(std::isfinite(opt_.ridge) && opt_.ridge >= 0.0, "ridge",
+                 "must be >= 0 and finite (0 = classical local linear)");
+  check::require(X.n_rows >= 1, "X", "needs at least one row");
+  check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
+  check::rows_match(Y, X.n_rows, "y", "X");
+  check::all_finite(Y, "y");
+  KernelSpec ks;
+  ks.kernel = opt_.kernel;
+  ks.var_types = parse_var_types(opt_.var_types, X.n_cols, "var_types");
+  ks.unordered = opt_.unordered_kernel;
+  ks.ordered = opt_.ordered_kernel;
+  ks.algorithm = opt_.algorithm;
+  ks.truncation = opt_.truncation;
+  KernelSpace space(X, bandwidth, ks, sample_weight);
+
+  const std::size_t dc = space.n_continuous();
+  if (opt_.degree >= 2 && dc != 1) {
+    std::ostringstream msg;
+    msg << "degree " << opt_.degree << " needs exactly one continuous column, X has " << dc
+        << " (use degree 1 for several continuous columns)";
+    throw InvalidArgument("degree: " + msg.str());
+  }
+  const std::size_t q = 1 + LocalPolySpec::n_terms(opt_.degree, dc);
+  if (X.n_rows < q) {
+    std::ostringstream msg;
+    msg << "a " << degree_name(opt_.degree) << " fit with " << dc << " continuous column"
+        << (dc == 1 ? "" : "s") << " estimates " << q << " coefficients per point and needs at "
+        << "least " << q << " rows, got " << X.n_rows << " (use more data or a lower degree)";
+    throw InvalidArgument("X: " + msg.str());
+  }
+  if (opt_.degree >= 1 && opt_.ridge == 0.0) {
+    for (std::size_t j : space.continuous_columns()) {
+      if (arma::all(X.col(j) == X(0, j))) {
+        std::ostringstream msg;
+        msg << "continuous column " << (j + 1) << " is constant, so its local slope is not "
+            << "identified (drop the column, declare it categorical, or set ridge > 0)";
+        throw InvalidArgument("X: " + msg.str());
+      }
+    }
+  }
+
+  space_ = std::move(space);
+  x_ = X;
+  y_ = Y;
+  sample_weight_ = sample_weight;
+  y_internal_.set_size(Y.n_rows, Y.n_cols);
+  const auto& order = space_.order();
+  for (std::size_t k = 0; k < order.size(); ++k) y_internal_.row(k) = Y.row(order[k]);
+  fitted_flag_ = true;
+  fitted_.reset();
+  leverage_.reset();
+  loo_.reset();
+  loo_status_.clear();
+
+  if (opt_.compute_fitted) {
+    const PreparedQueries Q = space_.training_queries();
+    LocalEvalRequest req;
+    req.fit = true;
+    req.loo = true;
+    LocalEvalResult r = local_polynomial_eval(space_, y_internal_, LocalPolySpec{opt_.degree, opt_.ridge},
+                                              Q, req, opt_.n_threads);
+    try {
+      throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge,
+                            "X (fitted values at the training rows)", false);
+    } catch (...) {
+      fitted_flag_ = false;
+      throw;
+    }
+    fitted_ = std::move(r.fit);
+    leverage_ = std::move(r.leverage);
+    loo_ = std::move(r.loo);
+    loo_status_ = std::move(r.loo_status);
+    have_fitted_ = true;
+  }
+  return *this;
+}
+
+LocalEvalResult LocalPolynomial::evaluate(const arma::mat& X_new, const LocalEvalRequest& req,
+                                          const std::string& arg) const {
+  const PreparedQueries Q = space_.prepare(X_new, arg);
+  LocalEvalResult r = local_polynomial_eval(space_, y_internal_, LocalPolySpec{opt_.degree, opt_.ridge},
+                                            Q, req, opt_.n_threads);
+  throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge, arg, false);
+  return r;
+}
+
+arma::mat LocalPolynomial::predict(const arma::mat& X_new) const {
+  require_fitted("predict");
+  LocalEvalRequest req;
+  return evaluate(X_new, req, "X_new").fit;
+}
+
+arma::cube LocalPolynomial::gradient(const arma::mat& X_new) const {
+  require_fitted("gradient");
+  check::require(opt_.degree >= 1, "gradient",
+                 "needs degree >= 1 (a local constant fit has no slope; use local linear)");
+  LocalEvalRequest req;
+  req.fit = false;
+  req.gradient = true;
+  return evaluate(X_new, req, "X_new").gradient;
+}
+
+arma::mat LocalPolynomial::attention_weights(const arma::mat& X_new) const {
+  require_fitted("attention_weights");
+  const PreparedQueries Q = space_.prepare(X_new, "X_new");
+  LocalEvalRequest req;
+  req.fit = false;
+  req.coefficients = true;
+  LocalEvalResult r = local_polynomial_eval(space_, y_internal_, LocalPolySpec{opt_.degree, opt_.ridge},
+                                            Q, req, opt_.n_threads);
+  throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge, "X_new", false);
+  arma::mat W(Q.m, space_.n(), arma::fill::zeros);
+  RunOptions ro;
+  ro.n_threads = opt_.n_threads;
+  ro.label = "attention weights";
+  const int degree = opt_.degree;
+  space_.run(
+      Q,
+      [&]() {
+        return std::unique_ptr<TileSink>(new WeightSink(space_, Q, degree, r.coefficients, W));
+      },
+      ro);
+  return W;
+}
+
+const arma::mat& LocalPolynomial::fitted() const {
+  require_fitted("fitted");
+  check::require(have_fitted_, "fitted",
+                 "fitted values were not computed (fit with compute_fitted = true)");
+  return fitted_;
+}
+
+const arma::vec& LocalPolynomial::leverage() const {
+  require_fitted("leverage");
+  check::require(have_fitted_, "leverage",
+                 "leverages were not computed (fit with compute_fitted = true)");
+  return leverage_;
+}
+
+arma::mat LocalPolynomial::loo_fitted() const {
+  require_fitted("loo_fitted");
+  check::require(have_fitted_, "loo_fitted",
+                 "leave-one-out fits were not computed (fit with compute_fitted = true)");
+  throw_on_failed_query(loo_status_, space_, opt_.degree, opt_.ridge, "X", true);
+  return loo_;
+}
+
+LocalFitState LocalPolynomial::state() const {
+  require_fitted("state");
+  LocalFitState s;
+  s.degree = opt_.degree;
+  s.kernel = opt_.kernel.name();
+  s.var_types = format_var_types(space_.var_types());
+  s.unordered_kernel = opt_.unordered_kernel.name();
+  s.ordered_kernel = opt_.ordered_kernel.name();
+  s.ridge = opt_.ridge;
+  s.algorithm = pair_algorithm_name(opt_.algorithm);
+  s.truncation = opt_.truncation;
+  s.X = x_;
+  s.Y = y_;
+  s.bandwidth = space_.bandwidth();
+  s.sample_weight = sample_weight_;
+  if (have_fitted_) {
+    s.fitted = fitted_;
+    s.leverage = leverage_;
+    s.loo = loo_;
+    s.loo_status.set_size(loo_status_.size());
+    for (std::size_t i = 0; i < loo_status_.size(); ++i)
+      s.loo_status(i) = static_cast<double>(loo_status_[i]);
+  }
+  return s;
+}
+
+LocalPolynomial LocalPolynomial::from_state(const LocalFitState& s) {
+  LocalFitOptions o;
+  o.degree = s.degree;
+  o.kernel = Kernel::from_name(s.kernel, "state.kernel");
+  o.var_types = s.var_types;
+  o.unordered_kernel = CategoricalKernel::from_name(s.unordered_kernel, false, "state.unordered_kernel");
+  o.ordered_kernel = CategoricalKernel::from_name(s.ordered_kernel, true, "state.ordered_kernel");
+  o.ridge = s.ridge;
+  o.algorithm = pair_algorithm_from_name(s.algorithm, "state.algorithm");
+  o.truncation = s.truncation;
+  const bool have = !s.fitted.is_empty();
+  if (have) {
+    check::require(s.fitted.n_rows == s.X.n_rows && s.fitted.n_cols == s.Y.n_cols &&
+                       s.leverage.n_elem == s.X.n_rows && s.loo.n_rows == s.X.n_rows &&
+                       s.loo_status.n_elem == s.X.n_rows,
+                   "state", "inconsistent local fit state (was it saved by this version of attnreg?)");
+  }
+  o.compute_fitted = false;
+  LocalPolynomial m(o);
+  m.fit(s.X, s.Y, s.bandwidth, s.sample_weight);
+  m.opt_.compute_fitted = true;
+  if (have) {
+    m.fitted_ = s.fitted;
+    m.leverage_ = s.leverage;
+    m.loo_ = s.loo;
+    m.loo_status_.resize(s.loo_status.n_elem);
+    for (std::size_t i = 0; i < s.loo_status.n_elem; ++i)
+      m.loo_status_[i] = static_cast<QueryStatus>(static_cast<int>(s.loo_status(i)));
+    m.have_fitted_ = true;
+  } else {
+    m.opt_.compute_fitted = false;
+  }
+  return m;
+}
+
+}  // namespace attnreg
