@@ -11,6 +11,7 @@
 namespace py = pybind11;
 
 void init_ols(py::module_& m);
+void init_attention(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -56,4 +57,5 @@ PYBIND11_MODULE(_core, m) {
       "Version, OpenMP threads, BLAS, whether CUDA is compiled in and a GPU is visible.");
 
   init_ols(m);
+  init_attention(m);
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import _core
 from ._core import NumericalError
 from .linear import OLS
+from . import attention
 
 __version__ = "0.1.0"
 

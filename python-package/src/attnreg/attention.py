@@ -1,0 +1,267 @@
+"""Attention as regression: exact reference implementations on the CPU core.
+
+Every function takes queries ``Q``, keys ``K`` and values ``V`` as numpy arrays of shape
+``(seq, dim)``, ``(batch, seq, dim)`` or ``(batch, heads, seq, dim)`` (row-major or not: arrays
+are read in place through their strides) and returns the output ``(..., n_q, dim_v)``.
+Keys and values share their length ``n_k``; queries may differ (cross-attention). Leading axes
+broadcast (one ``K, V`` may serve every batch). float32 inputs give float32 outputs (computed in
+float32 by the blockwise paths); anything else is computed and returned as float64.
+
+Masks: ``causal=True`` lets query ``i`` use keys ``j <= i + n_k - n_q`` (bottom-right aligned;
+with ``n_q == n_k`` this is ``j <= i``). ``window=w`` keeps the last ``w`` keys (causal) or
+``|j - i| < w`` (not causal).
+
+Methods (seed documents: 000 "Regression is all you need", 002 "Local Linear Attention"):
+
+* :func:`softmax` - Nadaraya-Watson with the dot-product kernel ``exp(scale q'k)``.
+* :func:`nw_rbf` - Nadaraya-Watson with ``exp(-||q - k||^2 / (2 h^2))``; equal to
+  :func:`softmax` with ``scale = 1 / h^2`` on unit-norm inputs.
+* :func:`lla` - Local Linear Attention (seed 002 eqs. 6-8): the intercept of a kernel-weighted
+  local linear fit at each query, ridge ``lambda * omega`` on the slopes.
+* :func:`linear` - kernelised linear attention with a feature map.
+* :func:`mesa` - the global ridge regression of seed 002 eq. 2.
+
+``device="cuda"`` selects the GPU backend; without a CUDA build or a visible GPU it raises a
+``RuntimeError`` that says which.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import _core
+
+__all__ = [
+    "AttentionWarning",
+    "softmax",
+    "nw_rbf",
+    "lla",
+    "linear",
+    "mesa",
+    "attention_weights",
+    "lla_partial",
+    "lla_merge",
+    "lla_finalize",
+]
+
+
+class AttentionWarning(UserWarning):
+    """A result was computed but deserves attention (CG stopped early, LLA near-singular)."""
+
+
+def _arrays(*arrays: Any, names: tuple[str, ...]) -> list[np.ndarray]:
+    out = []
+    for a, name in zip(arrays, names):
+        a = np.asarray(a)
+        if a.ndim < 2 or a.ndim > 4:
+            raise ValueError(
+                f"{name}: expected a 2-d (seq, dim), 3-d (batch, seq, dim) or 4-d "
+                f"(batch, heads, seq, dim) array, got {a.ndim} dimensions"
+            )
+        if a.dtype.kind not in "fiub":
+            raise ValueError(f"{name}: expected a numeric array, got dtype {a.dtype}")
+        out.append(a)
+    dtype = np.float32 if all(a.dtype == np.float32 for a in out) else np.float64
+    out = [np.asarray(a, dtype=dtype) for a in out]
+    lead = np.broadcast_shapes(*(a.shape[:-2] for a in out))
+    return [np.broadcast_to(a, lead + a.shape[-2:]) for a in out]
+
+
+def _ridge(ridge: Any) -> Any:
+    if ridge is None:
+        return None
+    r = np.asarray(ridge, dtype=np.float64)
+    return float(r) if r.ndim == 0 else np.ascontiguousarray(r).ravel()
+
+
+def _device(device: str) -> None:
+    if device == "cpu":
+        return
+    if device != "cuda":
+        raise ValueError(f"device: unknown '{device}' (choose 'cpu' or 'cuda')")
+    info = _core.build_info()
+    if not info["cuda_compiled"]:
+        raise RuntimeError(
+            "device='cuda': attnreg was built without CUDA (rebuild with nvcc available and "
+            "ATTNREG_CUDA=ON, or use device='cpu')"
+        )
+    if info["gpu_count"] == 0:
+        why = f" ({info['cuda_error']})" if info.get("cuda_error") else ""
+        raise RuntimeError(f"device='cuda': no GPU visible{why}; use device='cpu'")
+    if not hasattr(_core, "attention_forward_cuda"):
+        raise RuntimeError(
+            "device='cuda': this build has CUDA but not the CUDA attention kernels; "
+            "use device='cpu'"
+        )
+
+
+def _warn(info: dict) -> None:
+    for msg in info["warnings"]:
+        warnings.warn(msg, AttentionWarning, stacklevel=3)
+
+
+def _forward(Q, K, V, *, device: str, return_info: bool, **kw: Any):
+    _device(device)
+    Q, K, V = _arrays(Q, K, V, names=("Q", "K", "V"))
+    kw.setdefault("window", 0)
+    if kw["window"] is None:
+        kw["window"] = 0
+    if kw.get("n_threads") is None:
+        kw["n_threads"] = 0
+    fn = _core.attention_forward if device == "cpu" else _core.attention_forward_cuda
+    out, info = fn(Q, K, V, **kw)
+    _warn(info)
+    return (out, info) if return_info else out
+
+
+def softmax(Q, K, V, *, scale: float | None = None, causal: bool = False,
+            window: int | None = None, block_q: int = 64, block_k: int = 64,
+            n_threads: int | None = None, device: str = "cpu", return_info: bool = False):
+    """Softmax attention = Nadaraya-Watson with the dot-product kernel.
+
+    ``out_i = sum_j exp(scale q_i'k_j) v_j / sum_j exp(scale q_i'k_j)``, computed blockwise with
+    a running max (never overflows). ``scale`` defaults to ``1/sqrt(dim)``; it is ``1/tau`` of
+    seed 000 and ``1/h`` of seed 002's ``exp(q'k/h)``.
+
+    Returns the output, or ``(output, info)`` with ``return_info=True``.
+    """
+    return _forward(Q, K, V, method="softmax", scale=scale, causal=causal, window=window,
+                    block_q=block_q, block_k=block_k, n_threads=n_threads, device=device,
+                    return_info=return_info)
+
+
+def nw_rbf(Q, K, V, *, bandwidth: float | None = None, causal: bool = False,
+           window: int | None = None, block_q: int = 64, block_k: int = 64,
+           n_threads: int | None = None, device: str = "cpu", return_info: bool = False):
+    """Nadaraya-Watson attention with the Gaussian kernel ``exp(-||q - k||^2 / (2 h^2))``.
+
+    ``bandwidth`` ``h`` defaults to ``dim ** 0.25``, so that on unit-norm queries and keys this
+    equals :func:`softmax` with its default scale (``tau = h^2``, seed 000).
+    """
+    return _forward(Q, K, V, method="nw_rbf", bandwidth=bandwidth, causal=causal,
+                    window=window, block_q=block_q, block_k=block_k, n_threads=n_threads,
+                    device=device, return_info=return_info)
+
+
+def lla(Q, K, V, *, bandwidth: float | None = None, ridge: Any = 0.0, causal: bool = False,
+        window: int | None = None, method: str = "blockwise", kernel: str = "dot",
+        scale: float | None = None, block_q: int = 64, block_k: int = 64,
+        cg_tol: float | None = None, cg_max_iter: int | None = None,
+        n_threads: int | None = None, device: str = "cpu", return_info: bool = False):
+    """Local Linear Attention (seed 002 eqs. 6-8).
+
+    At each query ``q`` the kernel-weighted local linear fit
+    ``argmin_{a,B} sum_j w_j ||v_j - a - B (k_j - q)||^2 + ridge * omega * ||B||_F^2``
+    (``omega = sum_j w_j``) is solved and its intercept ``a`` returned:
+    ``out = sum_j s_j v_j`` with ``s_j = w_j (1 - z_j'rho) / (omega - mu'rho)``,
+    ``z_j = k_j - q``, ``mu = sum w z``, ``rho = Sigma^{-1} mu``,
+    ``Sigma = sum w z z' + ridge * omega * I``. Scaling the ridge by ``omega`` makes the fit
+    invariant to a common factor of the weights. ``ridge -> inf`` gives Nadaraya-Watson.
+
+    Parameters
+    ----------
+    bandwidth : ``h`` of the kernel: ``exp(q'k / h)`` (``kernel="dot"``, default ``sqrt(dim)``)
+        or ``exp(-||q-k||^2 / (2 h^2))`` (``kernel="rbf"``, default ``dim ** 0.25``).
+    ridge : ``lambda >= 0``; a scalar, one value per query position (seed 002 eq. 27) or an
+        array of shape ``(batch, heads, n_q)``. Causal use needs ``ridge > 0`` (early positions
+        see fewer keys than dimensions).
+    method : ``"naive"`` (materialises the weights; float64 oracle), ``"direct"`` (per-query
+        ``dim x dim`` statistics, Cholesky; float64; small ``dim``) or ``"blockwise"``
+        (FlashLLA, Algorithms 1-2: conjugate gradients, ``Theta(n dim)`` memory).
+    cg_tol, cg_max_iter : CG stops a query when ``||Sigma rho - mu|| <= cg_tol ||mu||``
+        (default ``1e-12`` float64, ``1e-6`` float32) or after ``cg_max_iter`` sweeps
+        (default ``2 dim + 10``). Non-convergence raises an :class:`AttentionWarning`.
+
+    ``info`` (``return_info=True``) holds the CG iterations per query block, whether CG
+    converged, the largest relative residual and the smallest ``(omega - mu'rho) / omega``.
+    """
+    return _forward(Q, K, V, method="lla", bandwidth=bandwidth, scale=scale,
+                    ridge=_ridge(ridge), causal=causal, window=window, algorithm=method,
+                    kernel=kernel, block_q=block_q, block_k=block_k, cg_tol=cg_tol,
+                    cg_max_iter=0 if cg_max_iter is None else cg_max_iter,
+                    n_threads=n_threads, device=device, return_info=return_info)
+
+
+def linear(Q, K, V, *, feature_map: str = "elu_plus_one", tau: float = 4.0,
+           normalize: bool = True, causal: bool = False, window: int | None = None,
+           n_threads: int | None = None, device: str = "cpu", return_info: bool = False):
+    """Kernelised linear attention ``sum_j phi(q)'phi(k_j) v_j / sum_j phi(q)'phi(k_j)``.
+
+    ``feature_map``: ``"elu_plus_one"`` (Katharopoulos et al.), ``"relu"``, ``"identity"`` or
+    ``"epanechnikov"`` (seed 000: ``phi(x) = [sqrt(1 - 2/tau), sqrt(2/tau) x]``, which on
+    unit-norm inputs with ``tau >= 4`` is Nadaraya-Watson with the Epanechnikov kernel
+    ``max(0, 1 - ||q - k||^2 / tau)``). ``normalize=False`` drops the denominator. Causal
+    attention runs the recurrence ``S_i = S_{i-1} + phi(k_i) v_i'``.
+    """
+    return _forward(Q, K, V, method="linear", feature_map=feature_map, feature_tau=tau,
+                    normalize=normalize, causal=causal, window=window, n_threads=n_threads,
+                    device=device, return_info=return_info)
+
+
+def mesa(Q, K, V, *, ridge: Any = 1.0, causal: bool = False, window: int | None = None,
+         n_threads: int | None = None, device: str = "cpu", return_info: bool = False):
+    """Mesa attention: the global ridge regression of seed 002 eq. 2.
+
+    ``out_i = S_i H_i^{-1} q_i`` with ``S_i = sum_j v_j k_j'`` and
+    ``H_i = sum_j k_j k_j' + ridge * I`` over the keys query ``i`` may use (a recurrence when
+    causal). The ridge is not scaled (all weights are 1).
+    """
+    return _forward(Q, K, V, method="mesa", ridge=_ridge(ridge), causal=causal, window=window,
+                    n_threads=n_threads, device=device, return_info=return_info)
+
+
+def attention_weights(Q, K, *, method: str = "softmax", scale: float | None = None,
+                      bandwidth: float | None = None, ridge: Any = None, kernel: str = "dot",
+                      causal: bool = False, window: int | None = None,
+                      feature_map: str = "elu_plus_one", tau: float = 4.0,
+                      normalize: bool = True, n_threads: int | None = None) -> np.ndarray:
+    """The attention weights ``(..., n_q, n_k)`` of a method: ``output == weights @ V``.
+
+    The equivalent kernel of each estimator, computed in float64 by the naive route (it is
+    ``n_q x n_k``). Rows sum to 1 for softmax, nw_rbf, lla and normalised linear attention; LLA
+    weights can be negative. ``method`` is one of softmax, nw_rbf, lla, linear, mesa.
+    """
+    Q, K = _arrays(Q, K, names=("Q", "K"))
+    if method == "mesa" and ridge is None:
+        ridge = 1.0
+    return _core.attention_weights(
+        Q, K, method=method, causal=causal, window=0 if window is None else window,
+        scale=scale, bandwidth=bandwidth, ridge=_ridge(ridge), kernel=kernel,
+        feature_map=feature_map, feature_tau=tau, normalize=normalize,
+        n_threads=0 if n_threads is None else n_threads)
+
+
+def lla_partial(Q, K, V, *, key_offset: int, n_keys_total: int, bandwidth: float | None = None,
+                scale: float | None = None, kernel: str = "dot", causal: bool = False,
+                window: int | None = None, n_threads: int | None = None):
+    """LLA sufficient statistics of every query over one slice of the keys.
+
+    ``K, V`` hold keys ``[key_offset, key_offset + len(K))`` of a sequence of ``n_keys_total``.
+    Partials over disjoint slices combine with :func:`lla_merge` in any order; :func:`lla_finalize`
+    turns the merged statistics into the LLA output (equal to ``lla(..., method="direct")``).
+    Returns an opaque tuple (dims, running max, statistics).
+    """
+    Q, K, V = _arrays(Q, K, V, names=("Q", "K", "V"))
+    return _core.lla_partial(Q, K, V, key_offset=key_offset, n_keys_total=n_keys_total,
+                             causal=causal, window=0 if window is None else window,
+                             scale=scale, bandwidth=bandwidth, kernel=kernel,
+                             n_threads=0 if n_threads is None else n_threads)
+
+
+def lla_merge(a, b):
+    """Combine two LLA partials (associative and commutative)."""
+    return _core.lla_merge(a, b)
+
+
+def lla_finalize(Q, partial, *, ridge: Any = 0.0, causal: bool = False,
+                 window: int | None = None, n_threads: int | None = None,
+                 return_info: bool = False):
+    """LLA output from merged statistics (one Cholesky solve per query)."""
+    (Q,) = _arrays(Q, names=("Q",))
+    out, info = _core.lla_finalize(Q, partial, ridge=_ridge(ridge), causal=causal,
+                                   window=0 if window is None else window,
+                                   n_threads=0 if n_threads is None else n_threads)
+    _warn(info)
+    return (out, info) if return_info else out
