@@ -5,7 +5,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "attention_internal.hpp"
+#include "attnreg/detail/attention_internal.hpp"
 
 #if !defined(ATTNREG_R_BUILD) && !defined(ATTNREG_NO_SGEMM) && defined(ARMA_USE_BLAS)
 #define ATTNREG_FLOAT_BLAS 1

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "attention_internal.hpp"
+#include "attnreg/detail/attention_internal.hpp"
 
 namespace attnreg {
 namespace attention {

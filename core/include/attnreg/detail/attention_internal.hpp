@@ -1,4 +1,5 @@
-// attnreg attention engine: declarations shared by the attention*.cpp files (not installed).
+// attnreg attention engine: declarations shared by core/src/attention*.cpp. Internal: not part
+// of the public API (it lives under include/ so that every build, the R one included, finds it).
 #pragma once
 
 #include <algorithm>
