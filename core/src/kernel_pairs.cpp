@@ -10,6 +10,7 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/runtime.hpp"
+#include "kernel_simd.hpp"
 
 namespace attnreg {
 
@@ -45,107 +46,97 @@ struct TileArgs {
   const double* ow = nullptr;                   // observation weights or null
 };
 
-template <class Shape>
-inline void compact_product(const TileArgs& a, std::size_t first, std::size_t len, double* w,
-                            Shape shape) {
-  {
-    const double* x = a.xs + first;
-    const double qj = a.q[0];
-#pragma omp simd
-    for (std::size_t i = 0; i < len; ++i) w[i] = shape(x[i] - qj);
-  }
-  for (std::size_t j = 1; j < a.dc; ++j) {
-    const double* x = a.xs + j * a.ld + first;
-    const double qj = a.q[j];
-#pragma omp simd
-    for (std::size_t i = 0; i < len; ++i) w[i] *= shape(x[i] - qj);
-  }
-}
-
-ATTNREG_SIMD_CLONES void tile_weights(const TileArgs& a, std::size_t first, std::size_t len,
-                                 double* w) {
-  using namespace kernel_detail;
-  if (a.dc == 0) {
-    for (std::size_t i = 0; i < len; ++i) w[i] = 1.0;
-  } else if (a.kernel == KernelType::gaussian) {
-    if (a.dc == 1) {
-      const double* x = a.xs + first;
-      const double q0 = a.q[0];
-#pragma omp simd
-      for (std::size_t i = 0; i < len; ++i) {
-        const double z = x[i] - q0;
-        w[i] = exp_nonpositive(-0.5 * (z * z));
-      }
+// One tile of weights: the continuous factor from `cont(i)` (8 lanes starting at tile offset
+// i), times the categorical table entries and the observation weights. Writes w[0..len) and
+// returns the largest weight. Tails are padded to a full vector (their lanes are dropped), so
+// each weight is computed by the same instructions wherever the tile starts.
+template <class Cont>
+ATTNREG_SIMD_INLINE double tile_loop(const TileArgs& a, std::size_t first, std::size_t len, double* w,
+                        Cont cont) {
+  using namespace simd;
+  const vd lane = {0, 1, 2, 3, 4, 5, 6, 7};
+  vd mx = splat(0.0);
+  for (std::size_t i = 0; i < len; i += kLanes) {
+    const std::size_t nl = len - i < static_cast<std::size_t>(kLanes) ? len - i : kLanes;
+    vd v = cont(i, nl);
+    for (std::size_t c = 0; c < a.ncat; ++c) {
+      const std::uint32_t* code = a.codes[c] + first + i;
+      const double* row = a.rows[c];
+      double g[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (std::size_t l = 0; l < nl; ++l) g[l] = row[code[l]];
+      v *= load(g);
+    }
+    if (a.ow != nullptr) v *= nl == kLanes ? load(a.ow + first + i) : load_partial(a.ow + first + i, nl);
+    if (nl == kLanes) {
+      store(w + i, v);
     } else {
-      {
-        const double* x = a.xs + first;
-        const double q0 = a.q[0];
-#pragma omp simd
-        for (std::size_t i = 0; i < len; ++i) {
-          const double z = x[i] - q0;
-          w[i] = z * z;
-        }
-      }
-      for (std::size_t j = 1; j < a.dc; ++j) {
-        const double* x = a.xs + j * a.ld + first;
-        const double qj = a.q[j];
-#pragma omp simd
-        for (std::size_t i = 0; i < len; ++i) {
-          const double z = x[i] - qj;
-          w[i] += z * z;
-        }
-      }
-#pragma omp simd
-      for (std::size_t i = 0; i < len; ++i) w[i] = exp_nonpositive(-0.5 * w[i]);
+      v = select(lt(lane, splat(static_cast<double>(nl))), v, splat(0.0));
+      store_partial(w + i, v, nl);
     }
-  } else {
-    switch (a.kernel) {
-      case KernelType::epanechnikov:
-        compact_product(a, first, len, w, [](double u) { return epanechnikov_shape(u); });
-        break;
-      case KernelType::uniform:
-        compact_product(a, first, len, w, [](double u) { return uniform_shape(u); });
-        break;
-      case KernelType::triangular:
-        compact_product(a, first, len, w, [](double u) { return triangular_shape(u); });
-        break;
-      case KernelType::biweight:
-        compact_product(a, first, len, w, [](double u) { return biweight_shape(u); });
-        break;
-      case KernelType::triweight:
-        compact_product(a, first, len, w, [](double u) { return triweight_shape(u); });
-        break;
-      case KernelType::tricube:
-        compact_product(a, first, len, w, [](double u) { return tricube_shape(u); });
-        break;
-      case KernelType::cosine:
-        compact_product(a, first, len, w, [](double u) { return cosine_shape(u); });
-        break;
-      case KernelType::gaussian: break;
-    }
+    mx = vmax(mx, v);
   }
-  for (std::size_t c = 0; c < a.ncat; ++c) {
-    const std::uint32_t* code = a.codes[c] + first;
-    const double* row = a.rows[c];
-#pragma omp simd
-    for (std::size_t i = 0; i < len; ++i) w[i] *= row[code[i]];
-  }
-  if (a.ow != nullptr) {
-    const double* ow = a.ow + first;
-#pragma omp simd
-    for (std::size_t i = 0; i < len; ++i) w[i] *= ow[i];
-  }
+  return hmax(mx);
 }
 
-// Largest element, with a fixed lane structure (no dependence on alignment).
+ATTNREG_SIMD_INLINE simd::vd load_col(const double* p, std::size_t nl) {
+  return nl == simd::kLanes ? simd::load(p) : simd::load_partial(p, nl);
+}
+
+template <class Shape>
+ATTNREG_SIMD_INLINE double compact_tile(const TileArgs& a, std::size_t first, std::size_t len, double* w,
+                           Shape shape) {
+  return tile_loop(a, first, len, w, [&](std::size_t i, std::size_t nl) ATTNREG_LAMBDA_INLINE {
+    simd::vd v = shape(load_col(a.xs + first + i, nl) - a.q[0]);
+    for (std::size_t j = 1; j < a.dc; ++j) v *= shape(load_col(a.xs + j * a.ld + first + i, nl) - a.q[j]);
+    return v;
+  });
+}
+
+ATTNREG_SIMD_CLONES double tile_weights(const TileArgs& a, std::size_t first, std::size_t len,
+                                        double* w) {
+  using namespace simd;
+  if (a.dc == 0)
+    return tile_loop(a, first, len, w, [](std::size_t, std::size_t) ATTNREG_LAMBDA_INLINE { return splat(1.0); });
+  switch (a.kernel) {
+    case KernelType::gaussian:
+      if (a.dc == 1) {
+        const double q0 = a.q[0];
+        return tile_loop(a, first, len, w, [&](std::size_t i, std::size_t nl) ATTNREG_LAMBDA_INLINE {
+          const vd z = load_col(a.xs + first + i, nl) - q0;
+          return exp_nonpositive(-0.5 * (z * z));
+        });
+      }
+      return tile_loop(a, first, len, w, [&](std::size_t i, std::size_t nl) ATTNREG_LAMBDA_INLINE {
+        vd z = load_col(a.xs + first + i, nl) - a.q[0];
+        vd e = z * z;
+        for (std::size_t j = 1; j < a.dc; ++j) {
+          z = load_col(a.xs + j * a.ld + first + i, nl) - a.q[j];
+          e += z * z;
+        }
+        return exp_nonpositive(-0.5 * e);
+      });
+    case KernelType::epanechnikov:
+      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return epanechnikov_shape(u); });
+    case KernelType::uniform:
+      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return uniform_shape(u); });
+    case KernelType::triangular:
+      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return triangular_shape(u); });
+    case KernelType::biweight:
+      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return biweight_shape(u); });
+    case KernelType::triweight:
+      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return triweight_shape(u); });
+    case KernelType::tricube:
+      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return tricube_shape(u); });
+    case KernelType::cosine:
+      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return cosine_shape(u); });
+  }
+  return 0.0;
+}
+
+// Largest element (used after masking a query's own row).
 inline double tile_max(const double* w, std::size_t len) {
-  double m[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  std::size_t i = 0;
-  for (; i + 8 <= len; i += 8)
-    for (int l = 0; l < 8; ++l) m[l] = w[i + l] > m[l] ? w[i + l] : m[l];
   double r = 0.0;
-  for (; i < len; ++i) r = w[i] > r ? w[i] : r;
-  for (int l = 0; l < 8; ++l) r = m[l] > r ? m[l] : r;
+  for (std::size_t i = 0; i < len; ++i) r = w[i] > r ? w[i] : r;
   return r;
 }
 
@@ -386,8 +377,8 @@ PreparedQueries KernelSpace::training_queries() const {
   return Q;
 }
 
-void KernelSpace::weights(const PreparedQueries& Q, std::size_t q, std::size_t first,
-                          std::size_t len, double* w) const {
+double KernelSpace::weights(const PreparedQueries& Q, std::size_t q, std::size_t first,
+                            std::size_t len, double* w) const {
   constexpr std::size_t kMaxCat = 64;
   const std::size_t nc = cat_cols_.size();
   const std::uint32_t* code_ptrs[kMaxCat];
@@ -417,7 +408,7 @@ void KernelSpace::weights(const PreparedQueries& Q, std::size_t q, std::size_t f
   a.codes = cp;
   a.rows = rp;
   a.ow = ow_.is_empty() ? nullptr : ow_.memptr();
-  tile_weights(a, first, len, w);
+  return tile_weights(a, first, len, w);
 }
 
 double KernelSpace::near_max(const PreparedQueries& Q, std::size_t q, std::int64_t self,
@@ -429,11 +420,13 @@ double KernelSpace::near_max(const PreparedQueries& Q, std::size_t q, std::int64
     double mx = 0.0;
     for (std::size_t first = r.first; first < r.last; first += kTile) {
       const std::size_t len = std::min(kTile, r.last - first);
-      weights(Q, q, first, len, buf);
+      double tmx = weights(Q, q, first, len, buf);
       if (self >= static_cast<std::int64_t>(first) &&
-          self < static_cast<std::int64_t>(first + len))
+          self < static_cast<std::int64_t>(first + len)) {
         buf[static_cast<std::size_t>(self) - first] = 0.0;
-      mx = std::max(mx, tile_max(buf, len));
+        tmx = tile_max(buf, len);
+      }
+      mx = std::max(mx, tmx);
     }
     // k-d trees give one leaf; 1-D widens the window until a positive weight appears.
     if (mx > 0.0 || index_.dim() != 1 || (r.first == 0 && r.last == n_)) return mx;
@@ -513,14 +506,16 @@ void KernelSpace::run(const PreparedQueries& Q,
         std::fill(row_max.begin(), row_max.end(), 0.0);
         auto deliver = [&](std::size_t s, std::size_t first, std::size_t len) {
           const std::size_t q = qs[s];
-          weights(Q, q, first, len, w.data());
+          double tmx = weights(Q, q, first, len, w.data());
           if (opt.exclude_self) {
             const std::int64_t self = Q.self[q];
             if (self >= static_cast<std::int64_t>(first) &&
-                self < static_cast<std::int64_t>(first + len))
+                self < static_cast<std::int64_t>(first + len)) {
               w[static_cast<std::size_t>(self) - first] = 0.0;
+              tmx = tile_max(w.data(), len);
+            }
           }
-          row_max[s] = std::max(row_max[s], tile_max(w.data(), len));
+          row_max[s] = std::max(row_max[s], tmx);
           sink->tile(s, first, len, w.data());
         };
         if (!use_index_) {

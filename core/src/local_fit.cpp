@@ -7,6 +7,7 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/runtime.hpp"
+#include "kernel_simd.hpp"
 
 namespace attnreg {
 
@@ -15,37 +16,43 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ---------------------------------------------------------------- reductions over a tile
-// Fixed lane structure (8 partial sums, combined in a fixed order), so a sum never depends on
-// memory alignment or thread count; the lanes vectorise.
+// out[g] += sum_i a[i] * bs[g][i] for G columns, with 8-lane vector accumulators combined in a
+// fixed order and a zero-padded tail (kernel_simd.hpp): no dependence on alignment or threads.
 template <int G>
-inline void dot_group(const double* a, const double* const* bs, std::size_t len, double* out) {
-  double acc[G][8];
-  for (int g = 0; g < G; ++g)
-    for (int l = 0; l < 8; ++l) acc[g][l] = 0.0;
+ATTNREG_SIMD_INLINE void dot_group(const double* a, const double* const* bs, std::size_t len, double* out) {
+  using namespace simd;
+  vd acc[G];
+  for (int g = 0; g < G; ++g) acc[g] = splat(0.0);
   std::size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    for (int g = 0; g < G; ++g) {
-      const double* b = bs[g] + i;
-#pragma omp simd
-      for (int l = 0; l < 8; ++l) acc[g][l] += a[i + l] * b[l];
-    }
+  // Fully unrolled over g so that the accumulators live in registers.
+  const double* b[G];
+  ATTNREG_UNROLL
+  for (int g = 0; g < G; ++g) b[g] = bs[g];
+  for (; i + kLanes <= len; i += kLanes) {
+    const vd av = load(a + i);
+    ATTNREG_UNROLL
+    for (int g = 0; g < G; ++g) acc[g] += av * load(b[g] + i);
   }
-  for (int g = 0; g < G; ++g) {
-    double tail = 0.0;
-    for (std::size_t t = i; t < len; ++t) tail += a[t] * bs[g][t];
-    out[g] += (((acc[g][0] + acc[g][4]) + (acc[g][1] + acc[g][5])) +
-               ((acc[g][2] + acc[g][6]) + (acc[g][3] + acc[g][7]))) +
-              tail;
+  if (i < len) {
+    const vd av = load_partial(a + i, len - i);
+    ATTNREG_UNROLL
+    for (int g = 0; g < G; ++g) acc[g] += av * load_partial(b[g] + i, len - i);
   }
+  for (int g = 0; g < G; ++g) out[g] += hsum(acc[g]);
 }
 
 /// out[g] += sum_i a[i] * bs[g][i] for g < nb, four columns at a time.
-inline void multi_dot(const double* a, const double* const* bs, std::size_t nb, std::size_t len,
+ATTNREG_SIMD_INLINE void multi_dot(const double* a, const double* const* bs, std::size_t nb, std::size_t len,
                       double* out) {
   std::size_t g = 0;
   for (; g + 4 <= nb; g += 4) dot_group<4>(a, bs + g, len, out + g);
-  for (; g + 2 <= nb; g += 2) dot_group<2>(a, bs + g, len, out + g);
-  for (; g < nb; ++g) dot_group<1>(a, bs + g, len, out + g);
+  if (g + 3 == nb) {
+    dot_group<3>(a, bs + g, len, out + g);
+  } else if (g + 2 == nb) {
+    dot_group<2>(a, bs + g, len, out + g);
+  } else if (g + 1 == nb) {
+    dot_group<1>(a, bs + g, len, out + g);
+  }
 }
 
 // One tile of local moments: with design columns D_0 = 1, D_{1+a} = basis[a],
@@ -95,6 +102,71 @@ ATTNREG_SIMD_CLONES void accumulate_moments(const MomentTile& t) {
     multi_dot(wb, t.cols, nc, len, r);
     for (std::size_t b = a; b < t.p; ++b) t.A[(1 + a) * q + 1 + b] += r[b - a];
     for (std::size_t o = 0; o < t.k; ++o) t.T[(1 + a) * t.k + o] += r[t.p - a + o];
+  }
+}
+
+// Local-linear moments with P continuous columns and K outputs in one pass, all accumulators
+// in registers: z_a = x_a - q_a is formed on the fly, D = [1, z]. Same sums as
+// accumulate_moments (a different but equally fixed summation order).
+template <int P, int K>
+ATTNREG_SIMD_INLINE void fused_linear(const double* w, const double* const* x, const double* q,
+                                      const double* const* y, std::size_t len, double* A,
+                                      double* T) {
+  using namespace simd;
+  constexpr int kQ = P + 1;
+  vd acc[kQ * (kQ + 1) / 2];
+  vd tacc[kQ * K];
+  for (auto& v : acc) v = splat(0.0);
+  for (auto& v : tacc) v = splat(0.0);
+  for (std::size_t i = 0; i < len; i += kLanes) {
+    const std::size_t nl = len - i < static_cast<std::size_t>(kLanes) ? len - i : kLanes;
+    auto ld = [&](const double* p) ATTNREG_LAMBDA_INLINE {
+      return nl == kLanes ? load(p) : load_partial(p, nl);
+    };
+    const vd wv = ld(w + i);  // zero in padded lanes
+    vd d[kQ], wd[kQ];
+    d[0] = splat(1.0);
+    wd[0] = wv;
+    ATTNREG_UNROLL
+    for (int a = 0; a < P; ++a) {
+      d[1 + a] = ld(x[a] + i) - q[a];
+      wd[1 + a] = wv * d[1 + a];
+    }
+    int idx = 0;
+    ATTNREG_UNROLL
+    for (int r = 0; r < kQ; ++r) {
+      ATTNREG_UNROLL
+      for (int c = r; c < kQ; ++c) acc[idx++] += c == 0 ? wd[0] : wd[r] * d[c];
+    }
+    ATTNREG_UNROLL
+    for (int o = 0; o < K; ++o) {
+      const vd yv = ld(y[o] + i);
+      ATTNREG_UNROLL
+      for (int r = 0; r < kQ; ++r) tacc[r * K + o] += wd[r] * yv;
+    }
+  }
+  int idx = 0;
+  for (int r = 0; r < kQ; ++r)
+    for (int c = r; c < kQ; ++c) A[r * kQ + c] += hsum(acc[idx++]);
+  for (int r = 0; r < kQ; ++r)
+    for (int o = 0; o < K; ++o) T[r * K + o] += hsum(tacc[r * K + o]);
+}
+
+/// Dispatch for P in 0..3 (0 = local constant), K in 1..2; false for other shapes.
+ATTNREG_SIMD_CLONES bool fused_linear_dispatch(std::size_t P, std::size_t K, const double* w,
+                                               const double* const* x, const double* q,
+                                               const double* const* y, std::size_t len,
+                                               double* A, double* T) {
+  switch (P * 10 + K) {
+    case 1: fused_linear<0, 1>(w, x, q, y, len, A, T); return true;
+    case 2: fused_linear<0, 2>(w, x, q, y, len, A, T); return true;
+    case 11: fused_linear<1, 1>(w, x, q, y, len, A, T); return true;
+    case 12: fused_linear<1, 2>(w, x, q, y, len, A, T); return true;
+    case 21: fused_linear<2, 1>(w, x, q, y, len, A, T); return true;
+    case 22: fused_linear<2, 2>(w, x, q, y, len, A, T); return true;
+    case 31: fused_linear<3, 1>(w, x, q, y, len, A, T); return true;
+    case 32: fused_linear<3, 2>(w, x, q, y, len, A, T); return true;
+    default: return false;
   }
 }
 
@@ -210,21 +282,34 @@ class MomentSink final : public TileSink {
   }
 
   void tile(std::size_t slot, std::size_t first, std::size_t len, const double* w) override {
-    build_basis(space_, Q_, qs_[slot], spec_.degree, first, len, basis_.data(), bptr_.data());
     for (std::size_t o = 0; o < k_; ++o) yptr_[o] = Y_.colptr(o) + first;
-    MomentTile t;
-    t.w = w;
-    t.len = len;
-    t.basis = bptr_.data();
-    t.p = p_;
-    t.y = yptr_.data();
-    t.k = k_;
-    t.ones = ones_.data();
-    t.A = &A_[slot * q_ * q_];
-    t.T = &T_[slot * q_ * k_];
-    t.wb = wb_.data();
-    t.cols = cols_.data();
-    accumulate_moments(t);
+    if (spec_.degree <= 1) {
+      const arma::mat& xs = space_.scaled();
+      for (std::size_t a = 0; a < p_ && a < 3; ++a) xptr_[a] = xs.colptr(a) + first;
+      if (fused_linear_dispatch(p_, k_, w, xptr_, Q_.cont.colptr(qs_[slot]), yptr_.data(), len,
+                                &A_[slot * q_ * q_], &T_[slot * q_ * k_]))
+        return;
+    }
+    // Sub-chunks small enough that the basis columns and w * basis stay in L1.
+    const std::size_t chunk = p_ <= 2 ? len : std::max<std::size_t>(64, 2048 / p_ / 8 * 8);
+    for (std::size_t c0 = 0; c0 < len; c0 += chunk) {
+      const std::size_t cl = std::min(chunk, len - c0);
+      build_basis(space_, Q_, qs_[slot], spec_.degree, first + c0, cl, basis_.data(), bptr_.data());
+      for (std::size_t o = 0; o < k_; ++o) yptr_[o] = Y_.colptr(o) + first + c0;
+      MomentTile t;
+      t.w = w + c0;
+      t.len = cl;
+      t.basis = bptr_.data();
+      t.p = p_;
+      t.y = yptr_.data();
+      t.k = k_;
+      t.ones = ones_.data();
+      t.A = &A_[slot * q_ * q_];
+      t.T = &T_[slot * q_ * k_];
+      t.wb = wb_.data();
+      t.cols = cols_.data();
+      accumulate_moments(t);
+    }
   }
 
   void end_block(const double* row_max) override {
@@ -304,6 +389,7 @@ class MomentSink final : public TileSink {
   std::size_t count_ = 0;
   std::vector<double> A_, T_, basis_, wb_, ones_, Af_, R_, L_, s_;
   std::vector<const double*> bptr_, yptr_, cols_;
+  const double* xptr_[3] = {nullptr, nullptr, nullptr};
 };
 
 // ---------------------------------------------------------------- the weights sink

@@ -123,7 +123,7 @@ struct RunOptions {
 class KernelSpace {
  public:
   /// Tile length over training points (all-pairs path; neighbour ranges are split to it).
-  static constexpr std::size_t kTile = 512;
+  static constexpr std::size_t kTile = 1024;
   /// Queries per block (the unit of parallel work).
   static constexpr std::size_t kBlock = 32;
   /// Largest weight that counts as "all weights underflow": a query whose largest weight is
@@ -181,9 +181,9 @@ class KernelSpace {
            const RunOptions& opt = RunOptions()) const;
 
   /// Kernel weights of query q for internal positions [first, first+len) into w (no self
-  /// masking). Exposed for sinks that need a second look and for tests.
-  void weights(const PreparedQueries& Q, std::size_t q, std::size_t first, std::size_t len,
-               double* w) const;
+  /// masking); returns the largest. Exposed for sinks that need a second look and for tests.
+  double weights(const PreparedQueries& Q, std::size_t q, std::size_t first, std::size_t len,
+                 double* w) const;
 
  private:
   void build_tables();
