@@ -1,6 +1,8 @@
 // OLS: checked against an independent oracle (normal equations solved in long double by
 // Gaussian elimination on small, well-conditioned designs), against the NIST StRD Longley
-// certified values, and for the attention identities of seed 004.
+// certified values, and for the attention identities of seed 004 (eqs. 4-8, 12-13, 20-21).
+// Inference is in test_least_squares_inference.cpp, all eleven NIST sets in
+// test_least_squares_nist.cpp.
 #include <gtest/gtest.h>
 
 #include "attnreg/arma.hpp"
@@ -218,4 +220,116 @@ TEST(OLS, NistLongley) {
     worst = std::min({worst, lre_b, lre_se});
   }
   EXPECT_GE(worst, 11.0);
+}
+
+// Seed 004 eqs. 4-8 and 12-13: F = D U Lambda^{-1/2} with D'D = U Lambda U'; F_train'F_train = I
+// (eq. 6); F_test F_train' = attention weights (eq. 7); Omega = W W' = (D'D)^{-1} (eq. 21).
+TEST(OLS, FactorsEncoderAndEmbedding) {
+  for (bool intercept : {true, false}) {
+    arma::arma_rng::set_seed(21);
+    arma::mat X = arma::randn(60, 4) * 2.0 + 0.5;
+    arma::vec y = arma::randn(60) + X * arma::vec{1, -1, 0.5, 2};
+    OLSOptions o;
+    o.fit_intercept = intercept;
+    OLS fit(o);
+    fit.fit(X, y);
+    const arma::mat D = intercept ? with_intercept(X) : X;
+    const arma::mat Ftr = fit.training_factors();
+    ASSERT_EQ(Ftr.n_cols, D.n_cols);
+    EXPECT_LT(arma::abs(Ftr.t() * Ftr - arma::eye(D.n_cols, D.n_cols)).max(), 1e-12);
+    EXPECT_LT(arma::abs(fit.factors(X) - Ftr).max(), 1e-10);
+    arma::mat Xt = arma::randn(5, 4);
+    const arma::mat A = fit.attention_weights(Xt);
+    EXPECT_LT(arma::abs(fit.factors(Xt) * Ftr.t() - A).max(), 1e-12);
+    // Eigenvalues of D'D (oracle: symmetric eigensolver on the cross-product, fine here).
+    arma::vec lam = arma::eig_sym(D.t() * D);
+    lam = arma::sort(lam, "descend");
+    EXPECT_LT(arma::abs(fit.eigenvalues() - lam).max(), 1e-9 * lam(0));
+    const arma::mat W = fit.encoder();
+    const arma::mat G = arma::inv_sympd(D.t() * D);  // oracle only
+    EXPECT_LT(arma::abs(W * W.t() - G).max(), 1e-10 * arma::abs(G).max());
+    EXPECT_LT(arma::abs(fit.embedding() - G).max(), 1e-10 * arma::abs(G).max());
+    const arma::mat Dt = intercept ? with_intercept(Xt) : Xt;
+    EXPECT_LT(arma::abs(Dt * fit.embedding() * D.t() - A).max(), 1e-11);
+  }
+}
+
+TEST(OLS, LeaveOneOutShortcutEqualsRefitting) {
+  arma::arma_rng::set_seed(8);
+  arma::mat X = arma::randn(25, 3);
+  arma::mat Y = arma::randn(25, 2);
+  OLS fit;
+  fit.fit(X, Y);
+  const arma::mat loo = fit.loo_predictions();
+  for (arma::uword i = 0; i < 25; ++i) {
+    arma::uvec keep = arma::regspace<arma::uvec>(0, 24);
+    keep.shed_row(i);
+    OLS one;
+    one.fit(X.rows(keep), Y.rows(keep));
+    const arma::mat p = one.predict(X.row(i));
+    EXPECT_LT(arma::abs(p - loo.row(i)).max(), 1e-11);
+  }
+  // h_i = 1 (a row that alone determines a coefficient): not predictable without itself.
+  arma::mat X2 = arma::randn(10, 1);
+  X2 = arma::join_horiz(X2, arma::zeros(10, 1));
+  X2(4, 1) = 1.0;
+  OLS f2;
+  f2.fit(X2, arma::randn(10));
+  EXPECT_TRUE(std::isnan(f2.loo_predictions()(4, 0)));
+  EXPECT_NEAR(f2.hat_diagonal()(4), 1.0, 1e-12);
+}
+
+TEST(OLS, PrecisionModesAgreeOnWellConditionedData) {
+  arma::arma_rng::set_seed(31);
+  arma::mat X = arma::randn(300, 6);
+  arma::mat Y = arma::randn(300, 2) + X * arma::randn(6, 2);
+  OLSOptions od, oe;
+  od.precision = attnreg::Precision::Double;
+  oe.precision = attnreg::Precision::Extended;
+  OLS fd(od), fe(oe);
+  fd.fit(X, Y);
+  fe.fit(X, Y);
+  EXPECT_FALSE(fd.extended_precision());
+  EXPECT_TRUE(fe.extended_precision());
+  EXPECT_LT(arma::abs(fd.coefficients() - fe.coefficients()).max(), 1e-13);
+  EXPECT_LT(arma::abs(fd.std_errors() - fe.std_errors()).max(), 1e-13);
+  EXPECT_LT(arma::abs(fd.fitted() - fe.fitted()).max(), 1e-12);
+  // Exact collinearity is aliased in extended precision too.
+  X.col(5) = X.col(0) * 3.0 - X.col(2);
+  fe.fit(X, Y);
+  EXPECT_EQ(fe.rank(), 6u);
+  const auto al = fe.aliased();
+  EXPECT_EQ(std::count(al.begin(), al.end(), true), 1);
+}
+
+// A design that lm's 1e-7 tolerance aliases but that is determined far above rounding: the
+// automatic precision fits it in double-double instead of dropping a column.
+TEST(OLS, IllConditionedDesignUsesExtendedPrecision) {
+  arma::vec x = arma::linspace(1.0, 2.0, 40);
+  arma::mat X(40, 7);
+  for (int d = 0; d < 7; ++d) X.col(d) = arma::pow(x, d + 1.0);
+  arma::vec beta = arma::linspace(1.0, 2.0, 7);
+  arma::vec y = X * beta + 3.0;  // noiseless: the exact solution is (3, beta)
+  OLSOptions od;
+  od.precision = attnreg::Precision::Double;
+  OLS fd(od), fa;
+  fd.fit(X, y);
+  fa.fit(X, y);
+  EXPECT_LT(fd.rank(), 8u);  // double + lm's tolerance aliases
+  EXPECT_TRUE(fa.extended_precision());
+  ASSERT_EQ(fa.rank(), 8u);
+  for (int d = 0; d < 7; ++d) EXPECT_NEAR(fa.coefficients()(d + 1, 0), beta(d), 1e-5);
+}
+
+TEST(OLS, ExtendedStateRoundTrip) {
+  arma::arma_rng::set_seed(12);
+  arma::mat X = arma::randn(30, 3);
+  arma::vec y = arma::randn(30);
+  OLS fit;
+  fit.fit(X, y);
+  ASSERT_TRUE(fit.extended_precision());
+  OLS back = OLS::from_state(fit.state(), fit.training_y());
+  EXPECT_TRUE(back.extended_precision());
+  EXPECT_LT(arma::abs(back.std_errors() - fit.std_errors()).max(), 1e-15);
+  EXPECT_LT(arma::abs(back.fitted() - fit.fitted()).max(), 1e-12);
 }

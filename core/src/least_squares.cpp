@@ -1,31 +1,35 @@
 #include "attnreg/least_squares.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
 
 #include "attnreg/error.hpp"
 #include "attnreg/lapack.hpp"
+#include "attnreg/least_squares_masked.hpp"
 #include "attnreg/runtime.hpp"
+#include "least_squares_internal.hpp"
 
 namespace attnreg {
 
-namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using ls_detail::kNaN;
 
-// Nearest power of two to the column norm: dividing by it is exact in floating point.
-double power_of_two_scale(double norm) {
-  if (!(norm > 0.0) || !std::isfinite(norm)) return 1.0;
-  return std::ldexp(1.0, static_cast<int>(std::lround(std::log2(norm))));
-}
+namespace {
+// Row-block size for the long-double refinement loops: fixed, so sums never depend on threads.
+constexpr arma::uword kBlock = 4096;
+// Auto precision: extended when n q^2 is at most this (a few milliseconds of work) ...
+constexpr double kExtendedAlways = 2e6;
+// ... or when the double factor is ill-conditioned and n q^2 is at most this (about a second).
+constexpr double kExtendedIllCond = 1e8;
+constexpr double kIllCondPivot = 1e-4;
 }  // namespace
 
-arma::mat OLS::design(const arma::mat& X, const std::string& arg) const {
+arma::mat OLS::design(const arma::mat& X) const {
   if (!st_.fit_intercept) return X;
   arma::mat D(X.n_rows, X.n_cols + 1);
   D.col(0).ones();
   if (X.n_cols > 0) D.cols(1, X.n_cols) = X;
-  (void)arg;
   return D;
 }
 
@@ -35,66 +39,170 @@ void OLS::require_fitted(const char* what) const {
   }
 }
 
+void OLS::check_new_x(const arma::mat& X_new, const char* what) const {
+  require_fitted(what);
+  const arma::uword p = n_coef() - (st_.fit_intercept ? 1 : 0);
+  if (X_new.n_cols != p) {
+    std::ostringstream msg;
+    msg << "X: has " << X_new.n_cols << " columns but the model was fitted with " << p
+        << " (pass the same columns as in fit)";
+    throw InvalidArgument(msg.str());
+  }
+  check::all_finite(X_new, "X");
+}
+
 OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) {
   check::require(X.n_rows >= 1, "X", "needs at least one row");
   check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
   check::rows_match(Y, X.n_rows, "y", "X");
   check::require(opt_.rank_tol >= 0.0 && opt_.rank_tol < 1.0, "rank_tol",
                  "must be in [0, 1); the default 1e-7 matches R's lm");
+  check::require(opt_.extended_rank_tol >= 0.0 && opt_.extended_rank_tol < 1.0,
+                 "extended_rank_tol", "must be in [0, 1); the default is 1e-11");
   check::all_finite(X, "X");
   check::all_finite(Y, "y");
+  const int threads = resolve_threads(opt_.n_threads);
+  check::require(X.n_cols + (opt_.fit_intercept ? 1 : 0) >= 1, "X",
+                 "has no columns and fit_intercept is false: nothing to fit");
+  fitted_flag_ = false;
   st_ = OLSState{};
   st_.fit_intercept = opt_.fit_intercept;
   st_.rank_tol = opt_.rank_tol;
-  check::require(X.n_cols + (opt_.fit_intercept ? 1 : 0) >= 1, "X",
-                 "has no columns and fit_intercept is false: nothing to fit");
 
-  const arma::mat D = design(X, "X");
-  const arma::uword n = D.n_rows, q = D.n_cols;
+  const arma::mat D = design(X);
+  const arma::uword n = D.n_rows, q = D.n_cols, k = Y.n_cols;
 
   st_.scale.set_size(q);
-  for (arma::uword j = 0; j < q; ++j) st_.scale(j) = power_of_two_scale(arma::norm(D.col(j), 2));
+  for (arma::uword j = 0; j < q; ++j) {
+    st_.scale(j) = ls_detail::power_of_two_scale(arma::norm(D.col(j), 2));
+  }
   st_.qr = D.each_row() / st_.scale.t();
 
   std::vector<lapack_int> jpvt(q, 0);
-  st_.tau.set_size(std::min(n, q));
   lapack::geqp3(st_.qr, jpvt, st_.tau);
   st_.pivot.set_size(q);
-  for (arma::uword k = 0; k < q; ++k) st_.pivot(k) = static_cast<double>(jpvt[k] - 1);
+  for (arma::uword c = 0; c < q; ++c) st_.pivot(c) = static_cast<double>(jpvt[c] - 1);
 
   // Numerical rank from the pivoted diagonal (|R_kk| non-increasing under dgeqp3).
   const arma::uword kmax = std::min(n, q);
   const double r00 = kmax > 0 ? std::abs(st_.qr(0, 0)) : 0.0;
   arma::uword r = 0;
   while (r < kmax && r00 > 0.0 && std::abs(st_.qr(r, r)) > opt_.rank_tol * r00) ++r;
-  st_.rank = static_cast<double>(r);
+  double min_ratio = 1.0;
+  for (arma::uword c = 0; c < kmax; ++c) {
+    min_ratio = std::min(min_ratio, r00 > 0.0 ? std::abs(st_.qr(c, c)) / r00 : 0.0);
+  }
 
-  // Coefficients: R11 b = (Q'Y)_{1:r}, then one refinement step with long-double residuals.
+  const double work = static_cast<double>(n) * q * q;
+  bool extended = false;
+  switch (opt_.precision) {
+    case Precision::Extended: extended = true; break;
+    case Precision::Double: extended = false; break;
+    case Precision::Auto:
+      extended = work <= kExtendedAlways || (min_ratio < kIllCondPivot && work <= kExtendedIllCond);
+      break;
+  }
+  if (r00 == 0.0) extended = false;  // all-zero design: nothing to refine
+
   y_ = Y;
-  st_.coef.set_size(q, Y.n_cols);
+  st_.coef.set_size(q, k);
   st_.coef.fill(kNaN);
-  if (r > 0) {
-    arma::mat qty = Y;
-    apply_q(qty, true);
-    arma::mat b = solve_r(qty.rows(0, r - 1));
-    const arma::mat Dp = pivoted_rows(D);  // n x r, scaled and pivoted
-    arma::mat e(n, Y.n_cols);
-    for (arma::uword c = 0; c < Y.n_cols; ++c) {
-      for (arma::uword i = 0; i < n; ++i) {
-        long double acc = Y(i, c);
-        for (arma::uword k = 0; k < r; ++k) acc -= static_cast<long double>(Dp(i, k)) * b(k, c);
-        e(i, c) = static_cast<double>(acc);
+  if (extended) {
+    // Same pivot order, refactored in double-double (least_squares_extended.cpp).
+    arma::mat A(n, q);
+    for (arma::uword c = 0; c < q; ++c) {
+      const auto j = static_cast<arma::uword>(st_.pivot(c));
+      A.col(c) = D.col(j) / st_.scale(j);
+    }
+    const ls_detail::ExtendedLS ext =
+        ls_detail::extended_least_squares(A, Y, opt_.extended_rank_tol, opt_.n_threads);
+    st_.rank = static_cast<double>(ext.rank);
+    st_.extended = true;
+    for (arma::uword c = 0; c < ext.rank; ++c) {
+      const auto j = static_cast<arma::uword>(st_.pivot(c));
+      st_.coef.row(j) = ext.coef.row(c) / st_.scale(j);
+    }
+    st_.cov_unscaled = unpivot_cov(ext.cov);
+    fitted_ = Y - ext.resid;
+    fitted_flag_ = true;
+    return *this;
+  }
+
+  st_.rank = static_cast<double>(r);
+  if (r == 0) {
+    st_.cov_unscaled = unpivot_cov(arma::mat());
+    fitted_.zeros(n, k);
+    fitted_flag_ = true;
+    return *this;
+  }
+  // x = R^{-1} (Q'y)_{1:r}; residual e = Q [0; (Q'y)_{r+1:n}].
+  arma::mat h = Y;
+  apply_q(h, true);
+  arma::mat x = solve_r(h.rows(0, r - 1));
+  h.rows(0, r - 1).zeros();
+  arma::mat e = h;
+  apply_q(e, false);
+  // One step of iterative refinement of the augmented system [I A; A' 0][e; x] = [y; 0]
+  // (Bjorck 1967): f = y - e - A x and g = -A'e in long double, then
+  // u = R^{-T} g, dx = R^{-1}((Q'f)_1 - u), de = Q [u; (Q'f)_2].
+  {
+    const long long nblocks = static_cast<long long>((n + kBlock - 1) / kBlock);
+    arma::mat f(n, k);
+    arma::mat gpart(r * k, static_cast<arma::uword>(nblocks), arma::fill::zeros);
+    std::vector<double> col_scale(r);
+    std::vector<arma::uword> col_index(r);
+    for (arma::uword c = 0; c < r; ++c) {
+      col_index[c] = static_cast<arma::uword>(st_.pivot(c));
+      col_scale[c] = st_.scale(col_index[c]);
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (nblocks > 1)
+#endif
+    for (long long b = 0; b < nblocks; ++b) {
+      const arma::uword i0 = static_cast<arma::uword>(b) * kBlock;
+      const arma::uword i1 = std::min(n, i0 + kBlock);
+      std::vector<long double> acc(i1 - i0);
+      for (arma::uword out = 0; out < k; ++out) {
+        for (arma::uword i = i0; i < i1; ++i) {
+          acc[i - i0] = static_cast<long double>(Y(i, out)) - e(i, out);
+        }
+        for (arma::uword c = 0; c < r; ++c) {
+          const double* dc = D.colptr(col_index[c]);
+          const long double xc = static_cast<long double>(x(c, out)) / col_scale[c];
+          long double g = 0.0L;
+          for (arma::uword i = i0; i < i1; ++i) {
+            acc[i - i0] -= static_cast<long double>(dc[i]) * xc;
+            g -= static_cast<long double>(dc[i]) * e(i, out);
+          }
+          gpart(out * r + c, static_cast<arma::uword>(b)) =
+              static_cast<double>(g / col_scale[c]);
+        }
+        for (arma::uword i = i0; i < i1; ++i) f(i, out) = static_cast<double>(acc[i - i0]);
       }
     }
-    apply_q(e, true);
-    b += solve_r(e.rows(0, r - 1));
-    for (arma::uword k = 0; k < r; ++k) {
-      const auto j = static_cast<arma::uword>(st_.pivot(k));
-      st_.coef.row(j) = b.row(k) / st_.scale(j);
+    (void)threads;
+    arma::mat g(r, k);
+    for (arma::uword out = 0; out < k; ++out) {
+      for (arma::uword c = 0; c < r; ++c) {
+        long double s = 0.0L;
+        for (arma::uword b = 0; b < gpart.n_cols; ++b) s += gpart(out * r + c, b);
+        g(c, out) = static_cast<double>(s);
+      }
     }
+    apply_q(f, true);
+    const arma::mat u = solve_rt(g);
+    x += solve_r(f.rows(0, r - 1) - u);
+    f.rows(0, r - 1) = u;
+    apply_q(f, false);
+    e += f;
   }
+  for (arma::uword c = 0; c < r; ++c) {
+    const auto j = static_cast<arma::uword>(st_.pivot(c));
+    st_.coef.row(j) = x.row(c) / st_.scale(j);
+  }
+  st_.cov_unscaled = cov_from_r();
+  fitted_ = Y - e;
   fitted_flag_ = true;
-  fitted_ = predict(X);
   return *this;
 }
 
@@ -102,12 +210,19 @@ OLS OLS::from_state(const OLSState& state, const arma::mat& Y) {
   const arma::uword q = state.qr.n_cols;
   check::require(state.tau.n_elem == std::min<arma::uword>(state.qr.n_rows, q) &&
                      state.pivot.n_elem == q && state.scale.n_elem == q &&
-                     state.coef.n_rows == q && state.rank <= q,
+                     state.coef.n_rows == q && state.rank <= q &&
+                     (state.cov_unscaled.is_empty() ||
+                      (state.cov_unscaled.n_rows == q && state.cov_unscaled.n_cols == q)),
                  "state", "inconsistent OLS state (was it produced by this version of attnreg?)");
   check::rows_match(Y, state.qr.n_rows, "y", "the saved model");
-  OLS m(OLSOptions{state.fit_intercept, state.rank_tol, 0});
+  check::require(Y.n_cols == state.coef.n_cols, "y", "has a different number of outputs than the saved model");
+  OLSOptions o;
+  o.fit_intercept = state.fit_intercept;
+  o.rank_tol = state.rank_tol;
+  OLS m(o);
   m.st_ = state;
   m.y_ = Y;
+  if (m.st_.cov_unscaled.is_empty()) m.st_.cov_unscaled = m.cov_from_r();
   // Fitted values are the projection Q_1 Q_1' Y: no training X needed.
   const arma::uword r = m.rank();
   arma::mat f = Y;
@@ -120,26 +235,10 @@ OLS OLS::from_state(const OLSState& state, const arma::mat& Y) {
 }
 
 void OLS::apply_q(arma::mat& B, bool transpose) const {
-  const arma::uword n = st_.qr.n_rows, r = rank();
-  const int threads = resolve_threads(opt_.n_threads);
-  const long long ncols = static_cast<long long>(B.n_cols);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if (ncols > 8 && n * r > 20000)
-#endif
-  for (long long c = 0; c < ncols; ++c) {
-    double* b = B.colptr(static_cast<arma::uword>(c));
-    for (arma::uword t = 0; t < r; ++t) {
-      const arma::uword k = transpose ? t : r - 1 - t;
-      const double* v = st_.qr.colptr(k);  // v(k) = 1 implicit, v(k+1:n) stored
-      double dot = b[k];
-      for (arma::uword i = k + 1; i < n; ++i) dot += v[i] * b[i];
-      const double f = st_.tau(k) * dot;
-      b[k] -= f;
-      for (arma::uword i = k + 1; i < n; ++i) b[i] -= f * v[i];
-    }
-  }
-  (void)threads;
+  lapack::ormqr(st_.qr, st_.tau, rank(), B, transpose);
 }
+
+arma::mat OLS::q1() const { return lapack::orgqr(st_.qr, st_.tau, rank()); }
 
 arma::mat OLS::solve_r(const arma::mat& rhs) const {
   const arma::uword r = rank();
@@ -151,75 +250,133 @@ arma::mat OLS::solve_r(const arma::mat& rhs) const {
   return z;
 }
 
+arma::mat OLS::solve_rt(const arma::mat& rhs) const {
+  const arma::uword r = rank();
+  const arma::mat R11t = arma::trimatu(st_.qr.submat(0, 0, r - 1, r - 1)).t();
+  arma::mat z;
+  if (!arma::solve(z, arma::trimatl(R11t), rhs, arma::solve_opts::no_approx)) {
+    throw NumericalError("OLS: triangular solve failed (design numerically singular)");
+  }
+  return z;
+}
+
 arma::mat OLS::pivoted_rows(const arma::mat& D_new) const {
   const arma::uword r = rank();
   arma::mat M(D_new.n_rows, r);
-  for (arma::uword k = 0; k < r; ++k) {
-    const auto j = static_cast<arma::uword>(st_.pivot(k));
-    M.col(k) = D_new.col(j) / st_.scale(j);
+  for (arma::uword c = 0; c < r; ++c) {
+    const auto j = static_cast<arma::uword>(st_.pivot(c));
+    M.col(c) = D_new.col(j) / st_.scale(j);
   }
   return M;
 }
 
-arma::mat OLS::predict(const arma::mat& X_new) const {
-  require_fitted("predict");
-  const arma::uword p = n_coef() - (st_.fit_intercept ? 1 : 0);
-  if (X_new.n_cols != p) {
-    std::ostringstream msg;
-    msg << "X: has " << X_new.n_cols << " columns but the model was fitted with " << p
-        << " (pass the same columns as in fit)";
-    throw InvalidArgument(msg.str());
+arma::mat OLS::unpivot_cov(const arma::mat& Cp) const {
+  const arma::uword q = st_.qr.n_cols;
+  arma::mat C(q, q);
+  C.fill(kNaN);
+  for (arma::uword a = 0; a < Cp.n_rows; ++a) {
+    const auto ja = static_cast<arma::uword>(st_.pivot(a));
+    for (arma::uword b = 0; b < Cp.n_cols; ++b) {
+      const auto jb = static_cast<arma::uword>(st_.pivot(b));
+      C(ja, jb) = Cp(a, b) / (st_.scale(ja) * st_.scale(jb));
+    }
   }
-  check::all_finite(X_new, "X");
-  const arma::mat D = design(X_new, "X");
+  return C;
+}
+
+arma::mat OLS::cov_from_r() const {
+  const arma::uword r = rank();
+  if (r == 0) return unpivot_cov(arma::mat());
+  const arma::mat Rinv = solve_r(arma::eye(r, r));
+  return unpivot_cov(Rinv * Rinv.t());
+}
+
+arma::mat OLS::predict(const arma::mat& X_new) const {
+  check_new_x(X_new, "predict");
+  const arma::mat D = design(X_new);
   arma::mat b = st_.coef;
   b.replace(kNaN, 0.0);  // aliased columns contribute nothing
   return D * b;
 }
 
 arma::mat OLS::attention_weights(const arma::mat& X_new) const {
-  require_fitted("attention_weights");
-  const arma::uword p = n_coef() - (st_.fit_intercept ? 1 : 0);
-  check::require(X_new.n_cols == p, "X",
-                 "has " + std::to_string(X_new.n_cols) + " columns but the model was fitted with " +
-                     std::to_string(p));
-  check::all_finite(X_new, "X");
+  check_new_x(X_new, "attention_weights");
   const arma::uword n = n_obs(), r = rank(), m = X_new.n_rows;
-  arma::mat B(n, m, arma::fill::zeros);
-  if (r > 0) {
-    // G = M R11^{-1}  <=>  R11' G' = M'
-    const arma::mat M = pivoted_rows(design(X_new, "X"));
-    const arma::mat R11 = arma::trimatu(st_.qr.submat(0, 0, r - 1, r - 1));
-    arma::mat Gt;
-    if (!arma::solve(Gt, arma::trimatl(R11.t()), M.t(), arma::solve_opts::no_approx)) {
-      throw NumericalError("attention_weights: triangular solve failed");
-    }
-    B.rows(0, r - 1) = Gt;
-    apply_q(B, false);  // Q_1 G'
+  if (r == 0) return arma::zeros(m, n);
+  // a(x)' = m(x)' R^{-1} Q_1' with m(x) the scaled pivoted design row (eq. 7).
+  const arma::mat Gt = solve_rt(pivoted_rows(design(X_new)).t());  // r x m
+  if (m >= 8) {
+    const arma::mat Q1 = q1();  // n x r, then one GEMM straight into the m x n result
+    return Gt.t() * Q1.t();
   }
+  arma::mat B(n, m, arma::fill::zeros);
+  B.rows(0, r - 1) = Gt;
+  apply_q(B, false);
   return B.t();
 }
 
-arma::mat OLS::unscaled_covariance() const {
-  require_fitted("unscaled_covariance");
-  const arma::uword q = n_coef(), r = rank();
-  arma::mat C(q, q);
-  C.fill(kNaN);
-  if (r == 0) return C;
-  arma::mat Rinv;
-  const arma::mat R11 = arma::trimatu(st_.qr.submat(0, 0, r - 1, r - 1));
-  if (!arma::solve(Rinv, arma::trimatu(R11), arma::eye(r, r), arma::solve_opts::no_approx)) {
-    throw NumericalError("unscaled_covariance: triangular solve failed");
-  }
-  const arma::mat Cp = Rinv * Rinv.t();
-  for (arma::uword a = 0; a < r; ++a) {
-    const auto ja = static_cast<arma::uword>(st_.pivot(a));
-    for (arma::uword b = 0; b < r; ++b) {
-      const auto jb = static_cast<arma::uword>(st_.pivot(b));
-      C(ja, jb) = Cp(a, b) / (st_.scale(ja) * st_.scale(jb));
+void OLS::spectral(arma::mat& Ur, arma::vec& s, arma::mat& Vr) const {
+  const arma::uword r = rank();
+  arma::mat Ru = arma::trimatu(st_.qr.submat(0, 0, r - 1, r - 1));
+  for (arma::uword c = 0; c < r; ++c) Ru.col(c) *= st_.scale(static_cast<arma::uword>(st_.pivot(c)));
+  if (!arma::svd(Ur, s, Vr, Ru)) throw NumericalError("OLS factors: SVD of R failed");
+  // Deterministic signs: the largest entry of each eigenvector is positive.
+  for (arma::uword c = 0; c < r; ++c) {
+    if (Vr(arma::index_max(arma::abs(Vr.col(c))), c) < 0.0) {
+      Vr.col(c) *= -1.0;
+      Ur.col(c) *= -1.0;
     }
   }
-  return C;
+}
+
+arma::mat OLS::encoder() const {
+  require_fitted("encoder");
+  const arma::uword r = rank(), q = n_coef();
+  arma::mat W(q, r, arma::fill::zeros);
+  if (r == 0) return W;
+  arma::mat Ur, Vr;
+  arma::vec s;
+  spectral(Ur, s, Vr);
+  for (arma::uword c = 0; c < r; ++c) {
+    W.row(static_cast<arma::uword>(st_.pivot(c))) = Vr.row(c) / s.t();
+  }
+  return W;
+}
+
+arma::vec OLS::eigenvalues() const {
+  require_fitted("eigenvalues");
+  if (rank() == 0) return arma::vec();
+  arma::mat Ur, Vr;
+  arma::vec s;
+  spectral(Ur, s, Vr);
+  return s % s;
+}
+
+arma::mat OLS::factors(const arma::mat& X_new) const {
+  check_new_x(X_new, "factors");
+  return design(X_new) * encoder();
+}
+
+arma::mat OLS::training_factors() const {
+  require_fitted("training_factors");
+  const arma::uword r = rank();
+  if (r == 0) return arma::mat(n_obs(), 0);
+  arma::mat Ur, Vr;
+  arma::vec s;
+  spectral(Ur, s, Vr);
+  return q1() * Ur;
+}
+
+arma::mat OLS::embedding() const {
+  require_fitted("embedding");
+  arma::mat O = st_.cov_unscaled;
+  O.replace(kNaN, 0.0);
+  return O;
+}
+
+const arma::mat& OLS::unscaled_covariance() const {
+  require_fitted("unscaled_covariance");
+  return st_.cov_unscaled;
 }
 
 arma::rowvec OLS::sigma2() const {
@@ -228,22 +385,52 @@ arma::rowvec OLS::sigma2() const {
   arma::rowvec s(y_.n_cols);
   const arma::mat e = residuals();
   for (arma::uword c = 0; c < y_.n_cols; ++c) {
-    s(c) = df > 0 ? arma::dot(e.col(c), e.col(c)) / df : kNaN;
+    long double acc = 0.0L;
+    for (arma::uword i = 0; i < e.n_rows; ++i) acc += static_cast<long double>(e(i, c)) * e(i, c);
+    s(c) = df > 0 ? static_cast<double>(acc / df) : kNaN;
   }
   return s;
 }
 
-arma::mat OLS::std_errors() const {
-  const arma::vec d = unscaled_covariance().diag();
-  const arma::rowvec s2 = sigma2();
-  arma::mat se(d.n_elem, s2.n_elem);
-  for (arma::uword c = 0; c < s2.n_elem; ++c) se.col(c) = arma::sqrt(d * s2(c));
-  return se;
+arma::mat OLS::std_errors() const { return std_errors(CovOptions{}); }
+
+arma::vec OLS::hat_diagonal() const {
+  require_fitted("hat_diagonal");
+  if (rank() == 0) return arma::zeros(n_obs());
+  const arma::mat Q1 = q1();
+  return arma::sum(arma::square(Q1), 1);
+}
+
+arma::mat OLS::loo_predictions() const {
+  require_fitted("loo_predictions");
+  const arma::vec h = hat_diagonal();
+  const arma::mat e = residuals();
+  arma::mat out(e.n_rows, e.n_cols);
+  for (arma::uword i = 0; i < e.n_rows; ++i) {
+    const double d = 1.0 - h(i);
+    for (arma::uword c = 0; c < e.n_cols; ++c) {
+      // h_i = 1: the row is fitted exactly and cannot be predicted without itself.
+      out(i, c) = d > 1e-10 ? y_(i, c) - e(i, c) / d : kNaN;
+    }
+  }
+  return out;
+}
+
+arma::mat OLS::masked_predictions(bool strict) const {
+  require_fitted("masked_predictions");
+  if (rank() == 0) return masked_attention_predict(arma::mat(n_obs(), 0), y_, strict);
+  return masked_attention_predict(q1(), y_, strict);
+}
+
+arma::mat OLS::masked_weights(bool strict) const {
+  require_fitted("masked_weights");
+  if (rank() == 0) return masked_attention_weights(arma::mat(n_obs(), 0), strict);
+  return masked_attention_weights(q1(), strict);
 }
 
 std::vector<bool> OLS::aliased() const {
   std::vector<bool> a(n_coef(), true);
-  for (arma::uword k = 0; k < rank(); ++k) a[static_cast<arma::uword>(st_.pivot(k))] = false;
+  for (arma::uword c = 0; c < rank(); ++c) a[static_cast<arma::uword>(st_.pivot(c))] = false;
   return a;
 }
 

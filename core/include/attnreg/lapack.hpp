@@ -1,6 +1,6 @@
 // attnreg: the few LAPACK routines the core calls directly (Armadillo does not expose pivoted
-// QR in economy form). Declared here once; linked from the system LAPACK (CMake) or R's
-// $(LAPACK_LIBS) (R package).
+// QR in economy form, nor the compact-Q products). Declared here once; linked from the system
+// LAPACK (CMake) or R's $(LAPACK_LIBS) (R package).
 #pragma once
 
 #include "attnreg/arma.hpp"
@@ -15,6 +15,15 @@ namespace lapack {
 /// Householder QR with column pivoting of A (overwritten: R above the diagonal, reflectors
 /// below). jpvt: on entry 0 = free column; on exit 1-based pivots. tau: min(m, n) scalars.
 void geqp3(arma::mat& A, std::vector<lapack_int>& jpvt, arma::vec& tau);
+
+/// C <- Q' C (transpose = true) or Q C, with Q = H_1 ... H_k the product of the first k
+/// reflectors stored below the diagonal of `qr` (as geqp3 leaves them) and their scalars `tau`.
+/// C must have qr.n_rows rows. Blocked (LAPACK dormqr), so it runs at BLAS-3 speed.
+void ormqr(const arma::mat& qr, const arma::vec& tau, arma::uword k, arma::mat& C,
+           bool transpose);
+
+/// The first k columns of Q (n x k, orthonormal) from the compact factor (LAPACK dorgqr).
+arma::mat orgqr(const arma::mat& qr, const arma::vec& tau, arma::uword k);
 
 }  // namespace lapack
 }  // namespace attnreg

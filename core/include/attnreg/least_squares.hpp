@@ -1,22 +1,35 @@
-// attnreg: ordinary least squares and its attention form (seed 004).
+// attnreg: ordinary least squares, its inference and its attention form (seed 004).
 //
 // Layout convention for the whole core: one observation per ROW. X is n x p (arma::mat is
 // column-major, so an R matrix is passed as is and a C-contiguous numpy (n, p) array is copied
 // once into column-major order by the Python face). Y is n x k (k >= 1 outputs).
 //
-// Solution method: the design D = [1, X] (or X) is scaled column-wise to unit norm by powers of
-// two (exact), factored by Householder QR with column pivoting (LAPACK dgeqp3), and the
-// coefficients come from the triangular solve R b = Q'y followed by one step of iterative
-// refinement with residuals accumulated in long double. X'X is never formed or inverted.
+// Solution method: the design D = [1, X] (or X) is scaled column-wise by powers of two (exact)
+// and factored by Householder QR with column pivoting (LAPACK dgeqp3). X'X is never formed or
+// inverted. Two precisions:
+//   * double: R b = Q'y, then one step of iterative refinement of the augmented system
+//     [I D; D' 0][r; b] = [y; 0] (Bjorck) with residuals accumulated in long double.
+//   * extended: the same pivot order, refactored by Householder QR in double-double arithmetic
+//     (about 32 digits); coefficients, residuals and (D'D)^{-1} are computed in double-double and
+//     rounded once. This is what makes the NIST StRD Filip and Wampler designs (condition numbers
+//     1e10 and beyond after scaling) come out to 14-15 digits, where lm() aliases Filip's x^10.
+//   Precision::Auto uses extended precision when it is cheap (n q^2 <= 2e6) or when the double
+//   factor is ill-conditioned (a pivot below 1e-4 |R_11|) and n q^2 <= 1e8; otherwise double.
 //
 // Rank deficiency is handled like R's lm: with the pivoted factor D P = Q R, columns whose
-// |R_kk| <= rank_tol * |R_11| are *aliased*: their coefficients are NaN, they are left out of
-// predictions, and rank() < n_coef(). Which of several collinear columns is aliased follows the
+// |R_kk| <= tol * |R_11| are *aliased*: their coefficients are NaN, they are left out of
+// predictions, and rank() < n_coef(). tol is rank_tol (1e-7, lm's default) for double
+// factorisations and extended_rank_tol (1e-11) for extended ones: a pivot of 1e-10 |R_11| is far
+// above the 1e-16 rounding of the data, so its coefficient is determined, and an extended fit
+// estimates it instead of dropping it. Which of several collinear columns is aliased follows the
 // pivot order (the column that adds least), which can differ from lm's "later column" choice.
 //
 // Attention form (seed 004 eqs. 4-8): the prediction at x is sum_i a_i(x) y_i with
 //   a(x)' = d(x)' (D'D)^{-1} D'  = d(x)' P R^{-1} Q_1'          (eq. 7: F_test F_train')
-// where d(x) is the design row of x. With an intercept the rows of A sum to 1 (eq. 17-19).
+// where d(x) is the design row of x. With D'D = U Lambda U' the factors are
+// F = D U Lambda^{-1/2} (eq. 5), F_train'F_train = I (eq. 6), and the embedding is
+// Omega = W W' = (D'D)^{-1} with W = U Lambda^{-1/2} (eqs. 12-13, 20-21). With an intercept the
+// rows of A sum to 1 (eqs. 17-19).
 #pragma once
 
 #include "attnreg/arma.hpp"
@@ -25,10 +38,53 @@
 
 namespace attnreg {
 
+/// Arithmetic used by OLS::fit (see the header comment).
+enum class Precision { Auto, Double, Extended };
+
+/// Covariance estimators. Classical: sigma^2 (D'D)^{-1}. HC0-HC3: White's sandwich
+/// (D'D)^{-1} D' diag(w) D (D'D)^{-1} with w_i = e_i^2, e_i^2 n/(n-r), e_i^2/(1-h_i),
+/// e_i^2/(1-h_i)^2 (as sandwich::vcovHC and statsmodels). HAC: Newey-West with Bartlett
+/// weights 1 - l/(L+1), l = 1..L, on the scores d_i e_i (as sandwich::NeweyWest with
+/// prewhite = FALSE and statsmodels cov_type="HAC").
+enum class CovType { Classical, HC0, HC1, HC2, HC3, HAC };
+
+/// "nonrobust" (or "classical", "const"), "HC0".."HC3", "HAC" (case-insensitive) -> CovType.
+CovType parse_cov_type(const std::string& name);
+/// The canonical name: "nonrobust", "HC0", ..., "HAC".
+std::string cov_type_name(CovType type);
+
+struct CovOptions {
+  CovType type = CovType::Classical;
+  /// HAC only: number of lags L (>= 0); -1 = the Newey-West (1994) rule floor(4 (n/100)^(2/9)).
+  int maxlags = -1;
+  /// HAC only: multiply by n/(n-r) (sandwich's adjust = TRUE, statsmodels use_correction).
+  bool hac_adjust = false;
+};
+
+/// The lags a HAC covariance uses for n observations (maxlags < 0 -> the rule above).
+int hac_lags(int maxlags, arma::uword n);
+
+/// Upper tail of Student's t: P(T > t) with df > 0 degrees of freedom (df = inf: normal).
+double student_t_sf(double t, double df);
+
+/// Coefficient table and fit statistics of a fitted OLS (one column per output).
+struct Inference {
+  arma::mat estimate;   ///< q x k (NaN where aliased)
+  arma::mat std_error;  ///< q x k
+  arma::mat t_value;    ///< estimate / std_error
+  arma::mat p_value;    ///< two-sided, Student t with df_residual degrees of freedom
+  arma::rowvec r_squared, adj_r_squared, sigma;  ///< per output (centred R^2 with an intercept)
+  double df_residual = 0;
+  CovType cov_type = CovType::Classical;
+  int maxlags = 0;  ///< lags actually used (HAC), else 0
+};
+
 struct OLSOptions {
   bool fit_intercept = true;  ///< prepend a column of ones (never needs to be in X)
-  double rank_tol = 1e-7;     ///< relative pivot tolerance for aliasing (R's lm uses 1e-7)
+  double rank_tol = 1e-7;     ///< relative pivot tolerance of double factorisations (R's lm)
   int n_threads = 0;          ///< 0 = OpenMP default
+  Precision precision = Precision::Auto;
+  double extended_rank_tol = 1e-11;  ///< relative pivot tolerance of extended factorisations
 };
 
 /// Everything a fitted OLS needs, as plain arrays, so the faces can save and restore a model
@@ -42,6 +98,8 @@ struct OLSState {
   arma::vec scale;    ///< column scale factors s (q): D_scaled = D diag(1/s)
   arma::mat coef;     ///< q x k coefficients in design order (intercept first), NaN if aliased
   double rank = 0;    ///< numerical rank r
+  arma::mat cov_unscaled;  ///< (D'D)^{-1}, q x q, NaN rows/columns where aliased
+  bool extended = false;   ///< whether the coefficients came from the extended-precision path
 };
 
 class OLS {
@@ -55,24 +113,56 @@ class OLS {
   arma::mat predict(const arma::mat& X_new) const;
 
   /// Attention weights A (m x n): predict(X_new) == A * Y. Rows sum to 1 with an intercept.
+  /// Computed as G Q_1' with G = d(x)' P R^{-1}: nothing n x n is formed beyond A itself.
   arma::mat attention_weights(const arma::mat& X_new) const;
+
+  /// Factors of new rows, F = d(x)' W (m x r, eq. 5/13); F_test F_train' = attention weights.
+  arma::mat factors(const arma::mat& X_new) const;
+  /// Factors of the training rows, F_train = D W (n x r) with F_train' F_train = I (eq. 6).
+  arma::mat training_factors() const;
+  /// The encoder W = U Lambda^{-1/2} (q x r, design order, zero rows where aliased), with the
+  /// eigenvalues Lambda of D'D in decreasing order (eq. 12).
+  arma::mat encoder() const;
+  /// Eigenvalues of D'D over the non-aliased columns, decreasing (r).
+  arma::vec eigenvalues() const;
+  /// The embedding Omega = W W' = (D'D)^{-1} (q x q, eq. 21), zero where aliased, so that
+  /// attention_weights(X) == d(X) Omega D'.
+  arma::mat embedding() const;
 
   /// Coefficients in design order (intercept first when fitted), q x k; NaN where aliased.
   const arma::mat& coefficients() const { return st_.coef; }
   /// Classical standard errors sqrt(sigma^2 diag((D'D)^{-1})), q x k; NaN where aliased or when
   /// n <= rank (no residual degrees of freedom).
   arma::mat std_errors() const;
+  /// Standard errors under any covariance estimator (q x k).
+  arma::mat std_errors(const CovOptions& cov) const;
+  /// Covariance matrix of the coefficients of output `output` (q x q, NaN where aliased).
+  arma::mat covariance(const CovOptions& cov, arma::uword output = 0) const;
+  /// Coefficient table (estimate, se, t, p) and R^2, adjusted R^2, sigma.
+  Inference inference(const CovOptions& cov = {}) const;
   /// Residual variance per output: RSS / (n - rank); NaN when n == rank.
   arma::rowvec sigma2() const;
-  /// (D'D)^{-1} over the non-aliased columns (q x q, NaN rows/cols where aliased), computed from
-  /// R^{-1} (triangular solve), never by inverting D'D.
-  arma::mat unscaled_covariance() const;
+  /// (D'D)^{-1} over the non-aliased columns (q x q, NaN rows/cols where aliased), from
+  /// R^{-1} (triangular solve, in double-double for extended fits), never by inverting D'D.
+  const arma::mat& unscaled_covariance() const;
+
+  /// Leverages h_i = diag of the hat matrix (n).
+  arma::vec hat_diagonal() const;
+  /// Exact leave-one-out predictions y_i - e_i / (1 - h_i) (n x k; NaN where h_i = 1).
+  arma::mat loo_predictions() const;
+  /// Masked (causal) in-sample predictions of seed 004 eq. 35 for time-ordered rows: the
+  /// weights of row t on rows tau <= t (tau < t when strict), renormalised to sum to 1.
+  arma::mat masked_predictions(bool strict = false) const;
+  /// The n x n matrix of those masked weights (lower triangular).
+  arma::mat masked_weights(bool strict = false) const;
 
   const arma::mat& fitted() const { return fitted_; }
   arma::mat residuals() const { return y_ - fitted_; }
   arma::uword rank() const { return static_cast<arma::uword>(st_.rank); }
   arma::uword n_obs() const { return st_.qr.n_rows; }
   arma::uword n_coef() const { return st_.qr.n_cols; }
+  /// Whether the extended-precision path produced the coefficients.
+  bool extended_precision() const { return st_.extended; }
   /// Indicator per design column: true when aliased (dropped).
   std::vector<bool> aliased() const;
 
@@ -82,16 +172,27 @@ class OLS {
   static OLS from_state(const OLSState& state, const arma::mat& Y);
 
   bool is_fitted() const { return fitted_flag_; }
+  const OLSOptions& options() const { return opt_; }
 
  private:
-  arma::mat design(const arma::mat& X, const std::string& arg) const;
-  /// Apply Q' (transpose=true) or Q to the n x c matrix B in place, using the first `r`
-  /// Householder reflectors.
+  arma::mat design(const arma::mat& X) const;
+  void check_new_x(const arma::mat& X_new, const char* what) const;
+  /// Apply Q' (transpose=true) or Q to the n x c matrix B in place (first `rank` reflectors).
   void apply_q(arma::mat& B, bool transpose) const;
+  /// Q_1: the first `rank` columns of Q (n x r).
+  arma::mat q1() const;
   /// Solve R11 z = rhs (r x c) with R11 the leading r x r block of R.
   arma::mat solve_r(const arma::mat& rhs) const;
+  /// Solve R11' z = rhs.
+  arma::mat solve_rt(const arma::mat& rhs) const;
   /// Scaled, pivoted design rows of D_new restricted to the first r pivots: m x r.
   arma::mat pivoted_rows(const arma::mat& D_new) const;
+  /// Map an r x r matrix in scaled pivoted coordinates to design order (q x q, NaN elsewhere).
+  arma::mat unpivot_cov(const arma::mat& Cp) const;
+  /// (D'D)^{-1} from the double R factor.
+  arma::mat cov_from_r() const;
+  /// Eigen-decomposition of D_p'D_p from R: R_u = Ur S Vr' (unscaled R of the kept columns).
+  void spectral(arma::mat& Ur, arma::vec& s, arma::mat& Vr) const;
   void require_fitted(const char* what) const;
 
   OLSOptions opt_;

@@ -1,0 +1,159 @@
+// attnreg: ridge regression and principal component regression (PCR) as attention (seed 004
+// sections 3.1 and 3.3), from one thin SVD of the centred design.
+//
+// With an intercept, X is centred (x_bar) and Y is centred (y_bar); the intercept is never
+// penalised or truncated. Xc = U S V' (thin SVD; singular values below max(n,p) eps s_1 are
+// treated as zero). Both estimators shrink the spectral components by a filter phi_j in [0, 1]:
+//   ridge:  phi_j = s_j^2 / (s_j^2 + lambda)     (eqs. 29-30: Omega = U (Lambda + lambda I)^{-1} U')
+//   PCR:    phi_j = 1 for the first L components, 0 after   (eqs. 22-27: Omega_L = U_L Lambda_L^{-1} U_L')
+// (the seed's U and Lambda are our V and S^2). Then
+//   beta = V diag(phi/s) U' Yc,  intercept = y_bar - x_bar' beta,
+//   attention weights a(x) = 1/n + (x - x_bar)' V diag(phi/s) U'   (rows sum to 1),
+//   factors F(x) = [1/sqrt(n), (x - x_bar)' V diag(sqrt(phi)/s)],  F_train = [1/sqrt(n), U diag(sqrt(phi))],
+//   so F_test F_train' = A (eq. 7 / 25); for PCR F_train' F_train = I_{L+1} (eq. 24); for ridge
+//   F_train' F_train = diag(1, phi) (the shrunk embedding of eq. 30).
+// The embedding over the design d = [1, x] is the (q x q) Omega with A = d(X) Omega D', i.e.
+// (D'D + lambda diag(0, I))^{-1} for ridge (block formula with C = (Xc'Xc + lambda I)^{-1}).
+//
+// Exact leave-one-out for ridge: the smoother is H = 11'/n + U diag(phi) U' with a penalty that
+// does not depend on the data, so y_i - yhat_{-i} = e_i / (1 - h_ii) exactly (Sherman-Morrison),
+// intercept re-estimation included. Over a grid of lambdas, every criterion (LOO-CV, GCV, AICc)
+// comes from the one SVD in a single pass over the rows (blocked GEMMs), as scikit-learn's RidgeCV
+// does for LOO.
+#pragma once
+
+#include "attnreg/arma.hpp"
+#include <string>
+
+namespace attnreg {
+
+/// Shared machinery of Ridge and PCR: the centred thin SVD and everything derived from a filter.
+class SpectralLS {
+ public:
+  virtual ~SpectralLS() = default;
+
+  /// Predictions at new rows (m x p) -> m x k.
+  arma::mat predict(const arma::mat& X_new) const;
+  /// Attention weights A (m x n): predict(X_new) == A * Y; rows sum to 1 with an intercept.
+  arma::mat attention_weights(const arma::mat& X_new) const;
+  /// Factors of new rows (m x c) with F_test F_train' = A; c = (intercept) + active components.
+  arma::mat factors(const arma::mat& X_new) const;
+  /// Factors of the training rows (n x c).
+  arma::mat training_factors() const;
+  /// Embedding Omega over the design [1, x] (q x q): attention_weights(X) = d(X) Omega D'.
+  arma::mat embedding() const;
+  /// Coefficients in design order (intercept first when fitted), q x k.
+  arma::mat coefficients() const;
+  /// Diagonal of the hat matrix (n).
+  arma::vec hat_diagonal() const;
+  /// tr(H): the effective degrees of freedom (intercept included).
+  double effective_df() const;
+  /// Masked (causal) predictions of seed 004 eq. 35 (see least_squares_masked.hpp).
+  arma::mat masked_predictions(bool strict = false) const;
+  arma::mat masked_weights(bool strict = false) const;
+
+  const arma::mat& fitted() const { return fitted_; }
+  arma::mat residuals() const { return y_ - fitted_; }
+  /// Singular values of the centred design kept by the SVD (decreasing).
+  const arma::vec& singular_values() const { return s_; }
+  /// Right singular vectors V (p x r): the principal axes.
+  const arma::mat& principal_axes() const { return V_; }
+  arma::uword n_obs() const { return U_.n_rows; }
+  arma::uword n_features() const { return x_mean_.n_elem; }
+  bool fit_intercept() const { return intercept_; }
+  bool is_fitted() const { return fitted_flag_; }
+  const arma::mat& training_y() const { return y_; }
+
+ protected:
+  /// Centre, take the thin SVD, store it. Returns nothing; filters are applied by subclasses.
+  void decompose(const arma::mat& X, const arma::mat& Y, bool fit_intercept, int n_threads);
+  /// The spectral filter phi (length r) of the current estimator.
+  virtual arma::vec filter() const = 0;
+  /// Ridge's 1/lambda on the null space of Xc in the embedding (0 for PCR and lambda = 0).
+  virtual double null_space_weight() const { return 0.0; }
+  void refresh_fit();  ///< recompute coefficients and fitted values after the filter changed
+  void require_fitted(const char* what) const;
+  void check_new_x(const arma::mat& X_new, const char* what) const;
+
+  bool intercept_ = true;
+  int n_threads_ = 0;
+  arma::rowvec x_mean_;  ///< p (zeros without intercept)
+  arma::rowvec y_mean_;  ///< k (zeros without intercept)
+  arma::mat U_;          ///< n x r
+  arma::vec s_;          ///< r
+  arma::mat V_;          ///< p x r
+  arma::mat Uty_;        ///< r x k: U' Yc
+  arma::mat y_;          ///< n x k
+  arma::mat beta_;       ///< p x k (centred coefficients)
+  arma::mat fitted_;     ///< n x k
+  bool fitted_flag_ = false;
+};
+
+struct RidgeOptions {
+  bool fit_intercept = true;
+  double lambda = 1.0;  ///< >= 0; lambda = 0 is least squares (minimum-norm when rank-deficient)
+  int n_threads = 0;
+};
+
+enum class RidgeCriterion { LOO, GCV, AICc };
+/// "loo" (or "cv"), "gcv", "aicc" (case-insensitive).
+RidgeCriterion parse_ridge_criterion(const std::string& name);
+
+/// Every selection criterion for every lambda of a grid, from one SVD.
+struct RidgeSelection {
+  arma::vec lambdas;
+  arma::vec loo_mse;       ///< mean over rows and outputs of (y_i - yhat_{-i})^2
+  arma::vec gcv;           ///< sum over outputs of n RSS / (n - tr H)^2
+  arma::vec aicc;          ///< sum over outputs of ln(RSS/n) + (1 + tr H/n) / (1 - (tr H + 2)/n)
+  arma::vec effective_df;  ///< tr H
+  arma::uword best = 0;    ///< index of the chosen lambda (first minimum of the criterion)
+  RidgeCriterion criterion = RidgeCriterion::LOO;
+};
+
+class Ridge : public SpectralLS {
+ public:
+  explicit Ridge(RidgeOptions options = {}) : opt_(options) {}
+
+  /// Fit with options().lambda.
+  Ridge& fit(const arma::mat& X, const arma::mat& Y);
+  /// One SVD, every criterion over `lambdas`, then the fit at the chosen lambda.
+  RidgeSelection fit_select(const arma::mat& X, const arma::mat& Y, const arma::vec& lambdas,
+                            RidgeCriterion criterion);
+  /// Switch to another lambda without refactoring (the SVD is reused).
+  void set_lambda(double lambda);
+  double lambda() const { return opt_.lambda; }
+  /// Coefficients for each lambda (q x k x G) from the stored SVD.
+  arma::cube path(const arma::vec& lambdas) const;
+  /// Exact leave-one-out predictions y_i - e_i / (1 - h_ii) (n x k).
+  arma::mat loo_predictions() const;
+
+ protected:
+  arma::vec filter() const override;
+  double null_space_weight() const override;
+
+ private:
+  RidgeOptions opt_;
+};
+
+struct PCROptions {
+  int rank = 1;  ///< number of principal components L, 0 <= L <= numerical rank of Xc
+  bool fit_intercept = true;
+  int n_threads = 0;
+};
+
+class PCR : public SpectralLS {
+ public:
+  explicit PCR(PCROptions options = {}) : opt_(options) {}
+  PCR& fit(const arma::mat& X, const arma::mat& Y);
+  int rank() const { return opt_.rank; }
+  /// Share of the centred design's sum of squares carried by each kept component.
+  arma::vec explained_variance_ratio() const;
+
+ protected:
+  arma::vec filter() const override;
+
+ private:
+  PCROptions opt_;
+};
+
+}  // namespace attnreg

@@ -1,0 +1,379 @@
+#include "attnreg/least_squares_spectral.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "attnreg/error.hpp"
+#include "attnreg/least_squares_masked.hpp"
+#include "attnreg/runtime.hpp"
+#include "least_squares_internal.hpp"
+
+namespace attnreg {
+
+using ls_detail::kNaN;
+
+namespace {
+constexpr arma::uword kRowBlock = 8192;
+
+void check_lambda(double lambda) {
+  if (!(lambda >= 0.0) || !std::isfinite(lambda)) {
+    std::ostringstream msg;
+    msg << "alpha: the ridge penalty must be finite and >= 0, got " << lambda;
+    throw InvalidArgument(msg.str());
+  }
+}
+}  // namespace
+
+// ------------------------------------------------------------------------------ SpectralLS
+
+void SpectralLS::require_fitted(const char* what) const {
+  if (!fitted_flag_) {
+    throw InvalidArgument(std::string(what) + ": the model is not fitted yet (call fit first)");
+  }
+}
+
+void SpectralLS::check_new_x(const arma::mat& X_new, const char* what) const {
+  require_fitted(what);
+  if (X_new.n_cols != n_features()) {
+    std::ostringstream msg;
+    msg << "X: has " << X_new.n_cols << " columns but the model was fitted with " << n_features()
+        << " (pass the same columns as in fit)";
+    throw InvalidArgument(msg.str());
+  }
+  check::all_finite(X_new, "X");
+}
+
+void SpectralLS::decompose(const arma::mat& X, const arma::mat& Y, bool fit_intercept,
+                           int n_threads) {
+  check::require(X.n_rows >= 1, "X", "needs at least one row");
+  check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
+  check::rows_match(Y, X.n_rows, "y", "X");
+  check::all_finite(X, "X");
+  check::all_finite(Y, "y");
+  resolve_threads(n_threads);
+  fitted_flag_ = false;
+  intercept_ = fit_intercept;
+  n_threads_ = n_threads;
+  const arma::uword n = X.n_rows, p = X.n_cols, k = Y.n_cols;
+  y_ = Y;
+  if (fit_intercept) {
+    x_mean_ = arma::mean(X, 0);
+    y_mean_ = arma::mean(Y, 0);
+  } else {
+    x_mean_.zeros(p);
+    y_mean_.zeros(k);
+  }
+  arma::mat Xc = fit_intercept ? arma::mat(X.each_row() - x_mean_) : X;
+  arma::mat U, V;
+  arma::vec s;
+  if (p == 0) {
+    U.set_size(n, 0);
+    V.set_size(0, 0);
+    s.set_size(0);
+  } else if (!arma::svd_econ(U, s, V, Xc, "both", "dc") &&
+             !arma::svd_econ(U, s, V, Xc, "both", "std")) {
+    throw NumericalError("X: the singular value decomposition did not converge");
+  }
+  Xc.reset();
+  // Numerical rank: singular values above max(n, p) eps s_1 (numpy's lstsq default).
+  arma::uword r = 0;
+  const double cut = s.n_elem ? s(0) * std::max(n, p) * std::numeric_limits<double>::epsilon() : 0;
+  while (r < s.n_elem && s(r) > cut && s(r) > 0.0) ++r;
+  U_ = r ? arma::mat(U.cols(0, r - 1)) : arma::mat(n, 0);
+  V_ = r ? arma::mat(V.cols(0, r - 1)) : arma::mat(p, 0);
+  s_ = r ? arma::vec(s.head(r)) : arma::vec();
+  // Deterministic signs: the largest entry of each principal axis is positive.
+  for (arma::uword j = 0; j < r; ++j) {
+    if (V_(arma::index_max(arma::abs(V_.col(j))), j) < 0.0) {
+      V_.col(j) *= -1.0;
+      U_.col(j) *= -1.0;
+    }
+  }
+  const arma::mat Yc = fit_intercept ? arma::mat(Y.each_row() - y_mean_) : Y;
+  Uty_ = U_.t() * Yc;
+}
+
+void SpectralLS::refresh_fit() {
+  const arma::vec phi = filter();
+  beta_ = V_ * (arma::diagmat(phi / s_) * Uty_);
+  if (V_.n_cols == 0) beta_.zeros(n_features(), y_.n_cols);
+  fitted_ = U_ * (arma::diagmat(phi) * Uty_);
+  if (U_.n_cols == 0) fitted_.zeros(n_obs(), y_.n_cols);
+  fitted_.each_row() += y_mean_;
+  fitted_flag_ = true;
+}
+
+arma::mat SpectralLS::coefficients() const {
+  require_fitted("coefficients");
+  const arma::uword p = n_features(), k = y_.n_cols;
+  if (!intercept_) return beta_;
+  arma::mat c(p + 1, k);
+  c.row(0) = y_mean_ - x_mean_ * beta_;
+  if (p) c.rows(1, p) = beta_;
+  return c;
+}
+
+arma::mat SpectralLS::predict(const arma::mat& X_new) const {
+  check_new_x(X_new, "predict");
+  arma::mat out = (X_new.each_row() - x_mean_) * beta_;
+  out.each_row() += y_mean_;
+  return out;
+}
+
+arma::mat SpectralLS::attention_weights(const arma::mat& X_new) const {
+  check_new_x(X_new, "attention_weights");
+  const arma::vec phi = filter();
+  const arma::mat G = (X_new.each_row() - x_mean_) * V_ * arma::diagmat(phi / s_);  // m x r
+  arma::mat A = G * U_.t();
+  if (U_.n_cols == 0) A.zeros(X_new.n_rows, n_obs());
+  if (intercept_) A += 1.0 / static_cast<double>(n_obs());
+  return A;
+}
+
+arma::mat SpectralLS::factors(const arma::mat& X_new) const {
+  check_new_x(X_new, "factors");
+  const arma::vec phi = filter();
+  const arma::uvec act = arma::find(phi > 0.0);
+  arma::mat F = (X_new.each_row() - x_mean_) * V_.cols(act) *
+                arma::diagmat(arma::sqrt(phi(act)) / s_(act));
+  if (intercept_) {
+    F = arma::join_horiz(arma::mat(X_new.n_rows, 1,
+                                   arma::fill::value(1.0 / std::sqrt(static_cast<double>(n_obs())))),
+                         F);
+  }
+  return F;
+}
+
+arma::mat SpectralLS::training_factors() const {
+  require_fitted("training_factors");
+  const arma::vec phi = filter();
+  const arma::uvec act = arma::find(phi > 0.0);
+  arma::mat F = U_.cols(act) * arma::diagmat(arma::sqrt(phi(act)));
+  if (intercept_) {
+    F = arma::join_horiz(
+        arma::mat(n_obs(), 1, arma::fill::value(1.0 / std::sqrt(static_cast<double>(n_obs())))), F);
+  }
+  return F;
+}
+
+arma::mat SpectralLS::embedding() const {
+  require_fitted("embedding");
+  const arma::uword p = n_features();
+  const arma::vec phi = filter();
+  arma::mat C = V_ * arma::diagmat(phi / arma::square(s_)) * V_.t();
+  if (V_.n_cols == 0) C.zeros(p, p);
+  const double w0 = null_space_weight();
+  if (w0 > 0.0) C += w0 * (arma::eye(p, p) - V_ * V_.t());
+  if (!intercept_) return C;
+  // Block inverse of [[n, n x_bar'], [n x_bar, X'X + lambda I]] (intercept unpenalised).
+  const double n = static_cast<double>(n_obs());
+  arma::mat O(p + 1, p + 1);
+  const arma::vec Cx = C * x_mean_.t();
+  O(0, 0) = 1.0 / n + arma::dot(x_mean_, Cx);
+  if (p) {
+    O.submat(1, 0, p, 0) = -Cx;
+    O.submat(0, 1, 0, p) = -Cx.t();
+    O.submat(1, 1, p, p) = C;
+  }
+  return O;
+}
+
+arma::vec SpectralLS::hat_diagonal() const {
+  require_fitted("hat_diagonal");
+  const arma::vec phi = filter();
+  arma::vec h = arma::square(U_) * phi;
+  if (U_.n_cols == 0) h.zeros(n_obs());
+  if (intercept_) h += 1.0 / static_cast<double>(n_obs());
+  return h;
+}
+
+double SpectralLS::effective_df() const {
+  require_fitted("effective_df");
+  return arma::accu(filter()) + (intercept_ ? 1.0 : 0.0);
+}
+
+arma::mat SpectralLS::masked_predictions(bool strict) const {
+  require_fitted("masked_predictions");
+  return masked_attention_predict(training_factors(), y_, strict);
+}
+
+arma::mat SpectralLS::masked_weights(bool strict) const {
+  require_fitted("masked_weights");
+  return masked_attention_weights(training_factors(), strict);
+}
+
+// ------------------------------------------------------------------------------ Ridge
+
+RidgeCriterion parse_ridge_criterion(const std::string& name) {
+  std::string s;
+  for (char c : name) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (s == "loo" || s == "cv" || s == "loocv") return RidgeCriterion::LOO;
+  if (s == "gcv") return RidgeCriterion::GCV;
+  if (s == "aicc" || s == "aic") return RidgeCriterion::AICc;
+  throw InvalidArgument("cv: unknown criterion '" + name + "' (use \"loo\", \"gcv\" or \"aicc\")");
+}
+
+arma::vec Ridge::filter() const {
+  const arma::vec s2 = arma::square(s_);
+  return s2 / (s2 + opt_.lambda);
+}
+
+double Ridge::null_space_weight() const { return opt_.lambda > 0.0 ? 1.0 / opt_.lambda : 0.0; }
+
+Ridge& Ridge::fit(const arma::mat& X, const arma::mat& Y) {
+  check_lambda(opt_.lambda);
+  decompose(X, Y, opt_.fit_intercept, opt_.n_threads);
+  refresh_fit();
+  return *this;
+}
+
+void Ridge::set_lambda(double lambda) {
+  require_fitted("set_lambda");
+  check_lambda(lambda);
+  opt_.lambda = lambda;
+  refresh_fit();
+}
+
+arma::cube Ridge::path(const arma::vec& lambdas) const {
+  require_fitted("path");
+  const arma::uword p = n_features(), k = y_.n_cols, q = p + (intercept_ ? 1 : 0);
+  arma::cube out(q, k, lambdas.n_elem);
+  const arma::vec s2 = arma::square(s_);
+  for (arma::uword g = 0; g < lambdas.n_elem; ++g) {
+    check_lambda(lambdas(g));
+    arma::mat b = V_ * (arma::diagmat(s_ / (s2 + lambdas(g))) * Uty_);
+    if (V_.n_cols == 0) b.zeros(p, k);
+    if (intercept_) {
+      out.slice(g).row(0) = y_mean_ - x_mean_ * b;
+      if (p) out.slice(g).rows(1, p) = b;
+    } else {
+      out.slice(g) = b;
+    }
+  }
+  return out;
+}
+
+arma::mat Ridge::loo_predictions() const {
+  require_fitted("loo_predictions");
+  const arma::vec h = hat_diagonal();
+  const arma::mat e = residuals();
+  arma::mat out(e.n_rows, e.n_cols);
+  for (arma::uword i = 0; i < e.n_rows; ++i) {
+    const double d = 1.0 - h(i);
+    for (arma::uword c = 0; c < e.n_cols; ++c) out(i, c) = d > 1e-10 ? y_(i, c) - e(i, c) / d : kNaN;
+  }
+  return out;
+}
+
+RidgeSelection Ridge::fit_select(const arma::mat& X, const arma::mat& Y, const arma::vec& lambdas,
+                                 RidgeCriterion criterion) {
+  check::require(lambdas.n_elem >= 1, "alpha", "the grid of penalties is empty");
+  for (arma::uword g = 0; g < lambdas.n_elem; ++g) check_lambda(lambdas(g));
+  decompose(X, Y, opt_.fit_intercept, opt_.n_threads);
+  const arma::uword n = n_obs(), k = y_.n_cols, G = lambdas.n_elem, r = s_.n_elem;
+  const double dn = static_cast<double>(n);
+  const arma::vec s2 = arma::square(s_);
+  arma::mat Phi(r, G);  // phi_jg
+  for (arma::uword g = 0; g < G; ++g) Phi.col(g) = s2 / (s2 + lambdas(g));
+  RidgeSelection sel;
+  sel.lambdas = lambdas;
+  sel.criterion = criterion;
+  sel.effective_df = arma::sum(Phi, 0).t() + (intercept_ ? 1.0 : 0.0);
+  if (r == 0) sel.effective_df.fill(intercept_ ? 1.0 : 0.0);
+
+  // One blocked pass: residuals and leverages for every lambda via GEMMs on row blocks.
+  arma::mat rss(G, k, arma::fill::zeros), loo(G, k, arma::fill::zeros);
+  InterruptGuard guard;
+  const arma::mat Yc = Y.each_row() - y_mean_;
+  for (arma::uword i0 = 0; i0 < n; i0 += kRowBlock) {
+    if (guard.poll()) break;
+    const arma::uword i1 = std::min(n, i0 + kRowBlock);
+    const arma::mat Ub = U_.rows(i0, i1 - 1);
+    arma::mat Hb = r ? arma::mat(arma::square(Ub) * Phi) : arma::mat(i1 - i0, G, arma::fill::zeros);
+    if (intercept_) Hb += 1.0 / dn;
+    for (arma::uword c = 0; c < k; ++c) {
+      arma::mat Eb = r ? arma::mat(-(Ub * (Phi.each_col() % Uty_.col(c))))
+                       : arma::mat(i1 - i0, G, arma::fill::zeros);
+      Eb.each_col() += Yc.col(c).rows(i0, i1 - 1);
+      rss.col(c) += arma::sum(arma::square(Eb), 0).t();
+      loo.col(c) += arma::sum(arma::square(Eb / (1.0 - Hb)), 0).t();
+    }
+  }
+  guard.rethrow_if_interrupted();
+  sel.loo_mse = arma::sum(loo, 1) / (dn * k);
+  sel.gcv.set_size(G);
+  sel.aicc.set_size(G);
+  for (arma::uword g = 0; g < G; ++g) {
+    const double tr = sel.effective_df(g);
+    double gcv = 0.0, aicc = 0.0;
+    for (arma::uword c = 0; c < k; ++c) {
+      gcv += tr < dn ? dn * rss(g, c) / ((dn - tr) * (dn - tr)) : arma::datum::inf;
+      aicc += (tr + 2.0) < dn
+                  ? std::log(rss(g, c) / dn) + (1.0 + tr / dn) / (1.0 - (tr + 2.0) / dn)
+                  : arma::datum::inf;
+    }
+    sel.gcv(g) = gcv;
+    sel.aicc(g) = aicc;
+  }
+  const arma::vec& crit = criterion == RidgeCriterion::LOO   ? sel.loo_mse
+                          : criterion == RidgeCriterion::GCV ? sel.gcv
+                                                              : sel.aicc;
+  arma::uword best = 0;
+  bool found = false;
+  for (arma::uword g = 0; g < G; ++g) {
+    if (std::isnan(crit(g))) continue;
+    if (!found || crit(g) < crit(best)) {
+      best = g;
+      found = true;
+    }
+  }
+  if (!found) {
+    throw NumericalError("alpha: the selection criterion is undefined for every penalty of the "
+                         "grid (too few rows for the effective degrees of freedom?)");
+  }
+  sel.best = best;
+  opt_.lambda = lambdas(best);
+  refresh_fit();
+  return sel;
+}
+
+// ------------------------------------------------------------------------------ PCR
+
+arma::vec PCR::filter() const {
+  arma::vec phi(s_.n_elem, arma::fill::zeros);
+  const auto L = static_cast<arma::uword>(std::max(0, opt_.rank));
+  if (L > 0) phi.head(std::min(L, phi.n_elem)).ones();
+  return phi;
+}
+
+PCR& PCR::fit(const arma::mat& X, const arma::mat& Y) {
+  if (opt_.rank < 0) {
+    throw InvalidArgument("rank: the number of principal components must be >= 0, got " +
+                          std::to_string(opt_.rank));
+  }
+  decompose(X, Y, opt_.fit_intercept, opt_.n_threads);
+  if (static_cast<arma::uword>(opt_.rank) > s_.n_elem) {
+    fitted_flag_ = false;
+    std::ostringstream msg;
+    msg << "rank: " << opt_.rank << " components requested but the "
+        << (intercept_ ? "centred " : "") << "design has numerical rank " << s_.n_elem
+        << (n_obs() == 1 ? " (1 sample)" : "") << "; choose rank <= " << s_.n_elem;
+    throw InvalidArgument(msg.str());
+  }
+  refresh_fit();
+  return *this;
+}
+
+arma::vec PCR::explained_variance_ratio() const {
+  require_fitted("explained_variance_ratio");
+  const auto L = static_cast<arma::uword>(opt_.rank);
+  const arma::vec s2 = arma::square(s_);
+  const double tot = arma::accu(s2);
+  if (L == 0 || tot == 0.0) return arma::vec();
+  return s2.head(L) / tot;
+}
+
+}  // namespace attnreg
