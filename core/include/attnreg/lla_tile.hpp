@@ -46,6 +46,7 @@ namespace tile {
 
 // ------------------------------------------------------------------ scalar helpers
 
+// exp(-inf) = 0 on host and device, which is what a masked key (logit -inf) must weigh.
 ATTNREG_HD float exp_t(float x) { return expf(x); }
 ATTNREG_HD double exp_t(double x) { return exp(x); }
 ATTNREG_HD float sqrt_t(float x) { return sqrtf(x); }
@@ -76,6 +77,21 @@ ATTNREG_HD T dot(const T* a, const T* b, int n) {
   T s = T(0);
   for (int i = 0; i < n; ++i) s += a[i] * b[i];
   return s;
+}
+
+/// sum of x in four interleaved partial sums (vectorisable; a fixed order, so deterministic).
+template <class T>
+ATTNREG_HD T sum4(const T* x, int n) {
+  T a = T(0), b = T(0), c = T(0), e = T(0);
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    a += x[i];
+    b += x[i + 1];
+    c += x[i + 2];
+    e += x[i + 3];
+  }
+  for (; i < n; ++i) a += x[i];
+  return (a + b) + (c + e);
 }
 
 /// y += alpha x
@@ -154,6 +170,41 @@ ATTNREG_HD void mask_row(T* s, int n, long long key0, long long lo, long long hi
   }
 }
 
+/// Keys [lo, hi] (global positions; empty when lo > hi) that query i of n_q may use among
+/// n_k keys: the rule of attention.hpp. With `causal`, j <= a_i where a_i = i + n_k - n_q
+/// (bottom-right alignment for cross-attention and decoding); a sliding window w > 0 keeps
+/// a_i - w < j (and, without causal, j < a_i + w). Device code's copy of the CPU Geometry.
+ATTNREG_HD void key_range(long long i, long long n_q, long long n_k, bool causal,
+                          long long window, long long& lo, long long& hi) {
+  const long long a = i + n_k - n_q;
+  lo = 0;
+  hi = n_k - 1;
+  if (causal && a < hi) hi = a;
+  if (window > 0) {
+    if (a - window + 1 > lo) lo = a - window + 1;
+    if (!causal && a + window - 1 < hi) hi = a + window - 1;
+  }
+}
+
+/// Union [lo, hi] of the key ranges of queries [i0, i1) (i1 > i0): the ranges move
+/// monotonically with i, so the first and last query bound it. A query block streams only
+/// the key tiles that intersect this range.
+ATTNREG_HD void block_key_range(long long i0, long long i1, long long n_q, long long n_k,
+                                bool causal, long long window, long long& lo, long long& hi) {
+  long long l0, h0, l1, h1;
+  key_range(i0, n_q, n_k, causal, window, l0, h0);
+  key_range(i1 - 1, n_q, n_k, causal, window, l1, h1);
+  lo = l0 < l1 ? l0 : l1;
+  hi = h0 > h1 ? h0 : h1;
+}
+
+/// Seed 002 Algorithm 2 line 7, the Hadamard factor of one row: u_j *= w_j, turning the row
+/// of P K_c' into the row of W .* (P K_c') before it is multiplied by K_c.
+template <class T>
+ATTNREG_HD void weight_row(T* u, const T* w, int n) {
+  for (int j = 0; j < n; ++j) u[j] *= w[j];
+}
+
 // ------------------------------------------------------------------ online max (Alg. 1 l. 8-10)
 
 /// Result of folding one tile into a row's running max.
@@ -179,13 +230,8 @@ ATTNREG_HD RowUpdate<T> online_update_row(T* s, int n, T& m) {
     return u;
   }
   u.alpha = (m == neg_inf<T>()) ? T(0) : exp_t(m - mx);
-  T sum = T(0);
-  for (int j = 0; j < n; ++j) {
-    const T w = (s[j] == neg_inf<T>()) ? T(0) : exp_t(s[j] - mx);
-    s[j] = w;
-    sum += w;
-  }
-  u.rowsum = sum;
+  for (int j = 0; j < n; ++j) s[j] = exp_t(s[j] - mx);  // -inf (masked) -> 0
+  u.rowsum = sum4(s, n);
   m = mx;
   return u;
 }
@@ -194,7 +240,7 @@ ATTNREG_HD RowUpdate<T> online_update_row(T* s, int n, T& m) {
 /// final max m; masked keys (l = -inf) get 0.
 template <class T>
 ATTNREG_HD void weights_from_max_row(T* s, int n, T m) {
-  for (int j = 0; j < n; ++j) s[j] = (s[j] == neg_inf<T>()) ? T(0) : exp_t(s[j] - m);
+  for (int j = 0; j < n; ++j) s[j] = exp_t(s[j] - m);  // -inf (masked) -> 0
 }
 
 /// acc *= alpha (Alg. 1 line 11: bcast(alpha) .* M; also the softmax output accumulator).
