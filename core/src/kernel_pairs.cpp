@@ -116,19 +116,19 @@ ATTNREG_SIMD_CLONES double tile_weights(const TileArgs& a, std::size_t first, st
         return exp_nonpositive(-0.5 * e);
       });
     case KernelType::epanechnikov:
-      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return epanechnikov_shape(u); });
+      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return epanechnikov_shape(u); });
     case KernelType::uniform:
-      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return uniform_shape(u); });
+      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return uniform_shape(u); });
     case KernelType::triangular:
-      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return triangular_shape(u); });
+      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return triangular_shape(u); });
     case KernelType::biweight:
-      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return biweight_shape(u); });
+      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return biweight_shape(u); });
     case KernelType::triweight:
-      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return triweight_shape(u); });
+      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return triweight_shape(u); });
     case KernelType::tricube:
-      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return tricube_shape(u); });
+      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return tricube_shape(u); });
     case KernelType::cosine:
-      return compact_tile(a, first, len, w, [](vd u) ATTNREG_LAMBDA_INLINE { return cosine_shape(u); });
+      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return cosine_shape(u); });
   }
   return 0.0;
 }
@@ -233,7 +233,7 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
     check::require(obs_weights.min() >= 0.0, "sample_weight",
                    "must be >= 0 (drop rows instead of giving them negative weight)");
     const double mx = obs_weights.max();
-    check::require(mx > 0.0, "sample_weight", "all weights are 0 (give some row a positive weight)");
+    check::require(mx > 0.0, "sample_weight", "all weights are zero (give some row a positive weight)");
     if (obs_weights.min() != mx) ow_ = obs_weights / mx;
   }
 

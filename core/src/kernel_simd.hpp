@@ -20,6 +20,7 @@
 // function here is always inlined into its caller's clone, so no such call exists.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC diagnostic ignored "-Wabi"
 #endif
 
 namespace attnreg {
@@ -49,16 +50,16 @@ constexpr int kLanes = 8;
 typedef double vd __attribute__((vector_size(64)));
 typedef std::int64_t vi __attribute__((vector_size(64)));
 ATTNREG_SIMD_INLINE vd splat(double x) { return vd{x, x, x, x, x, x, x, x}; }
-ATTNREG_SIMD_INLINE vd select(vi mask, vd a, vd b) { return mask ? a : b; }
-ATTNREG_SIMD_INLINE vi lt(vd a, vd b) { return a < b; }
-ATTNREG_SIMD_INLINE vi le(vd a, vd b) { return a <= b; }
-ATTNREG_SIMD_INLINE vi gt(vd a, vd b) { return a > b; }
-ATTNREG_SIMD_INLINE vd bits_to_double(vi v) {
+ATTNREG_SIMD_INLINE vd select(const vi& mask, const vd& a, const vd& b) { return mask ? a : b; }
+ATTNREG_SIMD_INLINE vi lt(const vd& a, const vd& b) { return a < b; }
+ATTNREG_SIMD_INLINE vi le(const vd& a, const vd& b) { return a <= b; }
+ATTNREG_SIMD_INLINE vi gt(const vd& a, const vd& b) { return a > b; }
+ATTNREG_SIMD_INLINE vd bits_to_double(const vi& v) {
   vd r;
   std::memcpy(&r, &v, sizeof r);
   return r;
 }
-ATTNREG_SIMD_INLINE vi double_to_bits(vd v) {
+ATTNREG_SIMD_INLINE vi double_to_bits(const vd& v) {
   vi r;
   std::memcpy(&r, &v, sizeof r);
   return r;
@@ -132,33 +133,33 @@ ATTNREG_SIMD_INLINE vd load(const double* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-ATTNREG_SIMD_INLINE void store(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
+ATTNREG_SIMD_INLINE void store(double* p, const vd& v) { std::memcpy(p, &v, sizeof v); }
 /// Load len < 8 values, zero-padded.
 ATTNREG_SIMD_INLINE vd load_partial(const double* p, std::size_t len) {
   double buf[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (std::size_t l = 0; l < len; ++l) buf[l] = p[l];
   return load(buf);
 }
-ATTNREG_SIMD_INLINE void store_partial(double* p, vd v, std::size_t len) {
+ATTNREG_SIMD_INLINE void store_partial(double* p, const vd& v, std::size_t len) {
   double buf[kLanes];
   store(buf, v);
   for (std::size_t l = 0; l < len; ++l) p[l] = buf[l];
 }
 /// Sum of the lanes in a fixed order.
-ATTNREG_SIMD_INLINE double hsum(vd v) {
+ATTNREG_SIMD_INLINE double hsum(const vd& v) {
   return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
 }
-ATTNREG_SIMD_INLINE double hmax(vd v) {
+ATTNREG_SIMD_INLINE double hmax(const vd& v) {
   double r = v[0];
   for (int l = 1; l < kLanes; ++l) r = v[l] > r ? v[l] : r;
   return r;
 }
-ATTNREG_SIMD_INLINE vd vmax(vd a, vd b) { return select(gt(a, b), a, b); }
-ATTNREG_SIMD_INLINE vd vabs(vd a) { return select(lt(a, splat(0.0)), -a, a); }
-ATTNREG_SIMD_INLINE vd pos(vd a) { return select(gt(a, splat(0.0)), a, splat(0.0)); }
+ATTNREG_SIMD_INLINE vd vmax(const vd& a, const vd& b) { return select(gt(a, b), a, b); }
+ATTNREG_SIMD_INLINE vd vabs(const vd& a) { return select(lt(a, splat(0.0)), -a, a); }
+ATTNREG_SIMD_INLINE vd pos(const vd& a) { return select(gt(a, splat(0.0)), a, splat(0.0)); }
 
 /// Lane-wise kernel_detail::exp_nonpositive.
-ATTNREG_SIMD_INLINE vd exp_nonpositive(vd x) {
+ATTNREG_SIMD_INLINE vd exp_nonpositive(const vd& x) {
   constexpr double kLog2e = 1.4426950408889634074;
   constexpr double kLn2Hi = 6.93147180369123816490e-01;
   constexpr double kLn2Lo = 1.90821492927058770002e-10;
@@ -198,25 +199,25 @@ ATTNREG_SIMD_INLINE vd exp_nonpositive(vd x) {
 }
 
 /// Lane-wise kernel shapes (kernel_detail::*_shape).
-ATTNREG_SIMD_INLINE vd epanechnikov_shape(vd u) { return pos(1.0 - u * u); }
-ATTNREG_SIMD_INLINE vd uniform_shape(vd u) {
+ATTNREG_SIMD_INLINE vd epanechnikov_shape(const vd& u) { return pos(1.0 - u * u); }
+ATTNREG_SIMD_INLINE vd uniform_shape(const vd& u) {
   return select(le(vabs(u), splat(1.0)), splat(1.0), splat(0.0));
 }
-ATTNREG_SIMD_INLINE vd triangular_shape(vd u) { return pos(1.0 - vabs(u)); }
-ATTNREG_SIMD_INLINE vd biweight_shape(vd u) {
+ATTNREG_SIMD_INLINE vd triangular_shape(const vd& u) { return pos(1.0 - vabs(u)); }
+ATTNREG_SIMD_INLINE vd biweight_shape(const vd& u) {
   const vd t = epanechnikov_shape(u);
   return t * t;
 }
-ATTNREG_SIMD_INLINE vd triweight_shape(vd u) {
+ATTNREG_SIMD_INLINE vd triweight_shape(const vd& u) {
   const vd t = epanechnikov_shape(u);
   return t * t * t;
 }
-ATTNREG_SIMD_INLINE vd tricube_shape(vd u) {
+ATTNREG_SIMD_INLINE vd tricube_shape(const vd& u) {
   const vd a = vabs(u);
   const vd t = pos(1.0 - a * a * a);
   return t * t * t;
 }
-ATTNREG_SIMD_INLINE vd cosine_shape(vd u) {
+ATTNREG_SIMD_INLINE vd cosine_shape(const vd& u) {
   const vd a = vabs(u);
   const vi inside = le(a, splat(1.0));
   const vd x = 1.5707963267948966192 * select(inside, a, splat(1.0));

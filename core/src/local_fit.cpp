@@ -586,11 +586,12 @@ LocalPolynomial& LocalPolynomial::fit(const arma::mat& X, const arma::mat& Y,
     throw InvalidArgument("degree: " + msg.str());
   }
   const std::size_t q = 1 + LocalPolySpec::n_terms(opt_.degree, dc);
-  if (X.n_rows < q) {
+  if (X.n_rows < q && opt_.ridge == 0.0) {  // with a ridge the local fit is always defined
     std::ostringstream msg;
     msg << "a " << degree_name(opt_.degree) << " fit with " << dc << " continuous column"
         << (dc == 1 ? "" : "s") << " estimates " << q << " coefficients per point and needs at "
-        << "least " << q << " rows, got " << X.n_rows << " (use more data or a lower degree)";
+        << "least " << q << " rows, got " << X.n_rows << (X.n_rows == 1 ? " sample" : " samples")
+        << " (use more data or a lower degree)";
     throw InvalidArgument("X: " + msg.str());
   }
   if (opt_.degree >= 1 && opt_.ridge == 0.0) {

@@ -43,7 +43,7 @@
 // the sink adds the self term back from self_weight() where it needs the full sum.
 #pragma once
 
-#include <armadillo>
+#include "attnreg/arma.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <functional>

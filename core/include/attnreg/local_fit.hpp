@@ -35,7 +35,7 @@
 // shortcut (m(x_i) - L_ii y_i) / (1 - L_ii), L_ii = l_i(x_i) (the leverage).
 #pragma once
 
-#include <armadillo>
+#include "attnreg/arma.hpp"
 #include <cstdint>
 #include <string>
 #include <vector>

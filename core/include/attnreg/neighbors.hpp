@@ -14,7 +14,7 @@
 //     there (zero for compact kernels), so results do not depend on the index.
 #pragma once
 
-#include <armadillo>
+#include "attnreg/arma.hpp"
 #include <cstddef>
 #include <vector>
 

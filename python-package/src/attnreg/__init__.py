@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from . import _core
 from ._core import NumericalError
-from .linear import OLS
+from .linear import OLS, PCR, AttentionRegression, Ridge, pseudo_out_of_sample
+from .kernel import LocalLinear, NadarayaWatson, kernel_constants
 from . import attention
 
 __version__ = "0.1.0"
@@ -22,4 +23,4 @@ def build_info() -> dict:
     return dict(_core.build_info())
 
 
-__all__ = ["OLS", "NumericalError", "build_info", "__version__"]
+__all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample", "NadarayaWatson", "LocalLinear", "kernel_constants", "NumericalError", "build_info", "__version__"]

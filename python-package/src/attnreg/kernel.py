@@ -1,0 +1,333 @@
+"""Kernel regression as attention: Nadaraya-Watson (local constant) and local linear.
+
+Both estimators are linear in the responses, ``m(x) = sum_i l_i(x) y_i``; ``attention_weights``
+returns the rows ``l(x)``. With the Gaussian kernel and unit-norm inputs, Nadaraya-Watson is
+softmax attention with temperature ``tau = h**2``; local linear with ``ridge > 0`` is Local
+Linear Attention (seed 002, eqs. 6-8, with the ridge scaled by the weight sum as DESIGN.md §2).
+
+Data layout: one observation per row. Categorical columns (pandas ``category``, ``bool`` or
+``object`` columns, or columns marked ``"u"``/``"o"`` in ``var_types``) enter only through the
+product kernel weights, as in R's ``np``. Everything numeric happens in the C++ core.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _core
+from ._validation import as_2d_y, squeeze_outputs
+
+#: Bandwidth selectors named in DESIGN.md §5 (provided by attnreg's bandwidth selection).
+SELECTORS = ("cv_ls", "aic", "gcv", "rot", "dpi")
+
+
+def kernel_constants(kernel: str) -> dict:
+    """``mu2`` (= int u^2 K), ``roughness`` (= int K^2), ``support`` and ``constant`` of a kernel.
+
+    Kernels: gaussian, epanechnikov, uniform, triangular, biweight, triweight, tricube, cosine,
+    all densities on u = (x - x_i) / h (the compact ones on [-1, 1]). R's np scales its
+    Epanechnikov to unit variance (support +-sqrt(5)): an np bandwidth h_np is sqrt(5) * h_np
+    here.
+    """
+    return dict(_core.kernel_constants(str(kernel)))
+
+
+def _is_categorical_series(s) -> bool:
+    import pandas as pd
+
+    return (
+        isinstance(s.dtype, pd.CategoricalDtype)
+        or pd.api.types.is_bool_dtype(s.dtype)
+        or pd.api.types.is_object_dtype(s.dtype)
+        or pd.api.types.is_string_dtype(s.dtype)
+    )
+
+
+class _KernelRegression(RegressorMixin, BaseEstimator):
+    """Shared fit/predict plumbing; subclasses fix the local polynomial degree."""
+
+    _degree = 1
+
+    # ------------------------------------------------------------------ input encoding
+    def _encode(self, X, fitting: bool):
+        """DataFrames: categorical columns -> integer codes (categories stored at fit).
+
+        Returns (X as DataFrame or array, var_types string or None)."""
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - pandas is a dependency
+            return X, None
+        if not isinstance(X, pd.DataFrame):
+            return X, None
+        if fitting:
+            self._categories = {}
+            types = []
+            for j, col in enumerate(X.columns):
+                s = X[col]
+                if _is_categorical_series(s):
+                    cat = s.astype("category") if not isinstance(s.dtype, pd.CategoricalDtype) else s
+                    self._categories[col] = cat.cat.categories
+                    types.append("o" if cat.cat.ordered else "u")
+                else:
+                    types.append("c")
+            inferred = "".join(types)
+        else:
+            inferred = None
+        if not self._categories:
+            return X, inferred
+        out = {}
+        for col in X.columns:
+            s = X[col]
+            if col in self._categories:
+                cats = self._categories[col]
+                bad = (~s.isin(cats) & s.notna()).to_numpy()
+                if bad.any():
+                    first = s[bad].iloc[0]
+                    raise ValueError(
+                        f"X: column {col!r} has the level {first!r}, never seen in fit "
+                        f"(levels: {list(cats)[:10]}); categorical kernels cannot weigh an "
+                        "unseen category (map it to a known level or drop the row)"
+                    )
+                codes = pd.Categorical(s, categories=cats).codes.astype(np.float64)
+                codes[codes < 0] = np.nan  # missing values: rejected by validation below
+                out[col] = codes
+            else:
+                out[col] = s
+        return pd.DataFrame(out, index=X.index), inferred
+
+    def _resolve_var_types(self, inferred, n_features: int) -> str:
+        vt = self.var_types
+        if vt is None:
+            return inferred if inferred is not None else "c" * n_features
+        if not isinstance(vt, str):
+            raise ValueError(
+                f"var_types: expected a string such as 'ccu' (one of c/u/o per column), got {vt!r}"
+            )
+        compact = vt.replace(" ", "")
+        if len(compact) != n_features or any(c not in "cuoCUO" for c in compact):
+            raise ValueError(
+                f"var_types: {vt!r} must give one of c (continuous), u (unordered), "
+                f"o (ordered) for each of the {n_features} columns"
+            )
+        if inferred is not None:
+            for j, (a, b) in enumerate(zip(compact.lower(), inferred)):
+                if b in "uo" and a == "c":
+                    raise ValueError(
+                        f"var_types: column {j + 1} is a pandas categorical but var_types marks "
+                        "it continuous ('c'); use 'u' or 'o' or convert the column to numbers"
+                    )
+        return compact.lower()
+
+    def _resolve_bandwidth(self, var_types: str) -> np.ndarray:
+        bw = self.bandwidth
+        if isinstance(bw, str):
+            if bw in SELECTORS:
+                raise ValueError(
+                    f"bandwidth={bw!r}: data-driven bandwidth selection is not available in "
+                    "this version of attnreg yet (it comes with the bandwidth-selection "
+                    "module); pass a positive number, or one number per column (a lambda in "
+                    "the kernel's range for categorical columns)"
+                )
+            raise ValueError(
+                f"bandwidth: unknown selector {bw!r}; pass a positive number or one number per "
+                f"column (selectors, once available: {', '.join(SELECTORS)})"
+            )
+        if isinstance(bw, numbers.Real) and not isinstance(bw, bool):
+            if "u" in var_types or "o" in var_types:
+                raise ValueError(
+                    "bandwidth: one number for every column only works when all columns are "
+                    "continuous; give one value per column (lambda for categorical columns), "
+                    f"for var_types {var_types!r}"
+                )
+            return np.array([float(bw)])
+        arr = np.asarray(bw, dtype=np.float64).ravel()
+        if arr.size != len(var_types):
+            raise ValueError(
+                f"bandwidth: got {arr.size} values for {len(var_types)} columns (give one per "
+                "column, or one number when all columns are continuous)"
+            )
+        return arr
+
+    # ------------------------------------------------------------------ fit / predict
+    def _new_core(self, var_types: str):
+        return _core.LocalPolynomial(
+            degree=self._degree,
+            kernel=str(self.kernel),
+            var_types=var_types,
+            unordered_kernel=str(self.unordered_kernel),
+            ordered_kernel=str(self.ordered_kernel),
+            ridge=float(getattr(self, "ridge", 0.0)),
+            n_threads=int(self.n_threads),
+        )
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on X of shape (n, d) and y of shape (n,) or (n, k). Returns self.
+
+        Computes the fitted values, leverages and exact leave-one-out predictions at the
+        training rows in the same pass (one evaluation per training pair)."""
+        Xe, inferred = self._encode(X, fitting=True)
+        Xa, y = validate_data(self, Xe, y, multi_output=True, y_numeric=True, dtype=np.float64)
+        y2, self._y_1d = as_2d_y(y)
+        var_types = self._resolve_var_types(inferred, Xa.shape[1])
+        bw = self._resolve_bandwidth(var_types)
+        sw = None
+        if sample_weight is not None:
+            sw = np.asarray(sample_weight, dtype=np.float64).ravel()
+        model = self._new_core(var_types)
+        model.fit(Xa, y2, bw, sw)
+        self._model = model
+        self.var_types_ = var_types
+        self.bandwidth_ = model.bandwidth()
+        self.effective_df_ = float(model.effective_df())
+        self.leverage_ = model.leverage()
+        try:
+            loo = model.loo_fitted()
+            self.cv_score_ = float(np.mean((y2 - loo) ** 2))
+        except ArithmeticError:
+            # Some row has no leave-one-out fit (e.g. an isolated point under a compact
+            # kernel): the cross-validation score of this bandwidth is infinite.
+            self.cv_score_ = float("inf")
+        return self
+
+    def _check_X(self, X):
+        check_is_fitted(self)
+        Xe, _ = self._encode(X, fitting=False)
+        return validate_data(self, Xe, reset=False, dtype=np.float64)
+
+    def predict(self, X):
+        """Predictions at new rows, shape (m,) or (m, k)."""
+        X = self._check_X(X)
+        return squeeze_outputs(self._model.predict(X), self._y_1d)
+
+    def attention_weights(self, X) -> np.ndarray:
+        """Equivalent-kernel (attention) weights of shape (m, n_train).
+
+        ``predict(X) == attention_weights(X) @ y_train``; every row sums to one. Materialises
+        m * n_train numbers: use it when you need the weights themselves."""
+        X = self._check_X(X)
+        return self._model.attention_weights(X)
+
+    def fitted_values(self):
+        """Fitted values at the training rows, shape (n,) or (n, k)."""
+        check_is_fitted(self)
+        return squeeze_outputs(self._model.fitted(), self._y_1d)
+
+    def loo_predictions(self):
+        """Exact leave-one-out predictions m_{-i}(x_i) at the training rows, (n,) or (n, k).
+
+        Equal to refitting without row i (with ``ridge > 0`` the weight-sum-scaled penalty is
+        refitted too). Raises ``attnreg.NumericalError`` naming the first row without one."""
+        check_is_fitted(self)
+        return squeeze_outputs(self._model.loo_fitted(), self._y_1d)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.single_output = False
+        return tags
+
+
+class NadarayaWatson(_KernelRegression):
+    """Nadaraya-Watson (local constant) kernel regression: softmax attention over the rows.
+
+    ``m(x) = sum_i w_i(x) y_i / sum_j w_j(x)`` with the product kernel
+    ``w_i(x) = s_i prod_j K((x_j - X_ij) / h_j) prod_c l_c(x_c, X_ic; lambda_c)``
+    (``s_i`` the sample weights). The weights ``attention_weights(X)`` are non-negative and each
+    row sums to one. With the Gaussian kernel and unit-norm rows this is
+    ``softmax(x X' / h**2) y`` (seed 000).
+
+    Parameters
+    ----------
+    kernel : str, default="gaussian"
+        gaussian, epanechnikov, uniform, triangular, biweight, triweight, tricube or cosine
+        (densities in u = (x - x_i)/h; the compact ones on [-1, 1]; np's Epanechnikov has
+        support +-sqrt(5), so an np bandwidth h_np is sqrt(5) * h_np here).
+    bandwidth : float or array-like of shape (n_features,), default="cv_ls"
+        h for continuous columns, lambda for categorical ones (aitchison_aitken: [0, (c-1)/c];
+        li_racine and wang_van_ryzin: [0, 1]). Selector names ("cv_ls", "aic", "gcv", "rot",
+        "dpi") are reserved for data-driven selection, which this version does not provide
+        yet: pass numbers.
+    var_types : str, optional
+        One of c/u/o per column ("ccu", spaces ignored). Default: inferred from pandas dtypes
+        (category -> u, ordered category -> o, bool/object/string -> u), else all continuous.
+    unordered_kernel : {"aitchison_aitken", "li_racine"}, default="aitchison_aitken"
+    ordered_kernel : {"li_racine", "wang_van_ryzin"}, default="li_racine"
+    n_threads : int, default=0
+        Threads for the core (0 = OpenMP default). Results do not depend on it.
+
+    Attributes
+    ----------
+    bandwidth_ : ndarray of shape (n_features,)
+    var_types_ : str
+    effective_df_ : float, tr(L) = sum of the leverages.
+    leverage_ : ndarray of shape (n_samples,), L_ii.
+    cv_score_ : float, leave-one-out mean squared error at this bandwidth (inf when some row
+        has no leave-one-out fit).
+
+    Examples
+    --------
+    >>> import numpy as np, attnreg
+    >>> X = np.linspace(0, 1, 50).reshape(-1, 1); y = np.sin(6 * X[:, 0])
+    >>> m = attnreg.NadarayaWatson(bandwidth=0.05).fit(X, y)
+    >>> W = m.attention_weights(X[:2]); bool(np.allclose(W.sum(axis=1), 1.0))
+    True
+    """
+
+    _degree = 0
+
+    def __init__(self, kernel="gaussian", bandwidth="cv_ls", var_types=None,
+                 unordered_kernel="aitchison_aitken", ordered_kernel="li_racine", n_threads=0):
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.var_types = var_types
+        self.unordered_kernel = unordered_kernel
+        self.ordered_kernel = ordered_kernel
+        self.n_threads = n_threads
+
+
+class LocalLinear(_KernelRegression):
+    """Local linear kernel regression (Local Linear Attention when ``ridge > 0``).
+
+    At each query x, ``(a, B) = argmin sum_i w_i(x) ||y_i - a - B (x_i - x)||^2 +
+    ridge * omega * ||B||^2`` with ``omega = sum_i w_i(x)`` (the ridge of seed 002 eq. 6, scaled
+    by the weight sum so any common factor in the weights cancels); ``predict`` returns ``a``
+    and ``gradient`` returns ``B`` (marginal effects) for the continuous columns. Categorical
+    columns enter only through the weights. The attention weights sum to one and can be
+    negative. With ``ridge = 0`` it reproduces linear functions exactly.
+
+    Parameters are those of :class:`NadarayaWatson` plus
+
+    ridge : float, default=0.0
+        lambda >= 0 on the slopes.
+
+    Examples
+    --------
+    >>> import numpy as np, attnreg
+    >>> X = np.linspace(0, 1, 50).reshape(-1, 1); y = 3 * X[:, 0] + 1
+    >>> m = attnreg.LocalLinear(bandwidth=0.1).fit(X, y)
+    >>> float(np.round(m.predict([[0.5]])[0], 10)), float(np.round(m.gradient([[0.5]])[0, 0], 10))
+    (2.5, 3.0)
+    """
+
+    _degree = 1
+
+    def __init__(self, kernel="gaussian", bandwidth="cv_ls", ridge=0.0, var_types=None,
+                 unordered_kernel="aitchison_aitken", ordered_kernel="li_racine", n_threads=0):
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.ridge = ridge
+        self.var_types = var_types
+        self.unordered_kernel = unordered_kernel
+        self.ordered_kernel = ordered_kernel
+        self.n_threads = n_threads
+
+    def gradient(self, X) -> np.ndarray:
+        """Marginal effects d m / d x_j at new rows.
+
+        Shape (m, n_features) for a single output, (m, n_outputs, n_features) otherwise (the
+        Jacobian of each row). Categorical columns have no derivative and hold nan."""
+        X = self._check_X(X)
+        G = self._model.gradient(X)  # (m, d, k)
+        return G[:, :, 0] if self._y_1d else np.transpose(G, (0, 2, 1))
