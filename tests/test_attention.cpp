@@ -14,6 +14,7 @@
 #include "attnreg/attention.hpp"
 #include "attnreg/error.hpp"
 #include "attnreg/lla_tile.hpp"
+#include "attnreg/local_fit.hpp"
 
 namespace {
 
@@ -348,6 +349,56 @@ TEST(LLA, EqualsLocalLinearEstimatorOnTheSameWeights) {
       o.bandwidth = 1.0;
       EXPECT_LT(max_abs_diff(run(Q, K, V, o), ref), 1e-10 * max_abs(ref)) << lam;
     }
+  }
+}
+
+TEST(LLA, EqualsTheLocalLinearEstimatorOfTheKernelRegressionCore) {
+  // LLA with the rbf kernel exp(-||q - k||^2 / (2 h^2)) is local linear regression with the
+  // Gaussian product kernel of bandwidth h in every column, fitted on (K, V) and evaluated at
+  // Q: attnreg::LocalPolynomial (local_fit.hpp, the kernel-regression core, written
+  // independently) with the same omega-scaled ridge. Outputs and attention weights agree.
+  const i64 nq = 15, nk = 80, d = 3, dv = 2;
+  const auto Q = randn(1, 1, nq, d, 45), K = randn(1, 1, nk, d, 46), V = randn(1, 1, nk, dv, 47);
+  arma::mat Qm(nq, d), Km(nk, d), Vm(nk, dv);
+  for (i64 i = 0; i < nq; ++i)
+    for (i64 c = 0; c < d; ++c) Qm(i, c) = Q(0, 0, i, c);
+  for (i64 j = 0; j < nk; ++j) {
+    for (i64 c = 0; c < d; ++c) Km(j, c) = K(0, 0, j, c);
+    for (i64 c = 0; c < dv; ++c) Vm(j, c) = V(0, 0, j, c);
+  }
+  const double h = 0.9;
+  for (double lam : {0.0, 0.05, 2.0}) {
+    attnreg::LocalFitOptions lo;
+    lo.degree = 1;
+    lo.kernel = attnreg::Kernel(attnreg::KernelType::gaussian);
+    lo.ridge = lam;
+    lo.algorithm = attnreg::PairAlgorithm::all_pairs;
+    lo.truncation = 0.0;
+    lo.compute_fitted = false;
+    attnreg::LocalPolynomial lp(lo);
+    lp.fit(Km, Vm, arma::vec(d, arma::fill::value(h)));
+    const arma::mat ref = lp.predict(Qm);
+    const arma::mat Wref = lp.attention_weights(Qm);
+    const double scale = arma::abs(ref).max();
+    for (auto alg : {LLAAlgorithm::naive, LLAAlgorithm::direct, LLAAlgorithm::blockwise}) {
+      Options o = lla_opts(alg, lam);
+      o.lla_kernel = LLAKernel::rbf;
+      o.bandwidth = h;
+      const auto got = run(Q, K, V, o);
+      double err = 0;
+      for (i64 i = 0; i < nq; ++i)
+        for (i64 c = 0; c < dv; ++c) err = std::max(err, std::fabs(got(0, 0, i, c) - ref(i, c)));
+      EXPECT_LT(err, 1e-10 * scale) << to_string(alg) << " ridge " << lam;
+    }
+    Options o = lla_opts(LLAAlgorithm::naive, lam);
+    o.lla_kernel = LLAKernel::rbf;
+    o.bandwidth = h;
+    Tensor<double> W(1, 1, nq, nk);
+    attention_weights<double>(Q.cv(), K.cv(), W.v(), o);
+    double werr = 0;
+    for (i64 i = 0; i < nq; ++i)
+      for (i64 j = 0; j < nk; ++j) werr = std::max(werr, std::fabs(W(0, 0, i, j) - Wref(i, j)));
+    EXPECT_LT(werr, 1e-10) << "weights, ridge " << lam;
   }
 }
 
