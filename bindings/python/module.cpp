@@ -13,6 +13,7 @@ namespace py = pybind11;
 void init_ols(py::module_& m);
 void init_attention(py::module_& m);
 void init_kernel(py::module_& m);
+void init_bandwidth(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -60,4 +61,5 @@ PYBIND11_MODULE(_core, m) {
   init_ols(m);
   init_attention(m);
   init_kernel(m);
+  init_bandwidth(m);
 }

@@ -14,6 +14,7 @@ from ._core import NumericalError
 from .linear import OLS, PCR, AttentionRegression, Ridge, pseudo_out_of_sample
 from .kernel import LocalLinear, NadarayaWatson, kernel_constants
 from . import attention
+from . import bandwidth
 
 __version__ = "0.1.0"
 
