@@ -31,7 +31,7 @@
 #include "attnreg/local_fit.hpp"
 #include "attnreg/runtime.hpp"
 // The floor uses attnreg's own 8-lane exp, so the comparison is about everything else.
-#include "../core/src/kernel_simd.hpp"
+#include "attnreg/detail/kernel_simd.hpp"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include "attnreg/kernel.hpp"
 #include "attnreg/kernel_pairs.hpp"
 #include "attnreg/neighbors.hpp"
-#include "../core/src/kernel_simd.hpp"
+#include "attnreg/detail/kernel_simd.hpp"
 
 using namespace attnreg;
 

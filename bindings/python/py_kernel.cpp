@@ -41,8 +41,9 @@ attnreg::LocalFitOptions make_options(int degree, const std::string& kernel,
                                       const std::string& unordered_kernel,
                                       const std::string& ordered_kernel, double ridge,
                                       const std::string& algorithm, double truncation,
-                                      int n_threads) {
+                                      int n_threads, bool compute_fitted) {
   attnreg::LocalFitOptions o;
+  o.compute_fitted = compute_fitted;
   o.degree = degree;
   o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
   o.var_types = var_types;
@@ -125,15 +126,16 @@ void init_kernel(py::module_& m) {
       .def(py::init([](int degree, const std::string& kernel, const std::string& var_types,
                        const std::string& unordered_kernel, const std::string& ordered_kernel,
                        double ridge, const std::string& algorithm, double truncation,
-                       int n_threads) {
+                       int n_threads, bool compute_fitted) {
              return attnreg::LocalPolynomial(make_options(degree, kernel, var_types,
                                                           unordered_kernel, ordered_kernel, ridge,
-                                                          algorithm, truncation, n_threads));
+                                                          algorithm, truncation, n_threads,
+                                                          compute_fitted));
            }),
            py::arg("degree") = 1, py::arg("kernel") = "gaussian", py::arg("var_types") = "",
            py::arg("unordered_kernel") = "aitchison_aitken", py::arg("ordered_kernel") = "li_racine",
            py::arg("ridge") = 0.0, py::arg("algorithm") = "auto", py::arg("truncation") = 1e-16,
-           py::arg("n_threads") = 0)
+           py::arg("n_threads") = 0, py::arg("compute_fitted") = true)
       .def(
           "fit",
           [](attnreg::LocalPolynomial& self, const farray& X, const farray& Y,

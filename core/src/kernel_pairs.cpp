@@ -10,7 +10,7 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/runtime.hpp"
-#include "kernel_simd.hpp"
+#include "attnreg/detail/kernel_simd.hpp"
 
 namespace attnreg {
 

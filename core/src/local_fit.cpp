@@ -7,7 +7,7 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/runtime.hpp"
-#include "kernel_simd.hpp"
+#include "attnreg/detail/kernel_simd.hpp"
 
 namespace attnreg {
 
@@ -65,15 +65,99 @@ struct MomentTile {
   std::size_t p = 0;
   const double* const* y = nullptr;  // k columns
   std::size_t k = 0;
-  const double* ones = nullptr;  // len ones
+  const double* ones = nullptr;   // len ones
+  const double* zeros = nullptr;  // len zeros
   double* A = nullptr;
   double* T = nullptr;
   double* wb = nullptr;              // scratch p x len
-  const double** cols = nullptr;     // scratch, p + k + 1 pointers
+  const double** cols = nullptr;     // scratch, 2 (p + k) + 8 pointers
 };
+
+// 4 x 4 register block of the products sum_i L_r[i] R_c[i] (a tiny GEMM: 16 accumulators,
+// 8 loads per 16 fused multiply-adds), added to out[r * 4 + c].
+ATTNREG_SIMD_INLINE void block4x4(const double* const* L, const double* const* R, std::size_t len,
+                                  double* out) {
+  using namespace simd;
+  vd acc[16];
+  ATTNREG_UNROLL
+  for (int j = 0; j < 16; ++j) acc[j] = splat(0.0);
+  std::size_t i = 0;
+  for (; i + kLanes <= len; i += kLanes) {
+    vd a[4], b[4];
+    ATTNREG_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      a[j] = load(L[j] + i);
+      b[j] = load(R[j] + i);
+    }
+    ATTNREG_UNROLL
+    for (int r = 0; r < 4; ++r) {
+      ATTNREG_UNROLL
+      for (int c = 0; c < 4; ++c) acc[r * 4 + c] += a[r] * b[c];
+    }
+  }
+  if (i < len) {
+    vd a[4], b[4];
+    ATTNREG_UNROLL
+    for (int j = 0; j < 4; ++j) {
+      a[j] = load_partial(L[j] + i, len - i);
+      b[j] = load_partial(R[j] + i, len - i);
+    }
+    ATTNREG_UNROLL
+    for (int r = 0; r < 4; ++r) {
+      ATTNREG_UNROLL
+      for (int c = 0; c < 4; ++c) acc[r * 4 + c] += a[r] * b[c];
+    }
+  }
+  ATTNREG_UNROLL
+  for (int j = 0; j < 16; ++j) out[j] = hsum(acc[j]);
+}
+
+// Whether 4 x 4 register blocks fit the registers of the running clone (32 vector registers
+// of 8 doubles: AVX-512); otherwise dot products four columns at a time.
+bool wide_registers() {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(ATTNREG_NO_CLONES)
+  static const bool wide = __builtin_cpu_supports("avx512f");
+  return wide;
+#else
+  return false;
+#endif
+}
 
 ATTNREG_SIMD_CLONES void accumulate_moments(const MomentTile& t) {
   const std::size_t q = t.p + 1, len = t.len;
+  // Left rows w * D_r (D_0 = 1, D_{1+a} = basis a) and right columns D_c, then y_o.
+  for (std::size_t a = 0; a < t.p; ++a) {
+    double* wb = t.wb + a * len;
+    const double* ba = t.basis[a];
+#pragma omp simd
+    for (std::size_t i = 0; i < len; ++i) wb[i] = t.w[i] * ba[i];
+  }
+  if (t.p >= 3 && wide_registers()) {
+    // Blocked: rows r in [rb, rb+4) against columns c >= rb, padded with a zero column.
+    const std::size_t nr = q + t.k;
+    const std::size_t ql = (q + 3) / 4 * 4, nrp = (nr + 3) / 4 * 4;
+    const double** L = t.cols;
+    const double** R = t.cols + ql;
+    for (std::size_t r = 0; r < ql; ++r) L[r] = r == 0 ? t.w : (r < q ? t.wb + (r - 1) * len : t.zeros);
+    for (std::size_t c = 0; c < nrp; ++c)
+      R[c] = c == 0 ? t.ones : (c < q ? t.basis[c - 1] : (c < nr ? t.y[c - q] : t.zeros));
+    double out[16];
+    for (std::size_t rb = 0; rb < q; rb += 4) {
+      for (std::size_t cb = rb; cb < nr; cb += 4) {
+        block4x4(L + rb, R + cb, len, out);
+        for (std::size_t r = rb; r < rb + 4 && r < q; ++r)
+          for (std::size_t c = std::max(cb, r); c < cb + 4 && c < nr; ++c) {
+            const double v = out[(r - rb) * 4 + (c - cb)];
+            if (c < q) {
+              t.A[r * q + c] += v;
+            } else {
+              t.T[r * t.k + (c - q)] += v;
+            }
+          }
+      }
+    }
+    return;
+  }
   // Row 0: omega, mu', T_0.
   t.cols[0] = t.ones;
   for (std::size_t a = 0; a < t.p; ++a) t.cols[1 + a] = t.basis[a];
@@ -91,10 +175,7 @@ ATTNREG_SIMD_CLONES void accumulate_moments(const MomentTile& t) {
   for (std::size_t o = 0; o < t.k; ++o) t.T[o] += r[q + o];
   // Rows 1..p: w * basis_a against basis_b (b >= a) and y.
   for (std::size_t a = 0; a < t.p; ++a) {
-    double* wb = t.wb + a * len;
-    const double* ba = t.basis[a];
-#pragma omp simd
-    for (std::size_t i = 0; i < len; ++i) wb[i] = t.w[i] * ba[i];
+    const double* wb = t.wb + a * len;
     std::size_t nc = 0;
     for (std::size_t b = a; b < t.p; ++b) t.cols[nc++] = t.basis[b];
     for (std::size_t o = 0; o < t.k; ++o) t.cols[nc++] = t.y[o];
@@ -173,7 +254,7 @@ ATTNREG_SIMD_CLONES bool fused_linear_dispatch(std::size_t P, std::size_t K, con
 // ---------------------------------------------------------------- basis in bandwidth units
 // Degree 1: z_a = xs_a - q_a for each continuous column. Degree p >= 2 (one continuous column):
 // u, u^2, ..., u^p with u = xs_0 - q_0.
-void build_basis(const KernelSpace& space, const PreparedQueries& Q, std::size_t qi, int degree,
+ATTNREG_SIMD_CLONES void build_basis(const KernelSpace& space, const PreparedQueries& Q, std::size_t qi, int degree,
                  std::size_t first, std::size_t len, double* buf, const double** ptrs) {
   if (degree == 0) return;
   const arma::mat& xs = space.scaled();
@@ -265,9 +346,10 @@ class MomentSink final : public TileSink {
     basis_.resize(std::max<std::size_t>(p_, 1) * KernelSpace::kTile);
     wb_.resize(std::max<std::size_t>(p_, 1) * KernelSpace::kTile);
     ones_.assign(KernelSpace::kTile, 1.0);
+    zeros_.assign(KernelSpace::kTile, 0.0);
     bptr_.resize(std::max<std::size_t>(p_, 1));
     yptr_.resize(k_);
-    cols_.resize(q_ + k_ + 1);
+    cols_.resize(2 * (q_ + k_) + 8);
     Af_.resize(q_ * q_);
     R_.resize(q_ * (1 + k_));
     L_.resize(q_ * q_);
@@ -304,6 +386,7 @@ class MomentSink final : public TileSink {
       t.y = yptr_.data();
       t.k = k_;
       t.ones = ones_.data();
+      t.zeros = zeros_.data();
       t.A = &A_[slot * q_ * q_];
       t.T = &T_[slot * q_ * k_];
       t.wb = wb_.data();
@@ -387,7 +470,7 @@ class MomentSink final : public TileSink {
   std::size_t p_ = 0, q_ = 1, k_ = 1;
   const std::size_t* qs_ = nullptr;
   std::size_t count_ = 0;
-  std::vector<double> A_, T_, basis_, wb_, ones_, Af_, R_, L_, s_;
+  std::vector<double> A_, T_, basis_, wb_, ones_, zeros_, Af_, R_, L_, s_;
   std::vector<const double*> bptr_, yptr_, cols_;
   const double* xptr_[3] = {nullptr, nullptr, nullptr};
 };

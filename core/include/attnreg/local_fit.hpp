@@ -36,6 +36,7 @@
 #pragma once
 
 #include "attnreg/arma.hpp"
+#include "attnreg/error.hpp"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -138,7 +139,11 @@ class LocalPolynomial {
 
   /// Fit on X (n x d) and Y (n x k) with bandwidths (length d, or 1 when every column is
   /// continuous) and optional sample weights (length n, >= 0). Throws InvalidArgument for bad
-  /// input (naming the argument) and NumericalError when a fitted value cannot be computed.
+  /// input (naming the argument): NaN/Inf, shapes, bandwidths out of range, fewer rows than
+  /// local coefficients or a constant continuous column when ridge = 0 (a ridge keeps both
+  /// fits defined). With compute_fitted, also computes fitted values, leverages and LOO fits
+  /// and throws NumericalError when a fitted value cannot be computed (a failed LOO fit is
+  /// only reported by loo_fitted()).
   LocalPolynomial& fit(const arma::mat& X, const arma::mat& Y, const arma::vec& bandwidth,
                        const arma::vec& sample_weight = arma::vec());
 

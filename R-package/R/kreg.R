@@ -1,0 +1,391 @@
+#' Kernel regression: local linear and local constant (Nadaraya-Watson)
+#'
+#' Fits \eqn{m(x) = E[y | x]} by local linear (`method = "ll"`, the default) or local constant
+#' (`method = "lc"`, Nadaraya-Watson) kernel regression with a fixed, user-given bandwidth per
+#' variable, as `np::npreg` does. Both are linear in the responses,
+#' \eqn{m(x) = \sum_i l_i(x) y_i}, and [attention_weights()] returns the rows \eqn{l(x)}: with
+#' the Gaussian kernel and unit-norm inputs Nadaraya-Watson is softmax attention (temperature
+#' \eqn{h^2}); local linear with `ridge > 0` is Local Linear Attention.
+#'
+#' The weight of observation \eqn{i} at \eqn{x} is the product kernel
+#' \eqn{w_i(x) = s_i \prod_j K((x_j - X_{ij})/h_j) \prod_c l_c(x_c, X_{ic}; \lambda_c)}
+#' (\eqn{s_i} the `weights`). Numeric variables are continuous; factors are unordered and
+#' ordered factors ordered categorical variables, entering *only* through the weights (as in
+#' np; their codes never enter a local design). Local linear solves, at each \eqn{x},
+#' \deqn{\min_{a,B} \sum_i w_i(x) (y_i - a - B'(x_i - x))^2 + \lambda\,\omega\,\|B\|^2,}
+#' \eqn{\omega = \sum_i w_i(x)} (the ridge \eqn{\lambda} = `ridge` scales with the weight
+#' sum), over the continuous variables; \eqn{a} is the fit and \eqn{B} the gradient
+#' ([predict()] with `type = "gradient"`).
+#'
+#' Kernels (`kernel`, continuous variables): `"gaussian"`, `"epanechnikov"`, `"uniform"`,
+#' `"triangular"`, `"biweight"`, `"triweight"`, `"tricube"`, `"cosine"`, all densities in
+#' \eqn{u = (x - x_i)/h}, the compact ones on \eqn{[-1, 1]}. np's `"epanechnikov"` is scaled
+#' to unit variance (support \eqn{\pm\sqrt 5}): an np bandwidth \eqn{h_{np}} corresponds to
+#' `bw = sqrt(5) * h_np` here; np's Gaussian and uniform kernels use the same bandwidth as
+#' here. Categorical kernels: `ukertype = "aitchisonaitken"` (\eqn{1-\lambda} for the same
+#' level, \eqn{\lambda/(c-1)} otherwise, \eqn{\lambda \in [0, (c-1)/c]}) or `"liracine"`
+#' (1 or \eqn{\lambda}, \eqn{\lambda \in [0, 1]}); `okertype = "liracine"`
+#' (\eqn{\lambda^{|x - x_i|}}) or `"wangvanryzin"`, with np's bandwidth meaning. Ordered
+#' factors are coded \eqn{0, 1, \dots} in level order.
+#'
+#' Fitting computes the fitted values, the leverages \eqn{L_{ii}} and the exact leave-one-out
+#' fits in one pass over the pairs; compact kernels and the Gaussian (weights below
+#' \eqn{10^{-16}} of the largest dropped) use a spatial index, so the cost follows the number
+#' of neighbours rather than \eqn{n^2}. A point whose kernel weights are all zero or underflow,
+#' or whose local design is singular, gives an error that names the row and the fix.
+#'
+#' @param formula `y ~ x1 + x2 + ...`: the variables of the model frame are the regressors
+#'   (numeric: continuous; factor, character, logical: unordered; ordered factor: ordered).
+#' @param data A data frame.
+#' @param subset,weights,na.action As in [stats::lm()]; `weights` multiply the kernel
+#'   weights.
+#' @param method `"ll"` (local linear) or `"lc"` (local constant, Nadaraya-Watson).
+#' @param bw Bandwidths: one per regressor (in formula order, optionally named), or one number
+#'   when every regressor is continuous; \eqn{\lambda} for categorical regressors. Bandwidth
+#'   selectors (`"cv.ls"`, `"cv.aic"`, ...) are not available in this version: pass numbers.
+#' @param kernel Kernel of the continuous regressors (see Details).
+#' @param ridge \eqn{\lambda \ge 0} on the local slopes (`method = "ll"`).
+#' @param ukertype,okertype Kernels of unordered and ordered categorical regressors.
+#' @param n_threads Threads for the core (0 = OpenMP default); results do not depend on it.
+#' @param ... Unused.
+#' @return An object of class `kreg`: `fitted.values`, `residuals`, `leverage`, `loo`
+#'   (leave-one-out fits, `NULL` when some row has none), `cv` (their mean squared error,
+#'   `Inf` when undefined), `effective_df` (\eqn{tr L}), `bw`, `var_types`, `method`, `kernel`,
+#'   and what [predict()] and [attention_weights()] need.
+#' @seealso [attention_weights()], [loo_predict()], [predict.kreg()], [plot.kreg()].
+#' @examples
+#' fit <- kreg(mpg ~ wt + hp, data = mtcars, bw = c(0.5, 40))
+#' fit
+#' summary(fit)
+#' predict(fit, mtcars[1:3, ])
+#' predict(fit, mtcars[1:3, ], type = "gradient")  # local slopes d mpg / d wt, d mpg / d hp
+#' A <- attention_weights(fit, mtcars[1:3, ])
+#' rowSums(A)                                       # 1
+#' d <- transform(mtcars, am = factor(am), gear = ordered(gear))
+#' kreg(mpg ~ wt + am + gear, data = d, bw = c(wt = 0.6, am = 0.1, gear = 0.3))
+#' @export
+kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"),
+                 bw = "cv.ls", kernel = "gaussian", ridge = 0, ukertype = "aitchisonaitken",
+                 okertype = "liracine", n_threads = 0L, ...) {
+  cl <- match.call()
+  method <- match.arg(method)
+  mf <- match.call(expand.dots = FALSE)
+  m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
+  mf <- mf[c(1L, m)]
+  mf$drop.unused.levels <- TRUE
+  mf[[1L]] <- quote(stats::model.frame)
+  mf <- eval(mf, parent.frame())
+  mt <- attr(mf, "terms")
+  y <- model.response(mf, "numeric")
+  if (is.null(y)) stop("formula: needs a response on the left of '~'", call. = FALSE)
+  Y <- as.matrix(y)
+  storage.mode(Y) <- "double"
+  w <- model.weights(mf)
+  spec <- .kreg_spec(mf)
+  X <- .kreg_encode(spec, mf)
+  bwv <- .kreg_bandwidth(bw, spec)
+  if (!is.numeric(ridge) || length(ridge) != 1L) {
+    stop("ridge: must be a single number >= 0", call. = FALSE)
+  }
+  if (method == "lc" && ridge != 0) {
+    stop("ridge: only used by method = \"ll\" (local linear); drop it for \"lc\"", call. = FALSE)
+  }
+  res <- .kreg_fit_cpp(X, Y, bwv, if (is.null(w)) numeric(0) else as.double(w),
+                       if (method == "ll") 1L else 0L, kernel, spec$types,
+                       ukertype, okertype, as.double(ridge), "auto", as.integer(n_threads))
+  rn <- rownames(mf)
+  fitted <- drop(res$fitted)
+  resid <- drop(Y - res$fitted)
+  loo <- if (isTRUE(res$loo_ok)) drop(res$loo) else NULL
+  if (!is.matrix(fitted)) {
+    names(fitted) <- names(resid) <- rn
+    if (!is.null(loo)) names(loo) <- rn
+  }
+  cv <- if (is.null(loo)) Inf else mean((Y - res$loo)^2)
+  names(bwv) <- spec$names
+  structure(list(
+    fitted.values = fitted, residuals = resid, leverage = setNames(res$leverage, rn),
+    loo = loo, loo_error = res$loo_error, cv = cv, effective_df = res$effective_df,
+    bw = bwv, var_types = spec$types, spec = spec, method = method, kernel = kernel,
+    ridge = ridge, ukertype = ukertype, okertype = okertype,
+    uses_neighbors = res$uses_neighbors, state = res$state, y = Y, terms = mt,
+    na.action = attr(mf, "na.action"), call = cl, nobs = nrow(X)
+  ), class = "kreg")
+}
+
+# Regressors of a model frame: names, types (c/u/o), factor levels. Matrix columns (poly(),
+# cbind()) become one continuous regressor per column.
+.kreg_spec <- function(mf) {
+  resp <- attr(attr(mf, "terms"), "response")
+  vars <- setdiff(seq_along(mf), c(if (resp > 0) resp, which(names(mf) == "(weights)")))
+  if (!length(vars)) stop("formula: needs at least one regressor on the right of '~'", call. = FALSE)
+  names <- character(0); types <- character(0); levels <- list(); source <- character(0)
+  for (j in vars) {
+    v <- mf[[j]]
+    nm <- names(mf)[j]
+    if (is.matrix(v) && is.numeric(v)) {
+      cn <- colnames(v)
+      if (is.null(cn)) cn <- seq_len(ncol(v))
+      for (k in seq_len(ncol(v))) {
+        names <- c(names, paste0(nm, cn[k])); types <- c(types, "c")
+        levels <- c(levels, list(NULL)); source <- c(source, nm)
+      }
+      next
+    }
+    if (is.character(v) || is.logical(v)) v <- factor(v)
+    if (is.factor(v)) {
+      types <- c(types, if (is.ordered(v)) "o" else "u")
+      levels <- c(levels, list(levels(v)))
+    } else if (is.numeric(v)) {
+      types <- c(types, "c")
+      levels <- c(levels, list(NULL))
+    } else {
+      stop("formula: variable '", nm, "' is neither numeric nor a factor", call. = FALSE)
+    }
+    names <- c(names, nm); source <- c(source, nm)
+  }
+  list(names = names, types = paste(types, collapse = ""), levels = setNames(levels, names),
+       source = source)
+}
+
+# Numeric matrix of regressors: factors as 0-based level codes in the training levels.
+.kreg_encode <- function(spec, frame, what = "data") {
+  X <- matrix(0, nrow(frame), length(spec$names))
+  types <- strsplit(spec$types, "")[[1]]
+  col <- 0L
+  for (src in unique(spec$source)) {
+    v <- frame[[src]]
+    if (is.null(v)) stop(what, ": has no variable '", src, "'", call. = FALSE)
+    if (is.matrix(v) && is.numeric(v)) {
+      for (k in seq_len(ncol(v))) { col <- col + 1L; X[, col] <- v[, k] }
+      next
+    }
+    col <- col + 1L
+    if (types[col] == "c") {
+      if (!is.numeric(v)) stop(what, ": variable '", src, "' must be numeric", call. = FALSE)
+      X[, col] <- as.double(v)
+    } else {
+      lv <- spec$levels[[col]]
+      code <- match(as.character(v), lv)
+      bad <- is.na(code) & !is.na(v)
+      if (any(bad)) {
+        stop(what, ": variable '", src, "' has the level '", as.character(v[bad][1]),
+             "', never seen in the fit (levels: ", paste(utils::head(lv, 10), collapse = ", "),
+             "); map it to a known level or drop the row", call. = FALSE)
+      }
+      X[, col] <- code - 1
+    }
+  }
+  colnames(X) <- spec$names
+  X
+}
+
+.kreg_bandwidth <- function(bw, spec) {
+  p <- length(spec$names)
+  if (is.character(bw)) {
+    stop("bw = \"", bw[1], "\": data-driven bandwidth selection is not available in this ",
+         "version of attnreg yet; pass numbers (one per regressor, lambda for factors)",
+         call. = FALSE)
+  }
+  if (!is.numeric(bw) || !length(bw)) {
+    stop("bw: must be numeric (one bandwidth per regressor)", call. = FALSE)
+  }
+  if (!is.null(names(bw)) && all(names(bw) != "")) {
+    miss <- setdiff(spec$names, names(bw))
+    if (length(miss)) stop("bw: no bandwidth for ", paste(miss, collapse = ", "), call. = FALSE)
+    bw <- bw[spec$names]
+  }
+  if (length(bw) == 1L && p > 1L) {
+    if (grepl("[uo]", spec$types)) {
+      stop("bw: one number for every regressor only works when all are continuous; give one ",
+           "per regressor (lambda for factors) in the order ",
+           paste(spec$names, collapse = ", "), call. = FALSE)
+    }
+    bw <- rep(bw, p)
+  }
+  if (length(bw) != p) {
+    stop("bw: got ", length(bw), " values for ", p, " regressors (",
+         paste(spec$names, collapse = ", "), ")", call. = FALSE)
+  }
+  as.double(unname(bw))
+}
+
+.kreg_newx <- function(object, newdata) {
+  tt <- delete.response(object$terms)
+  mf <- model.frame(tt, newdata, na.action = stats::na.pass)
+  X <- .kreg_encode(object$spec, mf, "newdata")
+  if (anyNA(X)) {
+    stop("newdata: contains missing values in the model's variables; remove or impute them",
+         call. = FALSE)
+  }
+  X
+}
+
+.kreg_title <- function(x) {
+  paste0(if (x$method == "ll") "Local linear" else "Local constant (Nadaraya-Watson)",
+         " kernel regression, ", x$kernel, " kernel",
+         if (x$method == "ll" && x$ridge > 0) paste0(", ridge ", format(x$ridge)))
+}
+
+#' @export
+print.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("\n", .kreg_title(x), "\n\nCall:\n", paste(deparse(x$call), collapse = "\n"), "\n\n",
+      sep = "")
+  cat("Bandwidths:\n")
+  print.default(format(x$bw, digits = digits), print.gap = 2L, quote = FALSE)
+  cat("\nObservations: ", x$nobs, ", effective df tr(L): ", format(x$effective_df, digits = digits),
+      "\n", sep = "")
+  invisible(x)
+}
+
+#' Summarise a kernel regression fit
+#'
+#' @param object A `kreg` fit.
+#' @param ... Unused.
+#' @return An object of class `summary.kreg`: `bandwidths` (a table of variable, type, kernel
+#'   and bandwidth), `r.squared` (squared correlation of fit and response, as np),
+#'   `sigma` (\eqn{\sqrt{RSS/(n - tr L)}}), `effective_df`, `cv` (leave-one-out mean squared
+#'   error, `Inf` when some row has no leave-one-out fit), `nobs`.
+#' @examples
+#' summary(kreg(mpg ~ wt, data = mtcars, bw = 0.5))
+#' @export
+summary.kreg <- function(object, ...) {
+  types <- strsplit(object$var_types, "")[[1]]
+  kern <- ifelse(types == "c", object$kernel,
+                 ifelse(types == "u", object$ukertype, object$okertype))
+  tab <- data.frame(type = c(c = "continuous", u = "unordered", o = "ordered")[types],
+                    kernel = kern, bandwidth = unname(object$bw),
+                    row.names = names(object$bw), stringsAsFactors = FALSE)
+  Y <- object$y
+  f <- as.matrix(object$fitted.values)
+  r2 <- if (ncol(Y) == 1L) stats::cor(drop(Y), drop(f))^2 else NA_real_
+  rss <- sum((Y - f)^2)
+  structure(list(call = object$call, title = .kreg_title(object), bandwidths = tab,
+                 r.squared = r2, sigma = sqrt(rss / (object$nobs - object$effective_df)),
+                 effective_df = object$effective_df, cv = object$cv, nobs = object$nobs,
+                 uses_neighbors = object$uses_neighbors),
+            class = "summary.kreg")
+}
+
+#' @export
+print.summary.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("\n", x$title, "\n\nCall:\n", paste(deparse(x$call), collapse = "\n"), "\n\n", sep = "")
+  print(x$bandwidths, digits = digits)
+  cat("\nObservations:", x$nobs, "  effective df tr(L):", format(x$effective_df, digits = digits),
+      "\nResidual standard error:", format(signif(x$sigma, digits)),
+      "\nR-squared (cor(y, fit)^2):", format(signif(x$r.squared, digits)),
+      "\nLeave-one-out CV (mean squared error):", format(signif(x$cv, digits)), "\n")
+  invisible(x)
+}
+
+#' Predictions and gradients of a kernel regression fit
+#'
+#' @param object A `kreg` fit.
+#' @param newdata A data frame with the model's regressors; missing: the fitted values.
+#' @param type `"response"` (the fit \eqn{m(x)}) or `"gradient"` (the local slopes
+#'   \eqn{\partial m / \partial x_j}, `method = "ll"` only; `NA` for factors).
+#' @param ... Unused.
+#' @return `"response"`: a vector (a matrix for several responses). `"gradient"`: a matrix
+#'   with one column per regressor (an array rows x regressors x responses for several).
+#' @export
+predict.kreg <- function(object, newdata, type = c("response", "gradient"), ...) {
+  type <- match.arg(type)
+  if (type == "response" && (missing(newdata) || is.null(newdata))) return(fitted(object))
+  if (missing(newdata) || is.null(newdata)) {
+    stop("newdata: needed for type = \"gradient\"", call. = FALSE)
+  }
+  if (type == "gradient" && object$method != "ll") {
+    stop("type = \"gradient\": needs method = \"ll\" (a local constant fit has no slope)",
+         call. = FALSE)
+  }
+  X <- .kreg_newx(object, newdata)
+  if (type == "response") {
+    p <- drop(.kreg_predict_cpp(object$state, X, "fit"))
+    if (!is.matrix(p)) names(p) <- rownames(newdata)
+    return(p)
+  }
+  G <- .kreg_predict_cpp(object$state, X, "gradient")  # rows x regressors x responses
+  if (dim(G)[3] == 1L) {
+    return(matrix(G[, , 1], nrow = nrow(X), dimnames = list(rownames(newdata), names(object$bw))))
+  }
+  dimnames(G) <- list(rownames(newdata), names(object$bw), colnames(object$y))
+  G
+}
+
+#' @export
+fitted.kreg <- function(object, ...) napredict(object$na.action, object$fitted.values)
+
+#' @export
+residuals.kreg <- function(object, ...) naresid(object$na.action, object$residuals)
+
+#' @export
+nobs.kreg <- function(object, ...) object$nobs
+
+#' @rdname attention_weights
+#' @export
+attention_weights.kreg <- function(object, newdata, ...) {
+  X <- .kreg_newx(object, newdata)
+  A <- .kreg_predict_cpp(object$state, X, "weights")
+  dimnames(A) <- list(rownames(newdata), names(object$leverage))
+  A
+}
+
+#' @rdname loo_predict
+#' @export
+loo_predict.kreg <- function(object, ...) {
+  if (is.null(object$loo)) stop(object$loo_error, call. = FALSE)
+  object$loo
+}
+
+#' Plot a kernel regression fit
+#'
+#' The fitted curve along one continuous regressor, the others held at their median (numeric)
+#' or most frequent level (factors), over a scatter of the data.
+#'
+#' @param x A `kreg` fit (single response).
+#' @param var The continuous regressor to plot along (name or position among the continuous
+#'   ones); default the first.
+#' @param n_grid Number of grid points.
+#' @param ... Passed to [graphics::plot()].
+#' @return The grid and fit (invisibly), a data frame.
+#' @examples
+#' fit <- kreg(mpg ~ wt + hp, data = mtcars, bw = c(0.5, 40))
+#' plot(fit, var = "wt")
+#' @export
+plot.kreg <- function(x, var = NULL, n_grid = 200L, ...) {
+  if (is.matrix(x$fitted.values)) stop("plot: only for a single response", call. = FALSE)
+  types <- strsplit(x$var_types, "")[[1]]
+  cont <- names(x$bw)[types == "c"]
+  if (!length(cont)) stop("plot: needs a continuous regressor", call. = FALSE)
+  if (is.null(var)) var <- cont[1]
+  if (is.numeric(var)) var <- cont[var]
+  if (!var %in% cont) stop("var: '", var, "' is not a continuous regressor", call. = FALSE)
+  st <- x$state
+  Xtr <- st$X
+  colnames(Xtr) <- names(x$bw)
+  j <- match(var, names(x$bw))
+  grid <- seq(min(Xtr[, j]), max(Xtr[, j]), length.out = n_grid)
+  G <- matrix(apply(Xtr, 2, stats::median), n_grid, ncol(Xtr), byrow = TRUE)
+  for (k in which(types != "c")) {  # most frequent level code
+    tb <- table(Xtr[, k])
+    G[, k] <- as.numeric(names(tb)[which.max(tb)])
+  }
+  G[, j] <- grid
+  fit <- drop(.kreg_predict_cpp(st, G, "fit"))
+  plot(Xtr[, j], drop(st$Y), xlab = var, ylab = deparse(x$terms[[2L]]),
+       col = grDevices::rgb(0, 0, 0, 0.3), pch = 16, cex = 0.5, ...)
+  lines(grid, fit, lwd = 2, col = "firebrick")
+  invisible(data.frame(grid = grid, fit = fit))
+}
+
+#' Kernel constants
+#'
+#' \eqn{\mu_2(K) = \int u^2 K(u) du}, \eqn{R(K) = \int K(u)^2 du}, the support radius and the
+#' normalising constant of a continuous kernel (as used by plug-in bandwidth rules).
+#'
+#' @param kernel A kernel name (see [kreg()]).
+#' @return A list with `name`, `mu2`, `roughness`, `support`, `constant`.
+#' @examples
+#' kernel_constants("epanechnikov")
+#' @export
+kernel_constants <- function(kernel = "gaussian") .kreg_kernel_constants_cpp(kernel)
