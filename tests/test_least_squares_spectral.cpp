@@ -278,10 +278,34 @@ TEST(PCR, RankBeyondTheDesignIsAnError) {
   } catch (const attnreg::InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("numerical rank 2"), std::string::npos) << e.what();
   }
-  o.rank = -1;
+  o.rank = -2;
   EXPECT_THROW(PCR(o).fit(X, arma::randn(10)), attnreg::InvalidArgument);
+  o.rank = -1;  // all components: the numerical rank
+  PCR all(o);
+  all.fit(X, arma::randn(10));
+  EXPECT_EQ(all.rank(), 2);
   o.rank = 2;
   PCR ok(o);
   ok.fit(X, arma::randn(10));
   EXPECT_NEAR(arma::accu(ok.explained_variance_ratio()), 1.0, 1e-12);
+}
+
+TEST(Spectral, StateRoundTrip) {
+  arma::arma_rng::set_seed(18);
+  arma::mat X = arma::randn(30, 4);
+  arma::mat Y = arma::randn(30, 2);
+  Ridge r = make_ridge(0.7);
+  r.fit(X, Y);
+  const Ridge rb = Ridge::from_state(RidgeOptions{true, 0.7, 0}, r.state());
+  arma::mat Xt = arma::randn(3, 4);
+  EXPECT_LT(arma::abs(rb.predict(Xt) - r.predict(Xt)).max(), 1e-14);
+  EXPECT_LT(arma::abs(rb.loo_predictions() - r.loo_predictions()).max(), 1e-13);
+  PCROptions po;
+  po.rank = 2;
+  PCR m(po);
+  m.fit(X, Y);
+  const PCR mb = PCR::from_state(po, m.state());
+  EXPECT_LT(arma::abs(mb.attention_weights(Xt) - m.attention_weights(Xt)).max(), 1e-15);
+  po.rank = 9;
+  EXPECT_THROW(PCR::from_state(po, m.state()), attnreg::InvalidArgument);
 }

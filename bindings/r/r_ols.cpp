@@ -12,7 +12,8 @@ Rcpp::List state_to_list(const attnreg::OLSState& s) {
       Rcpp::Named("qr") = s.qr, Rcpp::Named("tau") = Rcpp::NumericVector(s.tau.begin(), s.tau.end()),
       Rcpp::Named("pivot") = Rcpp::NumericVector(s.pivot.begin(), s.pivot.end()),
       Rcpp::Named("scale") = Rcpp::NumericVector(s.scale.begin(), s.scale.end()),
-      Rcpp::Named("coef") = s.coef, Rcpp::Named("rank") = s.rank);
+      Rcpp::Named("coef") = s.coef, Rcpp::Named("rank") = s.rank,
+      Rcpp::Named("cov_unscaled") = s.cov_unscaled, Rcpp::Named("extended") = s.extended);
 }
 
 attnreg::OLS from_list(const Rcpp::List& L, const arma::mat& Y) {
@@ -25,15 +26,29 @@ attnreg::OLS from_list(const Rcpp::List& L, const arma::mat& Y) {
   s.scale = Rcpp::as<arma::vec>(L["scale"]);
   s.coef = Rcpp::as<arma::mat>(L["coef"]);
   s.rank = Rcpp::as<double>(L["rank"]);
+  if (L.containsElementNamed("cov_unscaled")) s.cov_unscaled = Rcpp::as<arma::mat>(L["cov_unscaled"]);
+  if (L.containsElementNamed("extended")) s.extended = Rcpp::as<bool>(L["extended"]);
   return attnreg::OLS::from_state(s, Y);
+}
+
+attnreg::Precision parse_precision(const std::string& p) {
+  if (p == "auto") return attnreg::Precision::Auto;
+  if (p == "double") return attnreg::Precision::Double;
+  if (p == "extended") return attnreg::Precision::Extended;
+  Rcpp::stop("precision: must be \"auto\", \"double\" or \"extended\"");
 }
 
 }  // namespace
 
 // [[Rcpp::export(name = ".ols_fit_cpp")]]
 Rcpp::List ols_fit_cpp(const arma::mat& X, const arma::mat& Y, bool fit_intercept,
-                       double rank_tol, int n_threads) {
-  attnreg::OLS m(attnreg::OLSOptions{fit_intercept, rank_tol, n_threads});
+                       double rank_tol, int n_threads, std::string precision = "auto") {
+  attnreg::OLSOptions o;
+  o.fit_intercept = fit_intercept;
+  o.rank_tol = rank_tol;
+  o.n_threads = n_threads;
+  o.precision = parse_precision(precision);
+  attnreg::OLS m(o);
   m.fit(X, Y);
   const std::vector<bool> al = m.aliased();
   const arma::rowvec s2 = m.sigma2();
@@ -44,6 +59,7 @@ Rcpp::List ols_fit_cpp(const arma::mat& X, const arma::mat& Y, bool fit_intercep
       Rcpp::Named("rank") = static_cast<double>(m.rank()),
       Rcpp::Named("aliased") = Rcpp::LogicalVector(al.begin(), al.end()),
       Rcpp::Named("unscaled_cov") = m.unscaled_covariance(),
+      Rcpp::Named("extended") = m.extended_precision(),
       Rcpp::Named("state") = state_to_list(m.state()));
 }
 
@@ -55,4 +71,45 @@ arma::mat ols_predict_cpp(const Rcpp::List& state, const arma::mat& Y, const arm
 // [[Rcpp::export(name = ".ols_attention_cpp")]]
 arma::mat ols_attention_cpp(const Rcpp::List& state, const arma::mat& Y, const arma::mat& X) {
   return from_list(state, Y).attention_weights(X);
+}
+
+// Coefficient table and covariance of output `output` (1-based) under a covariance type.
+// [[Rcpp::export(name = ".ols_inference_cpp")]]
+Rcpp::List ols_inference_cpp(const Rcpp::List& state, const arma::mat& Y, std::string cov_type,
+                             int maxlags, bool hac_adjust, int output) {
+  const attnreg::OLS m = from_list(state, Y);
+  attnreg::CovOptions c;
+  c.type = attnreg::parse_cov_type(cov_type);
+  c.maxlags = maxlags;
+  c.hac_adjust = hac_adjust;
+  const attnreg::Inference inf = m.inference(c);
+  const auto j = static_cast<arma::uword>(output - 1);
+  return Rcpp::List::create(
+      Rcpp::Named("estimate") = inf.estimate, Rcpp::Named("std_error") = inf.std_error,
+      Rcpp::Named("t_value") = inf.t_value, Rcpp::Named("p_value") = inf.p_value,
+      Rcpp::Named("r_squared") = Rcpp::NumericVector(inf.r_squared.begin(), inf.r_squared.end()),
+      Rcpp::Named("adj_r_squared") =
+          Rcpp::NumericVector(inf.adj_r_squared.begin(), inf.adj_r_squared.end()),
+      Rcpp::Named("sigma") = Rcpp::NumericVector(inf.sigma.begin(), inf.sigma.end()),
+      Rcpp::Named("df_residual") = inf.df_residual,
+      Rcpp::Named("cov_type") = attnreg::cov_type_name(inf.cov_type),
+      Rcpp::Named("maxlags") = inf.maxlags, Rcpp::Named("vcov") = m.covariance(c, j));
+}
+
+// The attention view: what = "factors" (X: new rows, or training factors when X has no rows and
+// train = TRUE), "encoder", "embedding", "eigenvalues", "hat", "loo", "masked", "masked_weights".
+// [[Rcpp::export(name = ".ols_view_cpp")]]
+arma::mat ols_view_cpp(const Rcpp::List& state, const arma::mat& Y, std::string what,
+                       const arma::mat& X, bool strict = false) {
+  const attnreg::OLS m = from_list(state, Y);
+  if (what == "factors") return m.factors(X);
+  if (what == "training_factors") return m.training_factors();
+  if (what == "encoder") return m.encoder();
+  if (what == "embedding") return m.embedding();
+  if (what == "eigenvalues") return m.eigenvalues();
+  if (what == "hat") return m.hat_diagonal();
+  if (what == "loo") return m.loo_predictions();
+  if (what == "masked") return m.masked_predictions(strict);
+  if (what == "masked_weights") return m.masked_weights(strict);
+  Rcpp::stop("internal: unknown view '" + what + "'");
 }

@@ -9,7 +9,7 @@
 #include "attnreg/lapack.hpp"
 #include "attnreg/least_squares_masked.hpp"
 #include "attnreg/runtime.hpp"
-#include "least_squares_internal.hpp"
+#include "attnreg/detail/least_squares_internal.hpp"
 
 namespace attnreg {
 

@@ -8,8 +8,8 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/runtime.hpp"
-#include "least_squares_dd.hpp"
-#include "least_squares_internal.hpp"
+#include "attnreg/detail/least_squares_dd.hpp"
+#include "attnreg/detail/least_squares_internal.hpp"
 
 namespace attnreg {
 namespace ls_detail {

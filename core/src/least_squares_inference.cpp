@@ -12,7 +12,7 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/least_squares.hpp"
-#include "least_squares_internal.hpp"
+#include "attnreg/detail/least_squares_internal.hpp"
 
 namespace attnreg {
 

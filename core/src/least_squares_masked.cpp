@@ -10,7 +10,7 @@
 #include "attnreg/least_squares.hpp"
 #include "attnreg/least_squares_spectral.hpp"
 #include "attnreg/runtime.hpp"
-#include "least_squares_internal.hpp"
+#include "attnreg/detail/least_squares_internal.hpp"
 
 namespace attnreg {
 

@@ -9,7 +9,7 @@
 #include "attnreg/error.hpp"
 #include "attnreg/least_squares_masked.hpp"
 #include "attnreg/runtime.hpp"
-#include "least_squares_internal.hpp"
+#include "attnreg/detail/least_squares_internal.hpp"
 
 namespace attnreg {
 
@@ -195,6 +195,36 @@ double SpectralLS::effective_df() const {
   return arma::accu(filter()) + (intercept_ ? 1.0 : 0.0);
 }
 
+SpectralState SpectralLS::state() const {
+  require_fitted("state");
+  SpectralState st;
+  st.fit_intercept = intercept_;
+  st.x_mean = x_mean_;
+  st.y_mean = y_mean_;
+  st.U = U_;
+  st.s = s_;
+  st.V = V_;
+  st.y = y_;
+  return st;
+}
+
+void SpectralLS::restore(const SpectralState& st) {
+  const arma::uword r = st.s.n_elem;
+  check::require(st.U.n_cols == r && st.V.n_cols == r && st.V.n_rows == st.x_mean.n_elem &&
+                     st.U.n_rows == st.y.n_rows && st.y.n_cols == st.y_mean.n_elem &&
+                     st.y.n_cols >= 1,
+                 "state", "inconsistent Ridge/PCR state (was it produced by this version?)");
+  intercept_ = st.fit_intercept;
+  x_mean_ = st.x_mean;
+  y_mean_ = st.y_mean;
+  U_ = st.U;
+  s_ = st.s;
+  V_ = st.V;
+  y_ = st.y;
+  const arma::mat Yc = intercept_ ? arma::mat(y_.each_row() - y_mean_) : y_;
+  Uty_ = U_.t() * Yc;
+}
+
 arma::mat SpectralLS::masked_predictions(bool strict) const {
   require_fitted("masked_predictions");
   return masked_attention_predict(training_factors(), y_, strict);
@@ -266,6 +296,15 @@ arma::mat Ridge::loo_predictions() const {
     for (arma::uword c = 0; c < e.n_cols; ++c) out(i, c) = d > 1e-10 ? y_(i, c) - e(i, c) / d : kNaN;
   }
   return out;
+}
+
+Ridge Ridge::from_state(const RidgeOptions& options, const SpectralState& state) {
+  check_lambda(options.lambda);
+  Ridge r(options);
+  r.restore(state);
+  r.opt_.fit_intercept = state.fit_intercept;
+  r.refresh_fit();
+  return r;
 }
 
 RidgeSelection Ridge::fit_select(const arma::mat& X, const arma::mat& Y, const arma::vec& lambdas,
@@ -344,18 +383,19 @@ RidgeSelection Ridge::fit_select(const arma::mat& X, const arma::mat& Y, const a
 
 arma::vec PCR::filter() const {
   arma::vec phi(s_.n_elem, arma::fill::zeros);
-  const auto L = static_cast<arma::uword>(std::max(0, opt_.rank));
+  const auto L = static_cast<arma::uword>(std::max(0, used_));
   if (L > 0) phi.head(std::min(L, phi.n_elem)).ones();
   return phi;
 }
 
 PCR& PCR::fit(const arma::mat& X, const arma::mat& Y) {
-  if (opt_.rank < 0) {
-    throw InvalidArgument("rank: the number of principal components must be >= 0, got " +
-                          std::to_string(opt_.rank));
+  if (opt_.rank < -1) {
+    throw InvalidArgument("rank: the number of principal components must be >= 0 (or -1 for "
+                          "all), got " + std::to_string(opt_.rank));
   }
   decompose(X, Y, opt_.fit_intercept, opt_.n_threads);
-  if (static_cast<arma::uword>(opt_.rank) > s_.n_elem) {
+  used_ = opt_.rank < 0 ? static_cast<int>(s_.n_elem) : opt_.rank;
+  if (static_cast<arma::uword>(used_) > s_.n_elem) {
     fitted_flag_ = false;
     std::ostringstream msg;
     msg << "rank: " << opt_.rank << " components requested but the "
@@ -367,9 +407,20 @@ PCR& PCR::fit(const arma::mat& X, const arma::mat& Y) {
   return *this;
 }
 
+PCR PCR::from_state(const PCROptions& options, const SpectralState& state) {
+  PCR m(options);
+  m.restore(state);
+  m.opt_.fit_intercept = state.fit_intercept;
+  m.used_ = options.rank < 0 ? static_cast<int>(state.s.n_elem) : options.rank;
+  check::require(options.rank >= -1 && static_cast<arma::uword>(m.used_) <= state.s.n_elem, "rank",
+                 "exceeds the components stored in the saved state");
+  m.refresh_fit();
+  return m;
+}
+
 arma::vec PCR::explained_variance_ratio() const {
   require_fitted("explained_variance_ratio");
-  const auto L = static_cast<arma::uword>(opt_.rank);
+  const auto L = static_cast<arma::uword>(used_);
   const arma::vec s2 = arma::square(s_);
   const double tot = arma::accu(s2);
   if (L == 0 || tot == 0.0) return arma::vec();

@@ -113,3 +113,107 @@ def test_build_info():
     info = attnreg.build_info()
     assert info["version"] == attnreg.__version__
     assert isinstance(info["cuda_compiled"], bool) and info["max_threads"] >= 1
+
+
+# ----------------------------------------------------------------------------- issue 6 additions
+statsmodels = pytest.importorskip("statsmodels.api")
+
+
+def _usmacro(data_dir):
+    d = pd.read_csv(data_dir / "usmacro.csv").dropna().reset_index(drop=True)
+    X = d[["unemp", "tbill", "m1"]].to_numpy()
+    X = np.column_stack([X[1:], d["inflation"].to_numpy()[:-1]])  # lagged inflation
+    return X, d["inflation"].to_numpy()[1:]
+
+
+def _cps(data_dir, n=3000):
+    d = pd.read_csv(data_dir / "cps1988.csv").iloc[:n]
+    X = np.column_stack([d.education, d.experience, d.experience**2 / 100])
+    return X, np.log(d.wage.to_numpy())
+
+
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC0", "HC1", "HC2", "HC3"])
+def test_standard_errors_match_statsmodels(data_dir, cov_type):
+    X, y = _cps(data_dir)
+    m = attnreg.OLS(cov_type=cov_type).fit(X, y)
+    sm = statsmodels.OLS(y, statsmodels.add_constant(X)).fit(cov_type=cov_type)
+    ours = np.concatenate(([m.intercept_se_], m.coef_se_))
+    np.testing.assert_allclose(ours, sm.bse, rtol=1e-10)
+    np.testing.assert_allclose(m.cov_params(), sm.cov_params(), rtol=1e-10, atol=1e-10 * np.abs(sm.cov_params()).max())
+    np.testing.assert_allclose(m.tvalues_, sm.tvalues, rtol=1e-9)
+    np.testing.assert_allclose(m.rsquared_, sm.rsquared, rtol=1e-12)
+    np.testing.assert_allclose(m.rsquared_adj_, sm.rsquared_adj, rtol=1e-12)
+    if cov_type == "nonrobust":  # statsmodels uses Student t only for the classical covariance
+        np.testing.assert_allclose(m.pvalues_, sm.pvalues, rtol=1e-9, atol=1e-300)
+
+
+@pytest.mark.parametrize("maxlags,adjust", [(0, False), (1, False), (4, False), (4, True), (8, False)])
+def test_hac_matches_statsmodels(data_dir, maxlags, adjust):
+    X, y = _usmacro(data_dir)
+    m = attnreg.OLS(cov_type="HAC", maxlags=maxlags, hac_adjust=adjust).fit(X, y)
+    sm = statsmodels.OLS(y, statsmodels.add_constant(X)).fit(
+        cov_type="HAC", cov_kwds={"maxlags": maxlags, "use_correction": adjust})
+    np.testing.assert_allclose(np.concatenate(([m.intercept_se_], m.coef_se_)), sm.bse, rtol=1e-10)
+
+
+def test_sandwich_direct_formulas():
+    """HC0-HC3 and HAC against the textbook formulas with an explicit inverse (oracle)."""
+    rng = np.random.default_rng(3)
+    n = 120
+    X = rng.normal(size=(n, 2))
+    y = X @ [1.0, -2.0] + rng.normal(size=n) * (1 + np.abs(X[:, 0]))
+    m = attnreg.OLS().fit(X, y)
+    D = np.column_stack([np.ones(n), X])
+    B = np.linalg.inv(D.T @ D)
+    e = y - D @ np.concatenate(([m.intercept_], m.coef_))
+    h = np.einsum("ij,jk,ik->i", D, B, D)
+    w = {"HC0": e**2, "HC1": e**2 * n / (n - 3), "HC2": e**2 / (1 - h), "HC3": e**2 / (1 - h) ** 2}
+    for ct, wt in w.items():
+        V = B @ (D.T * wt) @ D @ B
+        np.testing.assert_allclose(m.standard_errors(ct), np.sqrt(np.diag(V)), rtol=1e-11)
+    L = 3
+    u = D * e[:, None]
+    S = u.T @ u
+    for lag in range(1, L + 1):
+        G = u[lag:].T @ u[:-lag]
+        S += (1 - lag / (L + 1)) * (G + G.T)
+    np.testing.assert_allclose(m.standard_errors("HAC", maxlags=L), np.sqrt(np.diag(B @ S @ B)),
+                               rtol=1e-11)
+    with pytest.raises(ValueError, match="cov_type"):
+        attnreg.OLS(cov_type="HC7").fit(X, y)
+    with pytest.raises(ValueError, match="maxlags"):
+        attnreg.OLS(cov_type="HAC", maxlags=-2).fit(X, y)
+
+
+def test_factors_embedding_and_loo():
+    rng = np.random.default_rng(7)
+    X, y = rng.normal(size=(40, 3)), rng.normal(size=40)
+    m = attnreg.OLS().fit(X, y)
+    F = m.factors()
+    np.testing.assert_allclose(F.T @ F, np.eye(4), atol=1e-12)  # eq. 6
+    Xt = rng.normal(size=(5, 3))
+    A = m.attention_weights(Xt)
+    np.testing.assert_allclose(m.factors(Xt) @ F.T, A, atol=1e-12)  # eq. 7
+    D, Dt = np.column_stack([np.ones(40), X]), np.column_stack([np.ones(5), Xt])
+    np.testing.assert_allclose(m.embedding(), np.linalg.inv(D.T @ D), rtol=1e-10)  # eq. 21
+    W = m.encoder()
+    np.testing.assert_allclose(W @ W.T, m.embedding(), atol=1e-12)
+    np.testing.assert_allclose(Dt @ m.embedding() @ D.T, A, atol=1e-12)
+    np.testing.assert_allclose(np.sort(m.eigenvalues_), np.linalg.eigvalsh(D.T @ D), rtol=1e-10)
+    loo = m.loo_predictions()
+    for i in range(40):
+        keep = np.arange(40) != i
+        one = attnreg.OLS().fit(X[keep], y[keep])
+        assert abs(one.predict(X[i:i + 1])[0] - loo[i]) < 1e-11
+
+
+def test_precision_modes_and_nist_filip(data_dir):
+    d = pd.read_csv(data_dir / "nist" / "Filip.csv")
+    X = np.column_stack([d.x.to_numpy() ** k for k in range(1, 11)])
+    with pytest.warns(UserWarning, match="aliased"):
+        dbl = attnreg.OLS(precision="double").fit(X, d.y)
+    assert dbl.rank_ < 11 and not dbl.extended_precision_
+    ext = attnreg.OLS().fit(X, d.y)
+    assert ext.rank_ == 11 and ext.extended_precision_
+    with pytest.raises(ValueError, match="precision"):
+        attnreg.OLS(precision="quad").fit(X, d.y)

@@ -68,3 +68,98 @@ test_that("bad input gives clear errors", {
   info <- attnreg_build_info()
   expect_true(is.character(info$version) && is.logical(info$cuda_compiled))
 })
+
+# ----------------------------------------------------------------------------- issue 6 additions
+
+test_that("HC0-HC3 and HAC standard errors match sandwich to 1e-10", {
+  skip_if_not_installed("sandwich")
+  d <- read.csv(extdata("cps1988.csv"))[1:3000, ]
+  f <- ols_attention(log(wage) ~ education + experience + I(experience^2), data = d)
+  l <- lm(log(wage) ~ education + experience + I(experience^2), data = d)
+  for (type in c("HC0", "HC1", "HC2", "HC3")) {
+    V <- sandwich::vcovHC(l, type = type)
+    expect_equal(unname(vcov(f, type = type)), unname(V), tolerance = 1e-10)
+    s <- summary(f, vcov = type)
+    expect_equal(unname(s$coefficients[, 2]), unname(sqrt(diag(V))), tolerance = 1e-10)
+  }
+  m <- read.csv(extdata("usmacro.csv"))
+  m <- m[complete.cases(m), ]
+  m$infl_lag <- c(NA, head(m$inflation, -1))
+  m <- m[-1, ]
+  f2 <- ols_attention(inflation ~ infl_lag + unemp + tbill, data = m)
+  l2 <- lm(inflation ~ infl_lag + unemp + tbill, data = m)
+  for (L in c(0, 1, 4, 8)) {
+    for (adj in c(FALSE, TRUE)) {
+      V <- sandwich::NeweyWest(l2, lag = L, prewhite = FALSE, adjust = adj)
+      expect_equal(unname(vcov(f2, type = "HAC", maxlags = L, hac_adjust = adj)), unname(V),
+                   tolerance = 1e-10)
+    }
+  }
+  s <- summary(f2, vcov = "HAC", maxlags = 4)
+  expect_equal(s$maxlags, 4L)
+  expect_equal(summary(f2)$r.squared, summary(l2)$r.squared, tolerance = 1e-12)
+  expect_equal(summary(f2)$adj.r.squared, summary(l2)$adj.r.squared, tolerance = 1e-12)
+  expect_equal(unname(summary(f2)$coefficients[, 4]), unname(coef(summary(l2))[, 4]),
+               tolerance = 1e-9)
+  expect_error(summary(f2, vcov = "HC9"), "arg")
+  expect_error(summary(f2, vcov = "HAC", maxlags = -1), "maxlags")
+})
+
+test_that("factors, embedding and exact leave-one-out (seed 004 eqs. 4-8, 21)", {
+  f <- ols_attention(mpg ~ wt + hp + qsec, data = mtcars)
+  F <- attention_factors(f)
+  expect_equal(unname(crossprod(F)), diag(4), tolerance = 1e-12)
+  nd <- mtcars[1:5, ]
+  A <- attention_weights(f, nd)
+  expect_equal(unname(attention_factors(f, nd) %*% t(F)), unname(A), tolerance = 1e-12)
+  D <- model.matrix(~ wt + hp + qsec, mtcars)
+  expect_equal(unname(attention_embedding(f)), unname(solve(crossprod(D))), tolerance = 1e-9)
+  loo <- loo_predict(f)
+  for (i in c(1, 7, 20)) {
+    one <- lm(mpg ~ wt + hp + qsec, data = mtcars[-i, ])
+    expect_equal(unname(loo[i]), unname(predict(one, mtcars[i, ])), tolerance = 1e-10)
+  }
+})
+
+test_that("NIST StRD: all eleven sets at least as accurate as lm, measured in the same run", {
+  summ <- read.csv(extdata("nist", "summary.csv"))
+  lre <- function(est, cert) {
+    e <- ifelse(cert == 0, abs(est), abs(est - cert) / abs(cert))
+    e[is.na(e)] <- 1
+    pmin(15, pmax(0, -log10(pmax(e, 1e-300))))
+  }
+  # floors measured for attnreg (default precision)
+  floors <- list(Norris = c(13.5, 13.5), Pontius = c(13, 13.5), NoInt1 = c(14.5, 14.5),
+                 NoInt2 = c(15, 15), Filip = c(7.5, 7.5), Longley = c(14, 14),
+                 Wampler1 = c(14.5, 14.5), Wampler2 = c(13, 14.5), Wampler3 = c(14.5, 14),
+                 Wampler4 = c(14.5, 14), Wampler5 = c(14.5, 14))
+  tab <- NULL
+  for (i in seq_len(nrow(summ))) {
+    nm <- summ$dataset[i]
+    d <- read.csv(extdata("nist", paste0(nm, ".csv")))
+    cert <- read.csv(extdata("nist", paste0(nm, "_certified.csv")))
+    if (nm == "Longley") {
+      fo <- y ~ .
+    } else {
+      deg <- summ$n_params[i] - summ$intercept[i]
+      rhs <- if (deg == 1) "x" else paste0("I(x^", 1:deg, ")", collapse = " + ")
+      fo <- as.formula(paste("y ~", rhs, if (summ$intercept[i] == 0) "- 1" else ""))
+    }
+    l <- lm(fo, data = d)
+    lb <- coef(l)
+    lse <- rep(NA_real_, length(lb))
+    lse[!is.na(lb)] <- suppressWarnings(coef(summary(l))[, 2])
+    f <- ols_attention(fo, data = d)
+    row <- data.frame(set = nm, coef = min(lre(unname(coef(f)), cert$estimate)),
+                      se = min(lre(unname(f$std_errors), cert$std_error)),
+                      lm_coef = min(lre(unname(lb), cert$estimate)),
+                      lm_se = min(lre(lse, cert$std_error)))
+    tab <- rbind(tab, row)
+    expect_equal(f$rank, summ$n_params[i])
+    expect_gte(row$coef, floors[[nm]][1])
+    expect_gte(row$se, floors[[nm]][2])
+    expect_gte(row$coef, row$lm_coef - 0.25)
+    expect_gte(row$se, row$lm_se - 0.25)
+  }
+  print(format(tab, digits = 3))
+})

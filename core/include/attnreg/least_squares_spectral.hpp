@@ -27,6 +27,16 @@
 
 namespace attnreg {
 
+/// The fitted state of Ridge or PCR as plain arrays (for pickling and R lists).
+struct SpectralState {
+  bool fit_intercept = true;
+  arma::rowvec x_mean, y_mean;
+  arma::mat U;    ///< n x r
+  arma::vec s;    ///< r
+  arma::mat V;    ///< p x r
+  arma::mat y;    ///< n x k training responses
+};
+
 /// Shared machinery of Ridge and PCR: the centred thin SVD and everything derived from a filter.
 class SpectralLS {
  public:
@@ -63,8 +73,11 @@ class SpectralLS {
   bool fit_intercept() const { return intercept_; }
   bool is_fitted() const { return fitted_flag_; }
   const arma::mat& training_y() const { return y_; }
+  SpectralState state() const;
 
  protected:
+  /// Restore from a saved state (validates shapes), then refresh_fit().
+  void restore(const SpectralState& st);
   /// Centre, take the thin SVD, store it. Returns nothing; filters are applied by subclasses.
   void decompose(const arma::mat& X, const arma::mat& Y, bool fit_intercept, int n_threads);
   /// The spectral filter phi (length r) of the current estimator.
@@ -126,6 +139,7 @@ class Ridge : public SpectralLS {
   arma::cube path(const arma::vec& lambdas) const;
   /// Exact leave-one-out predictions y_i - e_i / (1 - h_ii) (n x k).
   arma::mat loo_predictions() const;
+  static Ridge from_state(const RidgeOptions& options, const SpectralState& state);
 
  protected:
   arma::vec filter() const override;
@@ -136,7 +150,7 @@ class Ridge : public SpectralLS {
 };
 
 struct PCROptions {
-  int rank = 1;  ///< number of principal components L, 0 <= L <= numerical rank of Xc
+  int rank = 1;  ///< number of principal components L, 0 <= L <= numerical rank of Xc; -1 = all
   bool fit_intercept = true;
   int n_threads = 0;
 };
@@ -145,7 +159,9 @@ class PCR : public SpectralLS {
  public:
   explicit PCR(PCROptions options = {}) : opt_(options) {}
   PCR& fit(const arma::mat& X, const arma::mat& Y);
-  int rank() const { return opt_.rank; }
+  /// Components in use (the numerical rank when constructed with rank = -1).
+  int rank() const { return used_; }
+  static PCR from_state(const PCROptions& options, const SpectralState& state);
   /// Share of the centred design's sum of squares carried by each kept component.
   arma::vec explained_variance_ratio() const;
 
@@ -154,6 +170,7 @@ class PCR : public SpectralLS {
 
  private:
   PCROptions opt_;
+  int used_ = 0;
 };
 
 }  // namespace attnreg
