@@ -26,6 +26,18 @@
 // lane number modulo 32, so a thread that reads another lane's stored elements without a
 // barrier in between sees stale data under some fiber order. Products are formed in float from
 // the 16-bit operands and summed in float.
+//
+// Emulated backend. With ATTNREG_CUDA_EMULATED_BACKEND as well, cuda_runtime_emulation.hpp
+// stands in for the CUDA runtime, so the host launcher (attention_cuda.cu), the core's
+// device = "cuda" path and the GPU tests run on a machine without a GPU. From the repository
+// root, with a CPU build of the core in $B (libattnreg_core.a):
+//   F="-std=c++17 -O2 -fopenmp -DATTNREG_WITH_CUDA=1 -DATTNREG_CUDA_ARCHS=\"emulated\"
+//      -DATTNREG_CUDA_EMULATION=1 -DATTNREG_CUDA_EMULATED_BACKEND=1 -Icore/include -Icuda"
+//   for f in core/src/build_info.cpp core/src/attention_device.cpp; do g++ $F -c $f; done
+//   for f in cuda/attention_cuda.cu cuda/emulated_backend.cu cuda/lla_fwd_d*.cu \
+//            tests/test_cuda_attention.cpp; do g++ $F -x c++ -c $f; done
+//   g++ -fopenmp *.o $B/libattnreg_core.a -lgtest -lgtest_main -larmadillo -llapack -lblas \
+//       -pthread -o emulated_gpu_tests && ./emulated_gpu_tests
 #pragma once
 
 #include <ucontext.h>
