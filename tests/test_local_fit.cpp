@@ -553,7 +553,8 @@ TEST(LocalFit, OneAndTwoThreadsGiveIdenticalResults) {
     for (int degree : {0, 1}) {
       const arma::mat X = arma::randn(3000, 2);
       const arma::mat Y = arma::randn(3000, 2);
-      const arma::mat Xq = arma::randn(500, 2);
+      // m * n above the engine's single-thread cut-off (2e6 pairs), so two threads really run.
+      const arma::mat Xq = arma::randn(1000, 2);
       LocalPolynomial a(options(degree, "gaussian", "", 0.0, alg, 1)),
           b(options(degree, "gaussian", "", 0.0, alg, 2));
       a.fit(X, Y, arma::vec{0.2, 0.3});

@@ -261,6 +261,7 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
       use_index_ = true;
       break;
     case PairAlgorithm::automatic:
+      // Candidates; the sample below keeps the index only when it prunes enough.
       use_index_ = truncatable && dc >= 1 && dc <= 8 && n_ >= 1024;
       break;
   }
@@ -293,6 +294,30 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
     }
   }
   build_tables();
+  if (use_index_ && spec.algorithm == PairAlgorithm::automatic) {
+    // Probe: the share of training points a typical query would visit (64 training rows as
+    // queries). Near 1 (a Gaussian bandwidth wide against the data in several dimensions),
+    // the index only adds overhead: use all pairs.
+    const std::size_t probes = std::min<std::size_t>(64, n_);
+    PreparedQueries Q;
+    Q.m = probes;
+    Q.cont.set_size(dc, probes);
+    Q.codes.resize(cat_cols_.size() * probes);
+    for (std::size_t t = 0; t < probes; ++t) {
+      const std::size_t k = (t * n_) / probes + n_ / (2 * probes);
+      for (std::size_t c = 0; c < dc; ++c) Q.cont(c, t) = xs_(k, c);
+      for (std::size_t c = 0; c < cat_cols_.size(); ++c)
+        Q.codes[t * cat_cols_.size() + c] = codes_[c][k];
+    }
+    std::vector<double> buf(kTile);
+    std::vector<IndexRange> ranges;
+    double visited = 0.0;
+    for (std::size_t t = 0; t < probes; ++t) {
+      ranges_for(Q, t, -1, buf.data(), ranges);
+      for (const IndexRange& r : ranges) visited += static_cast<double>(r.last - r.first);
+    }
+    if (visited > 0.6 * static_cast<double>(probes) * static_cast<double>(n_)) use_index_ = false;
+  }
 }
 
 void KernelSpace::build_tables() {
@@ -455,7 +480,9 @@ void KernelSpace::ranges_for(const PreparedQueries& Q, std::size_t q, std::int64
 void KernelSpace::run(const PreparedQueries& Q,
                       const std::function<std::unique_ptr<TileSink>()>& make_sink,
                       const RunOptions& opt) const {
-  const int threads = resolve_threads(opt.n_threads);
+  int threads = resolve_threads(opt.n_threads);
+  // Below a few million kernel evaluations, waking a thread team costs more than it saves.
+  if (static_cast<double>(Q.m) * static_cast<double>(n_) < 2e6) threads = 1;
   check::require(!opt.exclude_self || Q.self.size() == Q.m, "queries",
                  "exclude_self needs queries made by training_queries()");
   check::require(Q.cont.n_rows == cont_cols_.size() && Q.codes.size() == Q.m * cat_cols_.size(),

@@ -69,7 +69,8 @@ namespace attnreg {
 
 enum class PairAlgorithm : int {
   automatic = 0,  ///< neighbours when they pay (compact or truncated kernel, 1..8 continuous
-                  ///< columns, n >= 1024), all pairs otherwise
+                  ///< columns, n >= 1024, and 64 probe queries visit under 60% of the
+                  ///< points), all pairs otherwise
   all_pairs,      ///< exact: every training point for every query
   neighbors       ///< spatial index (needs a compact kernel or truncation > 0, and a continuous
                   ///< column)
@@ -115,7 +116,7 @@ class TileSink {
 };
 
 struct RunOptions {
-  int n_threads = 0;          ///< 0 = OpenMP default
+  int n_threads = 0;          ///< 0 = OpenMP default; runs under 2e6 pairs use one thread
   bool exclude_self = false;  ///< zero each query's own training point (needs PreparedQueries::self)
   std::string label = "kernel sums";  ///< progress label
 };
