@@ -30,6 +30,9 @@ build/venv-check/bin/python -c "import attnreg, numpy as np; m = attnreg.OLS().f
 log "Python: pytest"
 (cd python-package && $PY -m pytest -q -p no:cacheprovider tests) || status=1
 
+log "Main job (the README's first command) runs end to end"
+$PY vignettes/main_job.py --out build/main-job-check || status=1
+
 log "R: R CMD check (runs the testthat suite)"
 tarball=$(ls build/r/attnreg_*.tar.gz)
 (cd build/r && MAKEFLAGS="-j${ATTNREG_JOBS:-$(nproc)}" _R_CHECK_FORCE_SUGGESTS_=false \
