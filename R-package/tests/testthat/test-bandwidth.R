@@ -14,5 +14,5 @@ test_that("dpi_bandwidth equals KernSmooth::dpill", {
 test_that("dpi_bandwidth errors name the argument", {
   expect_error(dpi_bandwidth(1:5, 1:4), "y: has 4 values but x has 5")
   x <- seq(0, 1, length.out = 60)
-  expect_error(dpi_bandwidth(x, 2 * x + 1), "zero curvature")
+  expect_error(dpi_bandwidth(x, 2 * x + 1), "^dpi: ")  # no curvature: a pilot fails
 })
