@@ -77,8 +77,9 @@ def main() -> None:
           f" fit + leverages + LOO at all {len(y):,} rows in {t_ll1:.2f} s,"
           f" effective df tr(L) = {ll1.effective_df_:.1f}")
     loo = ll1.loo_predictions()
-    print(f"  leave-one-out RMSE {np.sqrt(np.mean((y - loo) ** 2)):.4f} vs OLS quadratic"
-          f" in-sample RMSE {np.sqrt(np.mean((y - ols.predict(X)) ** 2)):.4f}")
+    print(f"  leave-one-out RMSE {np.sqrt(np.mean((y - loo) ** 2)):.4f} with experience alone"
+          f" (the Mincer OLS above also uses education: in-sample RMSE"
+          f" {np.sqrt(np.mean((y - ols.predict(X)) ** 2)):.4f})")
     print("  experience   fit     slope (return to a year of experience)")
     for e in (0, 5, 10, 20, 30, 40, 50):
         print(f"  {e:10d} {prof1[e]:7.4f} {slope1[e]:9.4f}")
