@@ -16,7 +16,7 @@ tar -C "$here" --exclude=./src --exclude=./build-package.sh --exclude='*.tar.gz'
 cp -r "$root/core/include/attnreg" "$stage/src/include/"
 for f in "$root"/core/src/*.cpp; do cp "$f" "$stage/src/core_$(basename "$f")"; done
 # Private headers of core/src are included by their plain names from the sources beside them.
-for f in "$root"/core/src/*.hpp; do [ -e "$f" ] && cp "$f" "$stage/src/"; done
+for f in "$root"/core/src/*.hpp; do [ -e "$f" ] && cp "$f" "$stage/src/include/"; done
 cp "$root"/bindings/r/*.cpp "$stage/src/"
 cp "$root"/bindings/r/*.hpp "$stage/src/" 2>/dev/null || true
 # The bundled real data sets (data/*.csv, data/nist) travel as inst/extdata.

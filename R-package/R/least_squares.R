@@ -74,6 +74,7 @@ masked_attention <- function(object, strict = FALSE, weights = FALSE, ...) {
 #'
 #' @inheritParams ols_attention
 #' @param lambda Penalty (>= 0) or a grid of penalties.
+#' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
 #' @param select Criterion for a grid: `"loo"`, `"gcv"` or `"aicc"`.
 #' @return An object of class `ridge_attention`: `coefficients`, `lambda`, `effective_df`
 #'   (tr H), `selection` (criteria per lambda, for a grid), `fitted.values`, `residuals`.
@@ -271,6 +272,7 @@ ridge_path <- function(object, lambda) {
 #'
 #' @inheritParams ols_attention
 #' @param rank Number of components; `NULL` keeps all (the numerical rank).
+#' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
 #' @return An object of class `pcr_attention`: `coefficients`, `rank`,
 #'   `explained_variance_ratio`, `fitted.values`, `residuals`.
 #' @examples
@@ -375,6 +377,7 @@ masked_attention.pcr_attention <- function(object, strict = FALSE, weights = FAL
 #'
 #' @inheritParams ols_attention
 #' @param rank Rank of \eqn{\Omega} (columns of W).
+#' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
 #' @param n_starts Random starts; the best objective wins.
 #' @param seed Seed of the starts (the fit is reproducible on every platform).
 #' @param max_iter,tol L-BFGS iterations and relative gradient tolerance per start.
@@ -498,6 +501,7 @@ loo_predict.attention_regression <- function(object, ...) {
 #'
 #' @inheritParams ols_attention
 #' @param lambda Ridge penalty (0 = OLS).
+#' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
 #' @param start First forecast row (1-based); `NULL` uses the number of design columns + 2.
 #' @param keep_weights Also return both m x n weight matrices.
 #' @return A list: `rows`, `y`, `recursive`, `masked`, `in_sample`, `mse_recursive`,
