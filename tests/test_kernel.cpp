@@ -195,6 +195,9 @@ TEST(Kernel, CategoricalKernelValuesAndRanges) {
   EXPECT_THROW(lru.check_bandwidth(-0.01, 4, "bw"), InvalidArgument);
   EXPECT_THROW(lro.check_bandwidth(1.5, 4, "bw"), InvalidArgument);
   EXPECT_THROW(lro.check_bandwidth(std::nan(""), 4, "bw"), InvalidArgument);
+  EXPECT_NO_THROW(lro.check_bandwidth(1.0, 4, "bw"));
+  EXPECT_NO_THROW(wvr.check_bandwidth(0.99, 4, "bw"));
+  EXPECT_THROW(wvr.check_bandwidth(1.0, 4, "bw"), InvalidArgument);  // identically 0 there
   EXPECT_EQ(CategoricalKernel::from_name("liracine", true, "k").type,
             CategoricalKernelType::li_racine_ordered);
   EXPECT_EQ(CategoricalKernel::from_name("li_racine", false, "k").type,

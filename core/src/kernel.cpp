@@ -123,13 +123,16 @@ std::string format_var_types(const std::vector<VarType>& types) {
 void CategoricalKernel::check_bandwidth(double lambda, int n_levels,
                                         const std::string& arg) const {
   const double hi = max_bandwidth(n_levels);
-  if (std::isfinite(lambda) && lambda >= 0.0 && lambda <= hi) return;
+  // Wang-van Ryzin is identically 0 at lambda = 1, so its range is open there.
+  const bool open_top = type == CategoricalKernelType::wang_van_ryzin;
+  if (std::isfinite(lambda) && lambda >= 0.0 && (open_top ? lambda < hi : lambda <= hi)) return;
   std::ostringstream msg;
-  msg << arg << ": the " << name() << " kernel needs a bandwidth in [0, " << hi << "]";
+  msg << arg << ": the " << name() << " kernel needs a bandwidth in [0, " << hi
+      << (open_top ? ")" : "]");
   if (type == CategoricalKernelType::aitchison_aitken)
     msg << " ((c-1)/c with c = " << n_levels << " levels)";
-  msg << ", got " << lambda << " (0 = no smoothing across levels, " << hi
-      << " = the column is smoothed away)";
+  msg << ", got " << lambda << " (0 = no smoothing across levels"
+      << (open_top ? "" : ", the upper end smooths the column away") << ")";
   throw InvalidArgument(msg.str());
 }
 

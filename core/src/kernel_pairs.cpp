@@ -215,10 +215,6 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
     arg << "bandwidth[" << (j + 1) << "] (" << (types_[j] == VarType::ordered ? "ordered" : "unordered")
         << " column)";
     ck.check_bandwidth(bw_(j), static_cast<int>(lv.size()), arg.str());
-    if (ck.type == CategoricalKernelType::wang_van_ryzin && bw_(j) >= 1.0)
-      throw InvalidArgument(arg.str() +
-                            ": the wang_van_ryzin kernel is identically 0 at lambda = 1; use a "
-                            "lambda in [0, 1)");
   }
 
   // Observation weights.

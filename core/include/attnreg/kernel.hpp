@@ -39,7 +39,7 @@
 //                                lambda in [0, (c - 1)/c], c = number of levels
 //   unordered  li_racine         1 if x == X_i, lambda otherwise; lambda in [0, 1]
 //   ordered    wang_van_ryzin    1 - lambda if x == X_i, (1 - lambda)/2 lambda^|x - X_i|
-//                                otherwise; lambda in [0, 1]
+//                                otherwise; lambda in [0, 1) (identically 0 at 1)
 //   ordered    li_racine         lambda^|x - X_i| (1 when equal); lambda in [0, 1]
 //
 // lambda = 0 is the indicator (cell-by-cell estimation); the largest lambda smooths the column
@@ -271,7 +271,7 @@ struct CategoricalKernel {
     return 0.0;
   }
   /// Largest valid lambda for a column with n_levels levels: (c-1)/c for aitchison_aitken,
-  /// 1 otherwise. The smallest is always 0.
+  /// 1 otherwise (excluded for wang_van_ryzin, which vanishes there). The smallest is 0.
   double max_bandwidth(int n_levels) const {
     if (type == CategoricalKernelType::aitchison_aitken)
       return n_levels > 0 ? static_cast<double>(n_levels - 1) / n_levels : 0.0;
