@@ -333,3 +333,25 @@ TEST(OLS, ExtendedStateRoundTrip) {
   EXPECT_LT(arma::abs(back.std_errors() - fit.std_errors()).max(), 1e-15);
   EXPECT_LT(arma::abs(back.fitted() - fit.fitted()).max(), 1e-12);
 }
+
+// Q_1 is cached after the first large request: small and large blocks, before and after the
+// cache exists, and copies that outlive a refit of the original, all give the same weights.
+TEST(OLS, CachedFactorGivesTheSameWeights) {
+  arma::arma_rng::set_seed(41);
+  arma::mat X = arma::randn(200, 4);
+  arma::vec y = arma::randn(200);
+  OLSOptions o;
+  o.precision = attnreg::Precision::Double;
+  OLS fit(o);
+  fit.fit(X, y);
+  arma::mat Xt = arma::randn(20, 4);
+  const arma::mat small_before = fit.attention_weights(Xt.rows(0, 2));  // ormqr path
+  const arma::mat big = fit.attention_weights(Xt);                      // forms and caches Q_1
+  const arma::mat small_after = fit.attention_weights(Xt.rows(0, 2));   // GEMM with the cache
+  EXPECT_LT(arma::abs(small_before - big.rows(0, 2)).max(), 1e-14);
+  EXPECT_LT(arma::abs(small_after - small_before).max(), 1e-14);
+  const OLS copy = fit;
+  fit.fit(X * 2.0, y + 1.0);
+  EXPECT_LT(arma::abs(copy.attention_weights(Xt) - big).max(), 1e-14);
+  EXPECT_LT(arma::abs(fit.attention_weights(Xt * 2.0) - big).max(), 1e-12);  // same hat geometry
+}

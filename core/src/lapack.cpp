@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "attnreg/error.hpp"
+#include "attnreg/runtime.hpp"
 
 extern "C" {
 void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt, double* tau,
@@ -13,6 +14,9 @@ void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt, d
 void dormqr_(const char* side, const char* trans, const int* m, const int* n, const int* k,
              const double* a, const int* lda, const double* tau, double* c, const int* ldc,
              double* work, const int* lwork, int* info);
+void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+            const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
+            const double* beta, double* c, const int* ldc);
 void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda,
              const double* tau, double* work, const int* lwork, int* info);
 }
@@ -83,6 +87,35 @@ arma::mat orgqr(const arma::mat& qr, const arma::vec& tau, arma::uword k) {
   dorgqr_(&m, &n, &n, Q.memptr(), &lda, tau.memptr(), work.data(), &lwork, &info);
   check_info("dorgqr", info);
   return Q;
+}
+
+void gemm_nt_streamed(const arma::mat& G, const arma::mat& B, arma::mat& C, double add,
+                      int n_threads) {
+  check::require(G.n_cols == B.n_cols && C.n_rows == G.n_rows && C.n_cols == B.n_rows, "C",
+                 "internal: gemm_nt_streamed shapes do not match");
+  const int m = as_int(G.n_rows, "X"), n = as_int(B.n_rows, "X"), r = as_int(G.n_cols, "rank");
+  if (m == 0 || n == 0) return;
+  if (r == 0) {
+    C.fill(add);
+    return;
+  }
+  const int threads = resolve_threads(n_threads);
+  constexpr int kCols = 64;
+  const int nblocks = (n + kCols - 1) / kCols;
+  const int ldg = std::max(1, m), ldb = std::max(1, n), ldc = std::max(1, m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (nblocks > 1)
+#endif
+  for (int blk = 0; blk < nblocks; ++blk) {
+    const int j0 = blk * kCols, w = std::min(kCols, n - j0);
+    const double one = 1.0, zero = 0.0;
+    double* c = C.colptr(static_cast<arma::uword>(j0));
+    dgemm_("N", "T", &m, &w, &r, &one, G.memptr(), &ldg, B.memptr() + j0, &ldb, &zero, c, &ldc);
+    if (add != 0.0) {
+      for (long long i = 0; i < static_cast<long long>(m) * w; ++i) c[i] += add;
+    }
+  }
+  (void)threads;
 }
 
 }  // namespace lapack

@@ -65,6 +65,7 @@ OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) {
   check::require(X.n_cols + (opt_.fit_intercept ? 1 : 0) >= 1, "X",
                  "has no columns and fit_intercept is false: nothing to fit");
   fitted_flag_ = false;
+  q1_cache_ = std::make_shared<Q1Cache>();
   st_ = OLSState{};
   st_.fit_intercept = opt_.fit_intercept;
   st_.rank_tol = opt_.rank_tol;
@@ -220,6 +221,7 @@ OLS OLS::from_state(const OLSState& state, const arma::mat& Y) {
   o.fit_intercept = state.fit_intercept;
   o.rank_tol = state.rank_tol;
   OLS m(o);
+  m.q1_cache_ = std::make_shared<Q1Cache>();
   m.st_ = state;
   m.y_ = Y;
   if (m.st_.cov_unscaled.is_empty()) m.st_.cov_unscaled = m.cov_from_r();
@@ -238,7 +240,14 @@ void OLS::apply_q(arma::mat& B, bool transpose) const {
   lapack::ormqr(st_.qr, st_.tau, rank(), B, transpose);
 }
 
-arma::mat OLS::q1() const { return lapack::orgqr(st_.qr, st_.tau, rank()); }
+const arma::mat& OLS::q1() const {
+  std::lock_guard<std::mutex> lock(q1_cache_->mutex);
+  if (!q1_cache_->ready) {
+    q1_cache_->q = lapack::orgqr(st_.qr, st_.tau, rank());
+    q1_cache_->ready = true;
+  }
+  return q1_cache_->q;
+}
 
 arma::mat OLS::solve_r(const arma::mat& rhs) const {
   const arma::uword r = rank();
@@ -300,19 +309,35 @@ arma::mat OLS::predict(const arma::mat& X_new) const {
 }
 
 arma::mat OLS::attention_weights(const arma::mat& X_new) const {
+  arma::mat out;
+  attention_weights(X_new, out);
+  return out;
+}
+
+void OLS::attention_weights(const arma::mat& X_new, arma::mat& out) const {
   check_new_x(X_new, "attention_weights");
   const arma::uword n = n_obs(), r = rank(), m = X_new.n_rows;
-  if (r == 0) return arma::zeros(m, n);
+  out.set_size(m, n);
+  if (r == 0) {
+    out.zeros();
+    return;
+  }
   // a(x)' = m(x)' R^{-1} Q_1' with m(x) the scaled pivoted design row (eq. 7).
   const arma::mat Gt = solve_rt(pivoted_rows(design(X_new)).t());  // r x m
-  if (m >= 8) {
-    const arma::mat Q1 = q1();  // n x r, then one GEMM straight into the m x n result
-    return Gt.t() * Q1.t();
+  bool cached = false;
+  {
+    std::lock_guard<std::mutex> lock(q1_cache_->mutex);
+    cached = q1_cache_->ready;
+  }
+  if (cached || m >= 8) {
+    // Q_1 (n x r) once, then a cache-blocked G Q_1' straight into the m x n result.
+    lapack::gemm_nt_streamed(Gt.t(), q1(), out, 0.0, opt_.n_threads);
+    return;
   }
   arma::mat B(n, m, arma::fill::zeros);
   B.rows(0, r - 1) = Gt;
   apply_q(B, false);
-  return B.t();
+  out = B.t();
 }
 
 void OLS::spectral(arma::mat& Ur, arma::vec& s, arma::mat& Vr) const {
@@ -397,7 +422,7 @@ arma::mat OLS::std_errors() const { return std_errors(CovOptions{}); }
 arma::vec OLS::hat_diagonal() const {
   require_fitted("hat_diagonal");
   if (rank() == 0) return arma::zeros(n_obs());
-  const arma::mat Q1 = q1();
+  const arma::mat& Q1 = q1();
   return arma::sum(arma::square(Q1), 1);
 }
 

@@ -172,7 +172,7 @@ arma::mat OLS::covariance(const CovOptions& cov, arma::uword output) const {
   if (r == 0) return unpivot_cov(arma::mat());
   if (cov.type == CovType::Classical) return st_.cov_unscaled * sigma2()(output);
   hac_lags(cov.maxlags, n_obs());  // validates maxlags
-  const arma::mat Q1 = q1();
+  const arma::mat& Q1 = q1();
   const arma::mat Rinv = solve_r(arma::eye(r, r));
   const arma::mat meat = robust_meat(Q1, residuals().col(output), cov, st_.rank);
   return unpivot_cov(Rinv * meat * Rinv.t());
@@ -190,7 +190,7 @@ arma::mat OLS::std_errors(const CovOptions& cov) const {
     return se;
   }
   hac_lags(cov.maxlags, n_obs());
-  const arma::mat Q1 = q1();
+  const arma::mat& Q1 = q1();
   const arma::mat Rinv = solve_r(arma::eye(r, r));
   const arma::mat E = residuals();
   for (arma::uword c = 0; c < k; ++c) {

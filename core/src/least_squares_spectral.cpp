@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "attnreg/error.hpp"
+#include "attnreg/lapack.hpp"
 #include "attnreg/least_squares_masked.hpp"
 #include "attnreg/runtime.hpp"
 #include "attnreg/detail/least_squares_internal.hpp"
@@ -124,13 +125,18 @@ arma::mat SpectralLS::predict(const arma::mat& X_new) const {
 }
 
 arma::mat SpectralLS::attention_weights(const arma::mat& X_new) const {
+  arma::mat out;
+  attention_weights(X_new, out);
+  return out;
+}
+
+void SpectralLS::attention_weights(const arma::mat& X_new, arma::mat& out) const {
   check_new_x(X_new, "attention_weights");
   const arma::vec phi = filter();
   const arma::mat G = (X_new.each_row() - x_mean_) * V_ * arma::diagmat(phi / s_);  // m x r
-  arma::mat A = G * U_.t();
-  if (U_.n_cols == 0) A.zeros(X_new.n_rows, n_obs());
-  if (intercept_) A += 1.0 / static_cast<double>(n_obs());
-  return A;
+  out.set_size(X_new.n_rows, n_obs());
+  lapack::gemm_nt_streamed(G, U_, out, intercept_ ? 1.0 / static_cast<double>(n_obs()) : 0.0,
+                           n_threads_);
 }
 
 arma::mat SpectralLS::factors(const arma::mat& X_new) const {

@@ -25,5 +25,13 @@ void ormqr(const arma::mat& qr, const arma::vec& tau, arma::uword k, arma::mat& 
 /// The first k columns of Q (n x k, orthonormal) from the compact factor (LAPACK dorgqr).
 arma::mat orgqr(const arma::mat& qr, const arma::vec& tau, arma::uword k);
 
+/// C = G B' + add (every entry), with G m x r, B n x r and C m x n already sized. Computed in
+/// column blocks of C small enough to stay in cache (each block one dgemm), so the m x n output
+/// is written once: this product has a small inner dimension r and is bound by memory traffic,
+/// which a single large dgemm multiplies. Blocks run in parallel over `n_threads` (0 = default);
+/// each entry depends on one block only, so results do not depend on the thread count.
+void gemm_nt_streamed(const arma::mat& G, const arma::mat& B, arma::mat& C, double add,
+                      int n_threads);
+
 }  // namespace lapack
 }  // namespace attnreg

@@ -33,6 +33,8 @@
 #pragma once
 
 #include "attnreg/arma.hpp"
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -115,6 +117,9 @@ class OLS {
   /// Attention weights A (m x n): predict(X_new) == A * Y. Rows sum to 1 with an intercept.
   /// Computed as G Q_1' with G = d(x)' P R^{-1}: nothing n x n is formed beyond A itself.
   arma::mat attention_weights(const arma::mat& X_new) const;
+  /// The same, written into `out` (resized unless it is a fixed view of caller memory of the
+  /// right shape, m x n): lets a face hand over its own array and avoid a copy of the result.
+  void attention_weights(const arma::mat& X_new, arma::mat& out) const;
 
   /// Factors of new rows, F = d(x)' W (m x r, eq. 5/13); F_test F_train' = attention weights.
   arma::mat factors(const arma::mat& X_new) const;
@@ -179,8 +184,9 @@ class OLS {
   void check_new_x(const arma::mat& X_new, const char* what) const;
   /// Apply Q' (transpose=true) or Q to the n x c matrix B in place (first `rank` reflectors).
   void apply_q(arma::mat& B, bool transpose) const;
-  /// Q_1: the first `rank` columns of Q (n x r).
-  arma::mat q1() const;
+  /// Q_1: the first `rank` columns of Q (n x r), formed once (LAPACK dorgqr) and cached, so
+  /// repeated attention_weights calls on row blocks cost one GEMM each.
+  const arma::mat& q1() const;
   /// Solve R11 z = rhs (r x c) with R11 the leading r x r block of R.
   arma::mat solve_r(const arma::mat& rhs) const;
   /// Solve R11' z = rhs.
@@ -200,6 +206,13 @@ class OLS {
   arma::mat y_;
   arma::mat fitted_;
   bool fitted_flag_ = false;
+  struct Q1Cache {
+    std::mutex mutex;
+    arma::mat q;
+    bool ready = false;
+  };
+  /// Shared by copies (they hold the same factor); replaced by every fit.
+  mutable std::shared_ptr<Q1Cache> q1_cache_ = std::make_shared<Q1Cache>();
 };
 
 }  // namespace attnreg

@@ -46,6 +46,8 @@ class SpectralLS {
   arma::mat predict(const arma::mat& X_new) const;
   /// Attention weights A (m x n): predict(X_new) == A * Y; rows sum to 1 with an intercept.
   arma::mat attention_weights(const arma::mat& X_new) const;
+  /// The same, written into `out` (m x n; see OLS::attention_weights).
+  void attention_weights(const arma::mat& X_new, arma::mat& out) const;
   /// Factors of new rows (m x c) with F_test F_train' = A; c = (intercept) + active components.
   arma::mat factors(const arma::mat& X_new) const;
   /// Factors of the training rows (n x c).
