@@ -69,6 +69,21 @@ py::array_t<double> with_x(const farray& X, F&& f) {
   return to_numpy(out);
 }
 
+// Attention weights written by the core straight into a new Fortran-ordered numpy array (the
+// m x n result is the one large object; no second copy of it is made).
+template <typename M>
+py::array_t<double> attention_into_numpy(const M& model, const farray& X) {
+  const arma::mat x = as_mat(X, "X");
+  py::array_t<double, py::array::f_style> out(
+      {static_cast<py::ssize_t>(x.n_rows), static_cast<py::ssize_t>(model.n_obs())});
+  arma::mat A(out.mutable_data(), x.n_rows, model.n_obs(), /*copy_aux_mem=*/false, /*strict=*/true);
+  {
+    py::gil_scoped_release nogil;
+    model.attention_weights(x, A);
+  }
+  return out;
+}
+
 }  // namespace
 
 void init_ols(py::module_& m) {
@@ -101,9 +116,7 @@ void init_ols(py::module_& m) {
           py::arg("X"))
       .def(
           "attention_weights",
-          [](const attnreg::OLS& self, const farray& X) {
-            return with_x(X, [&](const arma::mat& x) { return self.attention_weights(x); });
-          },
+          [](const attnreg::OLS& self, const farray& X) { return attention_into_numpy(self, X); },
           py::arg("X"))
       .def(
           "factors",
