@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnreg/attention.hpp"
+#include "attnreg/attention_device.hpp"
 #include "attnreg/error.hpp"
 
 namespace py = pybind11;
@@ -138,14 +139,14 @@ bool dtype_is_float(const py::array& a, const char* name) {
 
 template <class T>
 py::tuple forward_impl(const py::array& Q, const py::array& K, const py::array& V,
-                       const at::Options& o) {
+                       const at::Options& o, at::Device device) {
   const auto q = view_of<T>(Q, "Q"), k = view_of<T>(K, "K"), v = view_of<T>(V, "V");
   py::array out = new_output(Q, v.shape[3], sizeof(T) == 4);
   const at::View<T> ov = out_view<T>(out);
   at::Diagnostics d;
   {
     py::gil_scoped_release nogil;
-    d = at::forward<T>(q, k, v, ov, o);
+    d = at::forward<T>(q, k, v, ov, o, device);
   }
   return py::make_tuple(out, diag_dict(d));
 }
@@ -204,30 +205,41 @@ at::LLAPartial partial_from_tuple(const py::tuple& t) {
 }  // namespace
 
 void init_attention(py::module_& m) {
-  m.def(
-      "attention_forward",
-      [](const py::array& Q, const py::array& K, const py::array& V, const std::string& method,
-         bool causal, std::int64_t window, const py::object& scale, const py::object& bandwidth,
-         const py::object& ridge, const std::string& algorithm, const std::string& kernel,
-         std::int64_t block_q, std::int64_t block_k, const py::object& cg_tol, int cg_max_iter,
-         const std::string& feature_map, double feature_tau, bool normalize, int n_threads) {
-        const at::Options o =
-            make_options(method, causal, window, scale, bandwidth, ridge, algorithm, kernel,
-                         block_q, block_k, cg_tol, cg_max_iter, feature_map, feature_tau,
-                         normalize, n_threads);
-        same_dtype(Q, K, "Q", "K");
-        same_dtype(Q, V, "Q", "V");
-        return dtype_is_float(Q, "Q") ? forward_impl<float>(Q, K, V, o)
-                                      : forward_impl<double>(Q, K, V, o);
-      },
-      py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("method") = "softmax",
-      py::arg("causal") = false, py::arg("window") = 0, py::arg("scale") = py::none(),
-      py::arg("bandwidth") = py::none(), py::arg("ridge") = py::none(),
-      py::arg("algorithm") = "blockwise", py::arg("kernel") = "dot", py::arg("block_q") = 64,
-      py::arg("block_k") = 64, py::arg("cg_tol") = py::none(), py::arg("cg_max_iter") = 0,
-      py::arg("feature_map") = "elu_plus_one", py::arg("feature_tau") = 4.0,
-      py::arg("normalize") = true, py::arg("n_threads") = 0,
-      "Attention forward on the CPU core; returns (output, diagnostics dict).");
+  // attention_forward (CPU) and attention_forward_cuda (the CUDA kernels; attention_device.hpp
+  // throws a clear InvalidArgument when CUDA is not compiled in or no GPU is visible) take the
+  // same arguments.
+  const auto def_forward = [&m](const char* name, at::Device device, const char* doc) {
+    m.def(
+        name,
+        [device](const py::array& Q, const py::array& K, const py::array& V,
+                 const std::string& method, bool causal, std::int64_t window,
+                 const py::object& scale, const py::object& bandwidth, const py::object& ridge,
+                 const std::string& algorithm, const std::string& kernel, std::int64_t block_q,
+                 std::int64_t block_k, const py::object& cg_tol, int cg_max_iter,
+                 const std::string& feature_map, double feature_tau, bool normalize,
+                 int n_threads) {
+          const at::Options o =
+              make_options(method, causal, window, scale, bandwidth, ridge, algorithm, kernel,
+                           block_q, block_k, cg_tol, cg_max_iter, feature_map, feature_tau,
+                           normalize, n_threads);
+          same_dtype(Q, K, "Q", "K");
+          same_dtype(Q, V, "Q", "V");
+          return dtype_is_float(Q, "Q") ? forward_impl<float>(Q, K, V, o, device)
+                                        : forward_impl<double>(Q, K, V, o, device);
+        },
+        py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("method") = "softmax",
+        py::arg("causal") = false, py::arg("window") = 0, py::arg("scale") = py::none(),
+        py::arg("bandwidth") = py::none(), py::arg("ridge") = py::none(),
+        py::arg("algorithm") = "blockwise", py::arg("kernel") = "dot", py::arg("block_q") = 64,
+        py::arg("block_k") = 64, py::arg("cg_tol") = py::none(), py::arg("cg_max_iter") = 0,
+        py::arg("feature_map") = "elu_plus_one", py::arg("feature_tau") = 4.0,
+        py::arg("normalize") = true, py::arg("n_threads") = 0, doc);
+  };
+  def_forward("attention_forward", at::Device::cpu,
+              "Attention forward on the CPU core; returns (output, diagnostics dict).");
+  def_forward("attention_forward_cuda", at::Device::cuda,
+              "Attention forward on the CUDA backend (float32 kernels; float64 converted); "
+              "returns (output, diagnostics dict).");
 
   m.def(
       "attention_weights",
