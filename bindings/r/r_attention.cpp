@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attnreg/attention.hpp"
+#include "attnreg/attention_device.hpp"
 #include "attnreg/build_info.hpp"
 #include "attnreg/error.hpp"
 
@@ -150,14 +151,14 @@ at::Options make_options(const std::string& method, bool causal, int window, dou
   return o;
 }
 
-void check_device(const std::string& device) {
-  if (device == "cpu") return;
-  if (device != "cuda") {
+/// "cpu" or "cuda". Without a CUDA build (the R package is built CPU-only) or without a visible
+/// GPU, the core's device switch (attention_device.hpp) throws require_cuda()'s clear message.
+at::Device check_device(const std::string& device) {
+  if (device != "cpu" && device != "cuda") {
     throw attnreg::InvalidArgument("device: unknown '" + device + "' (choose \"cpu\" or \"cuda\")");
   }
-  attnreg::require_cuda("device");  // "built without CUDA" / "no GPU visible"
-  throw attnreg::InvalidArgument(
-      "device: this build has CUDA but not the CUDA attention kernels; use device = \"cpu\"");
+  if (device == "cuda") attnreg::require_cuda("device");  // "built without CUDA" / "no GPU visible"
+  return at::parse_device(device, "device");
 }
 
 }  // namespace
@@ -169,7 +170,7 @@ Rcpp::List attn_forward_cpp(Rcpp::NumericVector Q, Rcpp::NumericVector K, Rcpp::
                             std::string kernel, int block_q, int block_k, double cg_tol,
                             int cg_max_iter, std::string feature_map, double feature_tau,
                             bool normalize, int n_threads, std::string device) {
-  check_device(device);
+  const at::Device dev = check_device(device);
   at::Options o = make_options(method, causal, window, scale, bandwidth, algorithm, kernel,
                                block_q, block_k, cg_tol, cg_max_iter, feature_map, feature_tau,
                                normalize, n_threads);
@@ -180,7 +181,7 @@ Rcpp::List attn_forward_cpp(Rcpp::NumericVector Q, Rcpp::NumericVector K, Rcpp::
   set_ridge(o, ridge, q);
   at::View<double> ov;
   Rcpp::NumericVector out = new_output(Q, v.shape[3], ov);
-  const at::Diagnostics d = at::forward<double>(q, k, v, ov, o);
+  const at::Diagnostics d = at::forward<double>(q, k, v, ov, o, dev);
   return Rcpp::List::create(Rcpp::Named("output") = out, Rcpp::Named("info") = diag_list(d));
 }
 
