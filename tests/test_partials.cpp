@@ -310,3 +310,42 @@ TEST(Partials, SoftmaxAndNwRbfEqualAttentionForAnyKeySplit) {
     EXPECT_LT(err, 1e-12) << "case nk=" << c.nk;
   }
 }
+
+TEST(Partials, LeaveOneOutFailureAndWeightsMatchInMemory) {
+  // An isolated row under a compact kernel has no leave-one-out fit: same message as in memory.
+  arma::arma_rng::set_seed(77);
+  arma::mat X = arma::randu(60, 1);
+  X(17, 0) = 5.0;
+  const arma::mat Y = arma::randn(60, 1);
+  const arma::vec sw = arma::randu(60) + 0.5;
+  const arma::vec h = {0.3};
+  std::mt19937 rng(1);
+  const LocalFitOptions o = opts(0, "epanechnikov", 0.0);
+  LocalPolynomial lp(o);
+  lp.fit(X, Y, h, sw);
+  std::string expected, got;
+  try {
+    lp.loo_fitted();
+  } catch (const NumericalError& e) {
+    expected = e.what();
+  }
+  const LocalPartial p = split_and_merge(X, Y, X, h, o, sw, {0, 10, 35, 60}, rng, true);
+  try {
+    local_finalize(p, h, o, nullptr, true, true, "X");
+  } catch (const NumericalError& e) {
+    got = e.what();
+  }
+  EXPECT_NE(expected.find("leave-one-out fit at training row 18"), std::string::npos) << expected;
+  EXPECT_EQ(got, expected);
+  // The other rows' leave-one-out fits agree.
+  const arma::mat ref = lp.state().loo;
+  std::vector<QueryStatus> st;
+  const arma::mat loo = local_finalize(p, h, o, &st, false, true, "X");
+  for (arma::uword i = 0; i < X.n_rows; ++i) {
+    if (i == 17) {
+      EXPECT_TRUE(st[i] != QueryStatus::ok);
+      continue;
+    }
+    EXPECT_NEAR(loo(i, 0), ref(i, 0), 1e-12 * std::max(1.0, std::fabs(ref(i, 0))));
+  }
+}

@@ -393,8 +393,13 @@ def _design_r(X, y, fit_intercept: bool):
     parts = ([da.ones((Xd.shape[0], 1), chunks=(Xd.chunks[0], 1))] if fit_intercept else [])
     A = da.concatenate(parts + [Xd, yd], axis=1).rechunk({1: -1})
     q = A.shape[1] - yd.shape[1]
-    if q > min(c for c in A.chunks[0]):
-        A = A.rechunk({0: max(q + yd.shape[1], max(A.chunks[0]))})
+    if A.shape[1] > min(A.chunks[0]):  # TSQR wants every block at least as tall as wide
+        step = max(2 * A.shape[1], max(A.chunks[0]))
+        cuts = list(range(0, int(A.shape[0]), step))
+        sizes = [min(step, int(A.shape[0]) - c) for c in cuts]
+        if len(sizes) > 1 and sizes[-1] < A.shape[1]:
+            sizes[-2] += sizes.pop()
+        A = A.rechunk({0: tuple(sizes)})
     A = A.map_blocks(_check_finite_block, dtype=np.float64)
     _, R = da.linalg.tsqr(A)
     R = np.asarray(R.compute())
@@ -403,7 +408,8 @@ def _design_r(X, y, fit_intercept: bool):
 
 def _check_finite_block(b):
     if not np.all(np.isfinite(b)):
-        raise ValueError("X: contains NaN or infinite values (remove or impute them)")
+        raise ValueError("X, y: contain NaN or infinite values (remove or impute missing/infinite "
+                         "values first)")
     return b
 
 
