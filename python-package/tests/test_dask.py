@@ -118,6 +118,20 @@ def test_loo_cv_and_select_bandwidth_equal_in_memory(client, degree):
     assert rel(res2.scores, ref2) < 1e-12
 
 
+def test_loo_cv_with_sample_weight_and_degree_two(client):
+    X, y, rng = data(n=200, d=1, seed=4)
+    w = np.exp(rng.normal(size=200))
+    Xd, yd, wd = (da.from_array(a, chunks=45) for a in (X, y, w))
+    ref = attnreg.LocalLinear(bandwidth=0.5).fit(X, y, sample_weight=w).cv_score_
+    assert rel(adk.loo_cv(Xd, yd, bandwidth=0.5, sample_weight=wd), ref) < 1e-12
+    # Local quadratic (one continuous column) through the same partials.
+    core = _core.LocalPolynomial(degree=2)
+    core.fit(X, y[:, None], np.array([0.5]))
+    Xq = np.linspace(-1, 1, 7)[:, None]
+    got = adk.predict(Xd, yd, Xq, bandwidth=0.5, degree=2)
+    assert rel(got, core.predict(Xq)[:, 0]) < 1e-12
+
+
 def test_merge_order_does_not_matter(client):
     X, y, rng = data(n=360, seed=7)
     Xq = rng.normal(size=(40, 2))
