@@ -419,10 +419,19 @@ class MomentSink final : public TileSink {
     double* A = &A_[s * q_ * q_];
     double* T = &T_[s * q_ * k_];
     const std::size_t r = 1 + k_;
-    const std::int64_t self = req_.loo ? Q_.self[qi] : -1;
+    const std::int64_t self =
+        (req_.loo || (req_.moments && !Q_.self.empty())) ? Q_.self[qi] : -1;
+
+    // Raw moments for partials (partials.hpp): the sums as accumulated (own row excluded).
+    if (req_.moments) {
+      std::copy(A, A + q_ * q_, out_.moment_A.colptr(qi));
+      std::copy(T, T + q_ * k_, out_.moment_T.colptr(qi));
+      out_.moment_max(qi) = row_max;
+      if (!(req_.fit || req_.coefficients || req_.gradient || req_.loo)) return;
+    }
 
     // Leave-one-out first: the accumulated sums exclude the query's own row.
-    if (self >= 0) {
+    if (self >= 0 && req_.loo) {
       QueryStatus st = weight_status(row_max);
       if (st == QueryStatus::ok && !solve(A, T)) st = QueryStatus::singular;
       out_.loo_status[qi] = st;
@@ -516,17 +525,10 @@ class WeightSink final : public TileSink {
 };
 
 std::vector<double> penalty_scales(const KernelSpace& space, int degree) {
-  // Ridge on the slopes in data units: lambda * omega * sum_a beta_a^2. In bandwidth units the
-  // coefficient of (x_a / h_a)^e is beta h^e, so the penalty weight is h^(-2e).
-  std::vector<double> pen;
   const auto& cc = space.continuous_columns();
-  if (degree == 1) {
-    for (std::size_t c : cc) pen.push_back(1.0 / (space.bandwidth()(c) * space.bandwidth()(c)));
-  } else if (degree >= 2) {
-    const double h = space.bandwidth()(cc[0]);
-    for (int e = 1; e <= degree; ++e) pen.push_back(std::pow(h, -2.0 * e));
-  }
-  return pen;
+  arma::vec h(cc.size());
+  for (std::size_t a = 0; a < cc.size(); ++a) h(a) = space.bandwidth()(cc[a]);
+  return local_penalty_scales(h, degree);
 }
 
 const char* degree_name(int degree) {
@@ -539,6 +541,46 @@ const char* degree_name(int degree) {
 }
 
 }  // namespace
+
+std::vector<double> local_penalty_scales(const arma::vec& h, int degree) {
+  // Ridge on the slopes in data units: lambda * omega * sum_a beta_a^2. In bandwidth units the
+  // coefficient of (x_a / h_a)^e is beta h^e, so the penalty weight is h^(-2e).
+  std::vector<double> pen;
+  if (degree == 1) {
+    for (std::size_t a = 0; a < h.n_elem; ++a) pen.push_back(1.0 / (h(a) * h(a)));
+  } else if (degree >= 2 && h.n_elem >= 1) {
+    for (int e = 1; e <= degree; ++e) pen.push_back(std::pow(h(0), -2.0 * e));
+  }
+  return pen;
+}
+
+void local_polynomial_solve(const arma::mat& A, const arma::mat& T, const arma::vec& row_max,
+                            std::size_t k, double ridge, const std::vector<double>& penalty,
+                            arma::mat& fit, std::vector<QueryStatus>& status) {
+  const std::size_t q = penalty.size() + 1, m = A.n_cols;
+  check::require(A.n_rows == q * q && T.n_rows == q * k && T.n_cols == m && row_max.n_elem == m,
+                 "partial", "moments of inconsistent shape (merge partials of the same fit)");
+  fit.set_size(m, k);
+  status.assign(m, QueryStatus::ok);
+  std::vector<double> Af(q * q), R(q * (1 + k)), L(q * q), sc(q);
+  const std::size_t r = 1 + k;
+  for (std::size_t qi = 0; qi < m; ++qi) {
+    // Same steps as MomentSink::solve: ridge lambda * omega * penalty on the slope diagonal.
+    std::copy(A.colptr(qi), A.colptr(qi) + q * q, Af.begin());
+    const double omega = Af[0];
+    for (std::size_t a = 1; a < q; ++a) Af[a * q + a] += ridge * omega * penalty[a - 1];
+    const double* Tq = T.colptr(qi);
+    for (std::size_t i = 0; i < q; ++i) {
+      R[i * r] = i == 0 ? 1.0 : 0.0;
+      for (std::size_t o = 0; o < k; ++o) R[i * r + 1 + o] = Tq[i * k + o];
+    }
+    QueryStatus st = weight_status(row_max(qi));
+    if (st == QueryStatus::ok && !spd_solve(Af.data(), q, R.data(), r, L.data(), sc.data()))
+      st = QueryStatus::singular;
+    status[qi] = st;
+    for (std::size_t o = 0; o < k; ++o) fit(qi, o) = st == QueryStatus::ok ? R[1 + o] : kNaN;
+  }
+}
 
 LocalEvalResult local_polynomial_eval(const KernelSpace& space, const arma::mat& Y_internal,
                                       const LocalPolySpec& spec, const PreparedQueries& Q,
@@ -561,6 +603,11 @@ LocalEvalResult local_polynomial_eval(const KernelSpace& space, const arma::mat&
   if (request.gradient) out.gradient.set_size(m, space.dim(), k);
   if (request.gradient) out.gradient.fill(kNaN);
   if (request.coefficients) out.coefficients.set_size(q, m);
+  if (request.moments) {
+    out.moment_A.zeros(q * q, m);
+    out.moment_T.zeros(q * k, m);
+    out.moment_max.zeros(m);
+  }
   if (request.loo) {
     out.leverage.set_size(m);
     out.loo.set_size(m, k);
@@ -569,7 +616,7 @@ LocalEvalResult local_polynomial_eval(const KernelSpace& space, const arma::mat&
   const std::vector<double> pen = penalty_scales(space, spec.degree);
   RunOptions ro;
   ro.n_threads = n_threads;
-  ro.exclude_self = request.loo;
+  ro.exclude_self = request.loo || (request.moments && Q.self.size() == Q.m && Q.m > 0);
   ro.label = degree_name(spec.degree);
   space.run(
       Q,
@@ -583,6 +630,13 @@ LocalEvalResult local_polynomial_eval(const KernelSpace& space, const arma::mat&
 
 void throw_on_failed_query(const std::vector<QueryStatus>& status, const KernelSpace& space,
                            int degree, double ridge, const std::string& arg, bool leave_one_out) {
+  throw_on_failed_query(status, space.spec().kernel, space.n_continuous(), space.n_categorical(),
+                        degree, ridge, arg, leave_one_out);
+}
+
+void throw_on_failed_query(const std::vector<QueryStatus>& status, const Kernel& kernel,
+                           std::size_t n_continuous, std::size_t n_categorical, int degree,
+                           double ridge, const std::string& arg, bool leave_one_out) {
   std::size_t bad = status.size();
   for (std::size_t i = 0; i < status.size(); ++i)
     if (status[i] != QueryStatus::ok) {
@@ -600,27 +654,27 @@ void throw_on_failed_query(const std::vector<QueryStatus>& status, const KernelS
   switch (status[bad]) {
     case QueryStatus::no_weight:
     case QueryStatus::underflow: {
-      const bool compact = space.spec().kernel.compact() && space.n_continuous() > 0;
+      const bool compact = kernel.compact() && n_continuous > 0;
       const char* other = leave_one_out ? " other than the row itself" : "";
       if (compact) {
         msg << "no training point" << other << " has a positive kernel weight (the "
-            << space.spec().kernel.name()
+            << kernel.name()
             << " kernel is zero beyond one bandwidth in any continuous column)";
-      } else if (space.n_continuous() > 0) {
+      } else if (n_continuous > 0) {
         msg << "every kernel weight" << (status[bad] == QueryStatus::underflow ? " underflows" : " is 0 or underflows")
             << " in double precision (the nearest training point" << other
             << " is more than about 36 bandwidths away in the Gaussian metric)";
       } else {
         msg << "no training point" << other << " has a positive kernel weight";
       }
-      if (space.n_categorical() > 0)
+      if (n_categorical > 0)
         msg << "; categorical lambdas of 0 also give weight 0 to every other level";
       msg << "; increase the bandwidth or drop the point";
       break;
     }
     case QueryStatus::singular:
       msg << "the " << degree_name(degree) << " design is singular: the training points with "
-          << "positive weight do not determine the " << (1 + LocalPolySpec::n_terms(degree, space.n_continuous()))
+          << "positive weight do not determine the " << (1 + LocalPolySpec::n_terms(degree, n_continuous))
           << " local coefficients (too few distinct neighbours"
           << (leave_one_out ? " once the row itself is left out" : "")
           << ", or a column constant among them); increase the bandwidth"

@@ -77,6 +77,10 @@ struct LocalEvalRequest {
   bool gradient = false;    ///< B: m x d x k (NaN in categorical columns); degree >= 1
   bool coefficients = false;///< A^{-1} e1 per query (q x m), the equivalent-kernel coefficients
   bool loo = false;         ///< leverages and leave-one-out fits (queries from training_queries())
+  /// The raw local moments per query before the solve (partials.hpp): A (upper triangle of the
+  /// q x q row-major matrix, without the ridge), T (q x k row-major) and the largest weight.
+  /// When PreparedQueries::self names a query's own training row, that row is excluded.
+  bool moments = false;
 };
 
 /// Results of local_polynomial_eval. A failed query has status != ok and NaN in its rows; the
@@ -90,6 +94,9 @@ struct LocalEvalResult {
   arma::mat loo;                     ///< m x k: exact leave-one-out fits
   std::vector<QueryStatus> status;   ///< m: status of the full fit
   std::vector<QueryStatus> loo_status;  ///< m: status of the leave-one-out fit
+  arma::mat moment_A;                ///< (q*q) x m (request.moments; lower triangle 0)
+  arma::mat moment_T;                ///< (q*k) x m
+  arma::vec moment_max;              ///< m: largest weight seen (0 = none positive)
 };
 
 /// Static description of a local polynomial fit over a KernelSpace (degree and ridge, and the
@@ -194,6 +201,24 @@ class LocalPolynomial {
   bool fitted_flag_ = false;
   bool have_fitted_ = false;
 };
+
+/// Penalty scale of each basis term of `degree` for the continuous-column bandwidths h (in
+/// column order): the omega-scaled ridge in data units expressed in bandwidth units.
+std::vector<double> local_penalty_scales(const arma::vec& h_continuous, int degree);
+
+/// The per-query solve of local_polynomial_eval on given moments (A upper triangle of the
+/// q x q row-major matrix, T q x k row-major, one column per query; row_max the largest weight
+/// per query): equilibrated Cholesky with the omega-scaled ridge lambda * omega * penalty.
+/// Writes fit (m x k, NaN where failed) and status.
+void local_polynomial_solve(const arma::mat& A, const arma::mat& T, const arma::vec& row_max,
+                            std::size_t k, double ridge, const std::vector<double>& penalty,
+                            arma::mat& fit, std::vector<QueryStatus>& status);
+
+/// throw_on_failed_query without a KernelSpace: the kernel of the continuous columns and the
+/// number of continuous and categorical columns are all the message needs.
+void throw_on_failed_query(const std::vector<QueryStatus>& status, const Kernel& kernel,
+                           std::size_t n_continuous, std::size_t n_categorical, int degree,
+                           double ridge, const std::string& arg, bool leave_one_out);
 
 /// Throws NumericalError describing the first failed query (status != ok) of a result, naming
 /// `arg` (the argument whose rows were the queries) and suggesting the fix. No-op when all ok.

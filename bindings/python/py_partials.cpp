@@ -1,0 +1,250 @@
+// Python bindings for the mergeable partial statistics (attnreg/partials.hpp). Thin: a partial
+// travels as a dict of numpy arrays (picklable, so Dask can ship it between workers); every
+// formula is in the core. The Python API is attnreg.dask.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attnreg/error.hpp"
+#include "attnreg/partials.hpp"
+#include "convert.hpp"
+
+namespace py = pybind11;
+using attnreg_py::as_mat;
+using attnreg_py::farray;
+using attnreg_py::to_numpy;
+
+namespace {
+
+using carray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+attnreg::LocalFitOptions local_options(int degree, const std::string& kernel, double ridge,
+                                       const std::string& algorithm, double truncation,
+                                       int n_threads) {
+  attnreg::LocalFitOptions o;
+  o.degree = degree;
+  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  o.ridge = ridge;
+  o.algorithm = attnreg::pair_algorithm_from_name(algorithm, "algorithm");
+  o.truncation = truncation;
+  o.n_threads = n_threads;
+  return o;
+}
+
+arma::vec as_vec(const py::object& o, const char* name) {
+  if (o.is_none()) return arma::vec();
+  const farray a = o.cast<farray>();
+  const arma::mat m = as_mat(a, name);
+  return arma::vec(m.memptr(), m.n_elem);
+}
+
+py::dict local_to_dict(const attnreg::LocalPartial& p) {
+  py::dict d;
+  d["kind"] = "local";
+  d["degree"] = p.degree;
+  d["q"] = p.q;
+  d["k"] = p.k;
+  d["dim"] = p.dim;
+  d["log_scale"] = to_numpy(p.log_scale);
+  d["row_max"] = to_numpy(p.row_max);
+  d["A"] = to_numpy(p.A);
+  d["T"] = to_numpy(p.T);
+  return d;
+}
+
+attnreg::LocalPartial local_from_dict(const py::dict& d, const char* name) {
+  if (!d.contains("kind") || d["kind"].cast<std::string>() != "local")
+    throw attnreg::InvalidArgument(std::string(name) +
+                                   ": not a local-polynomial partial (made by local_partial)");
+  attnreg::LocalPartial p;
+  p.degree = d["degree"].cast<int>();
+  p.q = d["q"].cast<std::size_t>();
+  p.k = d["k"].cast<std::size_t>();
+  p.dim = d["dim"].cast<std::size_t>();
+  p.log_scale = as_vec(d["log_scale"], name);
+  p.row_max = as_vec(d["row_max"], name);
+  // Copies: merge() writes into `p`, and the caller's arrays (a Dask result other tasks may
+  // share) must stay untouched.
+  const farray A = d["A"].cast<farray>(), T = d["T"].cast<farray>();
+  const arma::mat Av = as_mat(A, name), Tv = as_mat(T, name);
+  p.A = Av;
+  p.T = Tv;
+  const std::size_t m = p.row_max.n_elem;
+  if (p.log_scale.n_elem != m || p.A.n_rows != p.q * p.q || p.A.n_cols != m ||
+      p.T.n_rows != p.q * p.k || p.T.n_cols != m)
+    throw attnreg::InvalidArgument(std::string(name) + ": inconsistent partial (arrays of the "
+                                                       "wrong shape)");
+  return p;
+}
+
+template <class T>
+attnreg::attention::View<const T> view4(const py::array_t<T, py::array::c_style>& a,
+                                        const char* name) {
+  if (a.ndim() != 4)
+    throw attnreg::InvalidArgument(std::string(name) +
+                                   ": expected a 4-d (batch, heads, seq, dim) array");
+  return attnreg::attention::make_view<const T>(a.data(), a.shape(0), a.shape(1), a.shape(2),
+                                                a.shape(3));
+}
+
+py::dict softmax_to_dict(const attnreg::SoftmaxPartial& p) {
+  py::dict d;
+  d["kind"] = "softmax";
+  d["shape"] = py::make_tuple(p.batch, p.heads, p.n_query, p.dim, p.dim_v, p.n_keys_total);
+  py::array_t<double> mx(static_cast<py::ssize_t>(p.max.size()));
+  if (!p.max.empty()) std::memcpy(mx.mutable_data(), p.max.data(), p.max.size() * sizeof(double));
+  py::array_t<double> st(static_cast<py::ssize_t>(p.stats.size()));
+  if (!p.stats.empty())
+    std::memcpy(st.mutable_data(), p.stats.data(), p.stats.size() * sizeof(double));
+  d["max"] = mx;
+  d["stats"] = st;
+  return d;
+}
+
+attnreg::SoftmaxPartial softmax_from_dict(const py::dict& d, const char* name) {
+  if (!d.contains("kind") || d["kind"].cast<std::string>() != "softmax")
+    throw attnreg::InvalidArgument(std::string(name) +
+                                   ": not a softmax partial (made by softmax_partial)");
+  attnreg::SoftmaxPartial p;
+  const auto s = d["shape"].cast<std::vector<std::int64_t>>();
+  if (s.size() != 6) throw attnreg::InvalidArgument(std::string(name) + ": bad shape entry");
+  p.batch = s[0];
+  p.heads = s[1];
+  p.n_query = s[2];
+  p.dim = s[3];
+  p.dim_v = s[4];
+  p.n_keys_total = s[5];
+  const carray mx = d["max"].cast<carray>(), st = d["stats"].cast<carray>();
+  p.max.assign(mx.data(), mx.data() + mx.size());
+  p.stats.assign(st.data(), st.data() + st.size());
+  if (static_cast<std::int64_t>(p.max.size()) != p.batch * p.heads * p.n_query ||
+      static_cast<std::int64_t>(p.stats.size()) != p.batch * p.heads * p.n_query * p.n_stats())
+    throw attnreg::InvalidArgument(std::string(name) + ": inconsistent partial");
+  return p;
+}
+
+}  // namespace
+
+void init_partials(py::module_& m) {
+  m.def(
+      "local_partial",
+      [](const farray& X_block, const farray& Y_block, const farray& X_query,
+         const farray& bandwidth, int degree, const std::string& kernel,
+         const std::string& algorithm, double truncation, const py::object& sample_weight,
+         const py::object& self_rows, int n_threads, const std::string& query_arg) {
+        const arma::mat X = as_mat(X_block, "X"), Y = as_mat(Y_block, "y"),
+                        Xq = as_mat(X_query, query_arg.c_str());
+        const arma::mat bwm = as_mat(bandwidth, "bandwidth");
+        const arma::vec bw(bwm.memptr(), bwm.n_elem);
+        const arma::vec sw = as_vec(sample_weight, "sample_weight");
+        std::vector<std::int64_t> self;
+        if (!self_rows.is_none()) self = self_rows.cast<std::vector<std::int64_t>>();
+        const attnreg::LocalFitOptions o =
+            local_options(degree, kernel, 0.0, algorithm, truncation, n_threads);
+        attnreg::LocalPartial p;
+        {
+          py::gil_scoped_release nogil;
+          p = attnreg::local_partial(X, Y, Xq, bw, o, sw, self, query_arg);
+        }
+        return local_to_dict(p);
+      },
+      py::arg("X_block"), py::arg("Y_block"), py::arg("X_query"), py::arg("bandwidth"),
+      py::arg("degree") = 1, py::arg("kernel") = "gaussian", py::arg("algorithm") = "auto",
+      py::arg("truncation") = 1e-16, py::arg("sample_weight") = py::none(),
+      py::arg("self_rows") = py::none(), py::arg("n_threads") = 0,
+      py::arg("query_arg") = "X_new",
+      "Local polynomial moments of the queries over one block of training rows (a dict).");
+
+  m.def(
+      "local_partial_empty",
+      [](std::size_t m, std::size_t q, std::size_t k, std::size_t dim, int degree) {
+        return local_to_dict(attnreg::local_partial_empty(m, q, k, dim, degree));
+      },
+      py::arg("m"), py::arg("q"), py::arg("k"), py::arg("dim"), py::arg("degree"),
+      "The partial of no training rows (identity of local_merge).");
+
+  m.def(
+      "local_merge",
+      [](const py::dict& a, const py::dict& b) {
+        attnreg::LocalPartial pa = local_from_dict(a, "a");
+        attnreg::merge(pa, local_from_dict(b, "b"));
+        return local_to_dict(pa);
+      },
+      py::arg("a"), py::arg("b"), "Merge two local-polynomial partials (associative, commutative).");
+
+  m.def(
+      "local_finalize",
+      [](const py::dict& partial, const farray& bandwidth, int degree, const std::string& kernel,
+         double ridge, bool leave_one_out, bool throw_on_failure, const std::string& query_arg) {
+        const attnreg::LocalPartial p = local_from_dict(partial, "partial");
+        const arma::mat bwm = as_mat(bandwidth, "bandwidth");
+        const arma::vec bw(bwm.memptr(), bwm.n_elem);
+        const attnreg::LocalFitOptions o = local_options(degree, kernel, ridge, "auto", 1e-16, 0);
+        std::vector<attnreg::QueryStatus> st;
+        const arma::mat fit =
+            attnreg::local_finalize(p, bw, o, &st, throw_on_failure, leave_one_out, query_arg);
+        py::array_t<std::uint8_t> status(static_cast<py::ssize_t>(st.size()));
+        for (std::size_t i = 0; i < st.size(); ++i)
+          status.mutable_data()[i] = static_cast<std::uint8_t>(st[i]);
+        return py::make_tuple(to_numpy(fit), status);
+      },
+      py::arg("partial"), py::arg("bandwidth"), py::arg("degree") = 1,
+      py::arg("kernel") = "gaussian", py::arg("ridge") = 0.0, py::arg("leave_one_out") = false,
+      py::arg("throw_on_failure") = true, py::arg("query_arg") = "X_new",
+      "Solve the local fits from merged moments: (fit (m, k), status uint8 (m,)).");
+
+  m.def(
+      "softmax_partial",
+      [](const py::array_t<double, py::array::c_style>& Q,
+         const py::array_t<double, py::array::c_style>& K,
+         const py::array_t<double, py::array::c_style>& V, std::int64_t key_offset,
+         std::int64_t n_keys_total, const std::string& method, const py::object& scale,
+         const py::object& bandwidth, bool causal, std::int64_t window, int n_threads) {
+        attnreg::attention::Options o;
+        o.method = attnreg::attention::parse_method(method, "method");
+        o.causal = causal;
+        o.window = window;
+        if (!scale.is_none()) o.scale = scale.cast<double>();
+        if (!bandwidth.is_none()) o.bandwidth = bandwidth.cast<double>();
+        o.n_threads = n_threads;
+        const auto q = view4<double>(Q, "Q"), k = view4<double>(K, "K"), v = view4<double>(V, "V");
+        attnreg::SoftmaxPartial p;
+        {
+          py::gil_scoped_release nogil;
+          p = attnreg::softmax_partial<double>(q, k, v, key_offset, n_keys_total, o);
+        }
+        return softmax_to_dict(p);
+      },
+      py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("key_offset"), py::arg("n_keys_total"),
+      py::arg("method") = "softmax", py::arg("scale") = py::none(),
+      py::arg("bandwidth") = py::none(), py::arg("causal") = false, py::arg("window") = 0,
+      py::arg("n_threads") = 0,
+      "Softmax / nw_rbf running statistics over a slice of the keys (float64, 4-d arrays).");
+
+  m.def(
+      "softmax_merge",
+      [](const py::dict& a, const py::dict& b) {
+        attnreg::SoftmaxPartial pa = softmax_from_dict(a, "a");
+        attnreg::merge(pa, softmax_from_dict(b, "b"));
+        return softmax_to_dict(pa);
+      },
+      py::arg("a"), py::arg("b"), "Merge two softmax partials (associative, commutative).");
+
+  m.def(
+      "softmax_finalize",
+      [](const py::dict& partial) {
+        const attnreg::SoftmaxPartial p = softmax_from_dict(partial, "partial");
+        py::array_t<double> out({p.batch, p.heads, p.n_query, p.dim_v});
+        const auto v = attnreg::attention::make_view<double>(out.mutable_data(), p.batch, p.heads,
+                                                             p.n_query, p.dim_v);
+        attnreg::softmax_finalize<double>(p, v);
+        return out;
+      },
+      py::arg("partial"), "Softmax output (batch, heads, n_q, dim_v) from merged statistics.");
+}
