@@ -12,6 +12,7 @@
 #include "attnreg/local_fit.hpp"
 #include "attnreg/plugin_bandwidth.hpp"
 #include "attnreg/runtime.hpp"
+#include "attnreg/detail/kernel_simd.hpp"
 
 namespace attnreg {
 
@@ -141,6 +142,79 @@ void chol_solve(const double* L, const double* s, std::size_t q, double* b) {
   for (std::size_t i = 0; i < q; ++i) b[i] *= s[i];
 }
 
+// All moments of one weight vector v in one pass, accumulators in registers:
+// A[r][c] += sum v z_r z_c (r <= c, z_0 = 1), T[r] += sum v z_r y, for NZ basis columns.
+template <int NZ>
+ATTNREG_SIMD_INLINE void fused_moments(const double* v, const double* const* z, const double* y,
+                                       std::size_t len, double* A, double* T) {
+  using namespace simd;
+  constexpr int kQ = NZ + 1;
+  vd acc[kQ * (kQ + 1) / 2];
+  vd tacc[kQ];
+  for (auto& a : acc) a = splat(0.0);
+  for (auto& a : tacc) a = splat(0.0);
+  for (std::size_t i = 0; i < len; i += kLanes) {
+    const std::size_t nl = len - i < static_cast<std::size_t>(kLanes) ? len - i : kLanes;
+    auto ld = [&](const double* p) ATTNREG_LAMBDA_INLINE {
+      return nl == kLanes ? load(p) : load_partial(p, nl);
+    };
+    vd d[kQ], vd_[kQ];
+    vd_[0] = ld(v + i);  // zero in padded lanes
+    d[0] = splat(1.0);
+    ATTNREG_UNROLL
+    for (int a = 0; a < NZ; ++a) {
+      d[1 + a] = ld(z[a] + i);
+      vd_[1 + a] = vd_[0] * d[1 + a];
+    }
+    int idx = 0;
+    ATTNREG_UNROLL
+    for (int r = 0; r < kQ; ++r) {
+      ATTNREG_UNROLL
+      for (int c = r; c < kQ; ++c) acc[idx++] += c == 0 ? vd_[0] : vd_[r] * d[c];
+    }
+    const vd yv = ld(y + i);
+    ATTNREG_UNROLL
+    for (int r = 0; r < kQ; ++r) tacc[r] += vd_[r] * yv;
+  }
+  int idx = 0;
+  for (int r = 0; r < kQ; ++r)
+    for (int c = r; c < kQ; ++c) A[r * kQ + c] += hsum(acc[idx++]);
+  for (int r = 0; r < kQ; ++r) T[r] += hsum(tacc[r]);
+}
+
+/// Dispatch on the number of basis columns (0..3); false for more.
+ATTNREG_SIMD_CLONES bool fused_moments_dispatch(std::size_t nz, const double* v,
+                                                const double* const* z, const double* y,
+                                                std::size_t len, double* A, double* T) {
+  switch (nz) {
+    case 0: fused_moments<0>(v, z, y, len, A, T); return true;
+    case 1: fused_moments<1>(v, z, y, len, A, T); return true;
+    case 2: fused_moments<2>(v, z, y, len, A, T); return true;
+    case 3: fused_moments<3>(v, z, y, len, A, T); return true;
+    default: return false;
+  }
+}
+
+/// z_a = x_a - q_a over a tile, and for the Gaussian wd_p = w z_p^2 (eq. (1) with psi = u^2).
+ATTNREG_SIMD_CLONES void gaussian_prep(const double* const* x, const double* q, std::size_t dc,
+                                       const double* w, std::size_t len, double* z,
+                                       const int* par_cont, std::size_t n_par, double* wd) {
+  for (std::size_t a = 0; a < dc; ++a) {
+    const double* xa = x[a];
+    const double qa = q[a];
+    double* za = z + a * len;
+#pragma omp simd
+    for (std::size_t i = 0; i < len; ++i) za[i] = xa[i] - qa;
+  }
+  for (std::size_t p = 0; p < n_par; ++p) {
+    if (par_cont[p] < 0) continue;
+    const double* zp = z + static_cast<std::size_t>(par_cont[p]) * len;
+    double* wp = wd + p * len;
+#pragma omp simd
+    for (std::size_t i = 0; i < len; ++i) wp[i] = w[i] * zp[i] * zp[i];
+  }
+}
+
 struct Shared {
   const KernelSpace* space = nullptr;
   const arma::vec* y_int = nullptr;   // internal order
@@ -194,24 +268,17 @@ class GradientSink final : public TileSink {
     const arma::mat& xs = sp.scaled();
     const double* qc = nullptr;
     if (dc_ > 0) qc = Qcont_->colptr(qi);
-    for (std::size_t a = 0; a < dc_; ++a) {
-      const double* x = xs.colptr(a) + first;
-      const double qa = qc[a];
-      double* z = &z_[a * len];
-#pragma omp simd
-      for (std::size_t i = 0; i < len; ++i) z[i] = x[i] - qa;
-    }
     const KernelType kt = sp.spec().kernel.type;
+    const double* xp[64];
+    for (std::size_t a = 0; a < dc_ && a < 64; ++a) xp[a] = xs.colptr(a) + first;
+    gaussian_prep(xp, qc, dc_, w, len, z_.data(), sh_.par_cont.data(),
+                  kt == KernelType::gaussian ? sh_.n_par : 0, wd_.data());
     for (std::size_t p = 0; p < sh_.n_par; ++p) {
       double* wd = &wd_[p * len];
       if (sh_.par_cont[p] >= 0) {
+        if (kt == KernelType::gaussian) continue;
         const double* z = &z_[static_cast<std::size_t>(sh_.par_cont[p]) * len];
-        if (kt == KernelType::gaussian) {
-#pragma omp simd
-          for (std::size_t i = 0; i < len; ++i) wd[i] = w[i] * z[i] * z[i];
-        } else {
-          for (std::size_t i = 0; i < len; ++i) wd[i] = w[i] > 0.0 ? w[i] * psi(kt, z[i]) : 0.0;
-        }
+        for (std::size_t i = 0; i < len; ++i) wd[i] = w[i] > 0.0 ? w[i] * psi(kt, z[i]) : 0.0;
       } else {
         const std::size_t c = static_cast<std::size_t>(sh_.par_cat[p]);
         const double* codes = sh_.cat_codes_int[c] + first;
@@ -228,7 +295,9 @@ class GradientSink final : public TileSink {
       const double* wv = v == 0 ? w : &wd_[(v - 1) * len];
       double* A = base + v * blk_;
       double* T = A + q_ * q_;
-      accumulate(wv, y, len, A, T);
+      const double* zp[4];
+      for (std::size_t a = 0; a < p_ && a < 4; ++a) zp[a] = &z_[a * len];
+      if (!fused_moments_dispatch(p_, wv, zp, y, len, A, T)) accumulate(wv, y, len, A, T);
     }
   }
 
@@ -413,6 +482,7 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X, const arma::vec& y,
                  "method", "the objective exists for cv_ls, aic and gcv only");
   check::require(std::isfinite(opt.ridge) && opt.ridge >= 0.0, "ridge", "must be >= 0 and finite");
   check::require(X.n_cols >= 1, "X", "needs at least one column");
+  check::require(X.n_cols <= 64, "X", "bandwidth selection handles at most 64 columns");
   check::require(X.n_rows == y.n_elem, "y",
                  "must have one value per row of X (got " + std::to_string(y.n_elem) +
                      " values for " + std::to_string(X.n_rows) + " rows)");
