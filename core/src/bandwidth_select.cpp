@@ -792,11 +792,15 @@ BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
   std::uniform_real_distribution<double> unif(0.0, 1.0);
 
   if (d == 1 && cont.size() == 1 && opt.grid_size >= 2) {
-    // The objective curve over a log-spaced grid from the guard to a few times the data
-    // range; its best local minima start the gradient search.
+    // The objective curve over a log-spaced grid from the guard to four times the
+    // normal-reference bandwidth (at most twice the data range; pairs, and so the cost of a
+    // compact kernel's evaluation, grow with h); its best local minima start the gradient
+    // search, which may leave the grid up to the box's upper end.
     const std::size_t G = static_cast<std::size_t>(opt.grid_size);
     const double range = X.col(0).max() - X.col(0).min();
-    const double gl = lo(0), gh = std::max(gl + 1e-3, std::min(hi(0), std::log(2.0 * range)));
+    const double gl = lo(0);
+    const double gh = std::max(gl + 1e-3, std::min({hi(0), std::log(2.0 * range),
+                                                    base(0) + std::log(4.0)}));
     res.curve_grid.set_size(G);
     res.curve_values.set_size(G);
     for (std::size_t g = 0; g < G; ++g) {
