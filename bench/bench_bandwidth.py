@@ -116,7 +116,7 @@ def main():
     lines = [
         "# Bandwidth selection benchmark (bench/bench_bandwidth.py)",
         "",
-        f"attnreg {attnreg.__version__}, threads {attnreg.build_info().get('openmp_threads', '?')}; "
+        f"attnreg {attnreg.__version__}, threads {attnreg.build_info().get('max_threads', '?')}; "
         "CPU seconds (process time, all threads summed), measured side by side in one run on a "
         "shared 2-core machine. Data: x ~ U(0,1)^d, y = sin(2 pi x1) (+ x2^2 + x3/2) + N(0, 0.3^2).",
         "statsmodels: KernelReg(reg_type='ll', bw='cv_ls') (only where it takes < 60 s); "
