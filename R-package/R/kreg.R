@@ -41,8 +41,9 @@
 #'   weights.
 #' @param method `"ll"` (local linear) or `"lc"` (local constant, Nadaraya-Watson).
 #' @param bw Bandwidths: one per regressor (in formula order, optionally named), or one number
-#'   when every regressor is continuous; \eqn{\lambda} for categorical regressors. Bandwidth
-#'   selectors (`"cv.ls"`, `"cv.aic"`, ...) are not available in this version: pass numbers.
+#'   when every regressor is continuous; \eqn{\lambda} for categorical regressors; or a
+#'   selector, `"cv.ls"` (default), `"cv.aic"`, `"gcv"`, `"rot"`, `"dpi"`, run by [kbw()]; or
+#'   a `kbw` object. The selection is kept as the element `kbw` of the result.
 #' @param kernel Kernel of the continuous regressors (see Details).
 #' @param ridge \eqn{\lambda \ge 0} on the local slopes (`method = "ll"`).
 #' @param ukertype,okertype Kernels of unordered and ordered categorical regressors.
@@ -83,7 +84,22 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   w <- model.weights(mf)
   spec <- .kreg_spec(mf)
   X <- .kreg_encode(spec, mf)
-  bwv <- .kreg_bandwidth(bw, spec)
+  bwsel <- NULL
+  sel <- function(bwmethod) {
+    if (ncol(Y) != 1L) {
+      stop("bw = \"", bwmethod, "\": bandwidth selection needs a single response",
+           call. = FALSE)
+    }
+    if (!is.null(w)) {
+      stop("bw = \"", bwmethod, "\": selection does not use weights; select with kbw() ",
+           "and pass the bandwidths", call. = FALSE)
+    }
+    bwsel <<- .kbw_fit(X, as.double(Y[, 1]), spec, method, bwmethod, kernel, ridge, ukertype,
+                       okertype, n_threads = n_threads)
+    bwsel$bw
+  }
+  bwv <- .kreg_bandwidth(bw, spec, sel)
+  if (inherits(bw, "kbw")) bwsel <- bw
   if (!is.numeric(ridge) || length(ridge) != 1L) {
     stop("ridge: must be a single number >= 0", call. = FALSE)
   }
@@ -109,7 +125,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
     bw = bwv, var_types = spec$types, spec = spec, method = method, kernel = kernel,
     ridge = ridge, ukertype = ukertype, okertype = okertype,
     uses_neighbors = res$uses_neighbors, state = res$state, y = Y, terms = mt,
-    na.action = attr(mf, "na.action"), call = cl, nobs = nrow(X)
+    na.action = attr(mf, "na.action"), call = cl, nobs = nrow(X), kbw = bwsel
   ), class = "kreg")
 }
 
@@ -180,12 +196,23 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   X
 }
 
-.kreg_bandwidth <- function(bw, spec) {
+.kreg_bandwidth <- function(bw, spec, sel = NULL) {
   p <- length(spec$names)
+  if (inherits(bw, "kbw")) {
+    if (!identical(names(bw$bw), spec$names)) {
+      stop("bw: the kbw object was selected for regressors ",
+           paste(names(bw$bw), collapse = ", "), ", not ", paste(spec$names, collapse = ", "),
+           call. = FALSE)
+    }
+    return(as.double(unname(bw$bw)))
+  }
   if (is.character(bw)) {
-    stop("bw = \"", bw[1], "\": data-driven bandwidth selection is not available in this ",
-         "version of attnreg yet; pass numbers (one per regressor, lambda for factors)",
-         call. = FALSE)
+    if (length(bw) != 1L || !bw %in% c("cv.ls", "cv.aic", "gcv", "rot", "dpi")) {
+      stop("bw: must be numbers, a kbw object, or one of \"cv.ls\", \"cv.aic\", \"gcv\", ",
+           "\"rot\", \"dpi\"", call. = FALSE)
+    }
+    if (is.null(sel)) stop("bw: internal error, no data for selection", call. = FALSE)
+    return(sel(bw))
   }
   if (!is.numeric(bw) || !length(bw)) {
     stop("bw: must be numeric (one bandwidth per regressor)", call. = FALSE)

@@ -1,10 +1,48 @@
 // Python bindings for the plug-in bandwidth rules (plugin_bandwidth.hpp). Thin.
+#include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
+#include <string>
+
+#include "attnreg/bandwidth_select.hpp"
 #include "attnreg/plugin_bandwidth.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;
+
+namespace {
+
+attnreg::BandwidthSelectOptions select_options(int degree, const std::string& method,
+                                               const std::string& kernel,
+                                               const std::string& var_types,
+                                               const std::string& unordered_kernel,
+                                               const std::string& ordered_kernel, double ridge,
+                                               int n_starts, std::uint64_t seed, int grid_size,
+                                               int min_neighbors, int n_threads) {
+  attnreg::BandwidthSelectOptions o;
+  o.degree = degree;
+  o.method = attnreg::bandwidth_method_from_name(method, "method");
+  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  o.var_types = var_types;
+  o.unordered_kernel =
+      attnreg::CategoricalKernel::from_name(unordered_kernel, false, "unordered_kernel");
+  o.ordered_kernel = attnreg::CategoricalKernel::from_name(ordered_kernel, true, "ordered_kernel");
+  o.ridge = ridge;
+  o.n_starts = n_starts;
+  o.seed = seed;
+  o.grid_size = grid_size;
+  o.min_neighbors = min_neighbors;
+  o.n_threads = n_threads;
+  return o;
+}
+
+arma::vec to_vec(const attnreg_py::farray& a, const char* name) {
+  const arma::mat m = attnreg_py::as_mat(a, name);
+  return arma::vec(m.memptr(), m.n_elem);
+}
+
+}  // namespace
 
 void init_bandwidth(py::module_& m) {
   m.def(
@@ -34,4 +72,71 @@ void init_bandwidth(py::module_& m) {
       py::arg("x"), py::arg("y"), py::arg("blockmax") = 5, py::arg("divisor") = 20,
       py::arg("trim") = 0.01, py::arg("proptrun") = 0.05, py::arg("gridsize") = 401,
       py::arg("binned") = true);
+
+  m.def(
+      "select_bandwidth",
+      [](const attnreg_py::farray& X, const attnreg_py::farray& y, int degree,
+         const std::string& method, const std::string& kernel, const std::string& var_types,
+         const std::string& unordered_kernel, const std::string& ordered_kernel, double ridge,
+         int n_starts, std::uint64_t seed, int grid_size, int min_neighbors, int n_threads,
+         py::object progress) {
+        const arma::mat Xm = attnreg_py::as_mat(X, "X");
+        const arma::vec yv = to_vec(y, "y");
+        attnreg::BandwidthSelectOptions o =
+            select_options(degree, method, kernel, var_types, unordered_kernel, ordered_kernel,
+                           ridge, n_starts, seed, grid_size, min_neighbors, n_threads);
+        if (!progress.is_none()) {
+          o.on_eval = [progress](int evals, double best) {
+            py::gil_scoped_acquire gil;
+            progress(evals, best);
+          };
+        }
+        attnreg::BandwidthSelectResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = attnreg::select_bandwidth(Xm, yv, o);
+        }
+        py::dict d;
+        d["bandwidth"] = attnreg_py::to_numpy(r.bandwidth);
+        d["objective"] = r.objective;
+        d["n_evals"] = r.n_evals;
+        d["converged"] = r.converged;
+        d["method"] = r.method;
+        d["message"] = r.message;
+        d["lower"] = attnreg_py::to_numpy(r.lower);
+        d["upper"] = attnreg_py::to_numpy(r.upper);
+        d["curve_grid"] = attnreg_py::to_numpy(r.curve_grid);
+        d["curve_values"] = attnreg_py::to_numpy(r.curve_values);
+        return d;
+      },
+      py::arg("X"), py::arg("y"), py::arg("degree"), py::arg("method"), py::arg("kernel"),
+      py::arg("var_types"), py::arg("unordered_kernel"), py::arg("ordered_kernel"),
+      py::arg("ridge"), py::arg("n_starts"), py::arg("seed"), py::arg("grid_size"),
+      py::arg("min_neighbors"), py::arg("n_threads"), py::arg("progress") = py::none());
+
+  m.def(
+      "bandwidth_objective",
+      [](const attnreg_py::farray& X, const attnreg_py::farray& y,
+         const attnreg_py::farray& bandwidth, int degree, const std::string& method,
+         const std::string& kernel, const std::string& var_types,
+         const std::string& unordered_kernel, const std::string& ordered_kernel, double ridge,
+         bool gradient) {
+        const arma::mat Xm = attnreg_py::as_mat(X, "X");
+        const arma::vec yv = to_vec(y, "y");
+        const arma::vec bw = to_vec(bandwidth, "bandwidth");
+        const attnreg::BandwidthSelectOptions o = select_options(
+            degree, method, kernel, var_types, unordered_kernel, ordered_kernel, ridge, 1, 0, 0,
+            0, 0);
+        attnreg::BandwidthObjective obj(Xm, yv, o);
+        arma::vec g;
+        double v;
+        {
+          py::gil_scoped_release nogil;
+          v = obj(bw, gradient ? &g : nullptr);
+        }
+        return py::make_tuple(v, attnreg_py::to_numpy(g), obj.last_trace(), obj.last_rss());
+      },
+      py::arg("X"), py::arg("y"), py::arg("bandwidth"), py::arg("degree"), py::arg("method"),
+      py::arg("kernel"), py::arg("var_types"), py::arg("unordered_kernel"),
+      py::arg("ordered_kernel"), py::arg("ridge"), py::arg("gradient") = true);
 }

@@ -16,3 +16,60 @@ Rcpp::List dpi_cpp(const arma::vec& x, const arma::vec& y, int blockmax, int div
       Rcpp::Named("gamma") = r.gamma, Rcpp::Named("lambda") = r.lambda,
       Rcpp::Named("n_used") = static_cast<double>(r.n_used));
 }
+
+#include "attnreg/bandwidth_select.hpp"
+
+// [[Rcpp::export(name = ".kbw_cpp")]]
+Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::string method,
+                   std::string kernel, std::string var_types, std::string ukertype,
+                   std::string okertype, double ridge, int nstart, double seed, int grid_size,
+                   int min_neighbors, int n_threads, bool progress) {
+  attnreg::BandwidthSelectOptions o;
+  o.degree = degree;
+  o.method = attnreg::bandwidth_method_from_name(method, "bwmethod");
+  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  o.var_types = var_types;
+  o.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
+  o.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
+  o.ridge = ridge;
+  o.n_starts = nstart;
+  o.seed = static_cast<std::uint64_t>(seed);
+  o.grid_size = grid_size;
+  o.min_neighbors = min_neighbors;
+  o.n_threads = n_threads;
+  if (progress)
+    o.on_eval = [](int evals, double best) {
+      Rcpp::Rcerr << "bandwidth search: " << evals << " evaluations, best " << best << "\n";
+    };
+  const attnreg::BandwidthSelectResult r = attnreg::select_bandwidth(X, y, o);
+  return Rcpp::List::create(
+      Rcpp::Named("bw") = Rcpp::NumericVector(r.bandwidth.begin(), r.bandwidth.end()),
+      Rcpp::Named("objective") = r.objective, Rcpp::Named("n_evals") = r.n_evals,
+      Rcpp::Named("converged") = r.converged, Rcpp::Named("bwmethod") = r.method,
+      Rcpp::Named("message") = r.message,
+      Rcpp::Named("lower") = Rcpp::NumericVector(r.lower.begin(), r.lower.end()),
+      Rcpp::Named("upper") = Rcpp::NumericVector(r.upper.begin(), r.upper.end()),
+      Rcpp::Named("curve_grid") = Rcpp::NumericVector(r.curve_grid.begin(), r.curve_grid.end()),
+      Rcpp::Named("curve_values") =
+          Rcpp::NumericVector(r.curve_values.begin(), r.curve_values.end()));
+}
+
+// [[Rcpp::export(name = ".kbw_objective_cpp")]]
+Rcpp::List kbw_objective_cpp(const arma::mat& X, const arma::vec& y, const arma::vec& bw,
+                             int degree, std::string method, std::string kernel,
+                             std::string var_types, std::string ukertype, std::string okertype,
+                             double ridge) {
+  attnreg::BandwidthSelectOptions o;
+  o.degree = degree;
+  o.method = attnreg::bandwidth_method_from_name(method, "bwmethod");
+  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  o.var_types = var_types;
+  o.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
+  o.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
+  o.ridge = ridge;
+  attnreg::BandwidthObjective obj(X, y, o);
+  arma::vec g;
+  const double v = obj(bw, &g);
+  return Rcpp::List::create(Rcpp::Named("value") = v,
+                            Rcpp::Named("gradient") = Rcpp::NumericVector(g.begin(), g.end()));
+}

@@ -211,8 +211,8 @@ def test_kernel_constants():
 def test_bad_input_is_named():
     rng = np.random.default_rng(8)
     X, y = rng.normal(size=(20, 2)), rng.normal(size=20)
-    with pytest.raises(ValueError, match="bandwidth selection"):
-        attnreg.NadarayaWatson().fit(X, y)  # default "cv_ls" is not available yet
+    with pytest.raises(ValueError, match="unknown selector"):
+        attnreg.NadarayaWatson(bandwidth="cv_foo").fit(X, y)
     with pytest.raises(ValueError, match="bandwidth"):
         attnreg.NadarayaWatson(bandwidth=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="bandwidth"):

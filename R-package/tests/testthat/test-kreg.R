@@ -125,7 +125,7 @@ test_that("NA handling follows na.action; methods print and plot", {
 })
 
 test_that("bad input gives errors that name the argument", {
-  expect_error(kreg(mpg ~ wt, data = mtcars), "bandwidth selection is not available")
+  expect_error(kreg(mpg ~ wt, data = mtcars, bw = "cv.foo"), "bw: must be numbers")
   expect_error(kreg(mpg ~ wt, data = mtcars, bw = -1), "bandwidth")
   expect_error(kreg(mpg ~ wt + hp, data = mtcars, bw = c(1, 2, 3)), "bw: got 3 values")
   expect_error(kreg(mpg ~ wt, data = mtcars, bw = 1, kernel = "laplace"), "kernel")

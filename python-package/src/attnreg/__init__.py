@@ -15,6 +15,8 @@ from .linear import OLS, PCR, AttentionRegression, Ridge, pseudo_out_of_sample
 from .kernel import LocalLinear, NadarayaWatson, kernel_constants
 from . import attention
 from . import bandwidth
+from . import plot
+from .bandwidth import BandwidthResult, select_bandwidth
 
 __version__ = "0.1.0"
 
@@ -24,4 +26,4 @@ def build_info() -> dict:
     return dict(_core.build_info())
 
 
-__all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample", "NadarayaWatson", "LocalLinear", "kernel_constants", "NumericalError", "build_info", "__version__"]
+__all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample", "NadarayaWatson", "LocalLinear", "kernel_constants", "NumericalError", "build_info", "__version__", "select_bandwidth", "BandwidthResult"]

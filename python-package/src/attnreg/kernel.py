@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _core
 from ._validation import as_2d_y, squeeze_outputs
 
-#: Bandwidth selectors named in DESIGN.md §5 (provided by attnreg's bandwidth selection).
+#: Bandwidth selectors named in DESIGN.md §5 (attnreg.bandwidth.select_bandwidth).
 SELECTORS = ("cv_ls", "aic", "gcv", "rot", "dpi")
 
 
@@ -121,20 +121,38 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
                     )
         return compact.lower()
 
-    def _resolve_bandwidth(self, var_types: str) -> np.ndarray:
+    def _resolve_bandwidth(self, var_types: str, X=None, y2=None, sample_weight=None) -> np.ndarray:
         bw = self.bandwidth
+        self.bandwidth_result_ = None
         if isinstance(bw, str):
-            if bw in SELECTORS:
+            key = bw.lower().replace(".", "_")
+            key = {"cv_aic": "aic"}.get(key, key)
+            if key not in SELECTORS:
                 raise ValueError(
-                    f"bandwidth={bw!r}: data-driven bandwidth selection is not available in "
-                    "this version of attnreg yet (it comes with the bandwidth-selection "
-                    "module); pass a positive number, or one number per column (a lambda in "
-                    "the kernel's range for categorical columns)"
+                    f"bandwidth: unknown selector {bw!r}; pass a positive number, one number "
+                    f"per column, or one of {', '.join(SELECTORS)}"
                 )
-            raise ValueError(
-                f"bandwidth: unknown selector {bw!r}; pass a positive number or one number per "
-                f"column (selectors, once available: {', '.join(SELECTORS)})"
+            if y2 is not None and y2.shape[1] != 1:
+                raise ValueError(
+                    f"bandwidth={bw!r}: data-driven selection needs a single output (y has "
+                    f"{y2.shape[1]} columns); select per column with attnreg.select_bandwidth "
+                    "and pass numbers"
+                )
+            if sample_weight is not None:
+                raise ValueError(
+                    f"bandwidth={bw!r}: selection does not use sample_weight; select with "
+                    "attnreg.select_bandwidth on the unweighted data or pass numbers"
+                )
+            from .bandwidth import select_bandwidth
+
+            res = select_bandwidth(
+                X, y2[:, 0], "ll" if self._degree == 1 else "lc", key, kernel=str(self.kernel),
+                var_types=var_types, unordered_kernel=str(self.unordered_kernel),
+                ordered_kernel=str(self.ordered_kernel), ridge=float(getattr(self, "ridge", 0.0)),
+                n_threads=int(self.n_threads),
             )
+            self.bandwidth_result_ = res
+            return np.asarray(res.bandwidth, dtype=np.float64)
         if isinstance(bw, numbers.Real) and not isinstance(bw, bool):
             if "u" in var_types or "o" in var_types:
                 raise ValueError(
@@ -172,10 +190,10 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
         Xa, y = validate_data(self, Xe, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y2, self._y_1d = as_2d_y(y)
         var_types = self._resolve_var_types(inferred, Xa.shape[1])
-        bw = self._resolve_bandwidth(var_types)
         sw = None
         if sample_weight is not None:
             sw = np.asarray(sample_weight, dtype=np.float64).ravel()
+        bw = self._resolve_bandwidth(var_types, Xa, y2, sw)
         model = self._new_core(var_types)
         model.fit(Xa, y2, bw, sw)
         self._model = model
@@ -246,9 +264,9 @@ class NadarayaWatson(_KernelRegression):
         support +-sqrt(5), so an np bandwidth h_np is sqrt(5) * h_np here).
     bandwidth : float or array-like of shape (n_features,), default="cv_ls"
         h for continuous columns, lambda for categorical ones (aitchison_aitken: [0, (c-1)/c];
-        li_racine and wang_van_ryzin: [0, 1]). Selector names ("cv_ls", "aic", "gcv", "rot",
-        "dpi") are reserved for data-driven selection, which this version does not provide
-        yet: pass numbers.
+        li_racine and wang_van_ryzin: [0, 1]), or a selector: "cv_ls" (leave-one-out
+        cross-validation), "aic" (AICc, also "cv.aic"), "gcv", "rot" (normal reference) or
+        "dpi" (plug-in, 1-D Gaussian local linear); see :func:`attnreg.select_bandwidth`.
     var_types : str, optional
         One of c/u/o per column ("ccu", spaces ignored). Default: inferred from pandas dtypes
         (category -> u, ordered category -> o, bool/object/string -> u), else all continuous.
@@ -265,6 +283,8 @@ class NadarayaWatson(_KernelRegression):
     leverage_ : ndarray of shape (n_samples,), L_ii.
     cv_score_ : float, leave-one-out mean squared error at this bandwidth (inf when some row
         has no leave-one-out fit).
+    bandwidth_result_ : BandwidthResult or None, the selector's result when ``bandwidth`` is a
+        selector name (objective, evaluations, convergence, 1-D curve).
 
     Examples
     --------

@@ -1,0 +1,129 @@
+#' Data-driven bandwidths for kernel regression
+#'
+#' Selects one bandwidth per regressor for local linear (`method = "ll"`) or local constant
+#' (`method = "lc"`) regression, as `np::npregbw` does, for any kernel and mixed
+#' continuous / categorical regressors.
+#'
+#' Criteria (`bwmethod`): `"cv.ls"` exact leave-one-out least-squares cross-validation,
+#' \eqn{CV(h) = n^{-1} \sum_i (y_i - \hat m_{-i}(x_i))^2} (with `ridge > 0` the
+#' leave-one-out fit is the exact refit); `"cv.aic"` the AICc of Hurvich, Simonoff and Tsai
+#' (1998), \eqn{\ln \hat\sigma^2 + (1 + tr(L)/n) / (1 - (tr(L) + 2)/n)},
+#' \eqn{\hat\sigma^2 = RSS/n}, as np's `cv.aic`; `"gcv"` \eqn{n RSS / (n - tr L)^2};
+#' `"rot"` the normal-reference rule per continuous regressor; `"dpi"` the
+#' Ruppert-Sheather-Wand plug-in ([dpi_bandwidth()]; one continuous regressor, Gaussian,
+#' local linear).
+#'
+#' The searched criteria are minimised over \eqn{\log h} (continuous regressors) and
+#' \eqn{\lambda} (factors, kept inside the kernel's range) by a bounded quasi-Newton method
+#' with the exact gradient, computed in the same pass over the pairs as the criterion, from
+#' `nstart` starting points (reproducible with `seed`). With one continuous regressor the
+#' criterion is first computed over a grid of bandwidths (the curve that [plot.kbw()] draws),
+#' whose best local minima start the search. Each continuous bandwidth is at least the
+#' distance from every observation to its `degree + 1`-th nearest other distinct value (for
+#' the Gaussian kernel a third of it), so every local fit has enough neighbours (as
+#' nprobust's `bwcheck`). Degenerate data (a constant regressor, too few distinct values,
+#' fewer than 5 rows) give an error naming the argument.
+#'
+#' @inheritParams kreg
+#' @param method `"ll"` (local linear) or `"lc"` (local constant).
+#' @param bwmethod `"cv.ls"`, `"cv.aic"`, `"gcv"`, `"rot"` or `"dpi"`.
+#' @param nstart Number of starting points of the search.
+#' @param seed Seed of the random starting points.
+#' @param grid_size Points of the criterion curve (one continuous regressor).
+#' @param progress Print the number of evaluations and the best criterion as it goes.
+#' @return An object of class `kbw`: `bw` (named, one per regressor), `objective`, `n_evals`,
+#'   `converged`, `bwmethod`, `method`, `kernel`, `curve` (a data frame `bw`, `objective`
+#'   for one continuous regressor, else `NULL`), `lower`, `upper` (the search box).
+#' @seealso [kreg()] (which accepts a `kbw` object or a criterion name as `bw`).
+#' @examples
+#' b <- kbw(mpg ~ wt, data = mtcars)
+#' b
+#' plot(b)
+#' kreg(mpg ~ wt, data = mtcars, bw = b)
+#' d <- transform(mtcars, am = factor(am))
+#' kbw(mpg ~ wt + am, data = d, method = "lc", bwmethod = "cv.aic")
+#' @export
+kbw <- function(formula, data, subset, na.action, method = c("ll", "lc"),
+                bwmethod = c("cv.ls", "cv.aic", "gcv", "rot", "dpi"), kernel = "gaussian",
+                ridge = 0, ukertype = "aitchisonaitken", okertype = "liracine", nstart = 3L,
+                seed = 0L, grid_size = 30L, progress = FALSE, n_threads = 0L, ...) {
+  method <- match.arg(method)
+  bwmethod <- match.arg(bwmethod)
+  mf <- match.call(expand.dots = FALSE)
+  m <- match(c("formula", "data", "subset", "na.action"), names(mf), 0L)
+  mf <- mf[c(1L, m)]
+  mf$drop.unused.levels <- TRUE
+  mf[[1L]] <- quote(stats::model.frame)
+  mf <- eval(mf, parent.frame())
+  y <- model.response(mf, "numeric")
+  if (is.null(y)) stop("formula: needs a response on the left of '~'", call. = FALSE)
+  if (is.matrix(y) && ncol(y) > 1L) {
+    stop("formula: bandwidth selection needs a single response", call. = FALSE)
+  }
+  spec <- .kreg_spec(mf)
+  X <- .kreg_encode(spec, mf)
+  .kbw_fit(X, as.double(y), spec, method, bwmethod, kernel, ridge, ukertype, okertype, nstart,
+           seed, grid_size, progress, n_threads)
+}
+
+.kbw_fit <- function(X, y, spec, method, bwmethod, kernel, ridge, ukertype, okertype,
+                     nstart = 3L, seed = 0L, grid_size = 30L, progress = FALSE,
+                     n_threads = 0L) {
+  if (!is.numeric(nstart) || length(nstart) != 1L || nstart < 1) {
+    stop("nstart: must be a single integer >= 1", call. = FALSE)
+  }
+  if (!is.numeric(seed) || length(seed) != 1L || seed < 0) {
+    stop("seed: must be a single non-negative number", call. = FALSE)
+  }
+  if (!is.numeric(ridge) || length(ridge) != 1L) {
+    stop("ridge: must be a single number >= 0", call. = FALSE)
+  }
+  r <- .kbw_cpp(X, y, if (method == "ll") 1L else 0L, bwmethod, kernel, spec$types, ukertype,
+                okertype, as.double(ridge), as.integer(nstart), as.double(seed),
+                as.integer(grid_size), 0L, as.integer(n_threads), isTRUE(progress))
+  bw <- setNames(r$bw, spec$names)
+  curve <- if (length(r$curve_grid)) {
+    data.frame(bw = r$curve_grid, objective = r$curve_values)
+  } else {
+    NULL
+  }
+  structure(list(bw = bw, objective = r$objective, n_evals = r$n_evals,
+                 converged = r$converged, bwmethod = bwmethod, method = method,
+                 kernel = kernel, ridge = ridge, var_types = spec$types, curve = curve,
+                 lower = setNames(r$lower, spec$names), upper = setNames(r$upper, spec$names),
+                 message = r$message, nobs = length(y)),
+            class = "kbw")
+}
+
+#' @export
+print.kbw <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("Bandwidth selection:", x$bwmethod, "for",
+      if (x$method == "ll") "local linear" else "local constant", "regression,", x$kernel,
+      "kernel,", x$nobs, "observations\n")
+  print(signif(x$bw, digits))
+  cat("Objective:", format(x$objective, digits = digits), " evaluations:", x$n_evals,
+      " converged:", x$converged, "\n")
+  invisible(x)
+}
+
+#' Plot the bandwidth-selection criterion curve
+#'
+#' Draws the criterion over its bandwidth grid (one continuous regressor) with the selected
+#' bandwidth marked, in base graphics.
+#'
+#' @param x A `kbw` object.
+#' @param ... Passed to [graphics::plot()].
+#' @return `x$curve`, invisibly.
+#' @export
+plot.kbw <- function(x, ...) {
+  if (is.null(x$curve)) {
+    stop("plot: the criterion curve is only computed for one continuous regressor",
+         call. = FALSE)
+  }
+  ok <- is.finite(x$curve$objective)
+  plot(x$curve$bw[ok], x$curve$objective[ok], log = "x", type = "b", pch = 20,
+       xlab = "bandwidth", ylab = x$bwmethod, ...)
+  graphics::abline(v = x$bw[1], lty = 2, col = "firebrick")
+  graphics::points(x$bw[1], x$objective, pch = 19, col = "firebrick")
+  invisible(x$curve)
+}

@@ -1,0 +1,132 @@
+// attnreg: data-driven bandwidths for local constant (Nadaraya-Watson) and local linear
+// regression, any kernel, mixed continuous / categorical data (DESIGN.md §2 "Bandwidth
+// selection").
+//
+// Objectives (n training rows, L the smoother matrix of the fit, L_ii = l_i(x_i)):
+//   cv_ls  CV(h)   = (1/n) sum_i (y_i - m_{-i}(x_i))^2, m_{-i} the exact refit without row i
+//                    (for the omega-scaled ridge leaving i out also lowers the penalty; the
+//                    objective is built from the leave-one-out moments, as
+//                    LocalPolynomial::loo_fitted() is, so the two agree for every ridge);
+//   aic    AICc(h) = ln(sigma^2) + (1 + tr L / n) / (1 - (tr L + 2) / n), sigma^2 = RSS / n
+//                    (Hurvich, Simonoff and Tsai 1998, eq. 4; R np's bwmethod = "cv.aic");
+//   gcv    GCV(h)  = n RSS / (n - tr L)^2 (Craven and Wahba 1979);
+//   rot    normal-reference rule per continuous column,
+//                    h_j = 1.06 min(sd_j, IQR_j / 1.349) n^(-1/(4 + q)) * (delta(K) / delta(phi)),
+//                    delta(K) = (R(K) / mu2(K)^2)^(1/5) the canonical bandwidth (Marron and
+//                    Nolan 1988), q the number of continuous columns (no categorical columns);
+//   dpi    Ruppert-Sheather-Wand direct plug-in (plugin_bandwidth.hpp; 1-D, Gaussian, ll).
+//
+// Search parameters theta: log h_j for continuous columns, lambda_j itself for categorical
+// columns (box bounds inside the kernel's range). The objective and its exact gradient come
+// from one pass over the pairs (GradientSink in bandwidth_select.cpp; the derivation is written
+// there); the minimiser is optimize.hpp's projected L-BFGS from several starts.
+//
+// Guard (as nprobust's bwcheck): each continuous h_j is at least the largest, over training
+// points, distance in column j to the k-th nearest other point (k = min_neighbors, default
+// degree + 2), times 1 for compact kernels and 1/3 for the Gaussian (so at least k other points
+// lie within three standard deviations). This is a per-column necessary condition; a
+// multivariate bandwidth at which some leave-one-out fit does not exist gets objective +inf and
+// the line search steps back. No returned bandwidth is ever <= 0, infinite or out of range.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attnreg/arma.hpp"
+#include "attnreg/kernel.hpp"
+#include "attnreg/kernel_pairs.hpp"
+#include "attnreg/optimize.hpp"
+
+namespace attnreg {
+
+enum class BandwidthMethod : int { cv_ls = 0, aic, gcv, rot, dpi };
+
+/// Parse "cv_ls" / "cv.ls", "aic" / "cv.aic", "gcv", "rot", "dpi" (case-insensitive). Throws
+/// InvalidArgument naming `arg` and listing the choices.
+BandwidthMethod bandwidth_method_from_name(const std::string& name,
+                                           const std::string& arg = "method");
+const char* bandwidth_method_name(BandwidthMethod m);
+
+struct BandwidthSelectOptions {
+  int degree = 1;  ///< 0 = local constant (lc), 1 = local linear (ll)
+  BandwidthMethod method = BandwidthMethod::cv_ls;
+  Kernel kernel{KernelType::gaussian};
+  std::string var_types;  ///< "" = all continuous
+  CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
+  CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
+  double ridge = 0.0;       ///< local-linear ridge (seed 002 eq. 6), scaled by omega
+  int n_starts = 3;         ///< starting points of the search (>= 1)
+  std::uint64_t seed = 0;   ///< random starts are reproducible from this
+  int grid_size = 30;       ///< 1-D: points of the objective curve (0 = no curve)
+  int min_neighbors = 0;    ///< bwcheck k; 0 = degree + 2
+  PairAlgorithm algorithm = PairAlgorithm::automatic;
+  double truncation = 1e-16;
+  int n_threads = 0;
+  MinimizeOptions minimize{};
+  /// Called on the calling thread after each objective evaluation: (evaluations so far, best
+  /// objective so far). May throw (e.g. to stop).
+  std::function<void(int, double)> on_eval;
+};
+
+struct BandwidthSelectResult {
+  arma::vec bandwidth;    ///< per column (h for continuous, lambda for categorical)
+  double objective = 0;   ///< the method's objective at `bandwidth` (cv_ls score for rot/dpi)
+  int n_evals = 0;        ///< objective evaluations (curve points included)
+  bool converged = false;
+  std::string method;
+  std::string message;
+  arma::vec lower, upper; ///< the search box per column (bandwidth units, not logs)
+  arma::vec curve_grid;   ///< 1-D: bandwidths of the curve (empty otherwise)
+  arma::vec curve_values; ///< objective on curve_grid (+inf where undefined)
+};
+
+/// The objective of one method on fixed data: evaluate at any bandwidth, with the exact
+/// gradient. Construct once, evaluate many times.
+class BandwidthObjective {
+ public:
+  /// X n x d, y length n. Validates (names the argument): NaN/Inf, shapes, n >= 5, each
+  /// continuous column with at least 3 distinct values, each categorical column with at
+  /// least 2 levels. method must be cv_ls, aic or gcv.
+  BandwidthObjective(const arma::mat& X, const arma::vec& y, const BandwidthSelectOptions& opt);
+
+  /// Objective at `bandwidth` (length d). When grad is non-null it is set to the gradient
+  /// with respect to theta (d/d log h_j for continuous columns, d/d lambda_j for categorical
+  /// ones). Returns +inf when some fit the objective needs does not exist (no weight, or a
+  /// singular local design). Categorical lambdas must be inside (0, max) when grad is asked.
+  double operator()(const arma::vec& bandwidth, arma::vec* grad = nullptr) const;
+
+  /// tr(L) and RSS of the full fit at the last evaluation (aic, gcv), for tests.
+  double last_trace() const { return last_trace_; }
+  double last_rss() const { return last_rss_; }
+
+  /// The guard's lower bound per column (continuous: bwcheck h; categorical: smallest lambda
+  /// searched) and the upper bound (continuous: 100 x range; categorical: largest lambda).
+  const arma::vec& lower() const { return lower_; }
+  const arma::vec& upper() const { return upper_; }
+  std::size_t n() const { return X_.n_rows; }
+  const std::vector<VarType>& var_types() const { return types_; }
+  /// Levels of categorical column j (j a column index of X) as seen in the data.
+  int n_levels(std::size_t j) const { return levels_[j]; }
+
+ private:
+  arma::mat X_;
+  arma::vec y_;
+  BandwidthSelectOptions opt_;
+  std::vector<VarType> types_;
+  std::vector<int> levels_;
+  arma::vec lower_, upper_;
+  mutable double last_trace_ = 0, last_rss_ = 0;
+};
+
+/// Normal-reference bandwidths (continuous columns only).
+arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel);
+
+/// Select bandwidths (see the file comment). Throws InvalidArgument for bad input (naming the
+/// argument and the fix) and NumericalError when no bandwidth in the search box has a finite
+/// objective.
+BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
+                                       const BandwidthSelectOptions& opt);
+
+}  // namespace attnreg

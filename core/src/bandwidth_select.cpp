@@ -1,0 +1,880 @@
+#include "attnreg/bandwidth_select.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "attnreg/error.hpp"
+#include "attnreg/local_fit.hpp"
+#include "attnreg/plugin_bandwidth.hpp"
+#include "attnreg/runtime.hpp"
+#include "attnreg/detail/kernel_simd.hpp"
+
+namespace attnreg {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// ------------------------------------------------------------------ derivation
+// Parameters: theta_j = log h_j for a continuous column j, theta_j = lambda_j for a categorical
+// one. For query x_i (a training row) and training row k the weight is
+//     w_k = a_k prod_{cont j} k(u_kj) prod_{cat j} l_j(x_ij, X_kj; lambda_j),  u_kj = (X_kj - x_ij)/h_j.
+// Continuous: d u_kj / d log h_j = -u_kj, so
+//     d w_k / d log h_j = w_k * psi(u_kj),   psi(u) = -u k'(u) / k(u)            (1)
+// (psi = u^2 for the Gaussian, 2u^2/(1-u^2) for the Epanechnikov, ...; where k(u) = 0 the
+// weight and its derivative are both 0). Categorical: d w_k / d lambda_j = w_k * r_j,
+// r_j = (d l_j / d lambda) / l_j (lambda is kept strictly inside its range, so l_j > 0).
+//
+// The local fit (local_fit.hpp) solves, in data units d_k = X_k - x_i (continuous columns),
+//     A beta = T,  A = sum_k w_k D_k D_k' + lambda_r omega P0,  T = sum_k w_k D_k y_k,
+// D_k = [1, d_k] (degree 1) or [1] (degree 0), P0 = diag(0, 1, ..., 1), omega = sum_k w_k,
+// and m = e1' beta. The data-unit design does not depend on theta, so
+//     d m = e1' A^{-1} (dT - dA beta),  dA = sum_k dw_k D_k D_k' + lambda_r d omega P0,
+//     dT = sum_k dw_k D_k y_k.                                                   (2)
+// The engine works in bandwidth units z_k = S^{-1} D_k, S = diag(1, h): A_bw = S^{-1} A S^{-1},
+// T_bw = S^{-1} T, beta_bw = S beta, and the ridge becomes lambda_r omega diag(0, 1/h^2) (the
+// `penalty` of local_fit.cpp). Substituting, with every matrix in (2) transformed the same way
+// and e1' S = e1',
+//     d m = c' (dT_bw - dA_bw beta_bw),  c = A_bw^{-1} e1,
+//     dA_bw = sum_k dw_k z_k z_k' + lambda_r d omega diag(0, 1/h^2),  dT_bw = sum_k dw_k z_k y_k,
+// with z_k held at its current value: the h-dependence of z in bandwidth units is only the
+// change of coordinates S, which cancels. So one pass accumulates, per query, the moments
+// (A, T) with weights w_k and, per parameter j, the same moments with weights dw_k / d theta_j.
+//
+// Leave-one-out (cv_ls): the engine excludes the query's own row, so (A, T) are the moments
+// of the refit without row i (ridge included, as loo_fitted() does) and m_{-i} and its
+// derivative follow from (2). CV = (1/n) sum e_i^2, e_i = y_i - m_{-i}; d CV = -(2/n) sum e_i dm_{-i}.
+// Full fit (aic, gcv): the own row adds w_ii e1 e1' to A and w_ii y_i e1 to T (its design is
+// [1, 0]); w_ii has derivative only through categorical lambdas (k(0) = 1 has psi(0) = 0).
+// The leverage L_ii = w_ii c_0 has derivative
+//     d L_ii = dw_ii c_0 - w_ii c' dA_bw c                                       (3)
+// (d A^{-1} = -A^{-1} dA A^{-1}). RSS = sum e_i^2, tr L = sum L_ii; then chain rule through
+// AICc = ln(RSS/n) + (1 + t/n)/(1 - (t + 2)/n) and GCV = n RSS/(n - t)^2.
+
+/// psi(u) = -u k'(u) / k(u) of eq. (1), for |u| inside the support (0 outside).
+inline double psi(KernelType t, double u) {
+  const double u2 = u * u;
+  switch (t) {
+    case KernelType::gaussian: return u2;
+    case KernelType::epanechnikov: {
+      const double s = 1.0 - u2;
+      return s > 0.0 ? 2.0 * u2 / s : 0.0;
+    }
+    case KernelType::uniform: return 0.0;
+    case KernelType::triangular: {
+      const double a = std::fabs(u), s = 1.0 - a;
+      return s > 0.0 ? a / s : 0.0;
+    }
+    case KernelType::biweight: {
+      const double s = 1.0 - u2;
+      return s > 0.0 ? 4.0 * u2 / s : 0.0;
+    }
+    case KernelType::triweight: {
+      const double s = 1.0 - u2;
+      return s > 0.0 ? 6.0 * u2 / s : 0.0;
+    }
+    case KernelType::tricube: {
+      const double a3 = std::fabs(u) * u2, s = 1.0 - a3;
+      return s > 0.0 ? 9.0 * a3 / s : 0.0;
+    }
+    case KernelType::cosine: {
+      const double a = std::fabs(u);
+      if (a >= 1.0) return 0.0;
+      const double x = 1.5707963267948966192 * a;
+      return x * std::tan(x);
+    }
+  }
+  return 0.0;
+}
+
+/// (d l / d lambda) / l for a categorical kernel at codes distance `dist`, lambda in (0, max).
+inline double cat_ratio(const CategoricalKernel& k, double dist, double lambda) {
+  switch (k.type) {
+    case CategoricalKernelType::aitchison_aitken:
+      return dist == 0.0 ? -1.0 / (1.0 - lambda) : 1.0 / lambda;
+    case CategoricalKernelType::li_racine_unordered: return dist == 0.0 ? 0.0 : 1.0 / lambda;
+    case CategoricalKernelType::wang_van_ryzin:
+      return dist == 0.0 ? -1.0 / (1.0 - lambda) : -1.0 / (1.0 - lambda) + dist / lambda;
+    case CategoricalKernelType::li_racine_ordered: return dist == 0.0 ? 0.0 : dist / lambda;
+  }
+  return 0.0;
+}
+
+// Equilibrated Cholesky of a symmetric q x q matrix (full, row-major), as local_fit.cpp's
+// spd_solve does it (same pivot threshold, so failures agree with LocalPolynomial).
+bool chol_factor(const double* A, std::size_t q, double* L, double* s) {
+  for (std::size_t a = 0; a < q; ++a) {
+    const double d = A[a * q + a];
+    if (!(d > 0.0) || !std::isfinite(d)) return false;
+    s[a] = 1.0 / std::sqrt(d);
+  }
+  for (std::size_t j = 0; j < q; ++j) {
+    double dj = 1.0;
+    for (std::size_t k = 0; k < j; ++k) dj -= L[j * q + k] * L[j * q + k];
+    if (!(dj >= kSingularPivot)) return false;
+    const double ljj = std::sqrt(dj);
+    L[j * q + j] = ljj;
+    for (std::size_t i = j + 1; i < q; ++i) {
+      double v = A[j * q + i] * s[i] * s[j];
+      for (std::size_t k = 0; k < j; ++k) v -= L[i * q + k] * L[j * q + k];
+      L[i * q + j] = v / ljj;
+    }
+  }
+  return true;
+}
+
+void chol_solve(const double* L, const double* s, std::size_t q, double* b) {
+  for (std::size_t i = 0; i < q; ++i) {
+    double v = b[i] * s[i];
+    for (std::size_t k = 0; k < i; ++k) v -= L[i * q + k] * b[k];
+    b[i] = v / L[i * q + i];
+  }
+  for (std::size_t ii = q; ii-- > 0;) {
+    double v = b[ii];
+    for (std::size_t k = ii + 1; k < q; ++k) v -= L[k * q + ii] * b[k];
+    b[ii] = v / L[ii * q + ii];
+  }
+  for (std::size_t i = 0; i < q; ++i) b[i] *= s[i];
+}
+
+// All moments of one weight vector v in one pass, accumulators in registers:
+// A[r][c] += sum v z_r z_c (r <= c, z_0 = 1), T[r] += sum v z_r y, for NZ basis columns.
+template <int NZ>
+ATTNREG_SIMD_INLINE void fused_moments(const double* v, const double* const* z, const double* y,
+                                       std::size_t len, double* A, double* T) {
+  using namespace simd;
+  constexpr int kQ = NZ + 1;
+  vd acc[kQ * (kQ + 1) / 2];
+  vd tacc[kQ];
+  for (auto& a : acc) a = splat(0.0);
+  for (auto& a : tacc) a = splat(0.0);
+  for (std::size_t i = 0; i < len; i += kLanes) {
+    const std::size_t nl = len - i < static_cast<std::size_t>(kLanes) ? len - i : kLanes;
+    auto ld = [&](const double* p) ATTNREG_LAMBDA_INLINE {
+      return nl == kLanes ? load(p) : load_partial(p, nl);
+    };
+    vd d[kQ], vd_[kQ];
+    vd_[0] = ld(v + i);  // zero in padded lanes
+    d[0] = splat(1.0);
+    ATTNREG_UNROLL
+    for (int a = 0; a < NZ; ++a) {
+      d[1 + a] = ld(z[a] + i);
+      vd_[1 + a] = vd_[0] * d[1 + a];
+    }
+    int idx = 0;
+    ATTNREG_UNROLL
+    for (int r = 0; r < kQ; ++r) {
+      ATTNREG_UNROLL
+      for (int c = r; c < kQ; ++c) acc[idx++] += c == 0 ? vd_[0] : vd_[r] * d[c];
+    }
+    const vd yv = ld(y + i);
+    ATTNREG_UNROLL
+    for (int r = 0; r < kQ; ++r) tacc[r] += vd_[r] * yv;
+  }
+  int idx = 0;
+  for (int r = 0; r < kQ; ++r)
+    for (int c = r; c < kQ; ++c) A[r * kQ + c] += hsum(acc[idx++]);
+  for (int r = 0; r < kQ; ++r) T[r] += hsum(tacc[r]);
+}
+
+/// Dispatch on the number of basis columns (0..3); false for more.
+ATTNREG_SIMD_CLONES bool fused_moments_dispatch(std::size_t nz, const double* v,
+                                                const double* const* z, const double* y,
+                                                std::size_t len, double* A, double* T) {
+  switch (nz) {
+    case 0: fused_moments<0>(v, z, y, len, A, T); return true;
+    case 1: fused_moments<1>(v, z, y, len, A, T); return true;
+    case 2: fused_moments<2>(v, z, y, len, A, T); return true;
+    case 3: fused_moments<3>(v, z, y, len, A, T); return true;
+    default: return false;
+  }
+}
+
+/// z_a = x_a - q_a over a tile, and for the Gaussian wd_p = w z_p^2 (eq. (1) with psi = u^2).
+ATTNREG_SIMD_CLONES void gaussian_prep(const double* const* x, const double* q, std::size_t dc,
+                                       const double* w, std::size_t len, double* z,
+                                       const int* par_cont, std::size_t n_par, double* wd) {
+  for (std::size_t a = 0; a < dc; ++a) {
+    const double* xa = x[a];
+    const double qa = q[a];
+    double* za = z + a * len;
+#pragma omp simd
+    for (std::size_t i = 0; i < len; ++i) za[i] = xa[i] - qa;
+  }
+  for (std::size_t p = 0; p < n_par; ++p) {
+    if (par_cont[p] < 0) continue;
+    const double* zp = z + static_cast<std::size_t>(par_cont[p]) * len;
+    double* wp = wd + p * len;
+#pragma omp simd
+    for (std::size_t i = 0; i < len; ++i) wp[i] = w[i] * zp[i] * zp[i];
+  }
+}
+
+struct Shared {
+  const KernelSpace* space = nullptr;
+  const arma::vec* y_int = nullptr;   // internal order
+  const arma::vec* y = nullptr;       // original order (queries are original rows)
+  int degree = 1;
+  double ridge = 0.0;
+  bool full = false;                  // aic / gcv (full fit) vs cv_ls (leave-one-out)
+  std::size_t n_par = 0;              // 0 = value only
+  std::vector<double> pen;            // per basis term (bandwidth units)
+  // Parameter p -> column kind: continuous index, or categorical index.
+  std::vector<int> par_cont;          // continuous index or -1
+  std::vector<int> par_cat;           // categorical index or -1
+  std::vector<const double*> cat_codes_int;  // raw codes, internal order, per categorical col
+  std::vector<const double*> cat_codes_q;    // raw codes, original order, per categorical col
+  std::vector<CategoricalKernel> cat_kern;
+  std::vector<double> cat_lambda;
+  // Outputs per query (original index).
+  std::vector<double> resid, lev, dm, dlev;
+  std::vector<unsigned char> ok;
+};
+
+class GradientSink final : public TileSink {
+ public:
+  explicit GradientSink(const Shared& sh) : sh_(sh) {
+    const KernelSpace& sp = *sh.space;
+    dc_ = sp.n_continuous();
+    p_ = sh.degree == 1 ? dc_ : 0;
+    q_ = p_ + 1;
+    nv_ = 1 + sh.n_par;
+    blk_ = q_ * q_ + q_;  // A (full) + T per weight vector
+    acc_.resize(KernelSpace::kBlock * nv_ * blk_);
+    z_.resize(std::max<std::size_t>(dc_, 1) * KernelSpace::kTile);
+    wd_.resize(std::max<std::size_t>(sh.n_par, 1) * KernelSpace::kTile);
+    Af_.resize(q_ * q_);
+    L_.resize(q_ * q_);
+    s_.resize(q_);
+    c_.resize(q_);
+    beta_.resize(q_);
+    dAf_.resize(q_ * q_);
+  }
+
+  void begin_block(const std::size_t* queries, std::size_t count) override {
+    qs_ = queries;
+    count_ = count;
+    std::fill(acc_.begin(), acc_.begin() + count * nv_ * blk_, 0.0);
+  }
+
+  void tile(std::size_t slot, std::size_t first, std::size_t len, const double* w) override {
+    const KernelSpace& sp = *sh_.space;
+    const std::size_t qi = qs_[slot];
+    const arma::mat& xs = sp.scaled();
+    const double* qc = nullptr;
+    if (dc_ > 0) qc = Qcont_->colptr(qi);
+    const KernelType kt = sp.spec().kernel.type;
+    const double* xp[64];
+    for (std::size_t a = 0; a < dc_ && a < 64; ++a) xp[a] = xs.colptr(a) + first;
+    gaussian_prep(xp, qc, dc_, w, len, z_.data(), sh_.par_cont.data(),
+                  kt == KernelType::gaussian ? sh_.n_par : 0, wd_.data());
+    for (std::size_t p = 0; p < sh_.n_par; ++p) {
+      double* wd = &wd_[p * len];
+      if (sh_.par_cont[p] >= 0) {
+        if (kt == KernelType::gaussian) continue;
+        const double* z = &z_[static_cast<std::size_t>(sh_.par_cont[p]) * len];
+        for (std::size_t i = 0; i < len; ++i) wd[i] = w[i] > 0.0 ? w[i] * psi(kt, z[i]) : 0.0;
+      } else {
+        const std::size_t c = static_cast<std::size_t>(sh_.par_cat[p]);
+        const double* codes = sh_.cat_codes_int[c] + first;
+        const double xq = sh_.cat_codes_q[c][qi];
+        const CategoricalKernel& ck = sh_.cat_kern[c];
+        const double lam = sh_.cat_lambda[c];
+        for (std::size_t i = 0; i < len; ++i)
+          wd[i] = w[i] > 0.0 ? w[i] * cat_ratio(ck, std::fabs(codes[i] - xq), lam) : 0.0;
+      }
+    }
+    const double* y = sh_.y_int->memptr() + first;
+    double* base = &acc_[slot * nv_ * blk_];
+    for (std::size_t v = 0; v < nv_; ++v) {
+      const double* wv = v == 0 ? w : &wd_[(v - 1) * len];
+      double* A = base + v * blk_;
+      double* T = A + q_ * q_;
+      const double* zp[4];
+      for (std::size_t a = 0; a < p_ && a < 4; ++a) zp[a] = &z_[a * len];
+      if (!fused_moments_dispatch(p_, wv, zp, y, len, A, T)) accumulate(wv, y, len, A, T);
+    }
+  }
+
+  void end_block(const double* row_max) override {
+    for (std::size_t s = 0; s < count_; ++s) finish(s, row_max[s]);
+  }
+
+  const arma::mat* Qcont_ = nullptr;
+  const std::vector<std::int64_t>* self_ = nullptr;
+
+ private:
+  // A[r][c] += sum v z_r z_c (r <= c, z_0 = 1), T[r] += sum v z_r y.
+  void accumulate(const double* v, const double* y, std::size_t len, double* A, double* T) {
+    double s0 = 0, t0 = 0;
+#pragma omp simd reduction(+ : s0, t0)
+    for (std::size_t i = 0; i < len; ++i) {
+      s0 += v[i];
+      t0 += v[i] * y[i];
+    }
+    A[0] += s0;
+    T[0] += t0;
+    for (std::size_t a = 0; a < p_; ++a) {
+      const double* za = &z_[a * len];
+      double s1 = 0, t1 = 0;
+#pragma omp simd reduction(+ : s1, t1)
+      for (std::size_t i = 0; i < len; ++i) {
+        const double vz = v[i] * za[i];
+        s1 += vz;
+        t1 += vz * y[i];
+      }
+      A[1 + a] += s1;
+      T[1 + a] += t1;
+      for (std::size_t b = a; b < p_; ++b) {
+        const double* zb = &z_[b * len];
+        double s2 = 0;
+#pragma omp simd reduction(+ : s2)
+        for (std::size_t i = 0; i < len; ++i) s2 += v[i] * za[i] * zb[i];
+        A[(1 + a) * q_ + 1 + b] += s2;
+      }
+    }
+  }
+
+  void finish(std::size_t s, double row_max) {
+    const std::size_t qi = qs_[s];
+    const KernelSpace& sp = *sh_.space;
+    Shared& out = const_cast<Shared&>(sh_);
+    double* base = &acc_[s * nv_ * blk_];
+    // Symmetrise every block's A.
+    for (std::size_t v = 0; v < nv_; ++v) {
+      double* A = base + v * blk_;
+      for (std::size_t r = 0; r < q_; ++r)
+        for (std::size_t c = r + 1; c < q_; ++c) A[c * q_ + r] = A[r * q_ + c];
+    }
+    const std::size_t k = static_cast<std::size_t>((*self_)[qi]);
+    const double yq = (*sh_.y)(qi);
+    double w_self = 0.0;
+    std::vector<double>& dws = dws_;
+    dws.assign(sh_.n_par, 0.0);
+    if (sh_.full) {
+      w_self = sp.self_weight(k);
+      for (std::size_t p = 0; p < sh_.n_par; ++p)
+        if (sh_.par_cat[p] >= 0) {
+          const std::size_t c = static_cast<std::size_t>(sh_.par_cat[p]);
+          dws[p] = w_self * cat_ratio(sh_.cat_kern[c], 0.0, sh_.cat_lambda[c]);
+        }
+      base[0] += w_self;
+      base[q_ * q_] += w_self * yq;
+      for (std::size_t p = 0; p < sh_.n_par; ++p) {
+        double* A = base + (1 + p) * blk_;
+        A[0] += dws[p];
+        A[q_ * q_] += dws[p] * yq;
+      }
+      row_max = std::max(row_max, w_self);
+    }
+    bool good = row_max > 0.0 && row_max >= KernelSpace::kTinyWeight;
+    const double* A = base;
+    const double* T = base + q_ * q_;
+    const double omega = A[0];
+    if (good) {
+      std::copy(A, A + q_ * q_, Af_.begin());
+      for (std::size_t a = 1; a < q_; ++a) Af_[a * q_ + a] += sh_.ridge * omega * sh_.pen[a - 1];
+      good = chol_factor(Af_.data(), q_, L_.data(), s_.data());
+    }
+    out.ok[qi] = good ? 1 : 0;
+    if (!good) return;
+    std::fill(c_.begin(), c_.end(), 0.0);
+    c_[0] = 1.0;
+    chol_solve(L_.data(), s_.data(), q_, c_.data());
+    std::copy(T, T + q_, beta_.begin());
+    chol_solve(L_.data(), s_.data(), q_, beta_.data());
+    out.resid[qi] = yq - beta_[0];
+    if (sh_.full) out.lev[qi] = w_self * c_[0];
+    for (std::size_t p = 0; p < sh_.n_par; ++p) {
+      const double* dA = base + (1 + p) * blk_;
+      const double* dT = dA + q_ * q_;
+      std::copy(dA, dA + q_ * q_, dAf_.begin());
+      const double domega = dA[0];
+      for (std::size_t a = 1; a < q_; ++a) dAf_[a * q_ + a] += sh_.ridge * domega * sh_.pen[a - 1];
+      double dm = 0.0, cAc = 0.0;
+      for (std::size_t r = 0; r < q_; ++r) {
+        double g = dT[r], h = 0.0;
+        for (std::size_t c = 0; c < q_; ++c) {
+          g -= dAf_[r * q_ + c] * beta_[c];
+          h += dAf_[r * q_ + c] * c_[c];
+        }
+        dm += c_[r] * g;
+        cAc += c_[r] * h;
+      }
+      out.dm[qi * sh_.n_par + p] = dm;
+      if (sh_.full) out.dlev[qi * sh_.n_par + p] = dws[p] * c_[0] - w_self * cAc;  // eq. (3)
+    }
+  }
+
+  const Shared& sh_;
+  std::size_t dc_ = 0, p_ = 0, q_ = 1, nv_ = 1, blk_ = 0;
+  const std::size_t* qs_ = nullptr;
+  std::size_t count_ = 0;
+  std::vector<double> acc_, z_, wd_, Af_, L_, s_, c_, beta_, dAf_, dws_;
+};
+
+// Distance from each distinct value to its k-th nearest other distinct value; the largest.
+double kth_distinct_gap(const arma::vec& x, int k) {
+  arma::vec u = arma::unique(x);  // sorted
+  const std::size_t m = u.n_elem;
+  double worst = 0.0;
+  for (std::size_t t = 0; t < m; ++t) {
+    // Merge the left and right neighbours in order of distance.
+    std::size_t l = t, r = t;
+    double d = 0.0;
+    for (int j = 0; j < k; ++j) {
+      const double dl = l > 0 ? u(t) - u(l - 1) : kInf;
+      const double dr = r + 1 < m ? u(r + 1) - u(t) : kInf;
+      if (dl <= dr) {
+        d = dl;
+        --l;
+      } else {
+        d = dr;
+        ++r;
+      }
+    }
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
+std::string lower_copy(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+BandwidthMethod bandwidth_method_from_name(const std::string& name, const std::string& arg) {
+  const std::string s = lower_copy(name);
+  if (s == "cv_ls" || s == "cv.ls" || s == "cvls") return BandwidthMethod::cv_ls;
+  if (s == "aic" || s == "cv.aic" || s == "cv_aic" || s == "aicc") return BandwidthMethod::aic;
+  if (s == "gcv") return BandwidthMethod::gcv;
+  if (s == "rot" || s == "normal_reference" || s == "normal-reference") return BandwidthMethod::rot;
+  if (s == "dpi") return BandwidthMethod::dpi;
+  throw InvalidArgument(arg + ": unknown bandwidth selector '" + name +
+                        "'; choose one of cv_ls (cv.ls), aic (cv.aic), gcv, rot, dpi");
+}
+
+const char* bandwidth_method_name(BandwidthMethod m) {
+  switch (m) {
+    case BandwidthMethod::cv_ls: return "cv_ls";
+    case BandwidthMethod::aic: return "aic";
+    case BandwidthMethod::gcv: return "gcv";
+    case BandwidthMethod::rot: return "rot";
+    case BandwidthMethod::dpi: return "dpi";
+  }
+  return "?";
+}
+
+BandwidthObjective::BandwidthObjective(const arma::mat& X, const arma::vec& y,
+                                       const BandwidthSelectOptions& opt)
+    : X_(X), y_(y), opt_(opt) {
+  check::require(opt.degree == 0 || opt.degree == 1, "estimator",
+                 "must be local constant (lc, degree 0) or local linear (ll, degree 1)");
+  check::require(opt.method == BandwidthMethod::cv_ls || opt.method == BandwidthMethod::aic ||
+                     opt.method == BandwidthMethod::gcv,
+                 "method", "the objective exists for cv_ls, aic and gcv only");
+  check::require(std::isfinite(opt.ridge) && opt.ridge >= 0.0, "ridge", "must be >= 0 and finite");
+  check::require(X.n_cols >= 1, "X", "needs at least one column");
+  check::require(X.n_cols <= 64, "X", "bandwidth selection handles at most 64 columns");
+  check::require(X.n_rows == y.n_elem, "y",
+                 "must have one value per row of X (got " + std::to_string(y.n_elem) +
+                     " values for " + std::to_string(X.n_rows) + " rows)");
+  check::require(X.n_rows >= 5, "X",
+                 "bandwidth selection needs at least 5 rows (got " + std::to_string(X.n_rows) +
+                     "); pass a bandwidth by hand");
+  check::all_finite(X, "X");
+  check::all_finite(y, "y");
+  types_ = parse_var_types(opt.var_types, X.n_cols);
+  const int k = opt.min_neighbors > 0 ? opt.min_neighbors : opt.degree + 1;
+  const std::size_t n_cont = static_cast<std::size_t>(
+      std::count(types_.begin(), types_.end(), VarType::continuous));
+  lower_.set_size(X.n_cols);
+  upper_.set_size(X.n_cols);
+  levels_.assign(X.n_cols, 0);
+  for (std::size_t j = 0; j < X.n_cols; ++j) {
+    const arma::vec col = X.col(j);
+    const std::size_t n_distinct = arma::vec(arma::unique(col)).n_elem;
+    if (types_[j] == VarType::continuous) {
+      if (n_distinct < static_cast<std::size_t>(k) + 1) {
+        std::ostringstream m;
+        m << "X: continuous column " << (j + 1) << " has " << n_distinct
+          << " distinct value(s); a data-driven bandwidth for "
+          << (opt.degree == 1 ? "local linear" : "local constant") << " needs at least "
+          << (k + 1) << " (drop the column, declare it categorical in var_types, or pass a "
+          << "bandwidth by hand)";
+        throw InvalidArgument(m.str());
+      }
+      const double gap = kth_distinct_gap(col, k);
+      const double factor = opt.kernel.compact() ? 1.0 : 1.0 / 3.0;
+      // Compact kernels: a point exactly at distance h has weight 0, so step just beyond.
+      lower_(j) = gap * factor * (opt.kernel.compact() ? 1.0 + 1e-9 : 1.0);
+      upper_(j) = 100.0 * (col.max() - col.min());
+    } else {
+      for (double v : col)
+        check::require(v == std::floor(v), "X",
+                       "categorical column " + std::to_string(j + 1) +
+                           " must hold integer codes");
+      check::require(n_distinct >= 2, "X",
+                     "categorical column " + std::to_string(j + 1) +
+                         " has a single level: drop it (it cannot change any fit)");
+      levels_[j] = static_cast<int>(n_distinct);
+      const CategoricalKernel& ck =
+          types_[j] == VarType::ordered ? opt.ordered_kernel : opt.unordered_kernel;
+      const double mx = ck.max_bandwidth(levels_[j]);
+      lower_(j) = 1e-6 * mx;
+      upper_(j) = ck.type == CategoricalKernelType::wang_van_ryzin ||
+                          ck.type == CategoricalKernelType::aitchison_aitken
+                      ? mx * (1.0 - 1e-6)
+                      : mx;
+    }
+  }
+  (void)n_cont;
+}
+
+double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* grad) const {
+  const std::size_t d = X_.n_cols, n = X_.n_rows;
+  check::require(bandwidth.n_elem == d, "bandwidth", "needs one value per column of X");
+  KernelSpec spec;
+  spec.kernel = opt_.kernel;
+  spec.var_types = types_;
+  spec.unordered = opt_.unordered_kernel;
+  spec.ordered = opt_.ordered_kernel;
+  spec.algorithm = opt_.algorithm;
+  spec.truncation = opt_.truncation;
+  KernelSpace space(X_, bandwidth, spec);
+  const PreparedQueries Q = space.training_queries();
+  const arma::vec y_int = y_.elem(arma::conv_to<arma::uvec>::from(space.order()));
+
+  Shared sh;
+  sh.space = &space;
+  sh.y_int = &y_int;
+  sh.y = &y_;
+  sh.degree = opt_.degree;
+  sh.ridge = opt_.degree == 1 ? opt_.ridge : 0.0;
+  sh.full = opt_.method != BandwidthMethod::cv_ls;
+  if (opt_.degree == 1)
+    for (std::size_t c : space.continuous_columns())
+      sh.pen.push_back(1.0 / (bandwidth(c) * bandwidth(c)));
+  const auto& cc = space.continuous_columns();
+  const auto& kc = space.categorical_columns();
+  std::vector<arma::vec> codes_int(kc.size());
+  std::vector<arma::vec> codes_q(kc.size());
+  for (std::size_t c = 0; c < kc.size(); ++c) {
+    const std::size_t j = kc[c];
+    codes_q[c] = X_.col(j);
+    codes_int[c] = codes_q[c].elem(arma::conv_to<arma::uvec>::from(space.order()));
+    sh.cat_codes_int.push_back(codes_int[c].memptr());
+    sh.cat_codes_q.push_back(codes_q[c].memptr());
+    sh.cat_kern.push_back(types_[j] == VarType::ordered ? opt_.ordered_kernel
+                                                        : opt_.unordered_kernel);
+    sh.cat_lambda.push_back(bandwidth(j));
+    if (grad != nullptr)
+      check::require(bandwidth(j) > 0.0 &&
+                         !(bandwidth(j) >= 1.0 &&
+                           sh.cat_kern.back().type == CategoricalKernelType::wang_van_ryzin),
+                     "bandwidth",
+                     "categorical lambdas must lie strictly inside the kernel's range (above 0; "
+                     "below 1 for wang_van_ryzin) for a gradient");
+  }
+  // Parameters in column order.
+  if (grad != nullptr) {
+    sh.n_par = d;
+    sh.par_cont.assign(d, -1);
+    sh.par_cat.assign(d, -1);
+    for (std::size_t a = 0; a < cc.size(); ++a) sh.par_cont[cc[a]] = static_cast<int>(a);
+    for (std::size_t c = 0; c < kc.size(); ++c) sh.par_cat[kc[c]] = static_cast<int>(c);
+  }
+  sh.resid.assign(n, 0.0);
+  sh.lev.assign(n, 0.0);
+  sh.dm.assign(n * sh.n_par, 0.0);
+  sh.dlev.assign(n * sh.n_par, 0.0);
+  sh.ok.assign(n, 0);
+
+  RunOptions ro;
+  ro.n_threads = opt_.n_threads;
+  ro.exclude_self = true;
+  ro.label = "bandwidth objective";
+  space.run(
+      Q,
+      [&]() {
+        auto s = std::unique_ptr<GradientSink>(new GradientSink(sh));
+        s->Qcont_ = &Q.cont;
+        s->self_ = &Q.self;
+        return std::unique_ptr<TileSink>(std::move(s));
+      },
+      ro);
+
+  if (grad != nullptr) grad->zeros(d);
+  for (std::size_t i = 0; i < n; ++i)
+    if (!sh.ok[i]) return kInf;
+  // Reductions in query order (independent of threads).
+  double rss = 0.0, tr = 0.0;
+  arma::vec drss(sh.n_par, arma::fill::zeros), dtr(sh.n_par, arma::fill::zeros);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = sh.resid[i];
+    rss += e * e;
+    tr += sh.lev[i];
+    for (std::size_t p = 0; p < sh.n_par; ++p) {
+      drss(p) -= 2.0 * e * sh.dm[i * sh.n_par + p];
+      dtr(p) += sh.dlev[i * sh.n_par + p];
+    }
+  }
+  last_rss_ = rss;
+  last_trace_ = tr;
+  const double nd = static_cast<double>(n);
+  double f = kInf;
+  arma::vec g(sh.n_par, arma::fill::zeros);
+  switch (opt_.method) {
+    case BandwidthMethod::cv_ls:
+      f = rss / nd;
+      g = drss / nd;
+      break;
+    case BandwidthMethod::aic: {
+      // AICc, Hurvich, Simonoff and Tsai (1998) eq. 4.
+      const double den = 1.0 - (tr + 2.0) / nd;
+      if (!(den > 0.0) || !(rss > 0.0)) return kInf;
+      f = std::log(rss / nd) + (1.0 + tr / nd) / den;
+      const double df_dtr = (den / nd + (1.0 + tr / nd) / nd) / (den * den);
+      g = drss / rss + df_dtr * dtr;
+      break;
+    }
+    case BandwidthMethod::gcv: {
+      const double den = nd - tr;
+      if (!(den > 0.0)) return kInf;
+      f = nd * rss / (den * den);
+      g = (nd / (den * den)) * drss + (2.0 * nd * rss / (den * den * den)) * dtr;
+      break;
+    }
+    default: break;
+  }
+  if (grad != nullptr) *grad = g;
+  return f;
+}
+
+arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel) {
+  check::require(X.n_rows >= 2, "X", "needs at least 2 rows for a normal-reference bandwidth");
+  check::all_finite(X, "X");
+  const double n = static_cast<double>(X.n_rows);
+  const double q = static_cast<double>(X.n_cols);
+  // Canonical-bandwidth ratio delta(K) / delta(phi) (Marron and Nolan 1988).
+  const double delta_k = std::pow(kernel.roughness() / (kernel.mu2() * kernel.mu2()), 0.2);
+  const double delta_phi = std::pow(0.28209479177387814347, 0.2);  // 1/(2 sqrt(pi))
+  arma::vec h(X.n_cols);
+  for (std::size_t j = 0; j < X.n_cols; ++j) {
+    arma::vec x = arma::sort(X.col(j));
+    const double sd = arma::stddev(x);
+    auto quant = [&](double p) {
+      const double pos = p * (n - 1.0);
+      const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+      const std::size_t hi = std::min<std::size_t>(lo + 1, x.n_elem - 1);
+      return x(lo) + (pos - lo) * (x(hi) - x(lo));
+    };
+    const double iqr = quant(0.75) - quant(0.25);
+    const double s = iqr > 0.0 ? std::min(sd, iqr / 1.349) : sd;
+    check::require(s > 0.0, "X",
+                   "column " + std::to_string(j + 1) +
+                       " is constant: no normal-reference bandwidth exists (drop it)");
+    h(j) = 1.06 * s * std::pow(n, -1.0 / (4.0 + q)) * delta_k / delta_phi;
+  }
+  return h;
+}
+
+BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
+                                       const BandwidthSelectOptions& opt) {
+  check::require(opt.n_starts >= 1, "n_starts", "must be at least 1");
+  check::require(opt.grid_size >= 0, "grid_size", "must be >= 0");
+  BandwidthSelectResult res;
+  res.method = bandwidth_method_name(opt.method);
+  BandwidthSelectOptions cvopt = opt;
+  if (opt.method == BandwidthMethod::rot || opt.method == BandwidthMethod::dpi)
+    cvopt.method = BandwidthMethod::cv_ls;
+  BandwidthObjective obj(X, y, cvopt);  // validates X, y
+  res.lower = obj.lower();
+  res.upper = obj.upper();
+  const std::size_t d = X.n_cols;
+  const auto& types = obj.var_types();
+  std::vector<std::size_t> cont, cat;
+  for (std::size_t j = 0; j < d; ++j)
+    (types[j] == VarType::continuous ? cont : cat).push_back(j);
+
+  if (opt.method == BandwidthMethod::rot || opt.method == BandwidthMethod::dpi) {
+    check::require(cat.empty(), "method",
+                   std::string(res.method) +
+                       " is a rule for continuous columns only; with categorical columns use "
+                       "cv_ls, aic or gcv");
+    if (opt.method == BandwidthMethod::rot) {
+      res.bandwidth = rot_bandwidth(X, opt.kernel);
+    } else {
+      check::require(d == 1 && opt.degree == 1 && opt.kernel.type == KernelType::gaussian,
+                     "method", "dpi is the plug-in rule for 1-D local linear with the Gaussian "
+                               "kernel; use cv_ls, aic or gcv otherwise");
+      res.bandwidth = arma::vec{dpi_local_linear(X.col(0), y).bandwidth};
+    }
+    for (std::size_t j = 0; j < d; ++j)
+      if (!(res.bandwidth(j) > 0.0) || !std::isfinite(res.bandwidth(j)))
+        throw NumericalError("method: the " + res.method + " rule gave no usable bandwidth "
+                             "for column " + std::to_string(j + 1) + "; use cv_ls");
+    try {
+      res.objective = obj(res.bandwidth);
+    } catch (const NumericalError&) {
+      res.objective = kInf;
+    }
+    res.n_evals = 1;
+    res.converged = true;
+    res.message = "closed-form rule; objective is the cv_ls score at the bandwidth";
+    return res;
+  }
+  if (opt.kernel.type == KernelType::uniform && !cont.empty() && (d > 1 || opt.grid_size < 2))
+    throw InvalidArgument(
+        "kernel: the uniform kernel's objective is piecewise constant in the bandwidth (zero "
+        "gradient), so it cannot be searched; use epanechnikov or another smooth kernel, or a "
+        "single continuous column (searched on the grid)");
+
+  // theta: log h (continuous), lambda (categorical).
+  arma::vec lo(d), hi(d);
+  for (std::size_t j : cont) {
+    lo(j) = std::log(obj.lower()(j));
+    hi(j) = std::log(obj.upper()(j));
+  }
+  for (std::size_t j : cat) {
+    lo(j) = obj.lower()(j);
+    hi(j) = obj.upper()(j);
+  }
+  auto to_bw = [&](const arma::vec& t) {
+    arma::vec b = t;
+    for (std::size_t j : cont) b(j) = std::exp(t(j));
+    for (std::size_t j = 0; j < d; ++j) b(j) = std::min(std::max(b(j), obj.lower()(j)), obj.upper()(j));
+    return b;
+  };
+  int evals = 0;
+  double best = kInf;
+  InterruptGuard guard;
+  auto note = [&](double f) {
+    ++evals;
+    if (f < best) best = f;
+    if (guard.poll()) guard.rethrow_if_interrupted();
+    if (opt.on_eval) opt.on_eval(evals, best);
+  };
+  Objective f = [&](const arma::vec& t, arma::vec& g) {
+    arma::vec gb;
+    double v;
+    try {
+      v = obj(to_bw(t), &gb);
+    } catch (const NumericalError&) {
+      v = kInf;
+      gb.zeros(d);
+    }
+    g = gb;
+    if (!std::isfinite(v)) g.zeros(d);
+    note(v);
+    return v;
+  };
+
+  // Starting points.
+  arma::vec base(d);
+  if (!cont.empty()) {
+    arma::mat Xc(X.n_rows, cont.size());
+    for (std::size_t a = 0; a < cont.size(); ++a) Xc.col(a) = X.col(cont[a]);
+    const arma::vec r = rot_bandwidth(Xc, opt.kernel);
+    for (std::size_t a = 0; a < cont.size(); ++a)
+      base(cont[a]) = std::min(std::max(std::log(r(a)), lo(cont[a])), hi(cont[a]));
+  }
+  for (std::size_t j : cat) base(j) = 0.5 * (lo(j) + hi(j));
+  arma::mat starts;
+  std::mt19937_64 rng(opt.seed);
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+
+  if (d == 1 && cont.size() == 1 && opt.grid_size >= 2) {
+    // The objective curve over a log-spaced grid from the guard to four times the
+    // normal-reference bandwidth (at most twice the data range; pairs, and so the cost of a
+    // compact kernel's evaluation, grow with h); its best local minima start the gradient
+    // search, which may leave the grid up to the box's upper end.
+    const std::size_t G = static_cast<std::size_t>(opt.grid_size);
+    const double range = X.col(0).max() - X.col(0).min();
+    const double gl = lo(0);
+    const double gh = std::max(gl + 1e-3, std::min({hi(0), std::log(2.0 * range),
+                                                    base(0) + std::log(4.0)}));
+    res.curve_grid.set_size(G);
+    res.curve_values.set_size(G);
+    for (std::size_t g = 0; g < G; ++g) {
+      const double t = gl + (gh - gl) * static_cast<double>(g) / static_cast<double>(G - 1);
+      res.curve_grid(g) = std::exp(t);
+      double v;
+      try {
+        v = obj(arma::vec{res.curve_grid(g)});
+      } catch (const NumericalError&) {
+        v = kInf;
+      }
+      res.curve_values(g) = std::isfinite(v) ? v : kInf;
+      note(v);
+    }
+    std::vector<std::pair<double, std::size_t>> minima;
+    for (std::size_t g = 0; g < G; ++g) {
+      const double v = res.curve_values(g);
+      if (!std::isfinite(v)) continue;
+      const bool left = g == 0 || v <= res.curve_values(g - 1);
+      const bool right = g + 1 == G || v <= res.curve_values(g + 1);
+      if (left && right) minima.emplace_back(v, g);
+    }
+    std::sort(minima.begin(), minima.end());
+    if (minima.empty()) {
+      throw NumericalError(
+          "bandwidth: the objective is undefined (+inf) at every bandwidth of the search grid: "
+          "some leave-one-out fit has no weight or a singular design; check X for isolated "
+          "points or use the Gaussian kernel");
+    }
+    const std::size_t ns = std::min<std::size_t>(minima.size(), static_cast<std::size_t>(opt.n_starts));
+    starts.set_size(1, ns);
+    for (std::size_t s = 0; s < ns; ++s) starts(0, s) = std::log(res.curve_grid(minima[s].second));
+    if (opt.kernel.type == KernelType::uniform) {
+      // Piecewise constant: the grid minimum is the answer.
+      const std::size_t gb = minima[0].second;
+      res.bandwidth = arma::vec{res.curve_grid(gb)};
+      res.objective = minima[0].first;
+      res.n_evals = evals;
+      res.converged = false;
+      res.message = "uniform kernel: grid minimum (the objective is piecewise constant)";
+      return res;
+    }
+  } else {
+    starts.set_size(d, static_cast<std::size_t>(opt.n_starts));
+    starts.col(0) = base;
+    for (int s = 1; s < opt.n_starts; ++s)
+      for (std::size_t j = 0; j < d; ++j) {
+        const double u = unif(rng);
+        if (types[j] == VarType::continuous)
+          starts(j, s) = std::min(std::max(base(j) + std::log(4.0) * (2.0 * u - 1.0), lo(j)), hi(j));
+        else
+          starts(j, s) = lo(j) + (0.05 + 0.9 * u) * (hi(j) - lo(j));
+      }
+  }
+  MinimizeResult mr = minimize_multistart(f, starts, lo, hi, opt.minimize);
+  if (!std::isfinite(mr.f))
+    throw NumericalError(
+        "bandwidth: the objective is undefined (+inf) at every point the search visited: some "
+        "leave-one-out fit has no weight or a singular design; use the Gaussian kernel or "
+        "fewer columns");
+  res.bandwidth = to_bw(mr.x);
+  res.objective = mr.f;
+  res.n_evals = evals;
+  res.converged = mr.converged;
+  res.message = mr.message;
+  // The curve's best point can beat a search that stopped on a plateau.
+  if (res.curve_values.n_elem > 0) {
+    const arma::uword gb = res.curve_values.index_min();
+    if (res.curve_values(gb) < res.objective) {
+      res.bandwidth = arma::vec{res.curve_grid(gb)};
+      res.objective = res.curve_values(gb);
+    }
+  }
+  return res;
+}
+
+}  // namespace attnreg

@@ -1,0 +1,299 @@
+// Bandwidth selection (bandwidth_select.hpp): objectives against literal formulas and refits,
+// the analytic gradient against central differences, the search against brute-force grids,
+// and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "attnreg/bandwidth_select.hpp"
+#include "attnreg/error.hpp"
+#include "attnreg/local_fit.hpp"
+#include "attnreg/plugin_bandwidth.hpp"
+
+using namespace attnreg;
+
+namespace {
+
+// n rows: continuous columns uniform on [0, 1], then (when with_cat) one unordered column with
+// 3 levels that shifts y.
+void make_data(std::size_t n, std::size_t dc, bool with_cat, unsigned seed, arma::mat& X,
+               arma::vec& y) {
+  arma::arma_rng::set_seed(seed);
+  X.set_size(n, dc + (with_cat ? 1 : 0));
+  X.cols(0, dc - 1) = arma::randu<arma::mat>(n, dc);
+  y = arma::sin(5.0 * X.col(0)) + 0.3 * arma::randn<arma::vec>(n);
+  if (dc > 1) y += X.col(1) % X.col(1);
+  if (with_cat) {
+    arma::vec c = arma::floor(3.0 * arma::randu<arma::vec>(n));
+    X.col(dc) = c;
+    y += 0.5 * c;
+  }
+}
+
+std::string types_for(std::size_t dc, bool with_cat) {
+  return std::string(dc, 'c') + (with_cat ? "u" : "");
+}
+
+// Literal leave-one-out: refit LocalPolynomial on the other n - 1 rows and predict x_i.
+double literal_cv(const arma::mat& X, const arma::vec& y, const arma::vec& bw,
+                  const LocalFitOptions& o) {
+  double s = 0;
+  LocalFitOptions oo = o;
+  oo.compute_fitted = false;
+  for (arma::uword i = 0; i < X.n_rows; ++i) {
+    arma::mat Xi = X;
+    arma::vec yi = y;
+    Xi.shed_row(i);
+    yi.shed_row(i);
+    LocalPolynomial lp(oo);
+    lp.fit(Xi, yi, bw);
+    const double e = y(i) - lp.predict(X.row(i))(0, 0);
+    s += e * e;
+  }
+  return s / X.n_rows;
+}
+
+}  // namespace
+
+TEST(BandwidthSelect, CvEqualsLiteralRefitAndLooFitted) {
+  for (int degree : {0, 1})
+    for (double ridge : {0.0, 0.3})
+      for (bool cat : {false, true}) {
+        if (degree == 0 && ridge > 0) continue;
+        arma::mat X;
+        arma::vec y;
+        make_data(30, 2, cat, 7 + degree, X, y);
+        arma::vec bw = cat ? arma::vec{0.3, 0.4, 0.2} : arma::vec{0.3, 0.4};
+        BandwidthSelectOptions o;
+        o.degree = degree;
+        o.ridge = ridge;
+        o.var_types = types_for(2, cat);
+        BandwidthObjective obj(X, y, o);
+        const double cv = obj(bw);
+        LocalFitOptions lo;
+        lo.degree = degree;
+        lo.ridge = ridge;
+        lo.var_types = o.var_types;
+        EXPECT_NEAR(cv, literal_cv(X, y, bw, lo), 1e-10 * cv) << degree << ridge << cat;
+        LocalPolynomial lp(lo);
+        lp.fit(X, y, bw);
+        const double cv2 = arma::mean(arma::square(y - lp.loo_fitted()));
+        EXPECT_NEAR(cv, cv2, 1e-12 * cv);
+      }
+}
+
+TEST(BandwidthSelect, AicAndGcvEqualTheirFormulas) {
+  for (int degree : {0, 1})
+    for (bool cat : {false, true}) {
+      arma::mat X;
+      arma::vec y;
+      make_data(40, 1, cat, 3, X, y);
+      const arma::vec bw = cat ? arma::vec{0.15, 0.3} : arma::vec{0.15};
+      LocalFitOptions lo;
+      lo.degree = degree;
+      lo.var_types = types_for(1, cat);
+      LocalPolynomial lp(lo);
+      lp.fit(X, y, bw);
+      const double n = 40, tr = lp.effective_df();
+      const double rss = arma::accu(arma::square(y - lp.fitted()));
+      BandwidthSelectOptions o;
+      o.degree = degree;
+      o.var_types = lo.var_types;
+      o.method = BandwidthMethod::aic;
+      const double aic = BandwidthObjective(X, y, o)(bw);
+      EXPECT_NEAR(aic, std::log(rss / n) + (1 + tr / n) / (1 - (tr + 2) / n), 1e-10);
+      o.method = BandwidthMethod::gcv;
+      BandwidthObjective g(X, y, o);
+      EXPECT_NEAR(g(bw), n * rss / ((n - tr) * (n - tr)), 1e-10 * rss);
+      EXPECT_NEAR(g.last_trace(), tr, 1e-10);
+    }
+}
+
+TEST(BandwidthSelect, GradientMatchesCentralDifferences) {
+  const KernelType kernels[] = {KernelType::gaussian, KernelType::epanechnikov,
+                                KernelType::biweight, KernelType::tricube, KernelType::cosine};
+  const BandwidthMethod methods[] = {BandwidthMethod::cv_ls, BandwidthMethod::aic,
+                                     BandwidthMethod::gcv};
+  for (KernelType kt : kernels)
+    for (int degree : {0, 1})
+      for (BandwidthMethod m : methods) {
+        arma::mat X;
+        arma::vec y;
+        make_data(60, 2, true, 11, X, y);
+        BandwidthSelectOptions o;
+        o.degree = degree;
+        o.kernel = Kernel(kt);
+        o.method = m;
+        o.var_types = "ccu";
+        o.ridge = degree == 1 ? 0.05 : 0.0;
+        BandwidthObjective obj(X, y, o);
+        const bool compact = kt != KernelType::gaussian;
+        const arma::vec bw = compact ? arma::vec{0.55, 0.7, 0.35} : arma::vec{0.2, 0.3, 0.35};
+        arma::vec g;
+        const double f0 = obj(bw, &g);
+        ASSERT_TRUE(std::isfinite(f0));
+        for (arma::uword j = 0; j < 3; ++j) {
+          // theta = log h (continuous), lambda (categorical).
+          const double step = 1e-5;
+          arma::vec bp = bw, bm = bw;
+          if (j < 2) {
+            bp(j) = bw(j) * std::exp(step);
+            bm(j) = bw(j) * std::exp(-step);
+          } else {
+            bp(j) = bw(j) + step;
+            bm(j) = bw(j) - step;
+          }
+          const double fd = (obj(bp) - obj(bm)) / (2 * step);
+          EXPECT_NEAR(g(j), fd, 1e-5 * std::max(1.0, std::fabs(fd)))
+              << Kernel(kt).name() << " degree " << degree << " method "
+              << bandwidth_method_name(m) << " column " << j;
+        }
+      }
+}
+
+TEST(BandwidthSelect, OrderedKernelsGradient) {
+  arma::mat X;
+  arma::vec y;
+  make_data(50, 1, true, 5, X, y);
+  for (const char* name : {"li_racine", "wang_van_ryzin"}) {
+    BandwidthSelectOptions o;
+    o.var_types = "co";
+    o.ordered_kernel = CategoricalKernel::from_name(name, true, "okertype");
+    BandwidthObjective obj(X, y, o);
+    const arma::vec bw{0.2, 0.4};
+    arma::vec g;
+    obj(bw, &g);
+    const double fd = (obj(arma::vec{0.2, 0.4 + 1e-6}) - obj(arma::vec{0.2, 0.4 - 1e-6})) / 2e-6;
+    EXPECT_NEAR(g(1), fd, 1e-5 * std::max(1.0, std::fabs(fd))) << name;
+  }
+}
+
+TEST(BandwidthSelect, OneDimOptimumBeatsBruteForceGrid) {
+  for (int degree : {0, 1})
+    for (BandwidthMethod m : {BandwidthMethod::cv_ls, BandwidthMethod::aic, BandwidthMethod::gcv})
+      for (unsigned seed : {1u, 2u}) {
+        arma::mat X;
+        arma::vec y;
+        make_data(150, 1, false, seed, X, y);
+        BandwidthSelectOptions o;
+        o.degree = degree;
+        o.method = m;
+        const BandwidthSelectResult r = select_bandwidth(X, y, o);
+        BandwidthObjective obj(X, y, o);
+        double best = INFINITY, hbest = 0;
+        for (int g = 0; g <= 400; ++g) {
+          const double h = std::exp(std::log(0.01) + (std::log(1.0) - std::log(0.01)) * g / 400.0);
+          if (h < obj.lower()(0)) continue;
+          const double v = obj(arma::vec{h});
+          if (v < best) {
+            best = v;
+            hbest = h;
+          }
+        }
+        EXPECT_LE(r.objective, best + 1e-9 * std::fabs(best)) << bandwidth_method_name(m);
+        EXPECT_NEAR(r.bandwidth(0), hbest, 0.02 * hbest) << bandwidth_method_name(m);
+        EXPECT_TRUE(r.converged) << r.message;
+        EXPECT_EQ(r.curve_grid.n_elem, 30u);
+        EXPECT_NEAR(obj(r.bandwidth), r.objective, 1e-12 * std::fabs(r.objective));
+      }
+}
+
+TEST(BandwidthSelect, MixedOptimumBeatsBruteForceGrid) {
+  for (int degree : {0, 1}) {
+    arma::mat X;
+    arma::vec y;
+    make_data(120, 1, true, 4, X, y);
+    BandwidthSelectOptions o;
+    o.degree = degree;
+    o.var_types = "cu";
+    o.n_starts = 4;
+    o.seed = 42;
+    const BandwidthSelectResult r = select_bandwidth(X, y, o);
+    BandwidthObjective obj(X, y, o);
+    double best = INFINITY;
+    for (int a = 0; a <= 60; ++a)
+      for (int b = 0; b <= 20; ++b) {
+        const double h = std::exp(std::log(0.02) + (std::log(1.0) - std::log(0.02)) * a / 60.0);
+        const double lam = obj.lower()(1) + (obj.upper()(1) - obj.lower()(1)) * b / 20.0;
+        if (h < obj.lower()(0)) continue;
+        best = std::min(best, obj(arma::vec{h, lam}));
+      }
+    EXPECT_LE(r.objective, best + 1e-9 * best);
+    // Categorical lambda in range.
+    EXPECT_GE(r.bandwidth(1), 0.0);
+    EXPECT_LE(r.bandwidth(1), 2.0 / 3.0);
+    EXPECT_GT(r.bandwidth(0), 0.0);
+    // Reproducible with the seed.
+    const BandwidthSelectResult r2 = select_bandwidth(X, y, o);
+    EXPECT_EQ(r.bandwidth(0), r2.bandwidth(0));
+    EXPECT_EQ(r.n_evals, r2.n_evals);
+  }
+}
+
+TEST(BandwidthSelect, TwoContinuousColumnsBeatGrid) {
+  arma::mat X;
+  arma::vec y;
+  make_data(150, 2, false, 9, X, y);
+  BandwidthSelectOptions o;
+  o.kernel = Kernel(KernelType::epanechnikov);
+  const BandwidthSelectResult r = select_bandwidth(X, y, o);
+  BandwidthObjective obj(X, y, o);
+  double best = INFINITY;
+  for (int a = 0; a <= 40; ++a)
+    for (int b = 0; b <= 40; ++b) {
+      const arma::vec h{std::exp(std::log(0.05) + std::log(40.0) * a / 40.0),
+                        std::exp(std::log(0.05) + std::log(40.0) * b / 40.0)};
+      if (h(0) < obj.lower()(0) || h(1) < obj.lower()(1)) continue;
+      best = std::min(best, obj(h));
+    }
+  EXPECT_LE(r.objective, best + 1e-9 * best);
+  EXPECT_TRUE(arma::all(r.bandwidth >= obj.lower()));
+}
+
+TEST(BandwidthSelect, RotAndDpi) {
+  arma::mat X;
+  arma::vec y;
+  make_data(200, 1, false, 2, X, y);
+  BandwidthSelectOptions o;
+  o.method = BandwidthMethod::rot;
+  const BandwidthSelectResult r = select_bandwidth(X, y, o);
+  const double sd = arma::stddev(X.col(0));
+  arma::vec s = arma::sort(X.col(0));
+  const double iqr = (s(149) + 0.25 * (s(150) - s(149))) - (s(49) + 0.75 * (s(50) - s(49)));
+  EXPECT_NEAR(r.bandwidth(0), 1.06 * std::min(sd, iqr / 1.349) * std::pow(200.0, -0.2), 1e-12);
+  o.method = BandwidthMethod::dpi;
+  const BandwidthSelectResult d = select_bandwidth(X, y, o);
+  EXPECT_NEAR(d.bandwidth(0), dpi_local_linear(X.col(0), y).bandwidth, 1e-15);
+  o.var_types = "cu";
+  arma::mat Xc;
+  make_data(200, 1, true, 2, Xc, y);
+  EXPECT_THROW(select_bandwidth(Xc, y, o), InvalidArgument);
+}
+
+TEST(BandwidthSelect, DegenerateDataGiveClearErrors) {
+  BandwidthSelectOptions o;
+  auto msg = [&](const arma::mat& X, const arma::vec& y) {
+    try {
+      select_bandwidth(X, y, o);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  arma::mat X(20, 1, arma::fill::ones);
+  arma::vec y = arma::randu<arma::vec>(20);
+  EXPECT_NE(msg(X, y).find("X: continuous column 1 has 1 distinct"), std::string::npos)
+      << msg(X, y);
+  X.rows(0, 9).fill(2.0);
+  EXPECT_NE(msg(X, y).find("2 distinct"), std::string::npos) << msg(X, y);
+  arma::mat X4 = arma::randu<arma::mat>(4, 1);
+  EXPECT_NE(msg(X4, arma::randu<arma::vec>(4)).find("at least 5 rows"), std::string::npos);
+  arma::mat Xn = arma::randu<arma::mat>(10, 1);
+  Xn(3, 0) = NAN;
+  EXPECT_NE(msg(Xn, arma::randu<arma::vec>(10)).find("X"), std::string::npos);
+  EXPECT_NE(msg(arma::randu<arma::mat>(10, 1), arma::randu<arma::vec>(9)).find("y:"),
+            std::string::npos);
+  EXPECT_THROW(bandwidth_method_from_name("cv_foo"), InvalidArgument);
+  EXPECT_EQ(bandwidth_method_from_name("cv.aic"), BandwidthMethod::aic);
+}
