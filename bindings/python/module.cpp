@@ -14,6 +14,7 @@ void init_ols(py::module_& m);
 void init_attention(py::module_& m);
 void init_kernel(py::module_& m);
 void init_bandwidth(py::module_& m);
+void init_diagnostics(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -62,4 +63,5 @@ PYBIND11_MODULE(_core, m) {
   init_attention(m);
   init_kernel(m);
   init_bandwidth(m);
+  init_diagnostics(m);
 }

@@ -15,6 +15,7 @@ from .linear import OLS, PCR, AttentionRegression, Ridge, pseudo_out_of_sample
 from .kernel import LocalLinear, NadarayaWatson, kernel_constants
 from . import attention
 from . import bandwidth
+from . import diagnostics
 
 __version__ = "0.1.0"
 
