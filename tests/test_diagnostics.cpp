@@ -358,3 +358,53 @@ TEST(SmootherDiagnostics, BadInputsNameTheArgument) {
   EXPECT_TRUE(d2.se.is_finite());
   EXPECT_TRUE(std::isnan(d2.bias(0)));
 }
+
+TEST(SmootherDiagnostics, BootstrapBands) {
+  arma::arma_rng::set_seed(8);
+  const arma::uword n = 120;
+  arma::mat X(n, 1, arma::fill::randu);
+  arma::vec y = arma::sin(2 * M_PI * X.col(0)) + 0.3 * arma::randn(n);
+  const LocalPolynomial m = fit_lp(X, y, 0.1, 1);
+  const arma::mat Xe = arma::linspace(0.0, 1.0, 21);
+  BootstrapOptions o;
+  o.replications = 4000;
+  o.kind = VarianceKind::hc0;
+  const BootstrapBands b = bootstrap_bands(m, Xe, o);
+  // Rademacher: Var*(l'(e v)) = sum l_i^2 e_i^2 = the HC0 variance exactly in expectation.
+  const arma::vec v = arma::var(b.draws, 1, 1);
+  for (arma::uword j = 0; j < Xe.n_rows; ++j) EXPECT_NEAR(v(j) / (b.se(j) * b.se(j)), 1.0, 0.1);
+  // The sup-t critical value exceeds the pointwise normal quantile and is below Bonferroni's.
+  EXPECT_GT(b.critical_value, 1.96);
+  EXPECT_LT(b.critical_value, 3.3);
+  EXPECT_TRUE(arma::all(b.uniform_low <= b.low + 1e-12) && arma::all(b.uniform_high >= b.high - 1e-12));
+  // Reproducible with the seed; a different seed differs.
+  const BootstrapBands b2 = bootstrap_bands(m, Xe, o);
+  EXPECT_EQ(arma::abs(b.draws - b2.draws).max(), 0.0);
+  o.seed = 2;
+  EXPECT_GT(arma::abs(bootstrap_bands(m, Xe, o).draws - b.draws).max(), 0.0);
+  // Mammen and pairs run; pairs spread is of the same order as the analytic se.
+  o.type = BootstrapType::wild_mammen;
+  o.replications = 500;
+  EXPECT_GT(bootstrap_bands(m, Xe, o).critical_value, 1.5);
+  o.type = BootstrapType::pairs;
+  o.replications = 200;
+  const BootstrapBands bp = bootstrap_bands(m, Xe.rows(3, 17), o);
+  const arma::vec ratio = arma::stddev(bp.draws, 0, 1) / bp.se;
+  EXPECT_GT(ratio.min(), 0.6);
+  EXPECT_LT(ratio.max(), 1.6);
+  // Bias-corrected wild bands centre at the RBC fit.
+  o.type = BootstrapType::wild_rademacher;
+  o.bias_corrected = true;
+  const BootstrapBands bc = bootstrap_bands(m, Xe, o);
+  const PointwiseDiagnostics d = pointwise_diagnostics(m, Xe, {});
+  EXPECT_LT(arma::abs(bc.center - d.fit_bc).max(), 1e-12);
+  // Bad input.
+  o = {};
+  o.replications = 5;
+  expect_throw_with([&] { bootstrap_bands(m, Xe, o); }, "replications");
+  expect_throw_with([&] { bootstrap_type_from_name("jackknife"); }, "type");
+  o = {};
+  o.type = BootstrapType::pairs;
+  o.bias_corrected = true;
+  expect_throw_with([&] { bootstrap_bands(m, Xe, o); }, "bias_corrected");
+}
