@@ -153,6 +153,35 @@ void init_diagnostics(py::module_& m) {
       },
       py::arg("n"), py::arg("mse"));
 
+  m.def(
+      "bootstrap_bands",
+      [](const attnreg::LocalPolynomial& model, const farray& X, const std::string& type,
+         int replications, double level, unsigned long long seed, bool bias_corrected,
+         const std::string& kind, unsigned output) {
+        attnreg::BootstrapOptions o;
+        o.type = attnreg::bootstrap_type_from_name(type, "type");
+        o.replications = replications;
+        o.level = level;
+        o.seed = seed;
+        o.bias_corrected = bias_corrected;
+        o.kind = attnreg::variance_kind_from_name(kind, "kind");
+        const attnreg::BootstrapBands r =
+            attnreg::bootstrap_bands(model, as_mat(X, "X"), o, output);
+        py::dict d;
+        d["center"] = to_numpy(r.center);
+        d["se"] = to_numpy(r.se);
+        d["low"] = to_numpy(r.low);
+        d["high"] = to_numpy(r.high);
+        d["uniform_low"] = to_numpy(r.uniform_low);
+        d["uniform_high"] = to_numpy(r.uniform_high);
+        d["critical_value"] = r.critical_value;
+        d["draws"] = to_numpy(r.draws);
+        return d;
+      },
+      py::arg("model"), py::arg("X"), py::arg("type") = "rademacher",
+      py::arg("replications") = 999, py::arg("level") = 0.95, py::arg("seed") = 1,
+      py::arg("bias_corrected") = false, py::arg("kind") = "hc3", py::arg("output") = 0);
+
   m.def("rule_of_thumb_bandwidth", [](const farray& x, const std::string& kernel) {
     return attnreg::rule_of_thumb_bandwidth(as_vec1(x, "x"), attnreg::Kernel::from_name(kernel));
   }, py::arg("x"), py::arg("kernel") = "gaussian");

@@ -188,3 +188,22 @@ def test_bad_inputs():
         D.imse_dpi(np.ones((20, 2)), np.arange(20.0))
     with pytest.raises(attnreg.NumericalError, match="pilot_bandwidth"):
         D.diagnose(m, np.array([[0.5123]]), pilot_bandwidth=1e-7)
+
+
+def test_bootstrap_bands():
+    X, y = _data(100, seed=6)
+    m = attnreg.LocalLinear(bandwidth=0.1).fit(X, y)
+    g = np.linspace(0, 1, 15)[:, None]
+    b = D.bootstrap_bands(m, g, replications=2000, seed=3, kind="hc0")
+    v = np.var(b.attrs["draws"], axis=1, ddof=1)
+    np.testing.assert_allclose(v / b["se"] ** 2, 1.0, atol=0.12)  # Rademacher: Var* = HC0
+    assert 1.96 < b.attrs["critical_value"] < 3.3
+    assert np.all(b.uniform_low <= b.low + 1e-12)
+    b2 = D.bootstrap_bands(m, g, replications=2000, seed=3, kind="hc0")
+    np.testing.assert_array_equal(b.attrs["draws"], b2.attrs["draws"])
+    bp = D.bootstrap_bands(m, g[2:13], replications=100, type="pairs", seed=1)
+    assert np.all(np.isfinite(bp.uniform_high))
+    with pytest.raises(ValueError, match="type"):
+        D.bootstrap_bands(m, g, type="jackknife")
+    with pytest.raises(ValueError, match="replications"):
+        D.bootstrap_bands(m, g, replications=3)

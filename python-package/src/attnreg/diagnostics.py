@@ -34,6 +34,7 @@ __all__ = [
     "monte_carlo",
     "rate_study",
     "simulate_design",
+    "bootstrap_bands",
     "plot_bands",
     "plot_tradeoff",
 ]
@@ -454,6 +455,37 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
             slopes.append({"estimator": name, "target": target, "slope": s[0], "se": s[1],
                            "theory": theory.get((name, target), np.nan)})
     return {"table": table, "slopes": pd.DataFrame(slopes)}
+
+
+# ---------------------------------------------------------------------------- bootstrap
+def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademacher",
+                    level: float = 0.95, seed: int = 1, bias_corrected: bool = False,
+                    kind: str = "hc3", output: int = 0):
+    """Pointwise and simultaneous (sup-t) bootstrap bands at the rows of ``X``.
+
+    ``type="rademacher"``/``"mammen"``: wild bootstrap ``y*_i = m(x_i) + e_i v_i`` (the fit is
+    linear in y, so no refit); ``"pairs"``: rows resampled and refitted with the same
+    bandwidth. Pointwise: basic bootstrap interval; uniform: ``center -+ c se`` with ``c`` the
+    ``level``-quantile of ``max_x |m*(x) - m(x)| / se(x)`` (``se`` of ``kind``). The bands are
+    variability bands around ``E m(x)`` unless ``bias_corrected`` (wild only), which resamples
+    the robust bias-corrected estimator. Reproducible with ``seed``.
+
+    Returns a pandas DataFrame (``center, se, low, high, uniform_low, uniform_high``) with the
+    critical value in ``df.attrs["critical_value"]`` and the draws in ``df.attrs["draws"]``.
+    """
+    import pandas as pd
+
+    model = _fitted_core(estimator)
+    Xa = estimator._check_X(X)
+    r = _core.bootstrap_bands(model, Xa, type=str(type), replications=int(replications),
+                              level=float(level), seed=int(seed),
+                              bias_corrected=bool(bias_corrected), kind=_check_kind(kind),
+                              output=int(output))
+    cols = ["center", "se", "low", "high", "uniform_low", "uniform_high"]
+    df = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols})
+    df.attrs["critical_value"] = float(r["critical_value"])
+    df.attrs["draws"] = np.asarray(r["draws"])
+    return df
 
 
 # ---------------------------------------------------------------------------- plotting
