@@ -116,3 +116,24 @@ Rcpp::List diag_mc_cpp(const arma::mat& W, const arma::mat& Y_sim, const arma::v
 Rcpp::NumericVector diag_loglog_cpp(const arma::vec& n, const arma::vec& mse) {
   return rvec(attnreg::loglog_slope(n, mse));
 }
+
+// [[Rcpp::export(name = ".diag_bootstrap_cpp")]]
+Rcpp::List diag_bootstrap_cpp(const Rcpp::List& state, const arma::mat& X_eval, std::string type,
+                              int replications, double level, double seed, bool bias_corrected,
+                              std::string kind) {
+  const attnreg::LocalPolynomial m = diag_model(state);
+  attnreg::BootstrapOptions o;
+  o.type = attnreg::bootstrap_type_from_name(type, "type");
+  o.replications = replications;
+  o.level = level;
+  o.seed = static_cast<unsigned long long>(seed);
+  o.bias_corrected = bias_corrected;
+  o.kind = attnreg::variance_kind_from_name(kind, "kind");
+  const attnreg::BootstrapBands r = attnreg::bootstrap_bands(m, X_eval, o, 0);
+  return Rcpp::List::create(
+      Rcpp::Named("center") = rvec(r.center), Rcpp::Named("se") = rvec(r.se),
+      Rcpp::Named("low") = rvec(r.low), Rcpp::Named("high") = rvec(r.high),
+      Rcpp::Named("uniform_low") = rvec(r.uniform_low),
+      Rcpp::Named("uniform_high") = rvec(r.uniform_high),
+      Rcpp::Named("critical_value") = r.critical_value, Rcpp::Named("draws") = r.draws);
+}

@@ -111,3 +111,18 @@ test_that("bad input is reported with the argument's name", {
   expect_error(mse_dpi(1:20, 1:19), "y")
   expect_error(monte_carlo(1), "f")
 })
+
+test_that("bootstrap bands: wild variance equals HC0, sup-t wider, seeded", {
+  d <- sim(100, 6)
+  f <- kreg(y ~ x, data = d, bw = 0.1)
+  g <- data.frame(x = seq(0, 1, length.out = 15))
+  b <- bootstrap_bands(f, g, R = 2000, seed = 3, kind = "hc0")
+  v <- apply(attr(b, "draws"), 1, var)
+  expect_equal(v / b$se^2, rep(1, 15), tolerance = 0.12)
+  expect_gt(attr(b, "critical_value"), qnorm(0.975))
+  b2 <- bootstrap_bands(f, g, R = 2000, seed = 3, kind = "hc0")
+  expect_identical(attr(b, "draws"), attr(b2, "draws"))
+  expect_error(bootstrap_bands(f, g, R = 5), "replications")
+  expect_true(all(is.finite(bootstrap_bands(f, g[3:13, , drop = FALSE], R = 50,
+                                            type = "pairs")$uniform_high)))
+})
