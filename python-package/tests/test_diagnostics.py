@@ -207,3 +207,16 @@ def test_bootstrap_bands():
         D.bootstrap_bands(m, g, type="jackknife")
     with pytest.raises(ValueError, match="replications"):
         D.bootstrap_bands(m, g, replications=3)
+
+
+def test_plots_smoke():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    X, y = _data(80, seed=7)
+    m = attnreg.LocalLinear(bandwidth=0.1).fit(X, y)
+    ax = D.plot_bands(m, X=X, y=y)
+    assert len(ax.lines) >= 3  # fit and the two RBC band edges
+    axes = D.plot_tradeoff(D.tradeoff(X, y, [0.05, 0.1, 0.2]))
+    assert len(axes) == 2
+    with pytest.raises(ValueError, match="X_grid"):
+        D.plot_bands(m)
