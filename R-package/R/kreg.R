@@ -287,10 +287,14 @@ summary.kreg <- function(object, ...) {
   f <- as.matrix(object$fitted.values)
   r2 <- if (ncol(Y) == 1L) stats::cor(drop(Y), drop(f))^2 else NA_real_
   rss <- sum((Y - f)^2)
+  g <- if (ncol(Y) == 1L) .diag_global(object) else NULL
   structure(list(call = object$call, title = .kreg_title(object), bandwidths = tab,
                  r.squared = r2, sigma = sqrt(rss / (object$nobs - object$effective_df)),
                  effective_df = object$effective_df, cv = object$cv, nobs = object$nobs,
-                 uses_neighbors = object$uses_neighbors),
+                 uses_neighbors = object$uses_neighbors,
+                 residual.df = g$residual_df, trace.LtL = g$trace_LtL,
+                 sigma.df = if (is.null(g)) NULL else sqrt(g$sigma2),
+                 r.squared.rss = g$r_squared, gcv = g$gcv, aicc = g$aicc),
             class = "summary.kreg")
 }
 
@@ -302,6 +306,12 @@ print.summary.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ..
       "\nResidual standard error:", format(signif(x$sigma, digits)),
       "\nR-squared (cor(y, fit)^2):", format(signif(x$r.squared, digits)),
       "\nLeave-one-out CV (mean squared error):", format(signif(x$cv, digits)), "\n")
+  if (!is.null(x$residual.df)) {
+    cat("Residual df n - 2 tr(L) + tr(L'L):", format(x$residual.df, digits = digits),
+        "  sigma on these df:", format(signif(x$sigma.df, digits)),
+        "\nR-squared (1 - RSS/TSS):", format(signif(x$r.squared.rss, digits)),
+        "  GCV:", format(signif(x$gcv, digits)), "  AICc:", format(signif(x$aicc, digits)), "\n")
+  }
   invisible(x)
 }
 
@@ -311,12 +321,34 @@ print.summary.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 #' @param newdata A data frame with the model's regressors; missing: the fitted values.
 #' @param type `"response"` (the fit \eqn{m(x)}) or `"gradient"` (the local slopes
 #'   \eqn{\partial m / \partial x_j}, `method = "ll"` only; `NA` for factors).
+#' @param se.fit Return standard errors too (see [diagnose()]).
+#' @param interval `"none"`, `"confidence"` (fit +- z se) or `"rbc"` (robust bias-corrected,
+#'   see [diagnose()]).
+#' @param level Confidence level.
+#' @param kind Variance estimator for `se.fit` and intervals (see [diagnose()]).
 #' @param ... Unused.
 #' @return `"response"`: a vector (a matrix for several responses). `"gradient"`: a matrix
 #'   with one column per regressor (an array rows x regressors x responses for several).
+#'   With `interval`: a matrix with columns `fit, lwr, upr` (for `"rbc"`, `fit` is the
+#'   bias-corrected fit). With `se.fit = TRUE`: a list with `fit`, `se.fit`, `df` (residual df
+#'   \eqn{n - 2 tr L + tr L'L}) and `residual.scale`, as [stats::predict.lm()].
 #' @export
-predict.kreg <- function(object, newdata, type = c("response", "gradient"), ...) {
+predict.kreg <- function(object, newdata, type = c("response", "gradient"), se.fit = FALSE,
+                         interval = c("none", "confidence", "rbc"), level = 0.95,
+                         kind = "hc3", ...) {
   type <- match.arg(type)
+  interval <- match.arg(interval)
+  if (type == "response" && (isTRUE(se.fit) || interval != "none")) {
+    d <- diagnose(object, if (missing(newdata)) NULL else newdata, level = level, kind = kind)
+    fit <- switch(interval, none = d$fit,
+                  confidence = cbind(fit = d$fit, lwr = d$ci_low, upr = d$ci_high),
+                  rbc = cbind(fit = d$fit_bc, lwr = d$rbc_low, upr = d$rbc_high))
+    if (is.matrix(fit)) rownames(fit) <- rownames(d) else names(fit) <- rownames(d)
+    if (!isTRUE(se.fit)) return(fit)
+    g <- .diag_global(object)
+    return(list(fit = fit, se.fit = if (interval == "rbc") d$se_bc else d$se,
+                df = g$residual_df, residual.scale = sqrt(g$sigma2)))
+  }
   if (type == "response" && (missing(newdata) || is.null(newdata))) return(fitted(object))
   if (missing(newdata) || is.null(newdata)) {
     stop("newdata: needed for type = \"gradient\"", call. = FALSE)
@@ -373,13 +405,19 @@ loo_predict.kreg <- function(object, ...) {
 #' @param var The continuous regressor to plot along (name or position among the continuous
 #'   ones); default the first.
 #' @param n_grid Number of grid points.
+#' @param bands `"none"`, `"confidence"` (conventional pointwise band, shaded) or `"rbc"`
+#'   (also the robust bias-corrected band, dashed; one regressor only), see [diagnose()].
+#' @param level,kind Confidence level and variance estimator of the bands.
 #' @param ... Passed to [graphics::plot()].
 #' @return The grid and fit (invisibly), a data frame.
 #' @examples
 #' fit <- kreg(mpg ~ wt + hp, data = mtcars, bw = c(0.5, 40))
 #' plot(fit, var = "wt")
+#' plot(kreg(mpg ~ wt, data = mtcars, bw = 0.5), bands = "rbc")
 #' @export
-plot.kreg <- function(x, var = NULL, n_grid = 200L, ...) {
+plot.kreg <- function(x, var = NULL, n_grid = 200L, bands = c("none", "confidence", "rbc"),
+                      level = 0.95, kind = "hc3", ...) {
+  bands <- match.arg(bands)
   if (is.matrix(x$fitted.values)) stop("plot: only for a single response", call. = FALSE)
   types <- strsplit(x$var_types, "")[[1]]
   cont <- names(x$bw)[types == "c"]
@@ -401,6 +439,17 @@ plot.kreg <- function(x, var = NULL, n_grid = 200L, ...) {
   fit <- drop(.kreg_predict_cpp(st, G, "fit"))
   plot(Xtr[, j], drop(st$Y), xlab = var, ylab = deparse(x$terms[[2L]]),
        col = grDevices::rgb(0, 0, 0, 0.3), pch = 16, cex = 0.5, ...)
+  if (bands != "none") {
+    colnames(G) <- names(x$bw)
+    d <- .diag_pointwise_cpp(st, G, .diag_kind(kind), as.double(level), -1L, 0, numeric(0),
+                             .diag_output(x))
+    polygon(c(grid, rev(grid)), c(d$ci_low, rev(d$ci_high)), border = NA,
+            col = grDevices::rgb(0.7, 0.1, 0.1, 0.2))
+    if (bands == "rbc" && all(is.finite(d$rbc_low))) {
+      lines(grid, d$rbc_low, lty = 2, col = "steelblue")
+      lines(grid, d$rbc_high, lty = 2, col = "steelblue")
+    }
+  }
   lines(grid, fit, lwd = 2, col = "firebrick")
   invisible(data.frame(grid = grid, fit = fit))
 }

@@ -15,6 +15,7 @@ void init_attention(py::module_& m);
 void init_kernel(py::module_& m);
 void init_bandwidth(py::module_& m);
 void init_partials(py::module_& m);
+void init_diagnostics(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -64,4 +65,5 @@ PYBIND11_MODULE(_core, m) {
   init_kernel(m);
   init_bandwidth(m);
   init_partials(m);
+  init_diagnostics(m);
 }

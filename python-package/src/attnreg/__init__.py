@@ -17,6 +17,7 @@ from . import attention
 from . import bandwidth
 from . import plot
 from .bandwidth import BandwidthResult, select_bandwidth
+from . import diagnostics
 
 __version__ = "0.1.0"
 

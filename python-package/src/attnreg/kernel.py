@@ -241,6 +241,21 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         return squeeze_outputs(self._model.loo_fitted(), self._y_1d)
 
+    def diagnose(self, X, level: float = 0.95, kind: str = "hc3"):
+        """Pointwise fit, se, bias, MSE, conventional and RBC intervals at the rows of X.
+
+        A thin wrapper of :func:`attnreg.diagnostics.diagnose` (see there)."""
+        from .diagnostics import diagnose
+
+        return diagnose(self, X, level=level, kind=kind)
+
+    def summary(self):
+        """Global summary (tr L, residual df, sigma, R^2, CV, GCV, AICc), printed like R's
+        ``summary.lm``. See :func:`attnreg.diagnostics.summary`."""
+        from .diagnostics import summary
+
+        return summary(self)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.single_output = False

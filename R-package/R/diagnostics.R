@@ -1,0 +1,303 @@
+# Bias-variance diagnostics and inference for kernel regression (linear smoothers). Every formula
+# is in the C++ core (core/include/attnreg/diagnostics.hpp); these functions convert and format.
+
+.diag_kind <- function(kind) {
+  kinds <- c("hc3", "hc2", "hc1", "hc0", "const", "cr1")
+  if (!is.character(kind) || length(kind) != 1L || !tolower(kind) %in% kinds) {
+    stop("kind: must be one of ", paste0("\"", kinds, "\"", collapse = ", "), call. = FALSE)
+  }
+  tolower(kind)
+}
+
+.diag_output <- function(object) {
+  if (ncol(object$y) != 1L) stop("fit: diagnostics need a single response", call. = FALSE)
+  0L
+}
+
+#' Pointwise inference for a kernel regression fit
+#'
+#' Fit, standard error, estimated bias and MSE, conventional and robust bias-corrected (RBC)
+#' confidence intervals at new points. The estimator is a linear smoother
+#' \eqn{m(x) = \sum_i l_i(x) y_i}; its variance is \eqn{\sum_i l_i(x)^2 \omega_i} with
+#' \eqn{\omega_i = \sigma^2 = RSS/(n - 2 tr L + tr L'L)} (`kind = "const"`), or the
+#' heteroskedasticity-robust \eqn{e_i^2} (HC0), \eqn{e_i^2 n/(n - tr L)} (HC1),
+#' \eqn{e_i^2/(1 - L_{ii})} (HC2), \eqn{e_i^2/(1 - L_{ii})^2} (HC3), or cluster-robust CR1.
+#' The bias is \eqn{\sum_{k>p} m^{(k)}(x)/k! \sum_i l_i(x)(x_i - x)^k} with the derivatives
+#' from a pilot local polynomial of degree `pilot_degree` (default \eqn{\max(p+1, 2)}) and
+#' bandwidth `pilot_bw` (default the fit's, \eqn{\rho = 1} as nprobust). The RBC interval of
+#' Calonico, Cattaneo and Farrell (2018) centres at \eqn{m(x) - \hat B(x)} and uses the exact
+#' variance of that (linear) estimator. Bias, MSE and RBC need one continuous regressor (`NA`
+#' otherwise).
+#'
+#' @param fit A `kreg` fit (single response).
+#' @param newdata A data frame with the regressors; missing: the training data.
+#' @param level Confidence level.
+#' @param kind Variance estimator: `"hc3"`, `"hc2"`, `"hc1"`, `"hc0"`, `"const"`, `"cr1"`.
+#' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth).
+#' @param pilot_degree Pilot degree (> the fit's degree).
+#' @param cluster Cluster ids, one per training row, for `kind = "cr1"`.
+#' @return A data frame with columns `fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high,
+#'   fit_bc, se_bc`.
+#' @examples
+#' set.seed(1)
+#' d <- data.frame(x = runif(200))
+#' d$y <- sin(2 * pi * d$x) + rnorm(200, sd = 0.3)
+#' f <- kreg(y ~ x, data = d, bw = 0.08)
+#' diagnose(f, data.frame(x = c(0, 0.5, 1)))
+#' @export
+diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
+                     pilot_degree = NULL, cluster = NULL) {
+  if (!inherits(fit, "kreg")) stop("fit: must be a kreg fit", call. = FALSE)
+  out <- .diag_output(fit)
+  kind <- .diag_kind(kind)
+  X <- if (missing(newdata) || is.null(newdata)) fit$state$X else .kreg_newx(fit, newdata)
+  if (!is.null(pilot_bw) && (!is.numeric(pilot_bw) || length(pilot_bw) != 1L || !(pilot_bw > 0))) {
+    stop("pilot_bw: must be a single positive number", call. = FALSE)
+  }
+  cl <- numeric(0)
+  if (!is.null(cluster)) {
+    cl <- as.numeric(as.integer(factor(cluster)))
+  } else if (kind == "cr1") {
+    stop("cluster: kind = \"cr1\" needs one cluster id per training row", call. = FALSE)
+  }
+  r <- .diag_pointwise_cpp(fit$state, X, kind, as.double(level),
+                           if (is.null(pilot_degree)) -1L else as.integer(pilot_degree),
+                           if (is.null(pilot_bw)) 0 else as.double(pilot_bw), cl, out)
+  res <- as.data.frame(r)
+  if (!missing(newdata) && !is.null(newdata)) rownames(res) <- rownames(newdata)
+  res
+}
+
+.diag_global <- function(object) .diag_global_cpp(object$state, .diag_output(object))
+
+.diag_xy <- function(x, y) {
+  if (!is.numeric(x) || !is.null(dim(x)) && ncol(as.matrix(x)) != 1L) {
+    stop("x: must be a numeric vector (one continuous regressor)", call. = FALSE)
+  }
+  list(x = as.double(x), y = as.double(y))
+}
+
+#' MSE- and IMSE-optimal plug-in bandwidths (as nprobust's mse-dpi / imse-dpi)
+#'
+#' With \eqn{Var \approx V(x)/(nh)} and bias \eqn{\approx B(x) h^r} (\eqn{r = p+1} for odd
+#' degree \eqn{p}, \eqn{p+2} for even: \eqn{r = 2} for both local constant and local linear),
+#' `mse_dpi` returns \eqn{h(x) = [V(x)/(2rnB(x)^2)]^{1/(2r+1)}} at each evaluation point and
+#' `imse_dpi` \eqn{h = [\sum_j V(x_j) / (2rn \sum_j B(x_j)^2)]^{1/(2r+1)}}. \eqn{V} and \eqn{B}
+#' are estimated at a rule-of-thumb preliminary bandwidth \eqn{h_0} with a pilot polynomial
+#' of bandwidth \eqn{2h_0} (Calonico, Cattaneo and Farrell 2019, J. Stat. Softw. 91(8)).
+#'
+#' @param x,y Numeric vectors (one continuous regressor).
+#' @param eval_points Evaluation points; default the median of `x` (`mse_dpi`) or 30
+#'   quantiles of `x` from 5\% to 95\% (`imse_dpi`).
+#' @param method `"ll"` (local linear) or `"lc"` (local constant).
+#' @param kernel Kernel name.
+#' @param kind Variance estimator (see [diagnose()]).
+#' @param h0,pilot_bw Preliminary and pilot bandwidths (default rule of thumb and `2 * h0`).
+#' @return `mse_dpi`: one bandwidth per evaluation point. `imse_dpi`: one bandwidth.
+#' @examples
+#' set.seed(1); x <- runif(500); y <- x^2 + rnorm(500, sd = 0.2)
+#' mse_dpi(x, y, c(0.25, 0.5)); imse_dpi(x, y)
+#' @export
+mse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "gaussian",
+                    kind = "const", h0 = NULL, pilot_bw = NULL) {
+  method <- match.arg(method)
+  d <- .diag_xy(x, y)
+  if (is.null(eval_points)) eval_points <- stats::median(d$x)
+  r <- .diag_dpi_cpp(d$x, d$y, as.double(eval_points), if (method == "ll") 1L else 0L, kernel,
+                     .diag_kind(kind), if (is.null(h0)) 0 else h0,
+                     if (is.null(pilot_bw)) 0 else pilot_bw, -1L)
+  r$pointwise
+}
+
+#' @rdname mse_dpi
+#' @export
+imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "gaussian",
+                     kind = "const", h0 = NULL, pilot_bw = NULL) {
+  method <- match.arg(method)
+  d <- .diag_xy(x, y)
+  if (is.null(eval_points)) eval_points <- stats::quantile(d$x, seq(0.05, 0.95, length.out = 30))
+  r <- .diag_dpi_cpp(d$x, d$y, as.double(eval_points), if (method == "ll") 1L else 0L, kernel,
+                     .diag_kind(kind), if (is.null(h0)) 0 else h0,
+                     if (is.null(pilot_bw)) 0 else pilot_bw, -1L)
+  r$bandwidth
+}
+
+#' Bias-variance trade-off over a bandwidth grid
+#'
+#' For local constant and local linear fits at each bandwidth: the estimated integrated squared
+#' bias, variance and MSE (means over `eval_points`; one pilot for the bias, fixed across the
+#' grid, default bandwidth twice the rule of thumb), with CV, GCV and tr L.
+#'
+#' @param x Numeric vector or matrix of continuous regressors.
+#' @param y Response.
+#' @param bandwidths Bandwidth grid.
+#' @param eval_points Evaluation points (default 50 points over the range of a single `x`,
+#'   else the training rows).
+#' @param kind Variance estimator (see [diagnose()]).
+#' @param kernel Kernel name.
+#' @return A data frame: `method, bandwidth, bias2, variance, mse, cv, gcv, df`, class
+#'   `kreg_tradeoff` (with a `plot` method).
+#' @examples
+#' set.seed(1); x <- runif(200); y <- sin(2 * pi * x) + rnorm(200, sd = 0.3)
+#' tradeoff(x, y, c(0.03, 0.06, 0.12, 0.24))
+#' @export
+tradeoff <- function(x, y, bandwidths, eval_points = NULL, kind = "const", kernel = "gaussian") {
+  X <- as.matrix(x)
+  storage.mode(X) <- "double"
+  if (nrow(X) != length(y)) stop("y: must have one value per row of x", call. = FALSE)
+  E <- if (is.null(eval_points)) {
+    if (ncol(X) == 1L) matrix(seq(min(X), max(X), length.out = 50)) else X
+  } else as.matrix(eval_points)
+  res <- do.call(rbind, lapply(c(lc = 0L, ll = 1L), function(p) {
+    t <- .diag_tradeoff_cpp(X, as.double(y), as.double(bandwidths), p, kernel, E,
+                            .diag_kind(kind), -1L, 0)
+    data.frame(method = if (p == 0L) "lc" else "ll", bandwidth = t[, 1], bias2 = t[, 2],
+               variance = t[, 3], mse = t[, 4], cv = t[, 5], gcv = t[, 6], df = t[, 7])
+  }))
+  rownames(res) <- NULL
+  class(res) <- c("kreg_tradeoff", "data.frame")
+  res
+}
+
+#' @export
+plot.kreg_tradeoff <- function(x, ...) {
+  op <- par(mfrow = c(1, 2))
+  on.exit(par(op))
+  for (m in c("lc", "ll")) {
+    t <- x[x$method == m, ]
+    Y <- as.matrix(t[, c("bias2", "variance", "mse", "cv")])
+    matplot(t$bandwidth, Y, type = "b", log = "xy", pch = 1:4, lty = 1, xlab = "bandwidth",
+            ylab = "", main = if (m == "lc") "local constant" else "local linear", ...)
+    legend("topleft", colnames(Y), col = 1:4, pch = 1:4, lty = 1, bty = "n")
+  }
+  invisible(x)
+}
+
+#' Monte Carlo bias, variance and MSE of kernel and linear regression
+#'
+#' One design `X` is drawn and held fixed; `f(X)` is evaluated once and `R` responses
+#' `f(X) + noise * N(0, 1)` are drawn (with `seed`). Each estimator is a linear smoother with
+#' weights `W` at the evaluation points, so the core summarises all replications at once.
+#' `bw = "oracle"` chooses, per kernel estimator, the grid bandwidth with the smallest
+#' empirical integrated MSE.
+#'
+#' @param f Function of a matrix (rows = points) returning one value per row.
+#' @param n,d Sample size and dimension.
+#' @param design `"uniform"` (U[0,1]^d) or `"cone"` (seed 002 App. E.1: \eqn{X_j = |Z_j|},
+#'   \eqn{Z \sim N(0, I_d)}: a Gaussian truncated to the positive orthant).
+#' @param noise Noise standard deviation.
+#' @param R Replications.
+#' @param seed Random seed.
+#' @param estimators Any of `"lc"`, `"ll"`, `"ols"`, `"ridge"`.
+#' @param bw `"oracle"` or a bandwidth.
+#' @param bw_grid Bandwidth grid for the oracle.
+#' @param eval_points Matrix of evaluation points (default 100 fresh design draws; 101 grid
+#'   points for d = 1 uniform).
+#' @param lambda Ridge penalty.
+#' @return A list: `integrated` (data frame: estimator, bandwidth, bias2, variance, mse),
+#'   `pointwise` (per estimator and point), `eval_points`.
+#' @examples
+#' mc <- monte_carlo(function(X) sin(2 * pi * X[, 1]), n = 100, R = 50)
+#' mc$integrated
+#' @export
+monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), noise = 0.3,
+                        R = 200L, seed = 1L, estimators = c("lc", "ll", "ols", "ridge"),
+                        bw = "oracle", bw_grid = NULL, eval_points = NULL, lambda = 1) {
+  design <- match.arg(design)
+  if (!is.function(f)) stop("f: must be a function of a matrix", call. = FALSE)
+  if (R < 2) stop("R: needs at least 2 replications", call. = FALSE)
+  set.seed(seed)
+  draw <- function(m) {
+    if (design == "uniform") matrix(stats::runif(m * d), m, d) else abs(matrix(stats::rnorm(m * d), m, d))
+  }
+  X <- draw(n)
+  E <- if (!is.null(eval_points)) as.matrix(eval_points) else
+    if (design == "uniform" && d == 1L) matrix(seq(0, 1, length.out = 101)) else draw(100)
+  mtr <- as.double(f(X))
+  truth <- as.double(f(E))
+  if (length(mtr) != n || length(truth) != nrow(E)) {
+    stop("f: must return one value per row of its argument", call. = FALSE)
+  }
+  Ysim <- mtr + noise * matrix(stats::rnorm(n * R), n, R)
+  if (is.null(bw_grid)) {
+    bw_grid <- (if (design == "cone") 1 else 0.3) * n^(-1 / (d + 4)) * exp(seq(log(0.25), log(2.5), length.out = 14))
+  }
+  colnames(X) <- colnames(E) <- paste0("x", seq_len(d))
+  dX <- data.frame(X, .y = 0)
+  dE <- as.data.frame(E)
+  fml <- stats::as.formula(paste(".y ~", paste(colnames(X), collapse = " + ")))
+  weights_of <- function(est, h) {
+    fit <- switch(est,
+      lc = kreg(fml, data = dX, method = "lc", bw = rep(h, d)),
+      ll = kreg(fml, data = dX, method = "ll", bw = rep(h, d)),
+      ols = ols_attention(fml, data = dX),
+      ridge = ridge_attention(fml, data = dX, lambda = lambda),
+      stop("estimators: unknown estimator '", est, "'; use lc, ll, ols, ridge", call. = FALSE))
+    unname(attention_weights(fit, dE))
+  }
+  rows <- list(); pts <- list()
+  for (est in estimators) {
+    if (est %in% c("ols", "ridge")) {
+      h <- NA_real_
+      s <- .diag_mc_cpp(weights_of(est, NA), Ysim, truth)
+    } else if (identical(bw, "oracle")) {
+      best <- NULL
+      for (h0 in bw_grid) {
+        W <- tryCatch(weights_of(est, h0), error = function(e) NULL)
+        if (is.null(W)) next
+        s0 <- .diag_mc_cpp(W, Ysim, truth)
+        if (is.null(best) || s0$integrated_mse < best$s$integrated_mse) best <- list(h = h0, s = s0)
+      }
+      if (is.null(best)) stop("bw_grid: no bandwidth gives a fit at every point", call. = FALSE)
+      h <- best$h; s <- best$s
+    } else {
+      h <- as.double(bw)
+      s <- .diag_mc_cpp(weights_of(est, h), Ysim, truth)
+    }
+    rows[[est]] <- data.frame(estimator = est, bandwidth = h, bias2 = s$integrated_bias2,
+                              variance = s$integrated_variance, mse = s$integrated_mse)
+    pts[[est]] <- data.frame(estimator = est, point = seq_along(truth), bias = s$bias,
+                             variance = s$variance, mse = s$mse)
+  }
+  list(integrated = do.call(rbind, unname(rows)), pointwise = do.call(rbind, unname(pts)),
+       eval_points = E)
+}
+
+#' Bootstrap confidence bands for a kernel regression fit
+#'
+#' Wild (`"rademacher"`, `"mammen"`: \eqn{y^*_i = \hat m(x_i) + e_i v_i}; the fit is linear in
+#' y, so no refit) or pairs (rows resampled and refitted with the same bandwidths) bootstrap.
+#' Pointwise: basic bootstrap intervals; simultaneous: \eqn{\hat m \pm c\,se} with \eqn{c} the
+#' `level`-quantile of \eqn{\max_x |m^*(x) - \hat m(x)|/se(x)} (sup-t). These are
+#' variability bands around \eqn{E \hat m(x)} unless `bias_corrected = TRUE` (wild only), which
+#' resamples the robust bias-corrected estimator. Reproducible with `seed`.
+#'
+#' @param fit A `kreg` fit (single response).
+#' @param newdata Data frame of evaluation points.
+#' @param R Bootstrap replications.
+#' @param type `"rademacher"`, `"mammen"` or `"pairs"`.
+#' @param level Confidence level.
+#' @param seed Seed of the core's random number generator.
+#' @param bias_corrected Resample the RBC estimator (wild only).
+#' @param kind Variance estimator of the studentising se (see [diagnose()]).
+#' @return A data frame `center, se, low, high, uniform_low, uniform_high` with attributes
+#'   `critical_value` and `draws`.
+#' @examples
+#' set.seed(1); d <- data.frame(x = runif(100)); d$y <- sin(6 * d$x) + rnorm(100, sd = 0.3)
+#' b <- bootstrap_bands(kreg(y ~ x, data = d, bw = 0.1), data.frame(x = seq(0, 1, 0.1)), R = 199)
+#' attr(b, "critical_value")
+#' @export
+bootstrap_bands <- function(fit, newdata, R = 999L, type = c("rademacher", "mammen", "pairs"),
+                            level = 0.95, seed = 1, bias_corrected = FALSE, kind = "hc3") {
+  if (!inherits(fit, "kreg")) stop("fit: must be a kreg fit", call. = FALSE)
+  .diag_output(fit)
+  type <- match.arg(type)
+  X <- .kreg_newx(fit, newdata)
+  r <- .diag_bootstrap_cpp(fit$state, X, type, as.integer(R), as.double(level), as.double(seed),
+                           isTRUE(bias_corrected), .diag_kind(kind))
+  out <- data.frame(center = r$center, se = r$se, low = r$low, high = r$high,
+                    uniform_low = r$uniform_low, uniform_high = r$uniform_high)
+  attr(out, "critical_value") <- r$critical_value
+  attr(out, "draws") <- r$draws
+  out
+}

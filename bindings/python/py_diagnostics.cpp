@@ -1,0 +1,188 @@
+// Python bindings for the bias-variance diagnostics (attnreg/diagnostics.hpp). Thin: convert,
+// call, convert back. The Python API lives in attnreg/diagnostics.py.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "attnreg/diagnostics.hpp"
+#include "attnreg/local_fit.hpp"
+#include "convert.hpp"
+
+namespace py = pybind11;
+using attnreg_py::as_mat;
+using attnreg_py::farray;
+using attnreg_py::to_numpy;
+
+namespace {
+
+arma::vec as_vec1(const farray& a, const char* name) {
+  const arma::mat m = as_mat(a, name);
+  if (m.n_cols != 1 && m.n_rows != 1 && m.n_elem != 0)
+    throw py::value_error(std::string(name) + ": expected a 1-D array");
+  return arma::vec(m.memptr(), m.n_elem);
+}
+
+py::dict global_dict(const attnreg::GlobalDiagnostics& g) {
+  py::dict d;
+  d["n"] = g.n;
+  d["trace_L"] = g.trace_L;
+  d["trace_LtL"] = g.trace_LtL;
+  d["residual_df"] = g.residual_df;
+  d["rss"] = g.rss;
+  d["sigma2"] = g.sigma2;
+  d["r_squared"] = g.r_squared;
+  d["cv"] = g.cv;
+  d["gcv"] = g.gcv;
+  d["aicc"] = g.aicc;
+  return d;
+}
+
+}  // namespace
+
+void init_diagnostics(py::module_& m) {
+  m.def(
+      "global_diagnostics",
+      [](const attnreg::LocalPolynomial& model, unsigned output) {
+        return global_dict(attnreg::global_diagnostics(model, output));
+      },
+      py::arg("model"), py::arg("output") = 0);
+
+  m.def(
+      "pointwise_diagnostics",
+      [](const attnreg::LocalPolynomial& model, const farray& X, const std::string& kind,
+         double level, int pilot_degree, double pilot_bandwidth,
+         const std::vector<long long>& cluster, unsigned output) {
+        attnreg::PointwiseOptions o;
+        o.kind = attnreg::variance_kind_from_name(kind, "kind");
+        o.level = level;
+        o.pilot_degree = pilot_degree;
+        o.pilot_bandwidth = pilot_bandwidth;
+        o.cluster = cluster;
+        const attnreg::PointwiseDiagnostics r =
+            attnreg::pointwise_diagnostics(model, as_mat(X, "X"), o, output);
+        py::dict d;
+        d["fit"] = to_numpy(r.fit);
+        d["se"] = to_numpy(r.se);
+        d["bias"] = to_numpy(r.bias);
+        d["mse"] = to_numpy(r.mse);
+        d["ci_low"] = to_numpy(r.ci_low);
+        d["ci_high"] = to_numpy(r.ci_high);
+        d["fit_bc"] = to_numpy(r.fit_bc);
+        d["se_bc"] = to_numpy(r.se_bc);
+        d["rbc_low"] = to_numpy(r.rbc_low);
+        d["rbc_high"] = to_numpy(r.rbc_high);
+        d["sigma2"] = r.sigma2;
+        d["z"] = r.z;
+        return d;
+      },
+      py::arg("model"), py::arg("X"), py::arg("kind") = "hc3", py::arg("level") = 0.95,
+      py::arg("pilot_degree") = -1, py::arg("pilot_bandwidth") = 0.0,
+      py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0);
+
+  m.def(
+      "dpi_bandwidth",
+      [](const farray& x, const farray& y, const farray& eval_points, int degree,
+         const std::string& kernel, const std::string& kind, double preliminary_bandwidth,
+         double pilot_bandwidth, int pilot_degree) {
+        attnreg::DpiBandwidthOptions o;
+        o.degree = degree;
+        o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+        o.kind = attnreg::variance_kind_from_name(kind, "kind");
+        o.preliminary_bandwidth = preliminary_bandwidth;
+        o.pilot_bandwidth = pilot_bandwidth;
+        o.pilot_degree = pilot_degree;
+        const attnreg::DpiBandwidth r = attnreg::dpi_bandwidth(
+            as_vec1(x, "x"), as_vec1(y, "y"), as_vec1(eval_points, "eval_points"), o);
+        py::dict d;
+        d["bandwidth"] = r.bandwidth;
+        d["pointwise"] = to_numpy(r.pointwise);
+        d["variance_constant"] = to_numpy(r.variance_constant);
+        d["bias_constant"] = to_numpy(r.bias_constant);
+        d["h0"] = r.h0;
+        d["pilot_bandwidth"] = r.pilot_bandwidth;
+        d["rate"] = r.rate;
+        return d;
+      },
+      py::arg("x"), py::arg("y"), py::arg("eval_points"), py::arg("degree") = 1,
+      py::arg("kernel") = "gaussian", py::arg("kind") = "const",
+      py::arg("preliminary_bandwidth") = 0.0, py::arg("pilot_bandwidth") = 0.0,
+      py::arg("pilot_degree") = -1);
+
+  m.def(
+      "tradeoff_curve",
+      [](const farray& X, const farray& y, const farray& bandwidths, int degree,
+         const std::string& kernel, double ridge, const farray& X_eval, const std::string& kind,
+         int pilot_degree, double pilot_bandwidth, int n_threads) {
+        attnreg::LocalFitOptions fo;
+        fo.degree = degree;
+        fo.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+        fo.ridge = ridge;
+        fo.n_threads = n_threads;
+        return to_numpy(attnreg::tradeoff_curve(
+            as_mat(X, "X"), as_vec1(y, "y"), as_vec1(bandwidths, "bandwidths"), fo,
+            as_mat(X_eval, "eval_points"), attnreg::variance_kind_from_name(kind, "kind"),
+            pilot_degree, pilot_bandwidth));
+      },
+      py::arg("X"), py::arg("y"), py::arg("bandwidths"), py::arg("degree"),
+      py::arg("kernel") = "gaussian", py::arg("ridge") = 0.0, py::arg("X_eval"),
+      py::arg("kind") = "const", py::arg("pilot_degree") = -1, py::arg("pilot_bandwidth") = 0.0,
+      py::arg("n_threads") = 0);
+
+  m.def(
+      "monte_carlo_summary",
+      [](const farray& W, const farray& Y_sim, const farray& truth) {
+        const attnreg::MonteCarloSummary s = attnreg::monte_carlo_summary(
+            as_mat(W, "weights"), as_mat(Y_sim, "Y_sim"), as_vec1(truth, "truth"));
+        py::dict d;
+        d["bias"] = to_numpy(s.bias);
+        d["variance"] = to_numpy(s.variance);
+        d["mse"] = to_numpy(s.mse);
+        d["integrated_bias2"] = s.integrated_bias2;
+        d["integrated_variance"] = s.integrated_variance;
+        d["integrated_mse"] = s.integrated_mse;
+        return d;
+      },
+      py::arg("weights"), py::arg("Y_sim"), py::arg("truth"));
+
+  m.def(
+      "loglog_slope",
+      [](const farray& n, const farray& mse) {
+        return to_numpy(attnreg::loglog_slope(as_vec1(n, "n"), as_vec1(mse, "mse")));
+      },
+      py::arg("n"), py::arg("mse"));
+
+  m.def(
+      "bootstrap_bands",
+      [](const attnreg::LocalPolynomial& model, const farray& X, const std::string& type,
+         int replications, double level, unsigned long long seed, bool bias_corrected,
+         const std::string& kind, unsigned output) {
+        attnreg::BootstrapOptions o;
+        o.type = attnreg::bootstrap_type_from_name(type, "type");
+        o.replications = replications;
+        o.level = level;
+        o.seed = seed;
+        o.bias_corrected = bias_corrected;
+        o.kind = attnreg::variance_kind_from_name(kind, "kind");
+        const attnreg::BootstrapBands r =
+            attnreg::bootstrap_bands(model, as_mat(X, "X"), o, output);
+        py::dict d;
+        d["center"] = to_numpy(r.center);
+        d["se"] = to_numpy(r.se);
+        d["low"] = to_numpy(r.low);
+        d["high"] = to_numpy(r.high);
+        d["uniform_low"] = to_numpy(r.uniform_low);
+        d["uniform_high"] = to_numpy(r.uniform_high);
+        d["critical_value"] = r.critical_value;
+        d["draws"] = to_numpy(r.draws);
+        return d;
+      },
+      py::arg("model"), py::arg("X"), py::arg("type") = "rademacher",
+      py::arg("replications") = 999, py::arg("level") = 0.95, py::arg("seed") = 1,
+      py::arg("bias_corrected") = false, py::arg("kind") = "hc3", py::arg("output") = 0);
+
+  m.def("rule_of_thumb_bandwidth", [](const farray& x, const std::string& kernel) {
+    return attnreg::rule_of_thumb_bandwidth(as_vec1(x, "x"), attnreg::Kernel::from_name(kernel));
+  }, py::arg("x"), py::arg("kernel") = "gaussian");
+}

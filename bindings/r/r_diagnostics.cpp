@@ -1,0 +1,139 @@
+// attnreg R face: bias-variance diagnostics (attnreg/diagnostics.hpp). Converts, calls the core,
+// converts back; the R API lives in R/diagnostics.R.
+// [[Rcpp::depends(RcppArmadillo)]]
+#include <RcppArmadillo.h>
+
+#include <string>
+#include <vector>
+
+#include "attnreg/diagnostics.hpp"
+#include "attnreg/error.hpp"
+#include "attnreg/local_fit.hpp"
+
+namespace {
+
+// Refit the model of a kreg state list with fitted values, leverages and LOO fits (the
+// diagnostics need the residuals and leverages; the saved state keeps only the inputs).
+attnreg::LocalPolynomial diag_model(const Rcpp::List& L) {
+  attnreg::LocalFitOptions o;
+  o.degree = Rcpp::as<int>(L["degree"]);
+  o.kernel = attnreg::Kernel::from_name(Rcpp::as<std::string>(L["kernel"]), "kernel");
+  o.var_types = Rcpp::as<std::string>(L["var_types"]);
+  o.unordered_kernel =
+      attnreg::CategoricalKernel::from_name(Rcpp::as<std::string>(L["ukertype"]), false, "ukertype");
+  o.ordered_kernel =
+      attnreg::CategoricalKernel::from_name(Rcpp::as<std::string>(L["okertype"]), true, "okertype");
+  o.ridge = Rcpp::as<double>(L["ridge"]);
+  o.algorithm = attnreg::pair_algorithm_from_name(Rcpp::as<std::string>(L["algorithm"]), "algorithm");
+  o.truncation = Rcpp::as<double>(L["truncation"]);
+  o.n_threads = Rcpp::as<int>(L["n_threads"]);
+  o.compute_fitted = true;
+  attnreg::LocalPolynomial m(o);
+  m.fit(Rcpp::as<arma::mat>(L["X"]), Rcpp::as<arma::mat>(L["Y"]),
+        Rcpp::as<arma::vec>(L["bandwidth"]), Rcpp::as<arma::vec>(L["weights"]));
+  return m;
+}
+
+Rcpp::NumericVector rvec(const arma::vec& v) { return Rcpp::NumericVector(v.begin(), v.end()); }
+
+}  // namespace
+
+// [[Rcpp::export(name = ".diag_global_cpp")]]
+Rcpp::List diag_global_cpp(const Rcpp::List& state, int output) {
+  const attnreg::LocalPolynomial m = diag_model(state);
+  const attnreg::GlobalDiagnostics g = attnreg::global_diagnostics(m, static_cast<arma::uword>(output));
+  return Rcpp::List::create(
+      Rcpp::Named("n") = g.n, Rcpp::Named("trace_L") = g.trace_L,
+      Rcpp::Named("trace_LtL") = g.trace_LtL, Rcpp::Named("residual_df") = g.residual_df,
+      Rcpp::Named("rss") = g.rss, Rcpp::Named("sigma2") = g.sigma2,
+      Rcpp::Named("r_squared") = g.r_squared, Rcpp::Named("cv") = g.cv,
+      Rcpp::Named("gcv") = g.gcv, Rcpp::Named("aicc") = g.aicc);
+}
+
+// [[Rcpp::export(name = ".diag_pointwise_cpp")]]
+Rcpp::List diag_pointwise_cpp(const Rcpp::List& state, const arma::mat& X_eval, std::string kind,
+                              double level, int pilot_degree, double pilot_bandwidth,
+                              Rcpp::NumericVector cluster, int output) {
+  const attnreg::LocalPolynomial m = diag_model(state);
+  attnreg::PointwiseOptions o;
+  o.kind = attnreg::variance_kind_from_name(kind, "kind");
+  o.level = level;
+  o.pilot_degree = pilot_degree;
+  o.pilot_bandwidth = pilot_bandwidth;
+  for (double c : cluster) o.cluster.push_back(static_cast<long long>(c));
+  const attnreg::PointwiseDiagnostics r =
+      attnreg::pointwise_diagnostics(m, X_eval, o, static_cast<arma::uword>(output));
+  return Rcpp::List::create(
+      Rcpp::Named("fit") = rvec(r.fit), Rcpp::Named("se") = rvec(r.se),
+      Rcpp::Named("bias") = rvec(r.bias), Rcpp::Named("mse") = rvec(r.mse),
+      Rcpp::Named("ci_low") = rvec(r.ci_low), Rcpp::Named("ci_high") = rvec(r.ci_high),
+      Rcpp::Named("rbc_low") = rvec(r.rbc_low), Rcpp::Named("rbc_high") = rvec(r.rbc_high),
+      Rcpp::Named("fit_bc") = rvec(r.fit_bc), Rcpp::Named("se_bc") = rvec(r.se_bc));
+}
+
+// [[Rcpp::export(name = ".diag_dpi_cpp")]]
+Rcpp::List diag_dpi_cpp(const arma::vec& x, const arma::vec& y, const arma::vec& eval_points,
+                        int degree, std::string kernel, std::string kind,
+                        double preliminary_bandwidth, double pilot_bandwidth, int pilot_degree) {
+  attnreg::DpiBandwidthOptions o;
+  o.degree = degree;
+  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  o.kind = attnreg::variance_kind_from_name(kind, "kind");
+  o.preliminary_bandwidth = preliminary_bandwidth;
+  o.pilot_bandwidth = pilot_bandwidth;
+  o.pilot_degree = pilot_degree;
+  const attnreg::DpiBandwidth r = attnreg::dpi_bandwidth(x, y, eval_points, o);
+  return Rcpp::List::create(
+      Rcpp::Named("bandwidth") = r.bandwidth, Rcpp::Named("pointwise") = rvec(r.pointwise),
+      Rcpp::Named("variance_constant") = rvec(r.variance_constant),
+      Rcpp::Named("bias_constant") = rvec(r.bias_constant), Rcpp::Named("h0") = r.h0,
+      Rcpp::Named("pilot_bandwidth") = r.pilot_bandwidth, Rcpp::Named("rate") = r.rate);
+}
+
+// [[Rcpp::export(name = ".diag_tradeoff_cpp")]]
+arma::mat diag_tradeoff_cpp(const arma::mat& X, const arma::vec& y, const arma::vec& bandwidths,
+                            int degree, std::string kernel, const arma::mat& X_eval,
+                            std::string kind, int pilot_degree, double pilot_bandwidth) {
+  attnreg::LocalFitOptions fo;
+  fo.degree = degree;
+  fo.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  return attnreg::tradeoff_curve(X, y, bandwidths, fo, X_eval,
+                                 attnreg::variance_kind_from_name(kind, "kind"), pilot_degree,
+                                 pilot_bandwidth);
+}
+
+// [[Rcpp::export(name = ".diag_mc_cpp")]]
+Rcpp::List diag_mc_cpp(const arma::mat& W, const arma::mat& Y_sim, const arma::vec& truth) {
+  const attnreg::MonteCarloSummary s = attnreg::monte_carlo_summary(W, Y_sim, truth);
+  return Rcpp::List::create(
+      Rcpp::Named("bias") = rvec(s.bias), Rcpp::Named("variance") = rvec(s.variance),
+      Rcpp::Named("mse") = rvec(s.mse), Rcpp::Named("integrated_bias2") = s.integrated_bias2,
+      Rcpp::Named("integrated_variance") = s.integrated_variance,
+      Rcpp::Named("integrated_mse") = s.integrated_mse);
+}
+
+// [[Rcpp::export(name = ".diag_loglog_cpp")]]
+Rcpp::NumericVector diag_loglog_cpp(const arma::vec& n, const arma::vec& mse) {
+  return rvec(attnreg::loglog_slope(n, mse));
+}
+
+// [[Rcpp::export(name = ".diag_bootstrap_cpp")]]
+Rcpp::List diag_bootstrap_cpp(const Rcpp::List& state, const arma::mat& X_eval, std::string type,
+                              int replications, double level, double seed, bool bias_corrected,
+                              std::string kind) {
+  const attnreg::LocalPolynomial m = diag_model(state);
+  attnreg::BootstrapOptions o;
+  o.type = attnreg::bootstrap_type_from_name(type, "type");
+  o.replications = replications;
+  o.level = level;
+  o.seed = static_cast<unsigned long long>(seed);
+  o.bias_corrected = bias_corrected;
+  o.kind = attnreg::variance_kind_from_name(kind, "kind");
+  const attnreg::BootstrapBands r = attnreg::bootstrap_bands(m, X_eval, o, 0);
+  return Rcpp::List::create(
+      Rcpp::Named("center") = rvec(r.center), Rcpp::Named("se") = rvec(r.se),
+      Rcpp::Named("low") = rvec(r.low), Rcpp::Named("high") = rvec(r.high),
+      Rcpp::Named("uniform_low") = rvec(r.uniform_low),
+      Rcpp::Named("uniform_high") = rvec(r.uniform_high),
+      Rcpp::Named("critical_value") = r.critical_value, Rcpp::Named("draws") = r.draws);
+}
