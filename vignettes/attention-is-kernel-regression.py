@@ -200,9 +200,15 @@ def section_scale(rep: Report, rng) -> None:
             s.append((q * k).sum(1))
             su.append((unit_rows(q) * unit_rows(k)).sum(1))
         s, su = np.concatenate(s), np.concatenate(su)
+        # sharpness of softmax(q'k / sqrt(d)) over 1000 keys: effective number of keys
+        Kd, Qd = rng.standard_normal((1000, d)), rng.standard_normal((100, d))
+        ne = np.mean(1 / (at.attention_weights(Qd, Kd, method="softmax") ** 2).sum(1))
+        neu = np.mean(1 / (at.attention_weights(unit_rows(Qd), unit_rows(Kd), method="softmax")
+                           ** 2).sum(1))
         rows.append(dict(d=d, var_raw=s.var(), var_raw_over_d=s.var() / d,
                          var_scaled=(s / np.sqrt(d)).var(),
-                         var_unitnorm_scaled=(su / np.sqrt(d)).var()))
+                         var_unitnorm_scaled=(su / np.sqrt(d)).var(),
+                         n_eff_scaled=ne, n_eff_unitnorm_scaled=neu))
     tab = pd.DataFrame(rows)
     rep.table(tab, floatfmt="{:.4g}")
     rep.check("Var(q'k)/d - 1 (seed 003: exactly 1), worst d, N = 50,000 pairs",
@@ -213,12 +219,24 @@ def section_scale(rep: Report, rng) -> None:
         $\\sqrt{{2/N}} = {np.sqrt(2 / N):.3f}$), and after scaling it is 1 in every dimension, as
         seed 003 says. **Where the seeds disagree:** seed 000 assumes QK-norm (unit-norm queries
         and keys); there $q^\\top k \\in [-1, 1]$ has variance $1/d$, and the $1/\\sqrt d$ scale
-        leaves a score variance of $1/d^2$ (last column: {tab['var_unitnorm_scaled'].iloc[-1]:.1e}
+        leaves a score variance of $1/d^2$ (column `var_unitnorm_scaled`: {tab['var_unitnorm_scaled'].iloc[-1]:.1e}
         at $d = 1024$). In kernel terms $h = d^{{1/4}}$ is then far wider than the sphere
         (distances are at most 2), so the attention is nearly uniform: the figure above shows
         the default (dotted lines) sitting on the flat, oversmoothed end of each curve. This is
         why QK-norm models learn or fix a larger scale; the unit-variance argument of seeds 001
         and 003 and the unit-norm argument of seed 000 call for different bandwidths.
+
+        **Where we differ from seed 001:** it also says that "the bandwidth parameter is
+        $1/\\sqrt{{d_k}}$: larger $d_k$ means narrower kernel, sharper attention weights". The last
+        two columns measure the sharpness of `softmax(Q K'/sqrt(d))` as the effective number of
+        keys out of 1000 (default scale, 100 queries). With unit-variance coordinates it stays
+        between {tab['n_eff_scaled'].min():.0f} and {tab['n_eff_scaled'].max():.0f} with no trend
+        towards sharper weights as $d$ grows: the
+        scale exactly offsets the growth of $q^\\top k$, which is its purpose (seed 003). With
+        unit-norm inputs it grows to {tab['n_eff_unitnorm_scaled'].iloc[-1]:.0f}, i.e. *wider*.
+        The kernel $\\exp(q^\\top k/\\sqrt d)$ has temperature $\\tau = \\sqrt d$, a bandwidth
+        $h = d^{{1/4}}$ that grows with $d$; seed 001's own "inverse bandwidth" reading (its
+        next section) is the consistent one.
         """)
 
 
