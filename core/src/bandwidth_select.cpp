@@ -855,7 +855,35 @@ BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
           starts(j, s) = lo(j) + (0.05 + 0.9 * u) * (hi(j) - lo(j));
       }
   }
-  MinimizeResult mr = minimize_multistart(f, starts, lo, hi, opt.minimize);
+  // Multistart search. A start where the objective is undefined (+inf: some leave-one-out fit
+  // has no weight or a singular local design, common at the normal-reference bandwidth with
+  // several columns and few rows) is moved up -- continuous bandwidths doubled, at most 12
+  // times and never past the box -- instead of aborting the search; a start that stays
+  // undefined is skipped (the error below reports when every start was).
+  MinimizeResult mr;
+  mr.f = kInf;
+  bool have = false;
+  for (arma::uword s = 0; s < starts.n_cols; ++s) {
+    arma::vec t = starts.col(s);
+    for (int k = 0;; ++k) {
+      try {
+        MinimizeResult r = minimize_box(f, t, lo, hi, opt.minimize);
+        if (!have || r.f < mr.f) {
+          mr = std::move(r);
+          have = true;
+        }
+        break;
+      } catch (const NumericalError&) {  // not finite at the start point
+        bool moved = false;
+        for (std::size_t j : cont) {
+          const double up = std::min(t(j) + std::log(2.0), hi(j));
+          moved = moved || up > t(j);
+          t(j) = up;
+        }
+        if (!moved || k >= 12) break;
+      }
+    }
+  }
   if (!std::isfinite(mr.f))
     throw NumericalError(
         "bandwidth: the objective is undefined (+inf) at every point the search visited: some "
