@@ -30,6 +30,8 @@ log "Python dependencies"
 $PY -m pip install -q --disable-pip-version-check \
   "numpy>=1.23" "scipy>=1.10" "pandas>=1.5" "scikit-learn>=1.6" "statsmodels>=0.14" \
   "matplotlib>=3.6" "pytest>=7" "scikit-build-core>=0.10" "pybind11>=2.12" "dask[distributed,dataframe]" 2>&1 | grep -v "Running pip as the 'root'" || true
+# optional: progress bars (attnreg.show_progress falls back to stderr lines without it)
+$PY -m pip install -q --disable-pip-version-check "tqdm>=4.60" 2>&1 | grep -v "Running pip as the 'root'" || true
 
 jobs=${ATTNREG_JOBS:-$(nproc)}
 log "C++ core, tests and benchmarks (build/)"

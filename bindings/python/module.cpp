@@ -42,6 +42,31 @@ PYBIND11_MODULE(_core, m) {
     return PyErr_CheckSignals() != 0;
   });
 
+  // Progress: the core reports (done, total, label) from its main thread; attnreg._progress
+  // decides whether and how to show it (tqdm, stderr, a callback). The callable is held in a
+  // Python-owned slot (module attribute), never in the core's global, so nothing Python-side
+  // outlives the interpreter. A failing progress display must never break a computation: its
+  // exceptions are dropped, except Ctrl-C, which is re-armed for the core's next poll.
+  m.attr("_progress_callback") = py::none();
+  attnreg::set_progress_reporter(
+      [](std::size_t done, std::size_t total, const std::string& label) {
+        if (!Py_IsInitialized()) return;
+        py::gil_scoped_acquire gil;
+        try {
+          py::object mod = py::module_::import("attnreg._core");
+          py::object fn = mod.attr("_progress_callback");
+          if (!fn.is_none()) fn(done, total, label);
+        } catch (py::error_already_set& e) {
+          if (e.matches(PyExc_KeyboardInterrupt)) PyErr_SetInterrupt();
+        } catch (const std::exception&) {
+        }
+      });
+  m.def(
+      "_set_progress_reporter",
+      [](py::object fn) { py::module_::import("attnreg._core").attr("_progress_callback") = fn; },
+      py::arg("fn"),
+      "Install fn(done, total, label) as the receiver of the core's progress reports (None: off).");
+
   m.def(
       "build_info",
       []() {

@@ -18,6 +18,7 @@ from . import bandwidth
 from . import plot
 from .bandwidth import BandwidthResult, select_bandwidth
 from . import diagnostics
+from ._progress import show_progress
 
 __version__ = "0.1.0"
 
@@ -28,3 +29,4 @@ def build_info() -> dict:
 
 
 __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample", "NadarayaWatson", "LocalLinear", "kernel_constants", "NumericalError", "build_info", "__version__", "select_bandwidth", "BandwidthResult"]
+__all__ += ["show_progress"]

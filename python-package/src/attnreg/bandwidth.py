@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from . import _core, _progress
 
 
 @dataclass(frozen=True)
@@ -153,9 +153,12 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
         Points of the 1-D objective curve (0: no curve).
     min_neighbors : int
         bwcheck guard k (0: degree + 1 other distinct values within the kernel's reach).
-    progress : bool or callable
-        True prints ``evals, best objective`` to stderr after each evaluation; a callable is
-        called as ``progress(n_evals, best)``. Ctrl-C interrupts the search.
+    progress : bool, {"auto", "tqdm", "stderr"} or callable, default=False
+        True shows the evaluations so far and the best objective (a tqdm bar when tqdm is
+        installed, else a stderr line at most every half second); a callable is called as
+        ``progress(n_evals, best)`` after each evaluation. Inside
+        ``with attnreg.show_progress():`` the search reports there. Ctrl-C interrupts the
+        search with ``KeyboardInterrupt``.
 
     Returns
     -------
@@ -190,18 +193,19 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
         seed = int(random_state)
         if seed < 0:
             raise ValueError("random_state: must be a non-negative integer or None")
-    cb = None
-    if progress is True:
-        import sys
-
-        def cb(evals, best):  # noqa: E306
-            print(f"bandwidth search: {evals} evaluations, best {best:.6g}", file=sys.stderr)
-    elif callable(progress):
-        cb = progress
     vt = "" if var_types is None else str(var_types)
-    d = _core.select_bandwidth(X, y, degree, str(method), str(kernel), vt, str(unordered_kernel),
-                               str(ordered_kernel), float(ridge), int(n_starts), seed,
-                               int(grid_size), int(min_neighbors), int(n_threads), cb)
+    with _progress.reporting(None if callable(progress) else progress) as rep, \
+            _progress.muted_core(rep or _progress.current()) as rep:
+        cb = None
+        if callable(progress):
+            cb = progress
+        elif rep is not None:
+            def cb(evals, best):  # noqa: E306
+                rep(evals, None, "bandwidth search", f"best {best:.6g}")
+        d = _core.select_bandwidth(X, y, degree, str(method), str(kernel), vt,
+                                   str(unordered_kernel), str(ordered_kernel), float(ridge),
+                                   int(n_starts), seed, int(grid_size), int(min_neighbors),
+                                   int(n_threads), cb)
     grid = np.asarray(d["curve_grid"]).ravel()
     curve = (grid, np.asarray(d["curve_values"]).ravel()) if grid.size else None
     return BandwidthResult(bandwidth=np.asarray(d["bandwidth"]).ravel(),

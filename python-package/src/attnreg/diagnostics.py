@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from . import _core
+from . import _core, _progress
 
 __all__ = [
     "diagnose",
@@ -361,7 +361,7 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
                 noise: float = 0.3, replications: int = 200, seed: int = 0,
                 estimators: Sequence[str] = ("nw", "ll", "ols", "ridge"), bandwidth="oracle",
                 bandwidth_grid=None, eval_points=None, ridge_alpha: float = 1.0,
-                kernel: str = "gaussian", cone_dims=None):
+                kernel: str = "gaussian", cone_dims=None, progress=False):
     """Empirical pointwise and integrated bias, variance and MSE by simulation.
 
     One design ``X`` (n, d) is drawn from ``design`` (see :func:`simulate_design`) and kept
@@ -372,6 +372,9 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
     bandwidth in ``bandwidth_grid`` with the smallest empirical integrated MSE.
     Evaluation points: default 100 fresh draws from the design (Monte Carlo integration
     against the design density; for d = 1 uniform, 101 points evenly spaced on [0, 1]).
+
+    ``progress`` (True, "tqdm", "stderr" or a callable ``f(done, total, label)``) reports after
+    each estimator; Ctrl-C interrupts with ``KeyboardInterrupt``.
 
     Returns a dict with ``"integrated"`` (DataFrame: estimator, bandwidth, bias2, variance, mse),
     ``"pointwise"`` (long DataFrame per estimator and point) and ``"eval_points"``.
@@ -395,14 +398,16 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
     Ysim = m_train[:, None] + noise * rng.standard_normal((n, replications))
     grid = _default_grid(n, d, design) if bandwidth_grid is None else np.asarray(bandwidth_grid)
     rows, points = [], []
-    for name in estimators:
-        h, s = _mc_one(name, X, Xe, Ysim, truth, bandwidth, grid, ridge_alpha, kernel,
-                       slice(None))
-        rows.append({"estimator": name, "bandwidth": h, "bias2": s["integrated_bias2"],
-                     "variance": s["integrated_variance"], "mse": s["integrated_mse"]})
-        points.append(pd.DataFrame({"estimator": name, "point": np.arange(Xe.shape[0]),
-                                    "bias": np.ravel(s["bias"]), "variance": np.ravel(s["variance"]),
-                                    "mse": np.ravel(s["mse"])}))
+    with _progress.steps(progress, "monte carlo", len(estimators)) as tick:
+        for step, name in enumerate(estimators, 1):
+            h, s = _mc_one(name, X, Xe, Ysim, truth, bandwidth, grid, ridge_alpha, kernel,
+                           slice(None))
+            rows.append({"estimator": name, "bandwidth": h, "bias2": s["integrated_bias2"],
+                         "variance": s["integrated_variance"], "mse": s["integrated_mse"]})
+            points.append(pd.DataFrame({"estimator": name, "point": np.arange(Xe.shape[0]),
+                                        "bias": np.ravel(s["bias"]), "variance": np.ravel(s["variance"]),
+                                        "mse": np.ravel(s["mse"])}))
+            tick(step)
     return {"integrated": pd.DataFrame(rows), "pointwise": pd.concat(points, ignore_index=True),
             "eval_points": Xe}
 
@@ -410,7 +415,7 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
 def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d: int = 1,
                design: str = "uniform", boundary_point=None, noise: float = 0.3,
                replications: int = 100, seed: int = 0, estimators: Sequence[str] = ("nw", "ll"),
-               kernel: str = "gaussian", grid_points: int = 24):
+               kernel: str = "gaussian", grid_points: int = 24, progress=False):
     """Convergence rates of NW and local linear at the boundary and integrated over D.
 
     For each ``n`` the design is drawn, and for each estimator the oracle bandwidth on a grid
@@ -422,6 +427,9 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
     ``n^(-4/(d+4))`` for local linear; at a boundary point itself the classical pointwise rates
     are ``n^(-2/(d+2))`` (NW) and ``n^(-4/(d+4))`` (LL).
 
+    ``progress`` (True, "tqdm", "stderr" or a callable ``f(done, total, label)``) reports after
+    each sample size; Ctrl-C interrupts with ``KeyboardInterrupt``.
+
     Returns a dict: ``"table"`` (n, estimator, h_point, mse_point, h_int, imse) and
     ``"slopes"`` (estimator, target, slope, se, theory).
     """
@@ -430,20 +438,22 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
     rng = np.random.default_rng(seed)
     b = np.zeros(d) if boundary_point is None else np.asarray(boundary_point, dtype=np.float64)
     rows = []
-    for n in ns:
-        X = simulate_design(int(n), d, design, rng)
-        Xe = np.vstack([b[None, :], simulate_design(100, d, design, rng)])
-        m_train = np.asarray(func(X), dtype=np.float64).ravel()
-        truth = np.asarray(func(Xe), dtype=np.float64).ravel()
-        Ysim = m_train[:, None] + noise * rng.standard_normal((int(n), replications))
-        scale = 1.0 if design == "cone" else 0.3
-        grid = scale * int(n) ** (-1.0 / (d + 4)) * np.geomspace(0.08, 4.0, grid_points)
-        for name in estimators:
-            hp, sp = _mc_one(name, X, Xe, Ysim, truth, "oracle", grid, 1.0, kernel, slice(0, 1))
-            hi, si = _mc_one(name, X, Xe, Ysim, truth, "oracle", grid, 1.0, kernel, slice(None))
-            rows.append({"n": int(n), "estimator": name, "h_point": hp,
-                         "mse_point": float(np.ravel(sp["mse"])[0]), "h_int": hi,
-                         "imse": float(si["integrated_mse"])})
+    with _progress.steps(progress, "rate study", len(ns)) as tick:
+        for step, n in enumerate(ns, 1):
+            X = simulate_design(int(n), d, design, rng)
+            Xe = np.vstack([b[None, :], simulate_design(100, d, design, rng)])
+            m_train = np.asarray(func(X), dtype=np.float64).ravel()
+            truth = np.asarray(func(Xe), dtype=np.float64).ravel()
+            Ysim = m_train[:, None] + noise * rng.standard_normal((int(n), replications))
+            scale = 1.0 if design == "cone" else 0.3
+            grid = scale * int(n) ** (-1.0 / (d + 4)) * np.geomspace(0.08, 4.0, grid_points)
+            for name in estimators:
+                hp, sp = _mc_one(name, X, Xe, Ysim, truth, "oracle", grid, 1.0, kernel, slice(0, 1))
+                hi, si = _mc_one(name, X, Xe, Ysim, truth, "oracle", grid, 1.0, kernel, slice(None))
+                rows.append({"n": int(n), "estimator": name, "h_point": hp,
+                             "mse_point": float(np.ravel(sp["mse"])[0]), "h_int": hi,
+                             "imse": float(si["integrated_mse"])})
+            tick(step)
     table = pd.DataFrame(rows)
     theory = {("nw", "point"): -2 / (d + 2), ("ll", "point"): -4 / (d + 4),
               ("nw", "integrated"): -3 / (d + 3), ("ll", "integrated"): -4 / (d + 4)}
