@@ -12,13 +12,20 @@ product kernel weights, as in R's ``np``. Everything numeric happens in the C++ 
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _core
 from ._validation import as_2d_y, squeeze_outputs
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .diagnostics import KernelSummary
 
 #: Bandwidth selectors named in DESIGN.md §5 (attnreg.bandwidth.select_bandwidth).
 SELECTORS = ("cv_ls", "aic", "gcv", "rot", "dpi")
@@ -138,10 +145,18 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
                     f"{y2.shape[1]} columns); select per column with attnreg.select_bandwidth "
                     "and pass numbers"
                 )
-            if sample_weight is not None:
+            if X.shape[0] < 5:
                 raise ValueError(
-                    f"bandwidth={bw!r}: selection does not use sample_weight; select with "
-                    "attnreg.select_bandwidth on the unweighted data or pass numbers"
+                    f"X: bandwidth={bw!r} needs at least 5 rows to select a bandwidth, got "
+                    f"n_samples = {X.shape[0]}; pass a bandwidth by hand"
+                )
+            if sample_weight is not None and np.ptp(sample_weight) > 0:
+                # Equal weights cancel from every fit and every selection objective, so they
+                # are fine; unequal ones would need a weighted criterion the selector lacks.
+                raise ValueError(
+                    f"sample_weight: bandwidth={bw!r} selection does not use unequal sample "
+                    "weights; select with attnreg.select_bandwidth on the unweighted data and "
+                    "pass the numbers as bandwidth, or use equal weights"
                 )
             from .bandwidth import select_bandwidth
 
@@ -181,18 +196,42 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
             n_threads=int(self.n_threads),
         )
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit on X of shape (n, d) and y of shape (n,) or (n, k). Returns self.
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> _KernelRegression:
+        """Fit the kernel regression (selecting the bandwidth first when it is a selector name).
 
         Computes the fitted values, leverages and exact leave-one-out predictions at the
-        training rows in the same pass (one evaluation per training pair)."""
+        training rows in the same pass (one evaluation per training pair).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+            Regressors. DataFrame columns of dtype category (ordered: ordered kernel), bool,
+            object or string get categorical kernels; the column names are kept in
+            ``feature_names_in_``.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights multiplying each row's kernel weight. With a bandwidth
+            selector only equal weights are accepted (they cancel).
+
+        Returns
+        -------
+        self
+        """
         Xe, inferred = self._encode(X, fitting=True)
         Xa, y = validate_data(self, Xe, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y2, self._y_1d = as_2d_y(y)
         var_types = self._resolve_var_types(inferred, Xa.shape[1])
         sw = None
         if sample_weight is not None:
-            sw = np.asarray(sample_weight, dtype=np.float64).ravel()
+            sw = _check_sample_weight(sample_weight, Xa, dtype=np.float64,
+                                      ensure_non_negative=True)
+            if not np.all(np.isfinite(sw)):
+                raise ValueError("sample_weight: contains NaN or Inf; give finite weights >= 0")
+            if not sw.sum() > 0:
+                raise ValueError(
+                    "sample_weight: all weights are zero; give at least one positive weight"
+                )
         bw = self._resolve_bandwidth(var_types, Xa, y2, sw)
         model = self._new_core(var_types)
         model.fit(Xa, y2, bw, sw)
@@ -215,25 +254,49 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
         Xe, _ = self._encode(X, fitting=False)
         return validate_data(self, Xe, reset=False, dtype=np.float64)
 
-    def predict(self, X):
-        """Predictions at new rows, shape (m,) or (m, k)."""
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Predict at new rows.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (m, n_features)
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, n_outputs)
+
+        Raises
+        ------
+        attnreg.NumericalError
+            When a row has no fit (all kernel weights underflow, or a singular local design);
+            the message names the row and the fix.
+        """
         X = self._check_X(X)
         return squeeze_outputs(self._model.predict(X), self._y_1d)
 
-    def attention_weights(self, X) -> np.ndarray:
-        """Equivalent-kernel (attention) weights of shape (m, n_train).
+    def attention_weights(self, X: ArrayLike) -> np.ndarray:
+        """Equivalent-kernel (attention) weights of new rows over the training rows.
 
         ``predict(X) == attention_weights(X) @ y_train``; every row sums to one. Materialises
-        m * n_train numbers: use it when you need the weights themselves."""
+        m * n_train numbers: use it when you need the weights themselves.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (m, n_features)
+
+        Returns
+        -------
+        ndarray of shape (m, n_train)
+        """
         X = self._check_X(X)
         return self._model.attention_weights(X)
 
-    def fitted_values(self):
+    def fitted_values(self) -> np.ndarray:
         """Fitted values at the training rows, shape (n,) or (n, k)."""
         check_is_fitted(self)
         return squeeze_outputs(self._model.fitted(), self._y_1d)
 
-    def loo_predictions(self):
+    def loo_predictions(self) -> np.ndarray:
         """Exact leave-one-out predictions m_{-i}(x_i) at the training rows, (n,) or (n, k).
 
         Equal to refitting without row i (with ``ridge > 0`` the weight-sum-scaled penalty is
@@ -241,7 +304,7 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         return squeeze_outputs(self._model.loo_fitted(), self._y_1d)
 
-    def diagnose(self, X, level: float = 0.95, kind: str = "hc3"):
+    def diagnose(self, X: ArrayLike, level: float = 0.95, kind: str = "hc3") -> pd.DataFrame:
         """Pointwise fit, se, bias, MSE, conventional and RBC intervals at the rows of X.
 
         A thin wrapper of :func:`attnreg.diagnostics.diagnose` (see there)."""
@@ -249,7 +312,7 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
 
         return diagnose(self, X, level=level, kind=kind)
 
-    def summary(self):
+    def summary(self) -> KernelSummary:
         """Global summary (tr L, residual df, sigma, R^2, CV, GCV, AICc), printed like R's
         ``summary.lm``. See :func:`attnreg.diagnostics.summary`."""
         from .diagnostics import summary
@@ -312,8 +375,9 @@ class NadarayaWatson(_KernelRegression):
 
     _degree = 0
 
-    def __init__(self, kernel="gaussian", bandwidth="cv_ls", var_types=None,
-                 unordered_kernel="aitchison_aitken", ordered_kernel="li_racine", n_threads=0):
+    def __init__(self, kernel: str = "gaussian", bandwidth: float | str | ArrayLike = "cv_ls",
+                 var_types: str | None = None, unordered_kernel: str = "aitchison_aitken",
+                 ordered_kernel: str = "li_racine", n_threads: int = 0):
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.var_types = var_types
@@ -348,8 +412,10 @@ class LocalLinear(_KernelRegression):
 
     _degree = 1
 
-    def __init__(self, kernel="gaussian", bandwidth="cv_ls", ridge=0.0, var_types=None,
-                 unordered_kernel="aitchison_aitken", ordered_kernel="li_racine", n_threads=0):
+    def __init__(self, kernel: str = "gaussian", bandwidth: float | str | ArrayLike = "cv_ls",
+                 ridge: float = 0.0, var_types: str | None = None,
+                 unordered_kernel: str = "aitchison_aitken", ordered_kernel: str = "li_racine",
+                 n_threads: int = 0):
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.ridge = ridge
@@ -358,11 +424,19 @@ class LocalLinear(_KernelRegression):
         self.ordered_kernel = ordered_kernel
         self.n_threads = n_threads
 
-    def gradient(self, X) -> np.ndarray:
-        """Marginal effects d m / d x_j at new rows.
+    def gradient(self, X: ArrayLike) -> np.ndarray:
+        """Marginal effects d m / d x_j at new rows (the local slopes).
 
-        Shape (m, n_features) for a single output, (m, n_outputs, n_features) otherwise (the
-        Jacobian of each row). Categorical columns have no derivative and hold nan."""
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (m, n_features)
+
+        Returns
+        -------
+        ndarray of shape (m, n_features) or (m, n_outputs, n_features)
+            The Jacobian of each row for several outputs. Categorical columns have no
+            derivative and hold nan.
+        """
         X = self._check_X(X)
         G = self._model.gradient(X)  # (m, d, k)
         return G[:, :, 0] if self._y_1d else np.transpose(G, (0, 2, 1))

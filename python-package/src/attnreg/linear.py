@@ -18,6 +18,7 @@ import warnings
 from types import SimpleNamespace
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -68,13 +69,32 @@ class _AttentionEstimator(RegressorMixin, BaseEstimator):
             return coef[off:, 0].copy(), (float(coef[0, 0]) if off else 0.0)
         return coef[off:, :].T.copy(), (coef[0, :].copy() if off else np.zeros(k))
 
-    def predict(self, X):
-        """Predictions at new rows, shape (m,) or (m, k)."""
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Predict at new rows.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (m, n_features)
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, n_targets)
+        """
         X = self._check_X(X)
         return self._outputs(self._model.predict(X))
 
-    def attention_weights(self, X) -> np.ndarray:
-        """Attention weights A of shape (m, n_train): ``predict(X) == A @ y_train``."""
+    def attention_weights(self, X: ArrayLike) -> np.ndarray:
+        """Attention weights of new rows over the training rows.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (m, n_features)
+
+        Returns
+        -------
+        ndarray of shape (m, n_train)
+            ``A`` with ``predict(X) == A @ y_train``.
+        """
         X = self._check_X(X)
         return self._model.attention_weights(X)
 
@@ -95,7 +115,7 @@ class _AttentionEstimator(RegressorMixin, BaseEstimator):
 class _FactorMixin:
     """factors / embedding / masked weights of the linear members (seed 004 eqs. 5-7, 35)."""
 
-    def factors(self, X=None) -> np.ndarray:
+    def factors(self, X: ArrayLike | None = None) -> np.ndarray:
         """Factors ``F`` with ``factors(X_test) @ factors().T == attention_weights(X_test)``.
 
         ``factors()`` (no argument) returns ``F_train`` (n_train, c), ``factors(X)`` the factors
@@ -218,8 +238,18 @@ class OLS(_FactorMixin, _AttentionEstimator):
         adj = bool(self.hac_adjust if hac_adjust is None else hac_adjust)
         return ct, ml, adj
 
-    def fit(self, X, y):
-        """Fit on X of shape (n, p) and y of shape (n,) or (n, k). Returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike):
+        """Fit by column-pivoted QR.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self
+        """
         X, y2 = self._validate_fit(X, y)
         cov = self._cov_args()
         model = _core.OLS(
@@ -341,8 +371,18 @@ class Ridge(_FactorMixin, _AttentionEstimator):
         self.cv = cv
         self.n_threads = n_threads
 
-    def fit(self, X, y):
-        """Fit on X (n, p) and y (n,) or (n, k). Returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike):
+        """Fit the estimator.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self
+        """
         X, y2 = self._validate_fit(X, y)
         alphas = np.atleast_1d(np.asarray(self.alpha, dtype=np.float64)).ravel()
         if alphas.size == 0:
@@ -369,7 +409,7 @@ class Ridge(_FactorMixin, _AttentionEstimator):
         check_is_fitted(self)
         return self._outputs(self._model.loo_predictions())
 
-    def coef_path(self, alphas) -> np.ndarray:
+    def coef_path(self, alphas: ArrayLike) -> np.ndarray:
         """Coefficients for each alpha from the stored SVD: (G, q) or (G, n_targets, q), design
         order (intercept first)."""
         check_is_fitted(self)
@@ -404,8 +444,18 @@ class PCR(_FactorMixin, _AttentionEstimator):
         self.fit_intercept = fit_intercept
         self.n_threads = n_threads
 
-    def fit(self, X, y):
-        """Fit on X (n, p) and y (n,) or (n, k). Returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike):
+        """Fit the estimator.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self
+        """
         if self.rank is not None and (not isinstance(self.rank, numbers.Integral) or self.rank < 0):
             raise ValueError(f"rank: must be None or an integer >= 0, got {self.rank!r}")
         X, y2 = self._validate_fit(X, y)
@@ -474,8 +524,18 @@ class AttentionRegression(_AttentionEstimator):
         self.random_state = random_state
         self.n_threads = n_threads
 
-    def fit(self, X, y):
-        """Fit on X (n, p) and y (n,) or (n, k). Returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike):
+        """Fit the estimator.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self
+        """
         X, y2 = self._validate_fit(X, y)
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
         model = _core.AttentionRegression(
@@ -514,7 +574,7 @@ class AttentionRegression(_AttentionEstimator):
         return self._model.encoder()
 
 
-def pseudo_out_of_sample(X, y, alpha: float = 0.0, fit_intercept: bool = True, start=None,
+def pseudo_out_of_sample(X: ArrayLike, y: ArrayLike, alpha: float = 0.0, fit_intercept: bool = True, start=None,
                          keep_weights: bool = False) -> SimpleNamespace:
     """Recursive re-estimation versus masking (seed 004 section 4.3) on time-ordered rows.
 

@@ -1,0 +1,156 @@
+"""Issue 9 / DESIGN.md section 6: every bad input gives an error naming the argument and the fix.
+
+One row per case of section 6 (and the common argument mistakes), with the message asserted.
+Messages of scikit-learn's own input validation (NaN/Inf, shapes, feature counts) are kept as
+scikit-learn users know them; they name X or y and the remedy (impute / drop, same length).
+"""
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import attnreg
+
+rng = np.random.default_rng(0)
+X = rng.uniform(size=(30, 2))
+y = X[:, 0] + rng.normal(0, 0.1, 30)
+X_nan = X.copy()
+X_nan[3, 1] = np.nan
+y_inf = y.copy()
+y_inf[2] = np.inf
+Xc = np.column_stack([X[:, 0], rng.integers(0, 3, 30)])
+
+
+def nw(**kw):
+    return attnreg.NadarayaWatson(**{"bandwidth": 0.3, **kw})
+
+
+def ll(**kw):
+    return attnreg.LocalLinear(**{"bandwidth": 0.3, **kw})
+
+
+ESTIMATORS = [nw, ll, attnreg.OLS, attnreg.Ridge, attnreg.PCR,
+              lambda: attnreg.AttentionRegression(n_starts=1, max_iter=20)]
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_nan_inf_and_shapes_name_the_argument(make):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"(?s)Input X contains NaN.*(impute|drop|[Pp]reprocess)"):
+            make().fit(X_nan, y)
+        with pytest.raises(ValueError, match="Input y contains infinity"):
+            make().fit(X, y_inf)
+        with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[30, 20\]"):
+            make().fit(X, y[:20])
+        m = make().fit(X, y)
+        with pytest.raises(ValueError, match="X has 1 features, but .* is expecting 2 features"):
+            m.predict(X[:, :1])
+        with pytest.raises(ValueError, match="Input X contains NaN"):
+            m.predict(X_nan)
+
+
+CASES = [
+    # (what, callable, exception, message regex)
+    ("non-positive bandwidth", lambda: ll(bandwidth=-1).fit(X, y), ValueError,
+     r"bandwidth: must be > 0 and finite for continuous column 1, got -1 \(pass a positive"),
+    ("zero bandwidth", lambda: nw(bandwidth=0.0).fit(X, y), ValueError,
+     r"bandwidth: must be > 0 and finite for continuous column 1, got 0"),
+    ("non-finite bandwidth", lambda: nw(bandwidth=[0.1, np.inf]).fit(X, y), ValueError,
+     r"bandwidth: must be > 0 and finite for continuous column 2, got inf"),
+    ("NaN bandwidth", lambda: nw(bandwidth=np.nan).fit(X, y), ValueError,
+     r"bandwidth: must be > 0 and finite .* got nan"),
+    ("wrong number of bandwidths", lambda: nw(bandwidth=[0.1, 0.2, 0.3]).fit(X, y), ValueError,
+     r"bandwidth: got 3 values for 2 columns \(give one per column"),
+    ("unknown selector", lambda: nw(bandwidth="cv").fit(X, y), ValueError,
+     r"bandwidth: unknown selector 'cv'; pass a positive number.*cv_ls"),
+    ("all weights underflow", lambda: nw(bandwidth=1e-4).fit(X, y).predict([[5.0, 5.0]]),
+     attnreg.NumericalError,
+     r"X_new row 1: every kernel weight is 0 or underflows .*increase the bandwidth or drop"),
+    ("singular local design", lambda: ll(bandwidth=1e-3, kernel="epanechnikov").fit(X, y),
+     attnreg.NumericalError,
+     r"row 1: the local linear design is singular.*increase the bandwidth, set ridge > 0"),
+    ("n too small for local linear", lambda: ll().fit(X[:1], y[:1]), ValueError,
+     r"X: a local linear fit with 2 continuous columns .* needs at least 3 rows, got 1 sample"),
+    ("n too small for selection", lambda: attnreg.NadarayaWatson().fit(X[:3], y[:3]), ValueError,
+     r"X: bandwidth='cv_ls' needs at least 5 rows to select a bandwidth, got n_samples = 3; "
+     r"pass a bandwidth by hand"),
+    ("n too small for select_bandwidth", lambda: attnreg.select_bandwidth(X[:3], y[:3]),
+     ValueError, r"X: bandwidth selection needs at least 5 rows \(got 3\); pass a bandwidth"),
+    ("n too small for attention regression",
+     lambda: attnreg.AttentionRegression().fit(X[:1], y[:1]), ValueError,
+     r"X: has 1 sample; leave-self-out attention needs at least 2 rows"),
+    ("unseen category (codes)",
+     lambda: nw(bandwidth=[0.3, 0.2], var_types="cu").fit(Xc, y).predict([[0.5, 7]]),
+     ValueError, r"X_new: categorical column 2 has the value 7 at row 1, a level never seen"),
+    ("unseen category (pandas)",
+     lambda: nw(bandwidth=[0.3, 0.2]).fit(pd.DataFrame({"x": X[:, 0], "g": list("abc") * 10}),
+                                          y).predict(pd.DataFrame({"x": [0.5], "g": ["d"]})),
+     ValueError, r"X: column 'g' has the level 'd', never seen in fit .*map it to a known level"),
+    ("non-integer category code", lambda: nw(bandwidth=[0.3, 0.2], var_types="cu").fit(Xc + 0.5, y),
+     ValueError, r"X: categorical column 2 has the non-integer value 2.5 at row 1 \(pass integer"),
+    ("unordered bandwidth out of range",
+     lambda: nw(bandwidth=[0.3, 0.9], var_types="cu").fit(Xc, y), ValueError,
+     re.escape("bandwidth[2] (unordered column): the aitchison_aitken kernel needs a bandwidth "
+               "in [0, 0.666667]")),
+    ("ordered bandwidth out of range",
+     lambda: nw(bandwidth=[0.3, 1.5], var_types="co").fit(Xc, y), ValueError,
+     re.escape("bandwidth[2] (ordered column): the li_racine kernel needs a bandwidth in [0, 1]")),
+    ("one bandwidth with categorical columns", lambda: nw(bandwidth=0.3, var_types="cu").fit(Xc, y),
+     ValueError, r"bandwidth: one number for every column only works when all columns are "
+                 r"continuous; give one value per column"),
+    ("bad var_types", lambda: nw(var_types="cx").fit(X, y), ValueError,
+     r"var_types: 'cx' must give one of c \(continuous\), u \(unordered\), o \(ordered\)"),
+    ("unknown kernel", lambda: nw(kernel="gausian").fit(X, y), ValueError,
+     r"kernel: unknown kernel 'gausian' \(choose one of gaussian epanechnikov"),
+    ("negative ridge", lambda: ll(ridge=-1).fit(X, y), ValueError,
+     r"ridge: must be >= 0 and finite"),
+    ("negative n_threads", lambda: nw(n_threads=-1).fit(X, y), ValueError,
+     r"n_threads: must be >= 0 \(0 = all available\), got -1"),
+    ("unequal weights with a selector",
+     lambda: attnreg.NadarayaWatson().fit(X, y, sample_weight=np.arange(1.0, 31.0)), ValueError,
+     r"sample_weight: bandwidth='cv_ls' selection does not use unequal sample weights; select "
+     r"with attnreg.select_bandwidth"),
+    ("negative alpha", lambda: attnreg.Ridge(alpha=-1).fit(X, y), ValueError,
+     r"alpha: the ridge penalty must be finite and >= 0, got -1"),
+    ("rank too large", lambda: attnreg.PCR(rank=5).fit(X, y), ValueError,
+     r"rank: 5 components requested but the centred design has numerical rank 2; choose rank <= 2"),
+    ("unknown cov_type", lambda: attnreg.OLS(cov_type="HC9").fit(X, y), ValueError,
+     r"cov_type: must be one of nonrobust, HC0, HC1, HC2, HC3, HAC; got 'HC9'"),
+    ("attention rank", lambda: attnreg.AttentionRegression(rank=0).fit(X, y), ValueError,
+     r"rank: must be >= 1"),
+    ("unknown selector method", lambda: attnreg.select_bandwidth(X, y, method="cv"), ValueError,
+     r"method: unknown bandwidth selector 'cv'; choose one of cv_ls"),
+    ("dpi beyond one column", lambda: attnreg.LocalLinear(bandwidth="dpi").fit(X, y), ValueError,
+     r"method: dpi is the plug-in rule for 1-D local linear with the Gaussian kernel; use cv_ls"),
+    ("diagnose level", lambda: ll().fit(X[:, :1], y).diagnose(X[:3, :1], level=1.5), ValueError,
+     r"level: must be in \(0, 1\), e.g. 0.95"),
+    ("device cuda without CUDA",
+     lambda: attnreg.attention.softmax(np.ones((4, 2)), np.ones((4, 2)), np.ones((4, 2)),
+                                       device="cuda"),
+     RuntimeError, r"device='cuda': .*(without CUDA|no GPU).*device='cpu'"),
+    ("plot feature", lambda: attnreg.plot.partial_effects(ll().fit(X, y), X, "z"), ValueError,
+     r"feature: 'z' is not one of the fitted columns"),
+    ("progress", lambda: attnreg.select_bandwidth(X, y, progress="bar"), ValueError,
+     r"progress: expected True, False, a callable f\(done, total, label\) or one of auto"),
+]
+
+
+@pytest.mark.parametrize("what,call,exc,msg", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_message(what, call, exc, msg):
+    if what == "device cuda without CUDA" and attnreg.build_info()["gpu_count"] > 0:
+        pytest.skip("a GPU is visible")
+    if what == "plot feature":
+        pytest.importorskip("matplotlib")
+    with pytest.raises(exc, match=msg):
+        call()
+
+
+def test_unfitted_estimator_says_call_fit():
+    for make in ESTIMATORS:
+        with pytest.raises(Exception, match="not fitted yet. Call 'fit'"):
+            make().predict(X)
