@@ -1,4 +1,10 @@
-"""Plots (matplotlib, imported only when a plot is drawn)."""
+"""Plots (matplotlib, imported only when a plot is drawn).
+
+:func:`cv_curve` (bandwidth-selection objective), :func:`fit_with_bands` (one-regressor fit
+with pointwise confidence bands), :func:`partial_effects` (partial dependence / ICE curves of
+any estimator) and :func:`attention_heatmap` (the attention weights of queries over the
+training rows). Each returns the matplotlib Axes it drew into.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -39,4 +45,207 @@ def cv_curve(result, ax=None):
     ax.set_xlabel("bandwidth h")
     ax.set_ylabel(result.method)
     ax.legend()
+    return ax
+
+
+def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95, kind: str = "hc3",
+                   rbc: bool = True, ax=None):
+    """Plot a one-regressor kernel fit with pointwise confidence bands and the data.
+
+    The fit and its conventional (and robust bias-corrected) pointwise intervals come from
+    :func:`attnreg.diagnostics.diagnose`; this is :func:`attnreg.diagnostics.plot_bands` with
+    the data and a grid spanning it by default.
+
+    Parameters
+    ----------
+    estimator : fitted attnreg.NadarayaWatson or attnreg.LocalLinear
+        Fitted on one continuous column.
+    X : array-like of shape (n_samples, 1) or (n_samples,)
+        The training regressor (scattered with ``y``, and spanned by the default grid).
+    y : array-like of shape (n_samples,), optional
+        Responses to scatter.
+    grid : array-like of shape (m,), optional
+        Where to draw the fit; default 200 points across the range of ``X``.
+    level : float, default=0.95
+        Confidence level.
+    kind : {"hc3", "hc2", "hc1", "hc0", "const"}, default="hc3"
+        Variance estimator behind the bands.
+    rbc : bool, default=True
+        Also draw the robust bias-corrected interval.
+    ax : matplotlib Axes, optional
+        Drawn into a new figure when omitted.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from .diagnostics import plot_bands
+
+    Xa = np.asarray(X, dtype=np.float64)
+    if Xa.ndim == 2 and Xa.shape[1] != 1 or Xa.ndim > 2:
+        raise ValueError(
+            f"X: fit_with_bands draws one regressor, got {Xa.shape[1]} columns; use "
+            "partial_effects for several"
+        )
+    import warnings
+
+    with warnings.catch_warnings():
+        # The grid is built from the one fitted column: fine for a DataFrame-fitted estimator.
+        warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
+        ax = plot_bands(estimator, X_grid=grid, X=Xa.ravel(), y=y, level=level, kind=kind,
+                        ax=ax, rbc=rbc)
+    name = _feature_names(estimator)[0]
+    ax.set_xlabel(name)
+    ax.set_ylabel("fit")
+    return ax
+
+
+def _feature_names(estimator) -> list:
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None:
+        return [str(n) for n in names]
+    return [f"x{j}" for j in range(int(estimator.n_features_in_))]
+
+
+def partial_effects(estimator, X, feature, *, grid=None, grid_size: int = 50,
+                    kind: str = "average", ax=None):
+    """Plot how the prediction moves with one feature (partial dependence).
+
+    For each grid value ``v`` the column ``feature`` of every row of ``X`` is set to ``v`` and
+    the predictions are averaged (``kind="average"``: the partial dependence function) or
+    drawn one line per row (``kind="individual"``: ICE curves, at most 100 rows).
+
+    Parameters
+    ----------
+    estimator : fitted attnreg estimator
+        Any of them (``predict`` is all that is used).
+    X : array-like or pandas.DataFrame of shape (n_samples, n_features)
+        Rows to average over (usually the training data).
+    feature : int or str
+        Column index, or column name when the estimator was fitted on a DataFrame.
+    grid : array-like, optional
+        Values of the feature; default ``grid_size`` points between its 5% and 95% quantiles
+        for a numeric column, every category for a categorical one.
+    grid_size : int, default=50
+    kind : {"average", "individual"}, default="average"
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib Axes
+        Its first line holds (grid, average prediction) for ``kind="average"``.
+    """
+    import pandas as pd
+
+    names = _feature_names(estimator)
+    if isinstance(feature, str):
+        if feature not in names:
+            raise ValueError(f"feature: {feature!r} is not one of the fitted columns {names}")
+        j = names.index(feature)
+    elif isinstance(feature, (int, np.integer)) and 0 <= int(feature) < len(names):
+        j = int(feature)
+    else:
+        raise ValueError(
+            f"feature: expected a column name or an index in [0, {len(names)}), got {feature!r}"
+        )
+    if kind not in ("average", "individual"):
+        raise ValueError(f"kind: must be 'average' or 'individual', got {kind!r}")
+    frame = isinstance(X, pd.DataFrame)
+    col = X.iloc[:, j] if frame else np.asarray(X)[:, j]
+    categorical = frame and not pd.api.types.is_numeric_dtype(col.dtype)
+    if grid is None:
+        if categorical:
+            grid = (list(col.cat.categories) if isinstance(col.dtype, pd.CategoricalDtype)
+                    else sorted(pd.unique(col.dropna())))
+        else:
+            lo, hi = np.nanquantile(np.asarray(col, dtype=np.float64), [0.05, 0.95])
+            grid = np.linspace(lo, hi, int(grid_size))
+    grid = list(grid)
+    rows = X if kind == "average" else (X.iloc[:100] if frame else np.asarray(X)[:100])
+    curves = []
+    for v in grid:
+        Xv = rows.copy() if frame else np.array(rows, dtype=np.float64, copy=True)
+        if frame:
+            Xv.iloc[:, j] = pd.Series([v] * len(Xv), index=Xv.index, dtype=col.dtype)
+        else:
+            Xv[:, j] = v
+        p = np.asarray(estimator.predict(Xv), dtype=np.float64)
+        curves.append(p if p.ndim == 1 else p[:, 0])
+    curves = np.array(curves)  # (grid, rows)
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots()
+    xs = np.arange(len(grid)) if categorical else np.asarray(grid, dtype=np.float64)
+    if kind == "average":
+        ax.plot(xs, curves.mean(axis=1), marker="o" if categorical else None, color="C0",
+                label="average prediction")
+    else:
+        ax.plot(xs, curves, color="C0", alpha=0.3, linewidth=0.8)
+        ax.plot(xs, curves.mean(axis=1), color="C3", label="average")
+    if categorical:
+        ax.set_xticks(xs)
+        ax.set_xticklabels([str(g) for g in grid])
+    ax.set_xlabel(names[j])
+    ax.set_ylabel("prediction")
+    ax.legend()
+    return ax
+
+
+def attention_heatmap(estimator, X_query, *, max_keys: int | None = 500, sort_by=None,
+                      ax=None, cmap=None):
+    """Draw the attention (equivalent-kernel) weights of queries over the training rows.
+
+    Parameters
+    ----------
+    estimator : fitted attnreg estimator with ``attention_weights``
+        NadarayaWatson, LocalLinear, OLS, Ridge, PCR or AttentionRegression.
+    X_query : array-like of shape (m, n_features)
+        Query rows (the heatmap's rows, in the given order).
+    max_keys : int or None, default=500
+        Draw at most this many training rows (columns), those with the largest total absolute
+        weight over the queries; None draws all.
+    sort_by : array-like of shape (n_train,), optional
+        Order the key columns by these values (e.g. ``X_train[:, 0]``), so that a smooth
+        kernel shows as a band; the training order otherwise.
+    ax : matplotlib Axes, optional
+    cmap : str, optional
+        Default ``"viridis"`` for non-negative weights, a diverging ``"RdBu_r"`` centred at zero
+        when some weights are negative (local linear, least squares).
+
+    Returns
+    -------
+    matplotlib Axes
+        The image's array is the drawn (m, keys) weight matrix.
+    """
+    W = np.asarray(estimator.attention_weights(X_query), dtype=np.float64)
+    keys = np.arange(W.shape[1])
+    if max_keys is not None:
+        if not isinstance(max_keys, (int, np.integer)) or max_keys < 1:
+            raise ValueError(f"max_keys: must be None or an integer >= 1, got {max_keys!r}")
+        if W.shape[1] > max_keys:
+            keys = np.sort(np.argsort(-np.abs(W).sum(axis=0), kind="stable")[:max_keys])
+    order = keys
+    if sort_by is not None:
+        sb = np.asarray(sort_by).ravel()
+        if sb.shape[0] != W.shape[1]:
+            raise ValueError(
+                f"sort_by: needs one value per training row ({W.shape[1]}), got {sb.shape[0]}"
+            )
+        order = keys[np.argsort(sb[keys], kind="stable")]
+    Wd = W[:, order]
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots()
+    negative = bool((W < 0).any())  # a signed estimator: centre the colours at zero
+    if negative:
+        vmax = float(np.abs(Wd).max()) or 1.0
+        im = ax.imshow(Wd, aspect="auto", interpolation="nearest", cmap=cmap or "RdBu_r",
+                       vmin=-vmax, vmax=vmax)
+    else:
+        im = ax.imshow(Wd, aspect="auto", interpolation="nearest", cmap=cmap or "viridis")
+    ax.figure.colorbar(im, ax=ax, label="attention weight")
+    ax.set_xlabel("training row (key)" + (", sorted" if sort_by is not None else ""))
+    ax.set_ylabel("query")
     return ax
