@@ -248,4 +248,8 @@ def attention_heatmap(estimator, X_query, *, max_keys: int | None = 500, sort_by
     ax.figure.colorbar(im, ax=ax, label="attention weight")
     ax.set_xlabel("training row (key)" + (", sorted" if sort_by is not None else ""))
     ax.set_ylabel("query")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return ax
