@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _core
-from ._validation import as_2d_y, squeeze_outputs
+from ._validation import as_2d_y, require_numeric_columns, squeeze_outputs
 
 _COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC")
 
@@ -49,12 +49,14 @@ class _AttentionEstimator(RegressorMixin, BaseEstimator):
     """Shared plumbing: validation, output shapes, predict and attention weights."""
 
     def _validate_fit(self, X, y):
+        require_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y2, self._y_1d = as_2d_y(y)
         return np.asfortranarray(X), np.asfortranarray(y2)
 
     def _check_X(self, X):
         check_is_fitted(self)
+        require_numeric_columns(X, type(self).__name__)
         return validate_data(self, X, reset=False, dtype=np.float64)
 
     def _outputs(self, a: np.ndarray) -> np.ndarray:
