@@ -1,5 +1,7 @@
 // attnreg Python extension module `attnreg._core`. Each capability registers itself from its
 // own binding file; this file only wires them together and installs the interrupt checker.
+#include <atomic>
+
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -47,10 +49,13 @@ PYBIND11_MODULE(_core, m) {
   // Python-owned slot (module attribute), never in the core's global, so nothing Python-side
   // outlives the interpreter. A failing progress display must never break a computation: its
   // exceptions are dropped, except Ctrl-C, which is re-armed for the core's next poll.
+  // progress_on: checked before taking the GIL, so a computation nobody watches never waits
+  // for it (threads of dask or of the user may hold the GIL meanwhile).
+  static std::atomic<bool> progress_on{false};
   m.attr("_progress_callback") = py::none();
   attnreg::set_progress_reporter(
       [](std::size_t done, std::size_t total, const std::string& label) {
-        if (!Py_IsInitialized()) return;
+        if (!progress_on.load(std::memory_order_relaxed) || !Py_IsInitialized()) return;
         py::gil_scoped_acquire gil;
         try {
           py::object mod = py::module_::import("attnreg._core");
@@ -63,7 +68,10 @@ PYBIND11_MODULE(_core, m) {
       });
   m.def(
       "_set_progress_reporter",
-      [](py::object fn) { py::module_::import("attnreg._core").attr("_progress_callback") = fn; },
+      [](py::object fn) {
+        py::module_::import("attnreg._core").attr("_progress_callback") = fn;
+        progress_on.store(!fn.is_none(), std::memory_order_relaxed);
+      },
       py::arg("fn"),
       "Install fn(done, total, label) as the receiver of the core's progress reports (None: off).");
 
