@@ -207,3 +207,28 @@ def test_equal_sample_weights_with_a_selector_equal_unweighted():
         attnreg.LocalLinear(bandwidth=0.2).fit(X, y, sample_weight=np.zeros(70))
     with pytest.raises(ValueError, match="sample_weight"):
         attnreg.LocalLinear(bandwidth=0.2).fit(X, y, sample_weight=np.ones(3))
+
+
+def test_selection_survives_starts_where_the_objective_is_undefined():
+    # Random starts spread down to a quarter of the normal-reference bandwidth; in 5-D with 40
+    # rows some leave-one-out local designs are singular there (objective +inf). Such a start
+    # used to abort the whole search ("minimize: the objective is not finite at the start
+    # point"), which made LocalLinear() fail check_regressors_train; it is now moved up or
+    # skipped, and more starts can only improve the result.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 5))
+    y = X[:, 0] + rng.normal(size=40)
+    rot = attnreg.select_bandwidth(X, y, method="rot").bandwidth
+    assert attnreg.bandwidth.bandwidth_objective(X, y, 0.25 * rot)[0] == np.inf
+    objs = [attnreg.select_bandwidth(X, y, n_starts=k).objective for k in (1, 3, 10)]
+    assert np.all(np.isfinite(objs))
+    assert objs[2] <= objs[1] <= objs[0]
+    m = attnreg.LocalLinear().set_params().fit(X, y)
+    assert np.isfinite(m.cv_score_) and m.cv_score_ == pytest.approx(objs[1], rel=1e-10)
+    # With a compact kernel even the first (normal-reference) start is undefined here.
+    rot = attnreg.select_bandwidth(X, y, method="rot", kernel="epanechnikov").bandwidth
+    assert attnreg.bandwidth.bandwidth_objective(X, y, rot, kernel="epanechnikov")[0] == np.inf
+    r = attnreg.select_bandwidth(X, y, kernel="epanechnikov")
+    assert np.isfinite(r.objective) and np.all(r.bandwidth >= rot)
+    m = attnreg.LocalLinear(kernel="epanechnikov").fit(X, y)
+    assert m.cv_score_ == pytest.approx(r.objective, rel=1e-10)
