@@ -173,3 +173,15 @@ def test_a_failing_progress_callback_does_not_break_the_fit():
         m = attnreg.LocalLinear(bandwidth=0.05).fit(X, y)
     ref = attnreg.LocalLinear(bandwidth=0.05).fit(X, y)
     np.testing.assert_array_equal(m.predict(X[:5]), ref.predict(X[:5]))
+
+
+def test_progress_true_without_tqdm_falls_back_to_stderr(monkeypatch, capsys):
+    from attnreg import _progress
+
+    monkeypatch.setattr(_progress, "_have_tqdm", lambda: False)
+    X, y = _xy(100)
+    attnreg.select_bandwidth(X, y, progress=True)
+    assert "attnreg: bandwidth search: 1 (best" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="progress: 'tqdm' was asked for but tqdm is not "
+                                         "installed; pip install tqdm"):
+        attnreg.select_bandwidth(X, y, progress="tqdm")
