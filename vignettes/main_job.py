@@ -64,7 +64,7 @@ def main() -> None:
           f" effective number of rows 1/sum(a^2) = {1 / np.sum(a**2):,.0f}")
 
     # Local-linear profile of log wage on experience, bandwidth by exact leave-one-out CV.
-    # Experience is whole years (64 distinct values), so the search runs over distinct values
+    # Experience is whole years (67 distinct values), so the search runs over distinct values
     # with counts: the same objective and gradient as over all 28,155 rows.
     x_exp = cps["experience"].to_numpy(dtype=float)
     t0 = time.perf_counter()
