@@ -315,8 +315,9 @@ bootstrap_bands <- function(fit, newdata, R = 999L, type = c("rademacher", "mamm
   .diag_output(fit)
   type <- match.arg(type)
   X <- .kreg_newx(fit, newdata)
-  r <- .diag_bootstrap_cpp(fit$state, X, type, as.integer(R), as.double(level), as.double(seed),
-                           isTRUE(bias_corrected), .diag_kind(kind))
+  r <- .kreg_core(.diag_bootstrap_cpp(fit$state, X, type, as.integer(R), as.double(level),
+                                      as.double(seed), isTRUE(bias_corrected), .diag_kind(kind)),
+                  rename = c(replications = "R"))
   out <- data.frame(center = r$center, se = r$se, low = r$low, high = r$high,
                     uniform_low = r$uniform_low, uniform_high = r$uniform_high)
   attr(out, "critical_value") <- r$critical_value
