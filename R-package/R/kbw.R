@@ -25,6 +25,7 @@
 #' fewer than 5 rows) give an error naming the argument.
 #'
 #' @inheritParams kreg
+#' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
 #' @param method `"ll"` (local linear) or `"lc"` (local constant).
 #' @param bwmethod `"cv.ls"`, `"cv.aic"`, `"gcv"`, `"rot"` or `"dpi"`.
 #' @param nstart Number of starting points of the search.
