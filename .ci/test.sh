@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run every test suite: C++ (ctest, GoogleTest), Python (pytest), R (testthat inside
+# Run every test suite: C++ (ctest, GoogleTest), Python (pytest), the main job and the
+# vignettes (each checks its own claims), R (testthat inside
 # R CMD check). Does the set-up first (.ci/setup.sh) unless ATTNREG_SKIP_SETUP=1.
 # Exits non-zero when any suite fails or runs no test.
 set -euo pipefail
@@ -34,6 +35,9 @@ log "Python: pytest"
 
 log "Main job (the README's first command) runs end to end"
 $PY vignettes/main_job.py --out build/main-job-check || status=1
+
+log "Vignettes: render every one (each checks its own numerical claims)"
+ATTNREG_VIGNETTE_OUT=build/vignettes bash .ci/vignettes.sh || status=1
 
 log "R: R CMD check (runs the testthat suite)"
 tarball=$(ls build/r/attnreg_*.tar.gz)

@@ -17,6 +17,9 @@ cp -r "$root/core/include/attnreg" "$stage/src/include/"
 for f in "$root"/core/src/*.cpp; do cp "$f" "$stage/src/core_$(basename "$f")"; done
 # Private headers of core/src are included by their plain names from the sources beside them.
 for f in "$root"/core/src/*.hpp; do [ -e "$f" ] && cp "$f" "$stage/src/include/"; done
+# R CMD check --as-cran warns about pragmas that silence diagnostics; the R build drops them
+# (they only hide GCC's -Wpsabi notes on 64-byte vector types, which are notes, not warnings).
+sed -i '/#pragma GCC diagnostic ignored/d' "$stage"/src/include/attnreg/detail/*.hpp
 cp "$root"/bindings/r/*.cpp "$stage/src/"
 cp "$root"/bindings/r/*.hpp "$stage/src/" 2>/dev/null || true
 # The bundled real data sets (data/*.csv, data/nist) travel as inst/extdata.

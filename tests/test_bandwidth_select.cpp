@@ -83,6 +83,81 @@ TEST(BandwidthSelect, CvEqualsLiteralRefitAndLooFitted) {
       }
 }
 
+// Tied rows (integer-valued columns, as years of schooling): the objective runs over the
+// distinct rows with counts (bandwidth_select.cpp, "Ties", eq. 4); it must equal the literal
+// per-row refits, the smoother's own leave-one-out and the AICc/GCV formulas, and its gradient
+// the central differences, for lc/ll, ridge, and a categorical column.
+TEST(BandwidthSelect, TiedRowsGiveTheSameObjectiveAndGradient) {
+  for (int degree : {0, 1})
+    for (double ridge : {0.0, 0.2})
+      for (bool cat : {false, true}) {
+        if (degree == 0 && ridge > 0) continue;
+        arma::mat X;
+        arma::vec y;
+        make_data(45, 2, cat, 21 + degree, X, y);
+        X.cols(0, 1) = arma::round(6.0 * X.cols(0, 1)) / 6.0;  // 7 x 7 values: many ties
+        X.row(3) = X.row(4);                                    // and an exact duplicate row
+        const arma::vec bw = cat ? arma::vec{0.25, 0.3, 0.3} : arma::vec{0.25, 0.3};
+        BandwidthSelectOptions o;
+        o.degree = degree;
+        o.ridge = ridge;
+        o.var_types = types_for(2, cat);
+        BandwidthObjective obj(X, y, o);
+        ASSERT_LT(obj.n_unique(), X.n_rows);
+        arma::vec g;
+        const double cv = obj(bw, &g);
+        LocalFitOptions lo;
+        lo.degree = degree;
+        lo.ridge = ridge;
+        lo.var_types = o.var_types;
+        EXPECT_NEAR(cv, literal_cv(X, y, bw, lo), 1e-10 * cv) << degree << ridge << cat;
+        LocalPolynomial lp(lo);
+        lp.fit(X, y, bw);
+        EXPECT_NEAR(cv, arma::mean(arma::square(y - lp.loo_fitted())), 1e-10 * cv);
+        for (arma::uword j = 0; j < bw.n_elem; ++j) {
+          const double step = 1e-5;
+          arma::vec bp = bw, bm = bw;
+          if (j < 2) {
+            bp(j) = bw(j) * std::exp(step);
+            bm(j) = bw(j) * std::exp(-step);
+          } else {
+            bp(j) = bw(j) + step;
+            bm(j) = bw(j) - step;
+          }
+          const double fd = (obj(bp) - obj(bm)) / (2 * step);
+          EXPECT_NEAR(g(j), fd, 1e-5 * std::max(1.0, std::fabs(fd))) << "cv column " << j;
+        }
+        const double n = static_cast<double>(X.n_rows), tr = lp.effective_df();
+        const double rss = arma::accu(arma::square(y - lp.fitted()));
+        for (BandwidthMethod m : {BandwidthMethod::aic, BandwidthMethod::gcv}) {
+          o.method = m;
+          BandwidthObjective full(X, y, o);
+          arma::vec gf;
+          const double f = full(bw, &gf);
+          EXPECT_NEAR(full.last_trace(), tr, 1e-10 * tr);
+          EXPECT_NEAR(full.last_rss(), rss, 1e-10 * rss);
+          const double want = m == BandwidthMethod::aic
+                                  ? std::log(rss / n) + (1 + tr / n) / (1 - (tr + 2) / n)
+                                  : n * rss / ((n - tr) * (n - tr));
+          EXPECT_NEAR(f, want, 1e-10 * std::fabs(want));
+          for (arma::uword j = 0; j < bw.n_elem; ++j) {
+            const double step = 1e-5;
+            arma::vec bp = bw, bm = bw;
+            if (j < 2) {
+              bp(j) = bw(j) * std::exp(step);
+              bm(j) = bw(j) * std::exp(-step);
+            } else {
+              bp(j) = bw(j) + step;
+              bm(j) = bw(j) - step;
+            }
+            const double fd = (full(bp) - full(bm)) / (2 * step);
+            EXPECT_NEAR(gf(j), fd, 1e-5 * std::max(1.0, std::fabs(fd)))
+                << bandwidth_method_name(m) << " column " << j;
+          }
+        }
+      }
+}
+
 TEST(BandwidthSelect, AicAndGcvEqualTheirFormulas) {
   for (int degree : {0, 1})
     for (bool cat : {false, true}) {

@@ -27,18 +27,78 @@
                        bandwidth = NULL, ridge = 0, algorithm = "blockwise", kernel = "dot",
                        block_q = 64L, block_k = 64L, cg_tol = NULL, cg_max_iter = 0L,
                        feature_map = "elu_plus_one", tau = 4, normalize = TRUE,
-                       n_threads = 0L, device = "cpu", info = FALSE) {
+                       n_threads = 0L, device = "cpu", info = FALSE, progress = FALSE) {
   Q <- .attn_array(Q, "Q")
   K <- .attn_array(K, "K")
   V <- .attn_array(V, "V")
   if (is.null(window)) window <- 0L
-  res <- attn_forward_cpp(Q, K, V, method, isTRUE(causal), as.integer(window), .attn_num(scale),
-                          .attn_num(bandwidth), .attn_ridge(ridge), algorithm, kernel,
-                          as.integer(block_q), as.integer(block_k), .attn_num(cg_tol),
-                          as.integer(cg_max_iter), feature_map, as.double(tau),
-                          isTRUE(normalize), as.integer(n_threads), device)
+  run <- function(Q, K, V, ridge) {
+    attn_forward_cpp(Q, K, V, method, isTRUE(causal), as.integer(window), .attn_num(scale),
+                     .attn_num(bandwidth), .attn_ridge(ridge), algorithm, kernel,
+                     as.integer(block_q), as.integer(block_k), .attn_num(cg_tol),
+                     as.integer(cg_max_iter), feature_map, as.double(tau),
+                     isTRUE(normalize), as.integer(n_threads), device)
+  }
+  if (isTRUE(progress) && !isTRUE(info)) {
+    out <- .attn_chunked(Q, K, V, ridge, run, chunk_rows = as.integer(block_q),
+                         rows_ok = !isTRUE(causal) && window == 0)
+    return(out)
+  }
+  res <- run(Q, K, V, ridge)
   for (w in res$info$warnings) warning(w, call. = FALSE)
   if (isTRUE(info)) res else res$output
+}
+
+# progress = TRUE: the same computation in pieces, with a text bar on stderr between them
+# (and a chance for Ctrl-C to stop the loop). Arrays are split over the batch (first) index;
+# a matrix Q over its rows (not causal, no window), in whole query blocks of `chunk_rows`,
+# so every piece runs exactly the blocks the single call would and the output is identical.
+.attn_chunked <- function(Q, K, V, ridge, run, chunk_rows, rows_ok) {
+  nd <- length(dim(Q))
+  slice <- function(a, i) {  # a[i, , ...] keeping the rank
+    if (is.null(dim(a)) || length(dim(a)) != nd) return(a)
+    idx <- c(list(a, i), rep(list(quote(expr = )), nd - 1L), list(drop = FALSE))
+    do.call(`[`, idx)
+  }
+  if (nd >= 3L) {
+    pieces <- as.list(seq_len(dim(Q)[1]))
+    rslice <- function(r, i) {
+      if (length(dim(r)) == 3L) r[i, , , drop = FALSE] else r
+    }
+    get <- function(i) run(slice(Q, i), slice(K, i), slice(V, i), rslice(ridge, i))
+  } else if (rows_ok) {
+    n_q <- nrow(Q)
+    size <- chunk_rows * max(1L, ceiling(n_q / chunk_rows / 50))
+    starts <- seq(1L, n_q, by = size)
+    pieces <- lapply(starts, function(a) a:min(n_q, a + size - 1L))
+    get <- function(i) {
+      r <- if (length(ridge) == n_q && n_q > 1L) ridge[i] else ridge
+      run(Q[i, , drop = FALSE], K, V, r)
+    }
+  } else {
+    pieces <- list(seq_len(nrow(Q)))
+    get <- function(i) run(Q, K, V, ridge)
+  }
+  bar <- utils::txtProgressBar(min = 0, max = length(pieces), style = 3, file = stderr())
+  on.exit(close(bar))
+  outs <- vector("list", length(pieces))
+  warns <- character(0)
+  for (k in seq_along(pieces)) {
+    res <- get(pieces[[k]])
+    outs[[k]] <- res$output
+    warns <- c(warns, res$info$warnings)
+    utils::setTxtProgressBar(bar, k)
+  }
+  for (w in unique(warns)) warning(w, call. = FALSE)
+  if (length(outs) == 1L) return(outs[[1L]])
+  if (nd < 3L) return(do.call(rbind, outs))
+  o1 <- outs[[1L]]
+  out <- array(0, c(dim(Q)[1], dim(o1)[-1]))
+  for (k in seq_along(outs)) {
+    idx <- c(list(out, k), rep(list(quote(expr = )), nd - 1L), list(value = outs[[k]]))
+    out <- do.call(`[<-`, idx)
+  }
+  out
 }
 
 #' Softmax attention (Nadaraya-Watson with the dot-product kernel)
@@ -65,6 +125,10 @@
 #' @param device `"cpu"`, or `"cuda"` for the GPU backend (an error when this build has no
 #'   CUDA or no GPU is visible).
 #' @param info When `TRUE`, return `list(output, info)` with the core's diagnostics.
+#' @param progress Show a text progress bar (on stderr): the call runs in pieces (over the
+#'   batch index of an array, or over query blocks of a matrix `Q` when neither `causal` nor
+#'   `window` is set; otherwise in one piece), with the same result, and Ctrl-C (Esc in the R
+#'   GUI) stops it between pieces. Ignored with `info = TRUE`.
 #' @return The attention output (see Shapes), or a list when `info = TRUE`.
 #' @examples
 #' set.seed(1)
@@ -74,10 +138,10 @@
 #' @export
 softmax_attention <- function(Q, K, V, scale = NULL, causal = FALSE, window = 0L,
                               block_q = 64L, block_k = 64L, n_threads = 0L,
-                              device = c("cpu", "cuda"), info = FALSE) {
+                              device = c("cpu", "cuda"), info = FALSE, progress = FALSE) {
   .attn_call(Q, K, V, "softmax", causal = causal, window = window, scale = scale,
              block_q = block_q, block_k = block_k, n_threads = n_threads,
-             device = match.arg(device), info = info)
+             device = match.arg(device), info = info, progress = progress)
 }
 
 #' Nadaraya-Watson attention with a Gaussian kernel
@@ -96,10 +160,10 @@ softmax_attention <- function(Q, K, V, scale = NULL, causal = FALSE, window = 0L
 #' @export
 nw_rbf_attention <- function(Q, K, V, bandwidth = NULL, causal = FALSE, window = 0L,
                              block_q = 64L, block_k = 64L, n_threads = 0L,
-                             device = c("cpu", "cuda"), info = FALSE) {
+                             device = c("cpu", "cuda"), info = FALSE, progress = FALSE) {
   .attn_call(Q, K, V, "nw_rbf", causal = causal, window = window, bandwidth = bandwidth,
              block_q = block_q, block_k = block_k, n_threads = n_threads,
-             device = match.arg(device), info = info)
+             device = match.arg(device), info = info, progress = progress)
 }
 
 #' Local Linear Attention
@@ -146,12 +210,12 @@ nw_rbf_attention <- function(Q, K, V, bandwidth = NULL, causal = FALSE, window =
 lla <- function(Q, K, V, bandwidth = NULL, ridge = 0, causal = FALSE, window = 0L,
                 method = c("blockwise", "direct", "naive"), kernel = c("dot", "rbf"),
                 scale = NULL, block_q = 64L, block_k = 64L, cg_tol = NULL, cg_max_iter = 0L,
-                n_threads = 0L, device = c("cpu", "cuda"), info = FALSE) {
+                n_threads = 0L, device = c("cpu", "cuda"), info = FALSE, progress = FALSE) {
   .attn_call(Q, K, V, "lla", causal = causal, window = window, scale = scale,
              bandwidth = bandwidth, ridge = ridge, algorithm = match.arg(method),
              kernel = match.arg(kernel), block_q = block_q, block_k = block_k, cg_tol = cg_tol,
              cg_max_iter = cg_max_iter, n_threads = n_threads, device = match.arg(device),
-             info = info)
+             info = info, progress = progress)
 }
 
 #' Linear attention with a feature map
@@ -178,10 +242,11 @@ lla <- function(Q, K, V, bandwidth = NULL, ridge = 0, causal = FALSE, window = 0
 linear_attention <- function(Q, K, V, feature_map = c("elu_plus_one", "relu", "identity",
                                                        "epanechnikov"),
                              tau = 4, normalize = TRUE, causal = FALSE, window = 0L,
-                             n_threads = 0L, device = c("cpu", "cuda"), info = FALSE) {
+                             n_threads = 0L, device = c("cpu", "cuda"), info = FALSE,
+                             progress = FALSE) {
   .attn_call(Q, K, V, "linear", causal = causal, window = window,
              feature_map = match.arg(feature_map), tau = tau, normalize = normalize,
-             n_threads = n_threads, device = match.arg(device), info = info)
+             n_threads = n_threads, device = match.arg(device), info = info, progress = progress)
 }
 
 #' Mesa attention: a global ridge regression at each position
@@ -201,9 +266,9 @@ linear_attention <- function(Q, K, V, feature_map = c("elu_plus_one", "relu", "i
 #' mesa_attention(K, K, V, ridge = 1, causal = TRUE)[1:3, ]
 #' @export
 mesa_attention <- function(Q, K, V, ridge = 1, causal = FALSE, window = 0L, n_threads = 0L,
-                           device = c("cpu", "cuda"), info = FALSE) {
+                           device = c("cpu", "cuda"), info = FALSE, progress = FALSE) {
   .attn_call(Q, K, V, "mesa", causal = causal, window = window, ridge = ridge,
-             n_threads = n_threads, device = match.arg(device), info = info)
+             n_threads = n_threads, device = match.arg(device), info = info, progress = progress)
 }
 
 #' Attention weights of an attention method

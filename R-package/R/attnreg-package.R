@@ -18,5 +18,12 @@
 #' @param newdata A data frame of query points (default: the training data).
 #' @param ... Passed to methods.
 #' @return A numeric matrix with one row per row of `newdata` and one column per training row.
+#' @examples
+#' fit <- kreg(mpg ~ wt, data = mtcars, bw = 0.5)
+#' A <- attention_weights(fit, data.frame(wt = c(2, 3)))
+#' rowSums(A)                                  # 1: local linear weights are affine
+#' drop(A %*% mtcars$mpg) - predict(fit, data.frame(wt = c(2, 3)))
+#' o <- ols_attention(mpg ~ wt, data = mtcars)
+#' dim(attention_weights(o, mtcars[1:4, ]))   # 4 x 32
 #' @export
 attention_weights <- function(object, newdata, ...) UseMethod("attention_weights")

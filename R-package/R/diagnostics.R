@@ -88,7 +88,7 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
 #'
 #' @param x,y Numeric vectors (one continuous regressor).
 #' @param eval_points Evaluation points; default the median of `x` (`mse_dpi`) or 30
-#'   quantiles of `x` from 5\% to 95\% (`imse_dpi`).
+#'   quantiles of `x` from 5% to 95% (`imse_dpi`).
 #' @param method `"ll"` (local linear) or `"lc"` (local constant).
 #' @param kernel Kernel name.
 #' @param kind Variance estimator (see [diagnose()]).
@@ -183,7 +183,7 @@ plot.kreg_tradeoff <- function(x, ...) {
 #'
 #' @param f Function of a matrix (rows = points) returning one value per row.
 #' @param n,d Sample size and dimension.
-#' @param design `"uniform"` (U[0,1]^d) or `"cone"` (seed 002 App. E.1: \eqn{X_j = |Z_j|},
+#' @param design `"uniform"` (\eqn{U[0, 1]^d}) or `"cone"` (seed 002 App. E.1: \eqn{X_j = |Z_j|},
 #'   \eqn{Z \sim N(0, I_d)}: a Gaussian truncated to the positive orthant).
 #' @param noise Noise standard deviation.
 #' @param R Replications.
@@ -194,6 +194,8 @@ plot.kreg_tradeoff <- function(x, ...) {
 #' @param eval_points Matrix of evaluation points (default 100 fresh design draws; 101 grid
 #'   points for d = 1 uniform).
 #' @param lambda Ridge penalty.
+#' @param progress Show a text progress bar (on stderr), one step per estimator and grid
+#'   bandwidth. Ctrl-C (Esc in the R GUI) stops the run between steps.
 #' @return A list: `integrated` (data frame: estimator, bandwidth, bias2, variance, mse),
 #'   `pointwise` (per estimator and point), `eval_points`.
 #' @examples
@@ -202,7 +204,8 @@ plot.kreg_tradeoff <- function(x, ...) {
 #' @export
 monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), noise = 0.3,
                         R = 200L, seed = 1L, estimators = c("lc", "ll", "ols", "ridge"),
-                        bw = "oracle", bw_grid = NULL, eval_points = NULL, lambda = 1) {
+                        bw = "oracle", bw_grid = NULL, eval_points = NULL, lambda = 1,
+                        progress = FALSE) {
   design <- match.arg(design)
   if (!is.function(f)) stop("f: must be a function of a matrix", call. = FALSE)
   if (R < 2) stop("R: needs at least 2 replications", call. = FALSE)
@@ -236,14 +239,32 @@ monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), nois
     unname(attention_weights(fit, dE))
   }
   rows <- list(); pts <- list()
+  step <- function() invisible(NULL)
+  if (isTRUE(progress)) {
+    oracle <- identical(bw, "oracle")
+    total <- sum(ifelse(estimators %in% c("ols", "ridge") | !oracle, 1L, length(bw_grid)))
+    bar <- utils::txtProgressBar(min = 0, max = max(total, 1), style = 3, file = stderr())
+    on.exit(close(bar), add = TRUE)
+    done <- 0L
+    step <- function() {
+      done <<- done + 1L
+      utils::setTxtProgressBar(bar, done)
+    }
+  }
   for (est in estimators) {
     if (est %in% c("ols", "ridge")) {
       h <- NA_real_
       s <- .diag_mc_cpp(weights_of(est, NA), Ysim, truth)
+      step()
     } else if (identical(bw, "oracle")) {
       best <- NULL
       for (h0 in bw_grid) {
-        W <- tryCatch(weights_of(est, h0), error = function(e) NULL)
+        W <- tryCatch(weights_of(est, h0), error = function(e) {
+          # a bandwidth too small for some point is skipped; a Ctrl-C in the core is not
+          if (grepl("interrupted by the user", conditionMessage(e))) stop(e)
+          NULL
+        })
+        step()
         if (is.null(W)) next
         s0 <- .diag_mc_cpp(W, Ysim, truth)
         if (is.null(best) || s0$integrated_mse < best$s$integrated_mse) best <- list(h = h0, s = s0)
@@ -253,6 +274,7 @@ monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), nois
     } else {
       h <- as.double(bw)
       s <- .diag_mc_cpp(weights_of(est, h), Ysim, truth)
+      step()
     }
     rows[[est]] <- data.frame(estimator = est, bandwidth = h, bias2 = s$integrated_bias2,
                               variance = s$integrated_variance, mse = s$integrated_mse)
@@ -293,8 +315,9 @@ bootstrap_bands <- function(fit, newdata, R = 999L, type = c("rademacher", "mamm
   .diag_output(fit)
   type <- match.arg(type)
   X <- .kreg_newx(fit, newdata)
-  r <- .diag_bootstrap_cpp(fit$state, X, type, as.integer(R), as.double(level), as.double(seed),
-                           isTRUE(bias_corrected), .diag_kind(kind))
+  r <- .kreg_core(.diag_bootstrap_cpp(fit$state, X, type, as.integer(R), as.double(level),
+                                      as.double(seed), isTRUE(bias_corrected), .diag_kind(kind)),
+                  rename = c(replications = "R"))
   out <- data.frame(center = r$center, se = r$se, low = r$low, high = r$high,
                     uniform_low = r$uniform_low, uniform_high = r$uniform_high)
   attr(out, "critical_value") <- r$critical_value

@@ -25,12 +25,15 @@
 #' fewer than 5 rows) give an error naming the argument.
 #'
 #' @inheritParams kreg
+#' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
 #' @param method `"ll"` (local linear) or `"lc"` (local constant).
 #' @param bwmethod `"cv.ls"`, `"cv.aic"`, `"gcv"`, `"rot"` or `"dpi"`.
 #' @param nstart Number of starting points of the search.
 #' @param seed Seed of the random starting points.
 #' @param grid_size Points of the criterion curve (one continuous regressor).
-#' @param progress Print the number of evaluations and the best criterion as it goes.
+#' @param progress Show a status line (on stderr) with the number of criterion evaluations and
+#'   the best value so far, redrawn in place. The search can be interrupted with Ctrl-C (Esc in
+#'   the R GUI); it stops within one block of kernel sums with an R error.
 #' @return An object of class `kbw`: `bw` (named, one per regressor), `objective`, `n_evals`,
 #'   `converged`, `bwmethod`, `method`, `kernel`, `curve` (a data frame `bw`, `objective`
 #'   for one continuous regressor, else `NULL`), `lower`, `upper` (the search box).
@@ -78,9 +81,10 @@ kbw <- function(formula, data, subset, na.action, method = c("ll", "lc"),
   if (!is.numeric(ridge) || length(ridge) != 1L) {
     stop("ridge: must be a single number >= 0", call. = FALSE)
   }
-  r <- .kbw_cpp(X, y, if (method == "ll") 1L else 0L, bwmethod, kernel, spec$types, ukertype,
-                okertype, as.double(ridge), as.integer(nstart), as.double(seed),
-                as.integer(grid_size), 0L, as.integer(n_threads), isTRUE(progress))
+  r <- .kreg_core(.kbw_cpp(X, y, if (method == "ll") 1L else 0L, bwmethod, kernel, spec$types,
+                           ukertype, okertype, as.double(ridge), as.integer(nstart),
+                           as.double(seed), as.integer(grid_size), 0L, as.integer(n_threads),
+                           isTRUE(progress)), spec)
   bw <- setNames(r$bw, spec$names)
   curve <- if (length(r$curve_grid)) {
     data.frame(bw = r$curve_grid, objective = r$curve_values)
@@ -114,6 +118,9 @@ print.kbw <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 #' @param x A `kbw` object.
 #' @param ... Passed to [graphics::plot()].
 #' @return `x$curve`, invisibly.
+#' @examples
+#' b <- kbw(mpg ~ wt, data = mtcars, bwmethod = "cv.aic")
+#' plot(b)
 #' @export
 plot.kbw <- function(x, ...) {
   if (is.null(x$curve)) {

@@ -48,6 +48,9 @@
 #' @param ridge \eqn{\lambda \ge 0} on the local slopes (`method = "ll"`).
 #' @param ukertype,okertype Kernels of unordered and ordered categorical regressors.
 #' @param n_threads Threads for the core (0 = OpenMP default); results do not depend on it.
+#' @param progress Show a text progress bar (on stderr) while the kernel sums run, and the
+#'   bandwidth search's status line when `bw` is a selector. Long fits can be interrupted with
+#'   Ctrl-C (Esc in the R GUI) at any time; the core stops within one block of work.
 #' @param ... Unused.
 #' @return An object of class `kreg`: `fitted.values`, `residuals`, `leverage`, `loo`
 #'   (leave-one-out fits, `NULL` when some row has none), `cv` (their mean squared error,
@@ -64,10 +67,23 @@
 #' rowSums(A)                                       # 1
 #' d <- transform(mtcars, am = factor(am), gear = ordered(gear))
 #' kreg(mpg ~ wt + am + gear, data = d, bw = c(wt = 0.6, am = 0.1, gear = 0.3))
+#' # formula transformations, factor(), subset and weights work as in lm()
+#' kreg(log(mpg) ~ wt + factor(cyl), data = mtcars, bw = c(0.6, 0.2), subset = hp < 250,
+#'      weights = rep(1:2, 16))
+#' \donttest{
+#' # the issue's example: a wage equation, bandwidths by leave-one-out CV
+#' if (requireNamespace("AER", quietly = TRUE)) {
+#'   data("CPS1988", package = "AER")
+#'   cps <- CPS1988[seq(1, nrow(CPS1988), by = 20), ]
+#'   f <- kreg(log(wage) ~ experience + education + factor(region), data = cps,
+#'             progress = interactive())
+#'   summary(f)
+#' }
+#' }
 #' @export
 kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"),
                  bw = "cv.ls", kernel = "gaussian", ridge = 0, ukertype = "aitchisonaitken",
-                 okertype = "liracine", n_threads = 0L, ...) {
+                 okertype = "liracine", n_threads = 0L, progress = FALSE, ...) {
   cl <- match.call()
   method <- match.arg(method)
   mf <- match.call(expand.dots = FALSE)
@@ -95,7 +111,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
            "and pass the bandwidths", call. = FALSE)
     }
     bwsel <<- .kbw_fit(X, as.double(Y[, 1]), spec, method, bwmethod, kernel, ridge, ukertype,
-                       okertype, n_threads = n_threads)
+                       okertype, n_threads = n_threads, progress = progress)
     bwsel$bw
   }
   bwv <- .kreg_bandwidth(bw, spec, sel)
@@ -106,9 +122,15 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   if (method == "lc" && ridge != 0) {
     stop("ridge: only used by method = \"ll\" (local linear); drop it for \"lc\"", call. = FALSE)
   }
-  res <- .kreg_fit_cpp(X, Y, bwv, if (is.null(w)) numeric(0) else as.double(w),
-                       if (method == "ll") 1L else 0L, kernel, spec$types,
-                       ukertype, okertype, as.double(ridge), "auto", as.integer(n_threads))
+  if (isTRUE(progress)) {  # after the selection, which has its own status line
+    .attnreg_progress(TRUE)
+    on.exit(.attnreg_progress(FALSE), add = TRUE)
+  }
+  res <- .kreg_core(.kreg_fit_cpp(X, Y, bwv, if (is.null(w)) numeric(0) else as.double(w),
+                                  if (method == "ll") 1L else 0L, kernel, spec$types,
+                                  ukertype, okertype, as.double(ridge), "auto",
+                                  as.integer(n_threads)), spec)
+  if (isTRUE(progress)) .attnreg_progress(FALSE, complete = TRUE)
   rn <- rownames(mf)
   fitted <- drop(res$fitted)
   resid <- drop(Y - res$fitted)
@@ -127,6 +149,33 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
     uses_neighbors = res$uses_neighbors, state = res$state, y = Y, terms = mt,
     na.action = attr(mf, "na.action"), call = cl, nobs = nrow(X), kbw = bwsel
   ), class = "kreg")
+}
+
+# The core names its own arguments (X, Y, bandwidth[j], sample_weight, column j); say which
+# argument of the R call they are and which regressor. A Ctrl-C passes through unchanged.
+.kreg_core <- function(expr, spec = NULL, rename = character(0)) {
+  tryCatch(expr, error = function(e) {
+    m <- conditionMessage(e)
+    if (grepl("interrupted by the user", m, fixed = TRUE)) stop(e)
+    for (a in names(rename)) m <- sub(paste0("^", a, ":"), paste0(rename[[a]], ":"), m)
+    name_of <- function(j) if (is.null(spec)) NA_character_ else spec$names[as.integer(j)]
+    hit <- regmatches(m, regexec("^bandwidth\\[([0-9]+)\\]", m))[[1]]
+    if (length(hit)) {
+      m <- sub("^bandwidth\\[[0-9]+\\]", paste0("bw[", hit[2], "] (", name_of(hit[2]), ")"),
+               m)
+    }
+    m <- sub("^bandwidth:", "bw:", m)
+    m <- sub("^sample_weight:", "weights:", m)
+    m <- sub("^X_new", "newdata", m)
+    m <- sub("^X \\(", "data (", m)
+    m <- sub("^(X|x):", "data (regressors):", m)
+    m <- sub("^(Y|y):", "data (response):", m)
+    hit <- regmatches(m, regexec("column ([0-9]+)", m))[[1]]
+    if (length(hit) && !is.na(name_of(hit[2])) && !startsWith(m, "data (response)")) {
+      m <- sub("column [0-9]+", paste0("column ", hit[2], " (", name_of(hit[2]), ")"), m)
+    }
+    stop(m, call. = FALSE)
+  })
 }
 
 # Regressors of a model frame: names, types (c/u/o), factor levels. Matrix columns (poly(),
@@ -234,11 +283,24 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
     stop("bw: got ", length(bw), " values for ", p, " regressors (",
          paste(spec$names, collapse = ", "), ")", call. = FALSE)
   }
+  types <- strsplit(spec$types, "")[[1]]
+  bad <- which(types == "c" & !(is.finite(bw) & bw > 0))
+  if (length(bad)) {
+    stop("bw: the bandwidth of '", spec$names[bad[1]], "' must be a positive finite number, ",
+         "got ", format(bw[bad[1]]), "; give one > 0 or a selector such as bw = \"cv.ls\"",
+         call. = FALSE)
+  }
+  bad <- which(types != "c" & !is.finite(bw))
+  if (length(bad)) {
+    stop("bw: the lambda of factor '", spec$names[bad[1]], "' must be a finite number in the ",
+         "kernel's range (0 = no smoothing), got ", format(bw[bad[1]]), call. = FALSE)
+  }
   as.double(unname(bw))
 }
 
 .kreg_newx <- function(object, newdata) {
   tt <- delete.response(object$terms)
+  .check_newdata(tt, newdata)
   mf <- model.frame(tt, newdata, na.action = stats::na.pass)
   X <- .kreg_encode(object$spec, mf, "newdata")
   if (anyNA(X)) {
@@ -246,6 +308,21 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
          call. = FALSE)
   }
   X
+}
+
+# newdata: a data frame (or list) with every variable the model's formula uses.
+.check_newdata <- function(tt, newdata) {
+  if (!is.data.frame(newdata) && !is.list(newdata)) {
+    stop("newdata: must be a data frame with the model's variables, got ", class(newdata)[1],
+         call. = FALSE)
+  }
+  need <- all.vars(tt)
+  miss <- setdiff(need, names(newdata))
+  if (length(miss)) {
+    stop("newdata: has no variable ", paste0("'", miss, "'", collapse = ", "),
+         " (the model uses ", paste(need, collapse = ", "), "); add the column", call. = FALSE)
+  }
+  invisible()
 }
 
 .kreg_title <- function(x) {
@@ -332,6 +409,13 @@ print.summary.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 #'   With `interval`: a matrix with columns `fit, lwr, upr` (for `"rbc"`, `fit` is the
 #'   bias-corrected fit). With `se.fit = TRUE`: a list with `fit`, `se.fit`, `df` (residual df
 #'   \eqn{n - 2 tr L + tr L'L}) and `residual.scale`, as [stats::predict.lm()].
+#' @examples
+#' fit <- kreg(mpg ~ wt + hp, data = mtcars, bw = c(0.5, 40))
+#' nd <- data.frame(wt = c(2.5, 3.5), hp = c(100, 200))
+#' predict(fit, nd)
+#' predict(fit, nd, interval = "confidence")
+#' predict(fit, nd, se.fit = TRUE)$se.fit
+#' predict(fit, nd, type = "gradient")
 #' @export
 predict.kreg <- function(object, newdata, type = c("response", "gradient"), se.fit = FALSE,
                          interval = c("none", "confidence", "rbc"), level = 0.95,
@@ -359,11 +443,11 @@ predict.kreg <- function(object, newdata, type = c("response", "gradient"), se.f
   }
   X <- .kreg_newx(object, newdata)
   if (type == "response") {
-    p <- drop(.kreg_predict_cpp(object$state, X, "fit"))
+    p <- drop(.kreg_core(.kreg_predict_cpp(object$state, X, "fit"), object$spec))
     if (!is.matrix(p)) names(p) <- rownames(newdata)
     return(p)
   }
-  G <- .kreg_predict_cpp(object$state, X, "gradient")  # rows x regressors x responses
+  G <- .kreg_core(.kreg_predict_cpp(object$state, X, "gradient"), object$spec)  # n x p x k
   if (dim(G)[3] == 1L) {
     return(matrix(G[, , 1], nrow = nrow(X), dimnames = list(rownames(newdata), names(object$bw))))
   }
@@ -384,7 +468,7 @@ nobs.kreg <- function(object, ...) object$nobs
 #' @export
 attention_weights.kreg <- function(object, newdata, ...) {
   X <- .kreg_newx(object, newdata)
-  A <- .kreg_predict_cpp(object$state, X, "weights")
+  A <- .kreg_core(.kreg_predict_cpp(object$state, X, "weights"), object$spec)
   dimnames(A) <- list(rownames(newdata), names(object$leverage))
   A
 }
@@ -398,60 +482,236 @@ loo_predict.kreg <- function(object, ...) {
 
 #' Plot a kernel regression fit
 #'
-#' The fitted curve along one continuous regressor, the others held at their median (numeric)
-#' or most frequent level (factors), over a scatter of the data.
+#' Four views of a `kreg` fit, in base graphics:
+#' * `type = "fit"`: the fitted curve along one continuous regressor (`var`), the others held
+#'   at their median (numeric) or most frequent level (factors), over a scatter of the data,
+#'   with optional pointwise bands.
+#' * `type = "partial"`: one panel per regressor (or per name in `var`), each the fit along
+#'   that regressor with the others held as above: a curve for continuous regressors, a point
+#'   per level (with interval bars when `bands` is not `"none"`) for factors.
+#' * `type = "cv"`: the bandwidth-selection criterion curve of the [kbw()] search the fit came
+#'   from (`bw = "cv.ls"` and the like with one continuous regressor), see [plot.kbw()].
+#' * `type = "attention"`: the attention weights \eqn{l_i(x)} of one query \eqn{x} (`query`)
+#'   over the training rows: needles over the regressor for one continuous regressor, else
+#'   the training points in the plane of two continuous regressors (`var`), coloured by
+#'   weight (blue negative, red positive), with the query marked.
 #'
 #' @param x A `kreg` fit (single response).
-#' @param var The continuous regressor to plot along (name or position among the continuous
-#'   ones); default the first.
+#' @param type `"fit"`, `"partial"`, `"cv"` or `"attention"` (see above).
+#' @param var `"fit"`: the continuous regressor to plot along (name or position among the
+#'   continuous ones), default the first. `"partial"`: the regressors to plot, default all.
+#'   `"attention"`: one or two continuous regressors for the axes.
+#' @param query `"attention"`: the query, a one-row data frame with the regressors or a
+#'   training row number (default the training row nearest the medians).
 #' @param n_grid Number of grid points.
 #' @param bands `"none"`, `"confidence"` (conventional pointwise band, shaded) or `"rbc"`
 #'   (also the robust bias-corrected band, dashed; one regressor only), see [diagnose()].
 #' @param level,kind Confidence level and variance estimator of the bands.
 #' @param ... Passed to [graphics::plot()].
-#' @return The grid and fit (invisibly), a data frame.
+#' @return Invisibly: `"fit"` a data frame `grid, fit` (and `lwr, upr` with bands);
+#'   `"partial"` a list of such data frames, one per regressor; `"cv"` the criterion curve;
+#'   `"attention"` the weights, a named vector.
 #' @examples
 #' fit <- kreg(mpg ~ wt + hp, data = mtcars, bw = c(0.5, 40))
 #' plot(fit, var = "wt")
 #' plot(kreg(mpg ~ wt, data = mtcars, bw = 0.5), bands = "rbc")
+#' d <- transform(mtcars, am = factor(am))
+#' plot(kreg(mpg ~ wt + hp + am, data = d, bw = c(0.6, 40, 0.2)), type = "partial",
+#'      bands = "confidence")
+#' plot(fit, type = "attention", query = data.frame(wt = 3, hp = 150))
+#' plot(kreg(mpg ~ wt, data = mtcars), type = "cv")      # bw = "cv.ls" by default
 #' @export
-plot.kreg <- function(x, var = NULL, n_grid = 200L, bands = c("none", "confidence", "rbc"),
+plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NULL,
+                      query = NULL, n_grid = 200L, bands = c("none", "confidence", "rbc"),
                       level = 0.95, kind = "hc3", ...) {
+  type <- match.arg(type)
   bands <- match.arg(bands)
   if (is.matrix(x$fitted.values)) stop("plot: only for a single response", call. = FALSE)
+  if (!is.numeric(n_grid) || length(n_grid) != 1L || n_grid < 2) {
+    stop("n_grid: must be a single integer >= 2", call. = FALSE)
+  }
+  switch(type,
+         fit = .kreg_plot_fit(x, var, n_grid, bands, level, kind, ...),
+         partial = .kreg_plot_partial(x, var, n_grid, bands, level, kind, ...),
+         cv = .kreg_plot_cv(x, ...),
+         attention = .kreg_plot_attention(x, var, query, ...))
+}
+
+# Rows of regressor codes with every regressor at its median (continuous) or most frequent
+# level (factors); `j` then varies over `values`.
+.kreg_hold <- function(x, j, values) {
+  Xtr <- x$state$X
   types <- strsplit(x$var_types, "")[[1]]
-  cont <- names(x$bw)[types == "c"]
-  if (!length(cont)) stop("plot: needs a continuous regressor", call. = FALSE)
-  if (is.null(var)) var <- cont[1]
-  if (is.numeric(var)) var <- cont[var]
-  if (!var %in% cont) stop("var: '", var, "' is not a continuous regressor", call. = FALSE)
-  st <- x$state
-  Xtr <- st$X
-  colnames(Xtr) <- names(x$bw)
-  j <- match(var, names(x$bw))
-  grid <- seq(min(Xtr[, j]), max(Xtr[, j]), length.out = n_grid)
-  G <- matrix(apply(Xtr, 2, stats::median), n_grid, ncol(Xtr), byrow = TRUE)
-  for (k in which(types != "c")) {  # most frequent level code
+  G <- matrix(apply(Xtr, 2, stats::median), length(values), ncol(Xtr), byrow = TRUE)
+  for (k in which(types != "c")) {
     tb <- table(Xtr[, k])
     G[, k] <- as.numeric(names(tb)[which.max(tb)])
   }
-  G[, j] <- grid
-  fit <- drop(.kreg_predict_cpp(st, G, "fit"))
-  plot(Xtr[, j], drop(st$Y), xlab = var, ylab = deparse(x$terms[[2L]]),
-       col = grDevices::rgb(0, 0, 0, 0.3), pch = 16, cex = 0.5, ...)
+  G[, j] <- values
+  colnames(G) <- names(x$bw)
+  G
+}
+
+# Fit and (optionally) pointwise bands at rows G of regressor codes.
+.kreg_band <- function(x, G, bands, level, kind) {
+  fit <- drop(.kreg_predict_cpp(x$state, G, "fit"))
+  out <- data.frame(fit = fit)
   if (bands != "none") {
-    colnames(G) <- names(x$bw)
-    d <- .diag_pointwise_cpp(st, G, .diag_kind(kind), as.double(level), -1L, 0, numeric(0),
-                             .diag_output(x))
-    polygon(c(grid, rev(grid)), c(d$ci_low, rev(d$ci_high)), border = NA,
-            col = grDevices::rgb(0.7, 0.1, 0.1, 0.2))
-    if (bands == "rbc" && all(is.finite(d$rbc_low))) {
-      lines(grid, d$rbc_low, lty = 2, col = "steelblue")
-      lines(grid, d$rbc_high, lty = 2, col = "steelblue")
+    d <- .diag_pointwise_cpp(x$state, G, .diag_kind(kind), as.double(level), -1L, 0,
+                             numeric(0), .diag_output(x))
+    out$lwr <- d$ci_low
+    out$upr <- d$ci_high
+    if (bands == "rbc") {
+      out$rbc_lwr <- d$rbc_low
+      out$rbc_upr <- d$rbc_high
     }
   }
-  lines(grid, fit, lwd = 2, col = "firebrick")
-  invisible(data.frame(grid = grid, fit = fit))
+  out
+}
+
+.kreg_continuous <- function(x) {
+  types <- strsplit(x$var_types, "")[[1]]
+  names(x$bw)[types == "c"]
+}
+
+.kreg_plot_fit <- function(x, var, n_grid, bands, level, kind, ...) {
+  cont <- .kreg_continuous(x)
+  if (!length(cont)) {
+    stop("plot: needs a continuous regressor; use type = \"partial\" for factors",
+         call. = FALSE)
+  }
+  if (is.null(var)) var <- cont[1]
+  if (is.numeric(var)) var <- cont[var]
+  if (length(var) != 1L || !var %in% cont) {
+    stop("var: '", paste(var, collapse = ", "), "' is not a continuous regressor; use one of ",
+         paste(cont, collapse = ", "), call. = FALSE)
+  }
+  Xtr <- x$state$X
+  j <- match(var, names(x$bw))
+  grid <- seq(min(Xtr[, j]), max(Xtr[, j]), length.out = n_grid)
+  b <- .kreg_band(x, .kreg_hold(x, j, grid), bands, level, kind)
+  plot(Xtr[, j], drop(x$state$Y), xlab = var, ylab = deparse(x$terms[[2L]]),
+       col = grDevices::rgb(0, 0, 0, 0.3), pch = 16, cex = 0.5, ...)
+  if (bands != "none") {
+    polygon(c(grid, rev(grid)), c(b$lwr, rev(b$upr)), border = NA,
+            col = grDevices::rgb(0.7, 0.1, 0.1, 0.2))
+    if (bands == "rbc" && all(is.finite(b$rbc_lwr))) {
+      lines(grid, b$rbc_lwr, lty = 2, col = "steelblue")
+      lines(grid, b$rbc_upr, lty = 2, col = "steelblue")
+    }
+  }
+  lines(grid, b$fit, lwd = 2, col = "firebrick")
+  invisible(cbind(grid = grid, b))
+}
+
+.kreg_plot_partial <- function(x, var, n_grid, bands, level, kind, ...) {
+  all_vars <- names(x$bw)
+  if (is.null(var)) var <- all_vars
+  if (is.numeric(var)) var <- all_vars[var]
+  bad <- setdiff(var, all_vars)
+  if (length(var) == 0L || length(bad)) {
+    stop("var: not a regressor: ", paste(bad, collapse = ", "), "; use some of ",
+         paste(all_vars, collapse = ", "), call. = FALSE)
+  }
+  if (bands == "rbc") bands <- "confidence"  # RBC needs one regressor; partial plots hold others
+  types <- strsplit(x$var_types, "")[[1]]
+  Xtr <- x$state$X
+  yl <- deparse(x$terms[[2L]])
+  nc <- ceiling(sqrt(length(var)))
+  op <- par(mfrow = c(ceiling(length(var) / nc), nc))
+  on.exit(par(op))
+  out <- list()
+  for (v in var) {
+    j <- match(v, all_vars)
+    if (types[j] == "c") {
+      grid <- seq(min(Xtr[, j]), max(Xtr[, j]), length.out = n_grid)
+      b <- .kreg_band(x, .kreg_hold(x, j, grid), bands, level, kind)
+      rng <- range(c(b$fit, b$lwr, b$upr), finite = TRUE)
+      plot(grid, b$fit, type = "n", ylim = rng, xlab = v, ylab = paste("partial fit of", yl),
+           ...)
+      if (bands != "none") {
+        polygon(c(grid, rev(grid)), c(b$lwr, rev(b$upr)), border = NA,
+                col = grDevices::rgb(0.7, 0.1, 0.1, 0.2))
+      }
+      lines(grid, b$fit, lwd = 2, col = "firebrick")
+      rug(Xtr[, j], col = grDevices::rgb(0, 0, 0, 0.4))
+      out[[v]] <- cbind(grid = grid, b)
+    } else {
+      lv <- x$spec$levels[[j]]
+      codes <- seq_along(lv) - 1
+      b <- .kreg_band(x, .kreg_hold(x, j, codes), bands, level, kind)
+      rng <- range(c(b$fit, b$lwr, b$upr), finite = TRUE)
+      plot(seq_along(lv), b$fit, ylim = rng, xaxt = "n", pch = 19, col = "firebrick",
+           xlab = v, ylab = paste("partial fit of", yl), xlim = c(0.5, length(lv) + 0.5), ...)
+      graphics::axis(1, at = seq_along(lv), labels = lv)
+      if (bands != "none") {
+        graphics::segments(seq_along(lv), b$lwr, seq_along(lv), b$upr, col = "firebrick")
+      }
+      out[[v]] <- cbind(level = factor(lv, levels = lv), b)
+    }
+  }
+  invisible(out)
+}
+
+.kreg_plot_cv <- function(x, ...) {
+  if (is.null(x$kbw) || is.null(x$kbw$curve)) {
+    stop("type = \"cv\": this fit has no criterion curve; it is kept when the bandwidth was ",
+         "selected (bw = \"cv.ls\", \"cv.aic\" or \"gcv\") with one continuous regressor. ",
+         "Select with kbw() and plot that", call. = FALSE)
+  }
+  plot(x$kbw, ...)
+}
+
+.kreg_plot_attention <- function(x, var, query, ...) {
+  cont <- .kreg_continuous(x)
+  if (!length(cont)) stop("type = \"attention\": needs a continuous regressor", call. = FALSE)
+  Xtr <- x$state$X
+  colnames(Xtr) <- names(x$bw)
+  if (is.null(query)) {  # the training row nearest the medians (scaled by the bandwidths)
+    jc <- match(cont, colnames(Xtr))
+    ctr <- .kreg_hold(x, integer(0), 0)[1, jc]
+    query <- which.min(colSums(((t(Xtr[, jc, drop = FALSE]) - ctr) / x$bw[jc])^2))
+  }
+  if (is.numeric(query) && length(query) == 1L && is.null(dim(query))) {
+    if (query < 1 || query > nrow(Xtr) || query != round(query)) {
+      stop("query: a training row number must be between 1 and ", nrow(Xtr), call. = FALSE)
+    }
+    q <- Xtr[query, , drop = FALSE]
+    qname <- names(x$leverage)[query]
+  } else if (is.data.frame(query) && nrow(query) == 1L) {
+    q <- .kreg_newx(x, query)
+    qname <- "query"
+  } else {
+    stop("query: must be a one-row data frame with the regressors or a training row number",
+         call. = FALSE)
+  }
+  w <- drop(.kreg_predict_cpp(x$state, q, "weights"))
+  names(w) <- names(x$leverage)
+  if (is.null(var)) var <- utils::head(cont, 2L)
+  if (is.numeric(var)) var <- cont[var]
+  if (!length(var) || length(var) > 2L || !all(var %in% cont)) {
+    stop("var: one or two continuous regressors for the axes (of ", paste(cont, collapse = ", "),
+         ")", call. = FALSE)
+  }
+  ttl <- paste("Attention weights of", qname)
+  if (length(var) == 1L) {
+    j <- match(var, colnames(Xtr))
+    plot(Xtr[, j], w, type = "h", xlab = var, ylab = "weight l_i(x)", main = ttl,
+         col = ifelse(w < 0, "steelblue", "firebrick"), ...)
+    abline(h = 0, col = "grey60")
+    abline(v = q[1, j], lty = 2)
+  } else {
+    j <- match(var, colnames(Xtr))
+    m <- max(abs(w))
+    pal <- grDevices::hcl.colors(101, "Blue-Red")
+    col <- pal[1 + round(50 * (1 + w / if (m > 0) m else 1))]
+    o <- order(abs(w))  # heaviest drawn last
+    plot(Xtr[o, j[1]], Xtr[o, j[2]], col = col[o], pch = 19,
+         cex = 0.6 + 1.4 * sqrt(abs(w[o]) / if (m > 0) m else 1),
+         xlab = var[1], ylab = var[2], main = ttl, ...)
+    points(q[1, j[1]], q[1, j[2]], pch = 4, cex = 2, lwd = 2)
+  }
+  invisible(w)
 }
 
 #' Kernel constants

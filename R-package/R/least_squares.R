@@ -14,6 +14,11 @@
 #' @param newdata A data frame of new rows; `NULL` (default) gives the training factors.
 #' @param ... Unused.
 #' @return A matrix with one row per observation.
+#' @examples
+#' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
+#' F <- attention_factors(fit)
+#' Fn <- attention_factors(fit, mtcars[1:2, ])
+#' all.equal(Fn %*% t(F), attention_weights(fit, mtcars[1:2, ]))
 #' @export
 attention_factors <- function(object, newdata = NULL, ...) UseMethod("attention_factors")
 
@@ -28,6 +33,9 @@ attention_factors <- function(object, newdata = NULL, ...) UseMethod("attention_
 #' @param object A fitted least-squares attention model.
 #' @param ... Unused.
 #' @return A square matrix named by the design columns.
+#' @examples
+#' fit <- ridge_attention(mpg ~ wt + hp, data = mtcars, lambda = 5)
+#' attention_embedding(fit)
 #' @export
 attention_embedding <- function(object, ...) UseMethod("attention_embedding")
 
@@ -40,6 +48,12 @@ attention_embedding <- function(object, ...) UseMethod("attention_embedding")
 #' @param object A fitted model.
 #' @param ... Unused.
 #' @return A vector (or matrix for several responses).
+#' @examples
+#' fit <- ols_attention(mpg ~ wt, data = mtcars)
+#' loo <- loo_predict(fit)
+#' # the same as refitting without row 1
+#' c(loo[1], predict(lm(mpg ~ wt, data = mtcars[-1, ]), mtcars[1, ]))
+#' mean((mtcars$mpg - loo_predict(kreg(mpg ~ wt, data = mtcars, bw = 0.5)))^2)
 #' @export
 loo_predict <- function(object, ...) UseMethod("loo_predict")
 
@@ -55,6 +69,14 @@ loo_predict <- function(object, ...) UseMethod("loo_predict")
 #' @param strict Mask the current row too (a forecast of \eqn{y_t} made before it is seen).
 #' @param weights Return the n x n lower-triangular weight matrix instead of predictions.
 #' @param ... Unused.
+#' @return Predictions (a vector, or a matrix for several responses; `NA` where undefined),
+#'   or with `weights = TRUE` the n x n weight matrix.
+#' @examples
+#' d <- data.frame(y = as.numeric(lh)[-1], ylag = as.numeric(lh)[-48])
+#' fit <- ols_attention(y ~ ylag, data = d)
+#' head(masked_attention(fit, strict = TRUE))
+#' W <- masked_attention(fit, weights = TRUE)
+#' all(W[upper.tri(W)] == 0)
 #' @export
 masked_attention <- function(object, strict = FALSE, weights = FALSE, ...) {
   UseMethod("masked_attention")
@@ -93,7 +115,8 @@ ridge_attention <- function(formula, data, subset, na.action, lambda = 1,
   }
   mf <- .ls_frame(match.call(expand.dots = FALSE), parent.frame())
   d <- .ls_design(mf)
-  res <- .ridge_fit_cpp(d$X, d$Y, as.double(lambda), select, d$intercept, as.integer(n_threads))
+  res <- .kreg_core(.ridge_fit_cpp(d$X, d$Y, as.double(lambda), select, d$intercept,
+                                   as.integer(n_threads)), rename = c(alpha = "lambda"))
   .ls_object(res, d, mf, cl, "ridge_attention",
              list(lambda = res$lambda, effective_df = res$effective_df,
                   selection = if (!is.null(res$selection)) as.data.frame(res$selection[1:5]),
@@ -248,6 +271,11 @@ masked_attention.ridge_attention <- function(object, strict = FALSE, weights = F
 #' @param lambda Penalties.
 #' @return For a single response, a matrix with one row per lambda and one column per
 #'   coefficient; otherwise an array (coefficient x response x lambda).
+#' @examples
+#' fit <- ridge_attention(mpg ~ wt + hp + disp, data = mtcars, lambda = 1)
+#' P <- ridge_path(fit, 10^seq(-2, 4, length.out = 7))
+#' matplot(log10(as.numeric(rownames(P))), P[, -1], type = "l", xlab = "log10 lambda",
+#'         ylab = "coefficient")
 #' @export
 ridge_path <- function(object, lambda) {
   if (!inherits(object, "ridge_attention")) stop("object: needs a ridge_attention fit", call. = FALSE)
@@ -289,8 +317,8 @@ pcr_attention <- function(formula, data, subset, na.action, rank = NULL, n_threa
   }
   mf <- .ls_frame(match.call(expand.dots = FALSE), parent.frame())
   d <- .ls_design(mf)
-  res <- .pcr_fit_cpp(d$X, d$Y, if (is.null(rank)) -1L else as.integer(rank), d$intercept,
-                      as.integer(n_threads))
+  res <- .kreg_core(.pcr_fit_cpp(d$X, d$Y, if (is.null(rank)) -1L else as.integer(rank),
+                                 d$intercept, as.integer(n_threads)))
   .ls_object(res, d, mf, cl, "pcr_attention",
              list(rank = res$rank, explained_variance_ratio = res$explained_variance_ratio))
 }

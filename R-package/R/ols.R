@@ -31,8 +31,10 @@
 #' @param precision `"auto"`, `"double"` or `"extended"` (see Precision).
 #' @param n_threads Threads for the core (0 = OpenMP default).
 #' @return An object of class `ols_attention` with components `coefficients`, `std_errors`,
-#'   `sigma`, `rank`, `df.residual`, `fitted.values`, `residuals`, `extended` and what
-#'   `predict()` and [attention_weights()] need.
+#'   `sigma`, `rank`, `df.residual`, `fitted.values`, `residuals`, `extended`, `model` (the
+#'   model frame, as `lm`) and what [predict.ols_attention()] and [attention_weights()] need.
+#' @seealso [predict.ols_attention()], [confint.ols_attention()], [vcov.ols_attention()],
+#'   [summary.ols_attention()], [attention_weights()].
 #' @examples
 #' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
 #' summary(fit)
@@ -58,8 +60,8 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
          "drop the 'weights' argument", call. = FALSE)
   }
   d <- .ls_design(mf)
-  res <- .ols_fit_cpp(d$X, d$Y, d$intercept, as.double(rank_tol), as.integer(n_threads),
-                      precision)
+  res <- .kreg_core(.ols_fit_cpp(d$X, d$Y, d$intercept, as.double(rank_tol),
+                                 as.integer(n_threads), precision))
   nm <- d$names
   coef <- drop(res$coefficients)
   se <- drop(res$std_errors)
@@ -81,7 +83,7 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
     fitted.values = fitted, residuals = resid, unscaled_cov = res$unscaled_cov,
     extended = res$extended, intercept = d$intercept, y = d$Y, state = res$state,
     terms = d$terms, xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
-    na.action = attr(mf, "na.action"), call = cl, nobs = nrow(d$X)
+    na.action = attr(mf, "na.action"), call = cl, nobs = nrow(d$X), model = mf
   ), class = "ols_attention")
 }
 
@@ -116,6 +118,7 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
     stop("newdata: needed here (pass a data frame with the model's variables)", call. = FALSE)
   }
   tt <- delete.response(object$terms)
+  .check_newdata(tt, newdata)
   mf <- model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
   X <- model.matrix(tt, mf, contrasts.arg = object$contrasts)
   if (object$intercept) X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
@@ -201,13 +204,116 @@ print.summary.ols_attention <- function(x, digits = max(3L, getOption("digits") 
   invisible(x)
 }
 
+#' Predictions, standard errors and intervals of an OLS-as-attention fit
+#'
+#' As [stats::predict.lm()]: the fit \eqn{d(x)'b} at new rows, with `se.fit = TRUE` its
+#' standard error \eqn{\sqrt{d(x)' V d(x)}} (\eqn{V} the coefficient covariance of the chosen
+#' `vcov` type, see [vcov.ols_attention()]), and confidence or prediction intervals with
+#' \eqn{t} quantiles on the residual degrees of freedom. Aliased columns are left out.
+#'
+#' @param object An `ols_attention` fit (single response for `se.fit` and intervals).
+#' @param newdata A data frame with the model's variables; missing: the training rows.
+#' @param se.fit Also return standard errors.
+#' @param interval `"none"`, `"confidence"` (for the mean) or `"prediction"` (for a new
+#'   observation: adds the residual variance \eqn{\sigma^2}).
+#' @param level Confidence level.
+#' @param vcov Covariance type: `"nonrobust"`, `"HC0"` to `"HC3"` or `"HAC"`.
+#' @param ... Passed to [vcov.ols_attention()] (`maxlags`, `hac_adjust`).
+#' @return A named vector (a matrix for several responses); with `interval`, a matrix with
+#'   columns `fit, lwr, upr`; with `se.fit = TRUE` a list `fit`, `se.fit`, `df`,
+#'   `residual.scale`, as `predict.lm`.
+#' @examples
+#' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
+#' nd <- data.frame(wt = c(2.5, 3.5), hp = c(100, 200))
+#' predict(fit, nd)
+#' predict(fit, nd, interval = "confidence")
+#' predict(fit, nd, interval = "prediction", level = 0.9)
+#' predict(fit, nd, se.fit = TRUE, vcov = "HC3")$se.fit
 #' @export
-predict.ols_attention <- function(object, newdata, ...) {
-  if (missing(newdata) || is.null(newdata)) return(fitted(object))
-  p <- .ols_predict_cpp(object$state, object$y, .ls_newdesign(object, newdata))
-  p <- drop(p)
-  if (!is.matrix(p)) names(p) <- rownames(newdata)
-  p
+predict.ols_attention <- function(object, newdata, se.fit = FALSE,
+                                  interval = c("none", "confidence", "prediction"),
+                                  level = 0.95, vcov = "nonrobust", ...) {
+  interval <- match.arg(interval)
+  no_new <- missing(newdata) || is.null(newdata)
+  if (!isTRUE(se.fit) && interval == "none") {
+    if (no_new) return(fitted(object))
+    p <- .ols_predict_cpp(object$state, object$y, .ls_newdesign(object, newdata))
+    p <- drop(p)
+    if (!is.matrix(p)) names(p) <- rownames(newdata)
+    return(p)
+  }
+  if (is.matrix(object$coefficients)) {
+    stop("se.fit, interval: only for a single response; fit one model per column",
+         call. = FALSE)
+  }
+  .check_level(level)
+  if (no_new) {  # the training design, from the stored model frame (as model.matrix(lm))
+    X <- model.matrix(object$terms, object$model, contrasts.arg = object$contrasts)
+    if (object$intercept) X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
+  } else {
+    X <- .ls_newdesign(object, newdata)
+  }
+  fit <- drop(.ols_predict_cpp(object$state, object$y, X))
+  names(fit) <- if (no_new) rownames(object$model) else rownames(newdata)
+  D <- if (object$intercept) cbind(1, X) else X
+  keep <- !object$aliased
+  V <- vcov(object, type = vcov, ...)[keep, keep, drop = FALSE]
+  Dk <- D[, keep, drop = FALSE]
+  se <- sqrt(pmax(rowSums((Dk %*% V) * Dk), 0))
+  names(se) <- names(fit)
+  df <- object$df.residual
+  if (interval != "none") {
+    half <- stats::qt((1 + level) / 2, df) *
+      if (interval == "prediction") sqrt(se^2 + object$sigma^2) else se
+    fit <- cbind(fit = fit, lwr = fit - half, upr = fit + half)
+  }
+  if (!isTRUE(se.fit)) return(fit)
+  list(fit = fit, se.fit = se, df = df, residual.scale = object$sigma)
+}
+
+# level: one number strictly between 0 and 1.
+.check_level <- function(level) {
+  if (!is.numeric(level) || length(level) != 1L || !is.finite(level) || level <= 0 ||
+      level >= 1) {
+    stop("level: must be a single number between 0 and 1 (e.g. 0.95)", call. = FALSE)
+  }
+}
+
+#' Confidence intervals for OLS-as-attention coefficients
+#'
+#' \eqn{b_j \pm t_{(1+level)/2,\,n-r}\, se_j} with the standard errors of the chosen
+#' covariance type (as [stats::confint.lm()] for `vcov = "nonrobust"`).
+#'
+#' @param object An `ols_attention` fit (single response).
+#' @param parm Coefficients (names or positions); default all.
+#' @param level Confidence level.
+#' @param vcov Covariance type, see [summary.ols_attention()].
+#' @param ... Passed to [vcov.ols_attention()] (`maxlags`, `hac_adjust`).
+#' @return A matrix with one row per coefficient and columns for the lower and upper limits.
+#' @examples
+#' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
+#' confint(fit)
+#' confint(fit, "wt", level = 0.9, vcov = "HC3")
+#' @export
+confint.ols_attention <- function(object, parm, level = 0.95, vcov = "nonrobust", ...) {
+  .check_level(level)
+  if (is.matrix(object$coefficients)) {
+    stop("confint: only for a single response; fit one model per column", call. = FALSE)
+  }
+  cf <- object$coefficients
+  se <- sqrt(diag(vcov(object, type = vcov, ...)))
+  pnames <- names(cf)
+  if (missing(parm)) parm <- pnames else if (is.numeric(parm)) parm <- pnames[parm]
+  bad <- setdiff(parm, pnames)
+  if (length(bad)) {
+    stop("parm: no coefficient named ", paste0("'", bad, "'", collapse = ", "), "; use one of ",
+         paste(pnames, collapse = ", "), call. = FALSE)
+  }
+  a <- (1 - level) / 2
+  q <- stats::qt(1 - a, object$df.residual)
+  ci <- cbind(cf[parm] - q * se[parm], cf[parm] + q * se[parm])
+  dimnames(ci) <- list(parm, paste(format(100 * c(a, 1 - a), trim = TRUE, digits = 3), "%"))
+  ci
 }
 
 #' @export
@@ -220,6 +326,10 @@ coef.ols_attention <- function(object, ...) object$coefficients
 #'   [summary.ols_attention()].
 #' @param ... Unused.
 #' @return The q x q covariance matrix (NA rows and columns where aliased).
+#' @examples
+#' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
+#' vcov(fit)
+#' vcov(fit, type = "HC3")
 #' @export
 vcov.ols_attention <- function(object, type = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
                                ...) {

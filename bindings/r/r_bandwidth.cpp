@@ -37,11 +37,14 @@ Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::stri
   o.grid_size = grid_size;
   o.min_neighbors = min_neighbors;
   o.n_threads = n_threads;
+  // progress: one status line on stderr, redrawn in place after each criterion evaluation
+  // (the number of evaluations of the quasi-Newton search is not known in advance).
   if (progress)
     o.on_eval = [](int evals, double best) {
-      Rcpp::Rcerr << "bandwidth search: " << evals << " evaluations, best " << best << "\n";
+      REprintf("\rbandwidth search: %d evaluations, best criterion %.6g", evals, best);
     };
   const attnreg::BandwidthSelectResult r = attnreg::select_bandwidth(X, y, o);
+  if (progress) REprintf("\n");
   return Rcpp::List::create(
       Rcpp::Named("bw") = Rcpp::NumericVector(r.bandwidth.begin(), r.bandwidth.end()),
       Rcpp::Named("objective") = r.objective, Rcpp::Named("n_evals") = r.n_evals,

@@ -55,6 +55,21 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 //     d L_ii = dw_ii c_0 - w_ii c' dA_bw c                                       (3)
 // (d A^{-1} = -A^{-1} dA A^{-1}). RSS = sum e_i^2, tr L = sum L_ii; then chain rule through
 // AICc = ln(RSS/n) + (1 + t/n)/(1 - (t + 2)/n) and GCV = n RSS/(n - t)^2.
+//
+// Ties. Rows of X with identical values (integer-valued regressors: years of schooling or
+// experience, categorical codes) form groups g with c_g rows, mean ybar_g and within-group sum
+// of squares SS_g. Every row of a group has the same weights, so the pass runs over the
+// distinct rows, with observation weight c_g (one row weighs w1 = w_gg / c_g, w_gg the group's
+// own weight): exactly the same objective at a cost quadratic in the number of distinct rows.
+//   Leave-one-out for row i of group g: A_{-i} = A_x + (c_g - 1) w1 e1 e1' (A_x: every other
+//   group), T_{-i} = T_x + w1 (c_g ybar_g - y_i) e1. With c = A_{-i}^{-1} e1, b = w1 c_0 and
+//   m_x = e1' A_{-i}^{-1} T_x, writing y_i = ybar_g + d_i,
+//       e_i = y_i - m_{-i}(x_i) = (1 + b) d_i + r_g,  r_g = ybar_g - m_x - b (c_g - 1) ybar_g,
+//   so the group contributes (1 + b)^2 SS_g + c_g r_g^2 to n CV (sum d_i = 0), with
+//       d r_g = -d m_x - d b (c_g - 1) ybar_g,  d b = d w1 c_0 - w1 c' dA c          (4)
+//   (dA = dA_x + (c_g - 1) d w1 e1 e1'; d m_x from (2)). With c_g = 1 this is e_i = y_i - m_x.
+//   Full fit: the group adds c_g w1 = w_gg to A and w_gg ybar_g to T; RSS_g = SS_g +
+//   c_g (ybar_g - m_g)^2 and the group's c_g leverages sum to w_gg c_0, whose derivative is (3).
 
 /// psi(u) = -u k'(u) / k(u) of eq. (1), for |u| inside the support (0 outside).
 inline double psi(KernelType t, double u) {
@@ -231,8 +246,11 @@ struct Shared {
   std::vector<const double*> cat_codes_q;    // raw codes, original order, per categorical col
   std::vector<CategoricalKernel> cat_kern;
   std::vector<double> cat_lambda;
-  // Outputs per query (original index).
-  std::vector<double> resid, lev, dm, dlev;
+  const arma::vec* count = nullptr;   // rows per distinct row (query order)
+  const arma::vec* ss = nullptr;      // within-group sum of squares (query order)
+  // Outputs per query (original index): resid is r_g (cv_ls) or ybar_g - m_g (full fit); b and
+  // db the leave-one-out b of eq. (4) and its derivatives (cv_ls only).
+  std::vector<double> resid, lev, dm, dlev, b, db;
   std::vector<unsigned char> ok;
 };
 
@@ -352,25 +370,31 @@ class GradientSink final : public TileSink {
         for (std::size_t c = r + 1; c < q_; ++c) A[c * q_ + r] = A[r * q_ + c];
     }
     const std::size_t k = static_cast<std::size_t>((*self_)[qi]);
-    const double yq = (*sh_.y)(qi);
-    double w_self = 0.0;
+    const double yq = (*sh_.y)(qi);  // ybar_g
+    const double cg = (*sh_.count)(qi);
+    // The group's own weight, and the weight added back: all of it (full fit) or all but the
+    // left-out row (leave-one-out; nothing without ties). See "Ties" above.
+    const double w_group = sp.self_weight(k);
+    const double w_one = w_group / cg;
+    double w_self = sh_.full ? w_group : (cg - 1.0) * w_one;
     std::vector<double>& dws = dws_;
     dws.assign(sh_.n_par, 0.0);
-    if (sh_.full) {
-      w_self = sp.self_weight(k);
+    if (w_self > 0.0) {
       for (std::size_t p = 0; p < sh_.n_par; ++p)
         if (sh_.par_cat[p] >= 0) {
           const std::size_t c = static_cast<std::size_t>(sh_.par_cat[p]);
           dws[p] = w_self * cat_ratio(sh_.cat_kern[c], 0.0, sh_.cat_lambda[c]);
         }
+      // Leave-one-out: the group's other rows enter A only; their responses are carried by
+      // r_g of eq. (4), so T keeps T_x.
       base[0] += w_self;
-      base[q_ * q_] += w_self * yq;
+      if (sh_.full) base[q_ * q_] += w_self * yq;
       for (std::size_t p = 0; p < sh_.n_par; ++p) {
         double* A = base + (1 + p) * blk_;
         A[0] += dws[p];
-        A[q_ * q_] += dws[p] * yq;
+        if (sh_.full) A[q_ * q_] += dws[p] * yq;
       }
-      row_max = std::max(row_max, w_self);
+      row_max = std::max(row_max, w_one);
     }
     bool good = row_max > 0.0 && row_max >= KernelSpace::kTinyWeight;
     const double* A = base;
@@ -388,8 +412,14 @@ class GradientSink final : public TileSink {
     chol_solve(L_.data(), s_.data(), q_, c_.data());
     std::copy(T, T + q_, beta_.begin());
     chol_solve(L_.data(), s_.data(), q_, beta_.data());
-    out.resid[qi] = yq - beta_[0];
-    if (sh_.full) out.lev[qi] = w_self * c_[0];
+    const double b = w_one * c_[0];  // leave-one-out b of eq. (4)
+    if (sh_.full) {
+      out.resid[qi] = yq - beta_[0];
+      out.lev[qi] = w_self * c_[0];
+    } else {
+      out.resid[qi] = yq - beta_[0] - b * (cg - 1.0) * yq;
+      out.b[qi] = b;
+    }
     for (std::size_t p = 0; p < sh_.n_par; ++p) {
       const double* dA = base + (1 + p) * blk_;
       const double* dT = dA + q_ * q_;
@@ -407,7 +437,17 @@ class GradientSink final : public TileSink {
         cAc += c_[r] * h;
       }
       out.dm[qi * sh_.n_par + p] = dm;
-      if (sh_.full) out.dlev[qi * sh_.n_par + p] = dws[p] * c_[0] - w_self * cAc;  // eq. (3)
+      if (sh_.full) {
+        out.dlev[qi * sh_.n_par + p] = dws[p] * c_[0] - w_self * cAc;  // eq. (3)
+      } else {
+        // d w1: categorical only (k(0) = 1 for every continuous kernel).
+        double dw_one = 0.0;
+        if (sh_.par_cat[p] >= 0) {
+          const std::size_t c = static_cast<std::size_t>(sh_.par_cat[p]);
+          dw_one = w_one * cat_ratio(sh_.cat_kern[c], 0.0, sh_.cat_lambda[c]);
+        }
+        out.db[qi * sh_.n_par + p] = dw_one * c_[0] - w_one * cAc;  // eq. (4)
+      }
     }
   }
 
@@ -536,10 +576,60 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X, const arma::vec& y,
     }
   }
   (void)n_cont;
+
+  // Group identical rows (see "Ties"): sort row indices lexicographically, then run-length.
+  const std::size_t n = X.n_rows, d = X.n_cols;
+  std::vector<std::size_t> idx(n);
+  for (std::size_t i = 0; i < n; ++i) idx[i] = i;
+  auto row_less = [&](std::size_t a, std::size_t b) {
+    for (std::size_t j = 0; j < d; ++j) {
+      const double xa = X(a, j), xb = X(b, j);
+      if (xa != xb) return xa < xb;
+    }
+    return a < b;  // stable: groups keep the rows' order
+  };
+  std::sort(idx.begin(), idx.end(), row_less);
+  auto same_row = [&](std::size_t a, std::size_t b) {
+    for (std::size_t j = 0; j < d; ++j)
+      if (X(a, j) != X(b, j)) return false;
+    return true;
+  };
+  // Groups in order of their first row, so a data set without ties keeps its row order.
+  std::vector<std::size_t> group_of(n);
+  std::vector<std::size_t> first;  // first row of each group, in sorted order
+  for (std::size_t t = 0; t < n; ++t) {
+    if (t == 0 || !same_row(idx[t - 1], idx[t])) first.push_back(idx[t]);
+    group_of[idx[t]] = first.size() - 1;
+  }
+  const std::size_t G = first.size();
+  std::vector<std::size_t> rank(G);  // sorted group -> position by first row
+  {
+    std::vector<std::size_t> ord(G);
+    for (std::size_t g = 0; g < G; ++g) ord[g] = g;
+    std::sort(ord.begin(), ord.end(), [&](std::size_t a, std::size_t b) { return first[a] < first[b]; });
+    for (std::size_t r = 0; r < G; ++r) rank[ord[r]] = r;
+  }
+  Xu_.set_size(G, d);
+  count_.zeros(G);
+  ybar_.zeros(G);
+  ss_.zeros(G);
+  for (std::size_t g = 0; g < G; ++g) Xu_.row(rank[g]) = X.row(first[g]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t g = rank[group_of[i]];
+    count_(g) += 1.0;
+    ybar_(g) += y(i);
+  }
+  ybar_ /= count_;
+  for (std::size_t i = 0; i < n; ++i) {  // two-pass: no cancellation in SS
+    const std::size_t g = rank[group_of[i]];
+    const double e = y(i) - ybar_(g);
+    ss_(g) += e * e;
+  }
 }
 
 double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* grad) const {
-  const std::size_t d = X_.n_cols, n = X_.n_rows;
+  const std::size_t d = X_.n_cols, n = Xu_.n_rows;  // n: distinct rows (queries)
+  const double n_obs = static_cast<double>(X_.n_rows);
   check::require(bandwidth.n_elem == d, "bandwidth", "needs one value per column of X");
   KernelSpec spec;
   spec.kernel = opt_.kernel;
@@ -548,14 +638,17 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   spec.ordered = opt_.ordered_kernel;
   spec.algorithm = opt_.algorithm;
   spec.truncation = opt_.truncation;
-  KernelSpace space(X_, bandwidth, spec);
+  const bool ties = Xu_.n_rows < X_.n_rows;
+  KernelSpace space(Xu_, bandwidth, spec, ties ? count_ : arma::vec());
   const PreparedQueries Q = space.training_queries();
-  const arma::vec y_int = y_.elem(arma::conv_to<arma::uvec>::from(space.order()));
+  const arma::vec y_int = ybar_.elem(arma::conv_to<arma::uvec>::from(space.order()));
 
   Shared sh;
   sh.space = &space;
   sh.y_int = &y_int;
-  sh.y = &y_;
+  sh.y = &ybar_;
+  sh.count = &count_;
+  sh.ss = &ss_;
   sh.degree = opt_.degree;
   sh.ridge = opt_.degree == 1 ? opt_.ridge : 0.0;
   sh.full = opt_.method != BandwidthMethod::cv_ls;
@@ -568,7 +661,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   std::vector<arma::vec> codes_q(kc.size());
   for (std::size_t c = 0; c < kc.size(); ++c) {
     const std::size_t j = kc[c];
-    codes_q[c] = X_.col(j);
+    codes_q[c] = Xu_.col(j);
     codes_int[c] = codes_q[c].elem(arma::conv_to<arma::uvec>::from(space.order()));
     sh.cat_codes_int.push_back(codes_int[c].memptr());
     sh.cat_codes_q.push_back(codes_q[c].memptr());
@@ -595,6 +688,8 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   sh.lev.assign(n, 0.0);
   sh.dm.assign(n * sh.n_par, 0.0);
   sh.dlev.assign(n * sh.n_par, 0.0);
+  sh.b.assign(n, 0.0);
+  sh.db.assign(n * sh.n_par, 0.0);
   sh.ok.assign(n, 0);
 
   RunOptions ro;
@@ -618,17 +713,27 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   double rss = 0.0, tr = 0.0;
   arma::vec drss(sh.n_par, arma::fill::zeros), dtr(sh.n_par, arma::fill::zeros);
   for (std::size_t i = 0; i < n; ++i) {
-    const double e = sh.resid[i];
-    rss += e * e;
-    tr += sh.lev[i];
-    for (std::size_t p = 0; p < sh.n_par; ++p) {
-      drss(p) -= 2.0 * e * sh.dm[i * sh.n_par + p];
-      dtr(p) += sh.dlev[i * sh.n_par + p];
+    const double e = sh.resid[i], cg = count_(i), ss = ss_(i);
+    if (sh.full) {  // RSS_g = SS_g + c_g (ybar_g - m_g)^2
+      rss += ss + cg * e * e;
+      tr += sh.lev[i];
+      for (std::size_t p = 0; p < sh.n_par; ++p) {
+        drss(p) -= 2.0 * cg * e * sh.dm[i * sh.n_par + p];
+        dtr(p) += sh.dlev[i * sh.n_par + p];
+      }
+    } else {  // eq. (4): (1 + b)^2 SS_g + c_g r_g^2
+      const double ob = 1.0 + sh.b[i];
+      rss += ob * ob * ss + cg * e * e;
+      for (std::size_t p = 0; p < sh.n_par; ++p) {
+        const double db = sh.db[i * sh.n_par + p];
+        const double dr = -sh.dm[i * sh.n_par + p] - db * (cg - 1.0) * ybar_(i);
+        drss(p) += 2.0 * ob * db * ss + 2.0 * cg * e * dr;
+      }
     }
   }
   last_rss_ = rss;
   last_trace_ = tr;
-  const double nd = static_cast<double>(n);
+  const double nd = n_obs;
   double f = kInf;
   arma::vec g(sh.n_par, arma::fill::zeros);
   switch (opt_.method) {
@@ -901,6 +1006,21 @@ BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
       res.bandwidth = arma::vec{res.curve_grid(gb)};
       res.objective = res.curve_values(gb);
     }
+  }
+  // Say when the answer sits on the edge of the box: the objective still falls beyond it (for
+  // continuous columns at the lower edge: typically discrete data, where the cell means win).
+  for (std::size_t j = 0; j < d; ++j) {
+    const bool at_lo = res.bandwidth(j) <= obj.lower()(j) * (1.0 + 1e-9);
+    const bool at_hi = res.bandwidth(j) >= obj.upper()(j) * (1.0 - 1e-9);
+    if (!at_lo && !at_hi) continue;
+    std::ostringstream m;
+    m << "; column " << (j + 1) << " is at the " << (at_lo ? "lower" : "upper")
+      << " end of the search box";
+    if (at_lo && types[j] == VarType::continuous)
+      m << " (the guard: min_neighbors distinct neighbours within reach of every point)";
+    else if (at_hi && types[j] == VarType::continuous)
+      m << " (100 x the range: the column acts linearly / is smoothed out)";
+    res.message += m.str();
   }
   return res;
 }

@@ -279,7 +279,12 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
   check::require(X_eval.is_finite(), "X", "contains NaN or Inf; remove or impute those rows");
   if (opt.kind == VarianceKind::cr1)
     check::require(!opt.cluster.empty(), "cluster", "kind 'cr1' needs cluster ids");
-  const GlobalDiagnostics g = global_diagnostics(model, output);
+  // Only the homoskedastic kind needs sigma^2 and so tr(L'L), an O(n^2) pass; the robust kinds
+  // need the residuals and leverages the fit already holds.
+  GlobalDiagnostics g;
+  g.trace_L = model.effective_df();
+  g.sigma2 = kNaN;
+  if (opt.kind == VarianceKind::homoskedastic) g = global_diagnostics(model, output);
   const arma::vec y = output_column(model.training_y(), output, "diagnostics");
   const arma::mat L = model.attention_weights(X_eval);
   PointwiseDiagnostics r;

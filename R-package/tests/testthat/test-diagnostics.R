@@ -122,7 +122,7 @@ test_that("bootstrap bands: wild variance equals HC0, sup-t wider, seeded", {
   expect_gt(attr(b, "critical_value"), qnorm(0.975))
   b2 <- bootstrap_bands(f, g, R = 2000, seed = 3, kind = "hc0")
   expect_identical(attr(b, "draws"), attr(b2, "draws"))
-  expect_error(bootstrap_bands(f, g, R = 5), "replications")
+  expect_error(bootstrap_bands(f, g, R = 5), "R: must be at least 19")
   expect_true(all(is.finite(bootstrap_bands(f, g[3:13, , drop = FALSE], R = 50,
                                             type = "pairs")$uniform_high)))
 })

@@ -102,7 +102,8 @@ test_that("print, plot, rot and dpi", {
 
 test_that("degenerate data give errors naming the argument", {
   d <- data.frame(x = rep(1, 20), y = rnorm(20))
-  expect_error(kbw(y ~ x, data = d), "X: continuous column 1 has 1 distinct")
+  expect_error(kbw(y ~ x, data = d),
+               "data \\(regressors\\): continuous column 1 \\(x\\) has 1 distinct")
   d$x <- rep(0:1, 10)
   expect_error(kbw(y ~ x, data = d), "2 distinct")
   expect_error(kbw(y ~ x, data = d[1:4, ]), "at least 5 rows")

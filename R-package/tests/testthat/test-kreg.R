@@ -85,7 +85,7 @@ test_that("factors and ordered factors enter through the kernel weights (hand co
   f2 <- kreg(y ~ x + g + o, data = d, method = "lc", bw = c(o = 0.5, x = 1, g = 0.2))
   expect_equal(predict(f2, nd), predict(f, nd))
   expect_error(predict(f, transform(nd, g = "zz")), "never seen")
-  expect_error(kreg(y ~ x + g + o, data = d, bw = c(1, 0.7, 0.5)), "bandwidth\\[2\\]")
+  expect_error(kreg(y ~ x + g + o, data = d, bw = c(1, 0.7, 0.5)), "bw\\[2\\] \\(g\\)")
   expect_error(kreg(y ~ x + g, data = d, bw = 1), "one number for every regressor")
 })
 

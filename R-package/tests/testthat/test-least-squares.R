@@ -23,7 +23,8 @@ test_that("ridge_attention matches the regularised normal equations (intercept u
   p <- ridge_path(ridge_attention(mpg ~ wt + hp, data = mtcars), c(1e-8, 1, 10))
   expect_equal(unname(p[1, ]), unname(coef(ols_attention(mpg ~ wt + hp, data = mtcars))),
                tolerance = 1e-7)
-  expect_error(ridge_attention(mpg ~ wt, data = mtcars, lambda = -1), "alpha")
+  expect_error(ridge_attention(mpg ~ wt, data = mtcars, lambda = -1),
+               "lambda: the ridge penalty must be finite and >= 0")
 })
 
 test_that("ridge leave-one-out equals refitting and the grid choice uses it", {

@@ -61,7 +61,7 @@ test_that("rank-deficient designs are aliased like lm, never silently wrong", {
 
 test_that("bad input gives clear errors", {
   d <- data.frame(x = c(1, 2, Inf, 4), y = c(1, 2, 3, 4))
-  expect_error(ols_attention(y ~ x, data = d), "X: contains Inf at row 3")
+  expect_error(ols_attention(y ~ x, data = d), "data \\(regressors\\): contains Inf at row 3")
   expect_error(ols_attention(~ x, data = d), "formula: needs a response")
   f <- ols_attention(mpg ~ wt, data = mtcars)
   expect_error(attention_weights(f), "newdata")

@@ -109,10 +109,16 @@ class BandwidthObjective {
   const std::vector<VarType>& var_types() const { return types_; }
   /// Levels of categorical column j (j a column index of X) as seen in the data.
   int n_levels(std::size_t j) const { return levels_[j]; }
+  /// Distinct rows of X: the objective runs over these (see "Ties" in bandwidth_select.cpp).
+  std::size_t n_unique() const { return Xu_.n_rows; }
 
  private:
   arma::mat X_;
   arma::vec y_;
+  // Rows of X grouped by identical values: distinct rows, their counts, the mean of y over
+  // each group and the within-group sum of squares sum (y_i - ybar)^2.
+  arma::mat Xu_;
+  arma::vec count_, ybar_, ss_;
   BandwidthSelectOptions opt_;
   std::vector<VarType> types_;
   std::vector<int> levels_;

@@ -94,7 +94,9 @@ struct PointwiseOptions {
 struct PointwiseDiagnostics {
   arma::vec fit, se, bias, mse, ci_low, ci_high;
   arma::vec fit_bc, se_bc, rbc_low, rbc_high;
-  double sigma2 = 0;  ///< the homoskedastic sigma^2 used (always reported)
+  /// The homoskedastic sigma^2 = RSS / (n - 2 tr L + tr L'L), computed for kind const only
+  /// (tr L'L is a pass over all n^2 pairs that the robust kinds do not need); NaN otherwise.
+  double sigma2 = 0;
   double z = 0;       ///< the normal quantile used
 };
 
