@@ -178,7 +178,7 @@ def main() -> None:
     # ------------------------------------------------------------------ 6. timings
     rep.h(2, "6. Timings against statsmodels KernelReg")
     from statsmodels.nonparametric.kernel_regression import KernelReg
-    n_t = 2000 if not args.full else 8000
+    n_t = 10000 if not args.full else n_all
     st = cps.iloc[np.sort(rng.choice(n_all, n_t, replace=False))]
     xs = st.experience.to_numpy(float); ys = np.log(st.wage.to_numpy())
     t0 = time.perf_counter()
@@ -191,7 +191,7 @@ def main() -> None:
     t_s = time.perf_counter() - t0
     rep.check("attnreg LocalLinear vs statsmodels KernelReg ll, same h", np.abs(
         a_pred - s_pred).max(), 1e-8)
-    n_cv = 400
+    n_cv = 1000
     sc = st.iloc[:n_cv]
     t0 = time.perf_counter()
     a_cv = attnreg.LocalLinear(bandwidth="cv_ls").fit(sc[["experience"]].astype(float),
