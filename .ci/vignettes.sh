@@ -48,7 +48,7 @@ for f in vignettes/*.Rmd vignettes/*.py; do
   n_run=$((n_run + 1))
   printf '\n== vignette %s%s ==\n' "$f" "$([ $full = 1 ] && echo ' (--full)')"
   mkdir -p "$out/$name"
-  log="$out/$name/render.log"
+  log="$out/$name/render-${base##*.}.log"   # an Rmd and a py vignette may share a name
   t0=$(date +%s.%N)
   if [[ "$f" == *.Rmd ]]; then
     rfull=$([ $full = 1 ] && echo TRUE || echo FALSE)
@@ -71,10 +71,10 @@ for f in vignettes/*.Rmd vignettes/*.py; do
     echo "FAILED (exit $rc) after ${secs} s; last lines of $log:"
     tail -n 30 "$log"
     status=1
-    summary+=("$(printf '%-40s FAILED  %7s s' "$name" "$secs")")
+    summary+=("$(printf '%-40s FAILED  %7s s' "$base" "$secs")")
   else
     echo "ok: ${secs} s -> $out/$name/"
-    summary+=("$(printf '%-40s ok      %7s s' "$name" "$secs")")
+    summary+=("$(printf '%-40s ok      %7s s' "$base" "$secs")")
   fi
 done
 
