@@ -8,6 +8,7 @@
 
 #include "attnreg/diagnostics.hpp"
 #include "attnreg/local_fit.hpp"
+#include "attnreg/specification_tests.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;
@@ -181,6 +182,80 @@ void init_diagnostics(py::module_& m) {
       py::arg("model"), py::arg("X"), py::arg("type") = "rademacher",
       py::arg("replications") = 999, py::arg("level") = 0.95, py::arg("seed") = 1,
       py::arg("bias_corrected") = false, py::arg("kind") = "hc3", py::arg("output") = 0);
+
+  m.def(
+      "significance_test",
+      [](const attnreg::LocalPolynomial& model, int replications, const std::string& bootstrap,
+         unsigned long long seed, const std::vector<std::size_t>& columns, unsigned output) {
+        attnreg::SignificanceOptions o;
+        o.bootstrap = attnreg::null_bootstrap_from_name(bootstrap, "bootstrap");
+        o.replications = replications;
+        o.seed = seed;
+        o.columns = columns;
+        const attnreg::SignificanceTest r = attnreg::significance_test(model, o, output);
+        py::dict d;
+        d["columns"] = r.columns;
+        d["statistic"] = to_numpy(r.statistic);
+        d["p_value"] = to_numpy(r.p_value);
+        d["draws"] = to_numpy(r.draws);
+        d["null_scale"] = to_numpy(r.null_scale);
+        d["replications"] = r.replications;
+        d["bootstrap"] = r.bootstrap;
+        return d;
+      },
+      py::arg("model"), py::arg("replications") = 399, py::arg("bootstrap") = "mammen",
+      py::arg("seed") = 1, py::arg("columns") = std::vector<std::size_t>{},
+      py::arg("output") = 0);
+
+  m.def(
+      "specification_test",
+      [](const farray& Z, const farray& y, const farray& X, const std::string& var_types,
+         const std::string& kernel, const std::string& unordered_kernel,
+         const std::string& ordered_kernel, const farray& bandwidth, int degree,
+         int replications, const std::string& bootstrap, unsigned long long seed,
+         int n_threads) {
+        attnreg::SpecificationOptions o;
+        o.bootstrap = attnreg::null_bootstrap_from_name(bootstrap, "bootstrap");
+        o.replications = replications;
+        o.seed = seed;
+        o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+        o.var_types = var_types;
+        o.unordered_kernel =
+            attnreg::CategoricalKernel::from_name(unordered_kernel, false, "unordered_kernel");
+        o.ordered_kernel =
+            attnreg::CategoricalKernel::from_name(ordered_kernel, true, "ordered_kernel");
+        o.bandwidth = as_vec1(bandwidth, "bandwidth");
+        o.degree = degree;
+        o.n_threads = n_threads;
+        const attnreg::SpecificationTest r = attnreg::specification_test(
+            as_mat(Z, "design"), as_vec1(y, "y"), as_mat(X, "X"), o);
+        py::dict d;
+        d["statistic"] = r.statistic;
+        d["p_value"] = r.p_value;
+        d["asymptotic_p_value"] = r.asymptotic_p_value;
+        d["I_n"] = r.I_n;
+        d["bandwidth"] = to_numpy(r.bandwidth);
+        d["bandwidth_method"] = r.bandwidth_method;
+        d["coefficients"] = to_numpy(r.coefficients);
+        d["residuals"] = to_numpy(r.residuals);
+        d["rank"] = r.rank;
+        d["draws"] = to_numpy(r.draws);
+        d["replications"] = r.replications;
+        d["bootstrap"] = r.bootstrap;
+        return d;
+      },
+      py::arg("Z"), py::arg("y"), py::arg("X"), py::arg("var_types") = "",
+      py::arg("kernel") = "gaussian", py::arg("unordered_kernel") = "aitchison_aitken",
+      py::arg("ordered_kernel") = "li_racine", py::arg("bandwidth"), py::arg("degree") = 0,
+      py::arg("replications") = 399, py::arg("bootstrap") = "mammen", py::arg("seed") = 1,
+      py::arg("n_threads") = 0);
+
+  m.def(
+      "default_design",
+      [](const farray& X, const std::string& var_types) {
+        return to_numpy(attnreg::default_design(as_mat(X, "X"), var_types));
+      },
+      py::arg("X"), py::arg("var_types") = "");
 
   m.def("rule_of_thumb_bandwidth", [](const farray& x, const std::string& kernel) {
     return attnreg::rule_of_thumb_bandwidth(as_vec1(x, "x"), attnreg::Kernel::from_name(kernel));

@@ -466,6 +466,21 @@ BootstrapType bootstrap_type_from_name(const std::string& name, const std::strin
                         "'; use 'rademacher' (wild), 'mammen' (wild) or 'pairs'");
 }
 
+arma::mat wild_multipliers(bool mammen, arma::uword n, arma::uword B, std::mt19937_64& rng) {
+  arma::mat V(n, B);
+  if (!mammen) {
+    std::bernoulli_distribution coin(0.5);
+    for (arma::uword b = 0; b < B; ++b)
+      for (arma::uword i = 0; i < n; ++i) V(i, b) = coin(rng) ? 1.0 : -1.0;
+  } else {
+    const double s5 = std::sqrt(5.0);
+    std::bernoulli_distribution coin((s5 + 1) / (2 * s5));
+    for (arma::uword b = 0; b < B; ++b)
+      for (arma::uword i = 0; i < n; ++i) V(i, b) = coin(rng) ? -(s5 - 1) / 2 : (s5 + 1) / 2;
+  }
+  return V;
+}
+
 BootstrapBands bootstrap_bands(const LocalPolynomial& model, const arma::mat& X_eval,
                                const BootstrapOptions& opt, arma::uword output) {
   check::require(opt.replications >= 19, "replications", "must be at least 19 (e.g. 999)");
@@ -514,18 +529,7 @@ BootstrapBands bootstrap_bands(const LocalPolynomial& model, const arma::mat& X_
     if (opt.bias_corrected) W -= bias_weights(model, X_eval, -1, 0);
     const arma::vec e = output_column(model.residuals(), output, "bootstrap");
     const arma::vec base = W * output_column(model.fitted(), output, "bootstrap");
-    arma::mat V(n, B);
-    if (opt.type == BootstrapType::wild_rademacher) {
-      std::bernoulli_distribution coin(0.5);
-      for (arma::uword b = 0; b < B; ++b)
-        for (arma::uword i = 0; i < n; ++i) V(i, b) = coin(rng) ? 1.0 : -1.0;
-    } else {
-      // Mammen (1993) two-point: -(sqrt5-1)/2 w.p. (sqrt5+1)/(2 sqrt5), (sqrt5+1)/2 otherwise.
-      const double s5 = std::sqrt(5.0);
-      std::bernoulli_distribution coin((s5 + 1) / (2 * s5));
-      for (arma::uword b = 0; b < B; ++b)
-        for (arma::uword i = 0; i < n; ++i) V(i, b) = coin(rng) ? -(s5 - 1) / 2 : (s5 + 1) / 2;
-    }
+    arma::mat V = wild_multipliers(opt.type == BootstrapType::wild_mammen, n, B, rng);
     V.each_col() %= e;
     // m*(x) = l(x)'(m_hat + e v): the centre of the resampling world is l(x)' m_hat.
     r.draws = W * V;

@@ -49,6 +49,7 @@
 // b (default 2 h0, a larger pilot as the derivative needs a larger bandwidth).
 #pragma once
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -191,6 +192,11 @@ enum class BootstrapType { wild_rademacher = 0, wild_mammen, pairs };
 
 /// "rademacher"/"wild", "mammen", "pairs". Throws InvalidArgument naming `arg`.
 BootstrapType bootstrap_type_from_name(const std::string& name, const std::string& arg = "type");
+
+/// n x B wild-bootstrap multipliers v (E v = 0, E v^2 = 1), column by column from `rng`:
+/// Rademacher (+-1 with probability 1/2) or Mammen's (1993) two-point distribution
+/// (-(sqrt5-1)/2 with probability (sqrt5+1)/(2 sqrt5), (sqrt5+1)/2 otherwise, E v^3 = 1).
+arma::mat wild_multipliers(bool mammen, arma::uword n, arma::uword B, std::mt19937_64& rng);
 
 struct BootstrapOptions {
   BootstrapType type = BootstrapType::wild_rademacher;

@@ -12,7 +12,11 @@ residuals the C++ core computes (formulas and sources in ``core/include/attnreg/
 * MSE/IMSE-optimal plug-in bandwidths as nprobust's ``lpbwselect`` (:func:`mse_dpi`,
   :func:`imse_dpi`);
 * bias^2 / variance / MSE trade-off curves over a bandwidth grid (:func:`tradeoff`);
-* a Monte Carlo lab and a convergence-rate study (:func:`monte_carlo`, :func:`rate_study`).
+* a Monte Carlo lab and a convergence-rate study (:func:`monte_carlo`, :func:`rate_study`);
+* wild and pairs bootstrap bands (:func:`bootstrap_bands`);
+* a bootstrap significance test of each regressor, as np's ``npsigtest``
+  (:func:`significance_test`), and the Hsiao-Li-Racine consistent specification test of an OLS
+  model against the kernel alternative, as np's ``npcmstest`` (:func:`specification_test`).
 """
 from __future__ import annotations
 
@@ -35,6 +39,10 @@ __all__ = [
     "rate_study",
     "simulate_design",
     "bootstrap_bands",
+    "significance_test",
+    "SignificanceTestResult",
+    "specification_test",
+    "SpecificationTestResult",
     "plot_bands",
     "plot_tradeoff",
 ]
@@ -496,6 +504,281 @@ def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademach
     df.attrs["critical_value"] = float(r["critical_value"])
     df.attrs["draws"] = np.asarray(r["draws"])
     return df
+
+
+# ---------------------------------------------------------------------------- tests
+def _stars(p: float) -> str:
+    return "***" if p <= 0.001 else "**" if p <= 0.01 else "*" if p <= 0.05 else \
+        "." if p <= 0.1 else ""
+
+
+_SIGNIF = "Signif. codes:  0 '***' 0.001 '**' 0.01 '*' 0.05 '.' 0.1 ' ' 1"
+
+
+@dataclass
+class SignificanceTestResult:
+    """Result of :func:`significance_test`; ``repr`` prints a table like np's ``npsigtest``.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per tested regressor: ``statistic`` (lambda_j) and bootstrap ``p_value``.
+    draws : ndarray of shape (replications, n_tested)
+        The bootstrap statistics under each null.
+    null_scale : ndarray
+        The factor ``sqrt(n / df0)`` applied to each null model's residuals.
+    replications : int
+    bootstrap : str
+    """
+
+    table: object
+    draws: np.ndarray = field(repr=False)
+    null_scale: np.ndarray = field(repr=False)
+    replications: int = 0
+    bootstrap: str = ""
+
+    def __repr__(self) -> str:
+        t = self.table
+        w = max(8, max(len(str(v)) for v in t.index))
+        lines = [
+            "Kernel regression significance test (Racine, Hart & Li 2006)",
+            f"Bootstrap under each null: {self.bootstrap}, {self.replications} replications, "
+            "bandwidths held fixed",
+            "",
+            f"{'':{w}}  {'statistic':>11}  {'p-value':>8}",
+        ]
+        for name, row in t.iterrows():
+            lines.append(f"{str(name):{w}}  {row['statistic']:11.4g}  {row['p_value']:8.4g} "
+                         f"{_stars(row['p_value'])}")
+        lines += ["---", _SIGNIF]
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+
+def significance_test(estimator, replications: int = 399, bootstrap: str = "mammen",
+                      seed: int = 1, columns=None, output: int = 0) -> SignificanceTestResult:
+    """Bootstrap test that the regression does not depend on each regressor (np's ``npsigtest``).
+
+    For a continuous column the statistic is the mean squared marginal effect
+    ``(1/n) sum_i (d m(x_i)/d x_j)^2`` (local-linear slope, or the derivative of the
+    Nadaraya-Watson ratio); for a categorical column it is
+    ``(1/n) sum_i sum_l (m(x_i; x_j = l) - m(x_i; x_j = first level))^2`` (Racine, Hart & Li
+    2006). The null distribution is bootstrapped from the kernel regression without the column
+    (same bandwidths; the mean when it is the only column), whose residuals are rescaled by
+    ``sqrt(n / df0)`` and redrawn iid or wild. Every statistic is a quadratic form in y, so the
+    replications are extra outputs of one fit: no refits.
+
+    Parameters
+    ----------
+    estimator : fitted NadarayaWatson or LocalLinear
+    replications : int, default 399
+        Bootstrap replications B (at least 19); p-value ``(1 + #{lambda* >= lambda}) / (B + 1)``.
+    bootstrap : {"mammen", "rademacher", "iid"}, default "mammen"
+        Wild bootstrap (robust to heteroskedasticity) or iid residual resampling (np's default).
+    seed : int, default 1
+        Seed of the core's random number generator: results are reproducible.
+    columns : sequence of int or str, optional
+        Columns to test (0-based positions or DataFrame column names); default all.
+    output : int, default 0
+        Output column for multi-output fits.
+
+    Returns
+    -------
+    SignificanceTestResult
+
+    Examples
+    --------
+    >>> import numpy as np, attnreg
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(200, 2)); y = np.sin(6 * X[:, 0]) + 0.3 * rng.normal(size=200)
+    >>> fit = attnreg.LocalLinear(bandwidth=[0.08, 0.3]).fit(X, y)
+    >>> res = attnreg.diagnostics.significance_test(fit, replications=99)
+    >>> bool(res.table["p_value"].iloc[0] < 0.05)
+    True
+    """
+    import pandas as pd
+
+    model = _fitted_core(estimator)
+    names = list(getattr(estimator, "feature_names_in_", [f"x{j + 1}" for j in
+                                                          range(estimator.n_features_in_)]))
+    names = [str(v) for v in names]
+    if columns is None:
+        cols = list(range(len(names)))
+    else:
+        cols = []
+        for c in np.atleast_1d(np.asarray(columns, dtype=object)):
+            if isinstance(c, str):
+                if c not in names:
+                    raise ValueError(f"columns: {c!r} is not a column of the fit ({names})")
+                cols.append(names.index(c))
+            elif isinstance(c, (int, np.integer)) and 0 <= int(c) < len(names):
+                cols.append(int(c))
+            else:
+                raise ValueError(f"columns: {c!r} is not a column position in 0..{len(names) - 1}"
+                                 " or a column name")
+    if not isinstance(bootstrap, str):
+        raise ValueError("bootstrap: use 'mammen', 'rademacher' or 'iid'")
+    r = _core.significance_test(model, replications=int(replications), bootstrap=bootstrap,
+                                seed=int(seed), columns=cols, output=int(output))
+    table = pd.DataFrame({"statistic": np.asarray(r["statistic"]).ravel(),
+                          "p_value": np.asarray(r["p_value"]).ravel()},
+                         index=[names[j] for j in r["columns"]])
+    return SignificanceTestResult(table=table, draws=np.asarray(r["draws"]),
+                                  null_scale=np.asarray(r["null_scale"]).ravel(),
+                                  replications=int(r["replications"]),
+                                  bootstrap=str(r["bootstrap"]))
+
+
+@dataclass
+class SpecificationTestResult:
+    """Result of :func:`specification_test`; ``repr`` reads like np's ``npcmstest``.
+
+    Attributes
+    ----------
+    statistic : float
+        ``J_n``, asymptotically N(0, 1) under a correct parametric model (one-sided test).
+    p_value : float
+        Wild-bootstrap p-value.
+    asymptotic_p_value : float
+        ``1 - Phi(J_n)``.
+    I_n : float
+        The unstandardised statistic ``sum_{i != j} u_i u_j K_ij / (n (n - 1))``.
+    bandwidth : ndarray
+        Kernel bandwidths (given, or cv_ls of y on X).
+    bandwidth_method : str
+    coefficients, residuals : ndarray
+        The OLS fit of y on the design.
+    rank : int
+        Numerical rank of the design.
+    draws : ndarray
+        Bootstrap statistics ``J*_b``.
+    """
+
+    statistic: float
+    p_value: float
+    asymptotic_p_value: float
+    I_n: float
+    bandwidth: np.ndarray
+    bandwidth_method: str
+    coefficients: np.ndarray = field(repr=False)
+    residuals: np.ndarray = field(repr=False)
+    rank: int = 0
+    draws: np.ndarray = field(repr=False, default=None)
+    replications: int = 0
+    bootstrap: str = ""
+
+    def __repr__(self) -> str:
+        bw = ", ".join(f"{b:.4g}" for b in np.atleast_1d(self.bandwidth))
+        return "\n".join([
+            "Consistent model specification test (Hsiao, Li & Racine 2007)",
+            "H0: the OLS model is correctly specified (E[y|x] = z(x)'beta)",
+            f"Kernel bandwidth(s) ({self.bandwidth_method}): {bw}",
+            f"Bootstrap: {self.bootstrap}, {self.replications} replications",
+            "",
+            f"Jn = {self.statistic:.4g}   bootstrap p-value = {self.p_value:.4g} "
+            f"{_stars(self.p_value)}   (asymptotic N(0,1) p-value = "
+            f"{self.asymptotic_p_value:.4g})",
+            "---",
+            _SIGNIF,
+        ])
+
+    __str__ = __repr__
+
+
+def specification_test(X, y, design=None, var_types: str | None = None, bandwidth=None,
+                       kernel: str = "gaussian", degree: int = 0, replications: int = 399,
+                       bootstrap: str = "mammen", seed: int = 1,
+                       unordered_kernel: str = "aitchison_aitken",
+                       ordered_kernel: str = "li_racine",
+                       n_threads: int = 0) -> SpecificationTestResult:
+    """Is the OLS model misspecified? Hsiao, Li & Racine (2007) test, as np's ``npcmstest``.
+
+    With the OLS residuals ``u`` of y on ``design`` and the product kernel ``K_ij`` over the
+    regressors ``X`` (continuous and categorical), ``J_n = sqrt(n/(n-1)) S1 / sqrt(2 S2)`` with
+    ``S1 = sum_{i != j} u_i u_j K_ij`` and ``S2 = sum_{i != j} u_i^2 u_j^2 K_ij^2``; large values
+    reject. The p-value is from the wild bootstrap ``y* = Z beta + u v`` (OLS residuals of y* are
+    ``M (u v)``, no refit), which keeps heteroskedasticity.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n, q)
+        Regressors of the kernel alternative (DataFrame categoricals get categorical kernels).
+    y : array-like of shape (n,)
+    design : array-like of shape (n, p), optional
+        The parametric design ``Z`` including the intercept column. Default: an intercept, the
+        continuous columns of X and dummies for each categorical level but the first.
+    var_types : str, optional
+        One of c/u/o per column of X; inferred from a DataFrame, else all continuous.
+    bandwidth : array-like, optional
+        Kernel bandwidths; default cv_ls of the kernel regression of y on X of ``degree``
+        (as np's ``npcmstest``, which calls ``npregbw``).
+    kernel : str, default "gaussian"
+    degree : {0, 1}, default 0
+        Degree of the bandwidth search (local constant as np's default).
+    replications : int, default 399
+    bootstrap : {"mammen", "rademacher", "iid"}, default "mammen"
+    seed : int, default 1
+    unordered_kernel, ordered_kernel : str
+    n_threads : int, default 0
+
+    Returns
+    -------
+    SpecificationTestResult
+
+    Examples
+    --------
+    >>> import numpy as np, attnreg
+    >>> rng = np.random.default_rng(1)
+    >>> x = rng.uniform(-1, 1, 300); y = 1 + x + x**2 + 0.3 * rng.normal(size=300)
+    >>> res = attnreg.diagnostics.specification_test(x[:, None], y, replications=99)
+    >>> bool(res.p_value < 0.05)
+    True
+    """
+    from .kernel import NadarayaWatson
+
+    enc = NadarayaWatson(kernel=kernel, var_types=var_types)
+    Xe, inferred = enc._encode(X, fitting=True)
+    Xa = np.asarray(Xe, dtype=np.float64)
+    if Xa.ndim == 1:
+        Xa = Xa[:, None]
+    if Xa.ndim != 2:
+        raise ValueError(f"X: expected a 2-D array of regressors, got shape {Xa.shape}")
+    vt = enc._resolve_var_types(inferred, Xa.shape[1])
+    ya = np.asarray(y, dtype=np.float64)
+    if ya.ndim == 2 and ya.shape[1] == 1:
+        ya = ya[:, 0]
+    if ya.ndim != 1:
+        raise ValueError(f"y: expected a 1-D response, got shape {ya.shape}")
+    if design is None:
+        Z = _core.default_design(Xa, var_types=vt) if np.all(np.isfinite(Xa)) else Xa
+    else:
+        Z = np.asarray(design, dtype=np.float64)
+        if Z.ndim == 1:
+            Z = Z[:, None]
+    bw = np.zeros(0) if bandwidth is None else np.atleast_1d(np.asarray(bandwidth, dtype=np.float64))
+    if not isinstance(bootstrap, str):
+        raise ValueError("bootstrap: use 'mammen', 'rademacher' or 'iid'")
+    try:
+        r = _core.specification_test(Z, ya, Xa, var_types=vt, kernel=str(kernel),
+                                     unordered_kernel=str(unordered_kernel),
+                                     ordered_kernel=str(ordered_kernel), bandwidth=bw,
+                                     degree=int(degree), replications=int(replications),
+                                     bootstrap=bootstrap, seed=int(seed),
+                                     n_threads=int(n_threads))
+    except ValueError as e:  # the core calls the design Z
+        msg = str(e)
+        if msg.startswith("Z:") or msg.startswith("Z ("):
+            raise ValueError("design" + msg[1:]) from None
+        raise
+    return SpecificationTestResult(
+        statistic=float(r["statistic"]), p_value=float(r["p_value"]),
+        asymptotic_p_value=float(r["asymptotic_p_value"]), I_n=float(r["I_n"]),
+        bandwidth=np.asarray(r["bandwidth"]).ravel(), bandwidth_method=str(r["bandwidth_method"]),
+        coefficients=np.asarray(r["coefficients"]).ravel(),
+        residuals=np.asarray(r["residuals"]).ravel(), rank=int(r["rank"]),
+        draws=np.asarray(r["draws"]).ravel(), replications=int(r["replications"]),
+        bootstrap=str(r["bootstrap"]))
 
 
 # ---------------------------------------------------------------------------- plotting
