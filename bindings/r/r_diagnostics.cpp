@@ -9,6 +9,7 @@
 #include "attnreg/diagnostics.hpp"
 #include "attnreg/error.hpp"
 #include "attnreg/local_fit.hpp"
+#include "attnreg/specification_tests.hpp"
 
 namespace {
 
@@ -136,4 +137,50 @@ Rcpp::List diag_bootstrap_cpp(const Rcpp::List& state, const arma::mat& X_eval, 
       Rcpp::Named("uniform_low") = rvec(r.uniform_low),
       Rcpp::Named("uniform_high") = rvec(r.uniform_high),
       Rcpp::Named("critical_value") = r.critical_value, Rcpp::Named("draws") = r.draws);
+}
+
+// [[Rcpp::export(name = ".sig_test_cpp")]]
+Rcpp::List sig_test_cpp(const Rcpp::List& state, int replications, std::string bootstrap,
+                        double seed, Rcpp::IntegerVector columns) {
+  const attnreg::LocalPolynomial m = diag_model(state);
+  attnreg::SignificanceOptions o;
+  o.bootstrap = attnreg::null_bootstrap_from_name(bootstrap, "bootstrap");
+  o.replications = replications;
+  o.seed = static_cast<unsigned long long>(seed);
+  for (int c : columns) o.columns.push_back(static_cast<std::size_t>(c - 1));
+  const attnreg::SignificanceTest r = attnreg::significance_test(m, o, 0);
+  Rcpp::IntegerVector cols(r.columns.size());
+  for (std::size_t j = 0; j < r.columns.size(); ++j) cols[j] = static_cast<int>(r.columns[j]) + 1;
+  return Rcpp::List::create(
+      Rcpp::Named("columns") = cols, Rcpp::Named("statistic") = rvec(r.statistic),
+      Rcpp::Named("p_value") = rvec(r.p_value), Rcpp::Named("draws") = r.draws,
+      Rcpp::Named("null_scale") = rvec(r.null_scale),
+      Rcpp::Named("replications") = r.replications, Rcpp::Named("bootstrap") = r.bootstrap);
+}
+
+// [[Rcpp::export(name = ".cms_test_cpp")]]
+Rcpp::List cms_test_cpp(const arma::mat& Z, const arma::vec& y, const arma::mat& X,
+                        std::string var_types, std::string kernel, std::string ukertype,
+                        std::string okertype, const arma::vec& bw, int degree, int replications,
+                        std::string bootstrap, double seed, int n_threads) {
+  attnreg::SpecificationOptions o;
+  o.bootstrap = attnreg::null_bootstrap_from_name(bootstrap, "bootstrap");
+  o.replications = replications;
+  o.seed = static_cast<unsigned long long>(seed);
+  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  o.var_types = var_types;
+  o.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
+  o.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
+  o.bandwidth = bw;
+  o.degree = degree;
+  o.n_threads = n_threads;
+  const attnreg::SpecificationTest r = attnreg::specification_test(Z, y, X, o);
+  return Rcpp::List::create(
+      Rcpp::Named("statistic") = r.statistic, Rcpp::Named("p_value") = r.p_value,
+      Rcpp::Named("asymptotic_p_value") = r.asymptotic_p_value, Rcpp::Named("I_n") = r.I_n,
+      Rcpp::Named("bandwidth") = rvec(r.bandwidth),
+      Rcpp::Named("bandwidth_method") = r.bandwidth_method,
+      Rcpp::Named("coefficients") = rvec(r.coefficients), Rcpp::Named("rank") = r.rank,
+      Rcpp::Named("draws") = rvec(r.draws), Rcpp::Named("replications") = r.replications,
+      Rcpp::Named("bootstrap") = r.bootstrap);
 }
