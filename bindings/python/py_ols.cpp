@@ -9,6 +9,8 @@
 
 namespace py = pybind11;
 using attnreg_py::as_mat;
+using attnreg_py::attention_into_numpy;
+using attnreg_py::with_x;
 using attnreg_py::farray;
 using attnreg_py::to_numpy;
 
@@ -57,32 +59,6 @@ attnreg::OLS ols_setstate(const py::tuple& t) {
   return attnreg::OLS::from_state(s, y);
 }
 
-// Methods that take an X and return a matrix, with the GIL released during the core call.
-template <typename F>
-py::array_t<double> with_x(const farray& X, F&& f) {
-  const arma::mat x = as_mat(X, "X");
-  arma::mat out;
-  {
-    py::gil_scoped_release nogil;
-    out = f(x);
-  }
-  return to_numpy(out);
-}
-
-// Attention weights written by the core straight into a new Fortran-ordered numpy array (the
-// m x n result is the one large object; no second copy of it is made).
-template <typename M>
-py::array_t<double> attention_into_numpy(const M& model, const farray& X) {
-  const arma::mat x = as_mat(X, "X");
-  py::array_t<double, py::array::f_style> out(
-      {static_cast<py::ssize_t>(x.n_rows), static_cast<py::ssize_t>(model.n_obs())});
-  arma::mat A(out.mutable_data(), x.n_rows, model.n_obs(), /*copy_aux_mem=*/false, /*strict=*/true);
-  {
-    py::gil_scoped_release nogil;
-    model.attention_weights(x, A);
-  }
-  return out;
-}
 
 }  // namespace
 
