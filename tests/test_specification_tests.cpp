@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "attnreg/bandwidth_select.hpp"
 #include "attnreg/diagnostics.hpp"
 #include "attnreg/error.hpp"
 #include "attnreg/specification_tests.hpp"
@@ -217,13 +218,48 @@ TEST(SpecificationTest, SizeUnderALinearModelAndPowerAgainstAQuadratic) {
   EXPECT_LT(quad.asymptotic_p_value, 0.01);
   // Bootstrap residuals are OLS residuals: orthogonal to Z (checked through a given bandwidth
   // run, whose statistic must not depend on Z's parameterisation).
+  EXPECT_TRUE(lin.reselected);  // n = 200 <= kReselectMaxN and the bandwidth was selected
   o.bandwidth = quad.bandwidth;
   arma::mat Z2 = Z;
   Z2.col(1) = 3 * Z.col(1) + 1;
   const SpecificationTest q2 =
       specification_test(Z2, 1 + 2 * X.col(0) + 2 * arma::square(X.col(0)) + e, X, o);
   EXPECT_NEAR(q2.statistic, quad.statistic, 1e-9 * std::abs(quad.statistic));
-  EXPECT_LT(arma::abs(q2.draws - quad.draws).max(), 1e-8);
+  EXPECT_FALSE(q2.reselected);
+  o.bandwidth.reset();
+  o.reselect = 0;
+  const SpecificationTest q3 =
+      specification_test(Z, 1 + 2 * X.col(0) + 2 * arma::square(X.col(0)) + e, X, o);
+  EXPECT_LT(arma::abs(q2.draws - q3.draws).max(), 1e-8);
+}
+
+TEST(SpecificationTest, ReselectionRepeatsTheWholeProcedureOnEachDraw) {
+  const std::size_t n = 60;
+  arma::arma_rng::set_seed(8);
+  const arma::mat X = arma::randu<arma::mat>(n, 1);
+  const arma::mat Z = default_design(X, "");
+  const arma::vec y = 1 + X.col(0) + 0.3 * arma::randn(n);
+  SpecificationOptions o;
+  o.replications = 19;
+  o.chunk = 64;
+  o.reselect = 1;
+  o.seed = 4;
+  const SpecificationTest t = specification_test(Z, y, X, o);
+  ASSERT_TRUE(t.reselected);
+  // Oracle: the same multipliers, then cv_ls and J_n on each y* by hand.
+  std::mt19937_64 rng(4);
+  const arma::mat E = null_bootstrap_errors(t.residuals, NullBootstrap::wild_mammen, 19, rng);
+  BandwidthSelectOptions bo;
+  bo.degree = 0;
+  for (arma::uword b = 0; b < 19; ++b) {
+    const arma::vec ys = (y - t.residuals) + E.col(b);
+    const arma::vec h = select_bandwidth(X, ys, bo).bandwidth;
+    const arma::vec beta = arma::solve(Z, ys);
+    const arma::vec u = ys - Z * beta;
+    const KernelSpace sp(X, h, KernelSpec{});
+    const double J = specification_statistics(sp, arma::mat(u), 1)(0, 0);
+    EXPECT_NEAR(t.draws(b), J, 1e-8 * (1 + std::abs(J))) << "draw " << b;
+  }
 }
 
 TEST(SpecificationTest, RankDeficientDesignAndDefaultDesign) {

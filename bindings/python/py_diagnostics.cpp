@@ -213,8 +213,9 @@ void init_diagnostics(py::module_& m) {
          const std::string& kernel, const std::string& unordered_kernel,
          const std::string& ordered_kernel, const farray& bandwidth, int degree,
          int replications, const std::string& bootstrap, unsigned long long seed,
-         int n_threads) {
+         int n_threads, int reselect) {
         attnreg::SpecificationOptions o;
+        o.reselect = reselect;
         o.bootstrap = attnreg::null_bootstrap_from_name(bootstrap, "bootstrap");
         o.replications = replications;
         o.seed = seed;
@@ -240,6 +241,7 @@ void init_diagnostics(py::module_& m) {
         d["residuals"] = to_numpy(r.residuals);
         d["rank"] = r.rank;
         d["draws"] = to_numpy(r.draws);
+        d["reselected"] = r.reselected;
         d["replications"] = r.replications;
         d["bootstrap"] = r.bootstrap;
         return d;
@@ -248,7 +250,7 @@ void init_diagnostics(py::module_& m) {
       py::arg("kernel") = "gaussian", py::arg("unordered_kernel") = "aitchison_aitken",
       py::arg("ordered_kernel") = "li_racine", py::arg("bandwidth"), py::arg("degree") = 0,
       py::arg("replications") = 399, py::arg("bootstrap") = "mammen", py::arg("seed") = 1,
-      py::arg("n_threads") = 0);
+      py::arg("n_threads") = 0, py::arg("reselect") = -1);
 
   m.def(
       "default_design",

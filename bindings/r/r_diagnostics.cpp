@@ -162,8 +162,9 @@ Rcpp::List sig_test_cpp(const Rcpp::List& state, int replications, std::string b
 Rcpp::List cms_test_cpp(const arma::mat& Z, const arma::vec& y, const arma::mat& X,
                         std::string var_types, std::string kernel, std::string ukertype,
                         std::string okertype, const arma::vec& bw, int degree, int replications,
-                        std::string bootstrap, double seed, int n_threads) {
+                        std::string bootstrap, double seed, int n_threads, int reselect) {
   attnreg::SpecificationOptions o;
+  o.reselect = reselect;
   o.bootstrap = attnreg::null_bootstrap_from_name(bootstrap, "bootstrap");
   o.replications = replications;
   o.seed = static_cast<unsigned long long>(seed);
@@ -181,6 +182,6 @@ Rcpp::List cms_test_cpp(const arma::mat& Z, const arma::vec& y, const arma::mat&
       Rcpp::Named("bandwidth") = rvec(r.bandwidth),
       Rcpp::Named("bandwidth_method") = r.bandwidth_method,
       Rcpp::Named("coefficients") = rvec(r.coefficients), Rcpp::Named("rank") = r.rank,
-      Rcpp::Named("draws") = rvec(r.draws), Rcpp::Named("replications") = r.replications,
-      Rcpp::Named("bootstrap") = r.bootstrap);
+      Rcpp::Named("draws") = rvec(r.draws), Rcpp::Named("reselected") = r.reselected,
+      Rcpp::Named("replications") = r.replications, Rcpp::Named("bootstrap") = r.bootstrap);
 }

@@ -428,21 +428,25 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
   res.residuals = y - Ur * (Ur.t() * y);
 
   // Kernel bandwidths: given or cv_ls of y on X.
+  BandwidthSelectOptions bo;
+  bo.degree = opt.degree;
+  bo.method = BandwidthMethod::cv_ls;
+  bo.kernel = opt.kernel;
+  bo.var_types = opt.var_types;
+  bo.unordered_kernel = opt.unordered_kernel;
+  bo.ordered_kernel = opt.ordered_kernel;
+  bo.n_threads = opt.n_threads;
   if (!opt.bandwidth.is_empty()) {
     res.bandwidth = opt.bandwidth;
     res.bandwidth_method = "given";
   } else {
-    BandwidthSelectOptions bo;
-    bo.degree = opt.degree;
-    bo.method = BandwidthMethod::cv_ls;
-    bo.kernel = opt.kernel;
-    bo.var_types = opt.var_types;
-    bo.unordered_kernel = opt.unordered_kernel;
-    bo.ordered_kernel = opt.ordered_kernel;
-    bo.n_threads = opt.n_threads;
     res.bandwidth = select_bandwidth(X, y, bo).bandwidth;
     res.bandwidth_method = "cv_ls";
   }
+  check::require(opt.reselect >= -1 && opt.reselect <= 1, "reselect",
+                 "must be -1 (automatic), 0 (hold the bandwidths fixed) or 1 (select again)");
+  res.reselected = opt.bandwidth.is_empty() &&
+                   (opt.reselect == 1 || (opt.reselect == -1 && n <= kReselectMaxN));
   KernelSpec ks;
   ks.kernel = opt.kernel;
   ks.var_types = parse_var_types(opt.var_types, X.n_cols, "var_types");
@@ -468,9 +472,26 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
     if (guard.poll()) throw Interrupted();
     const arma::uword nb = std::min<arma::uword>(static_cast<arma::uword>(opt.chunk), B - b0);
     // y* = Z beta + u v, so its OLS residuals are M (u v) (M Z beta = 0).
-    arma::mat W = null_bootstrap_errors(res.residuals, opt.bootstrap, nb, rng);
-    W -= Ur * (Ur.t() * W);
-    res.draws.subvec(b0, b0 + nb - 1) = specification_statistics(space, W, opt.n_threads).row(0).t();
+    const arma::mat E = null_bootstrap_errors(res.residuals, opt.bootstrap, nb, rng);
+    const arma::mat W = E - Ur * (Ur.t() * E);
+    if (!res.reselected) {
+      res.draws.subvec(b0, b0 + nb - 1) =
+          specification_statistics(space, W, opt.n_threads).row(0).t();
+      continue;
+    }
+    // The whole procedure on each bootstrap sample: cv_ls on y*, then J_n with its bandwidths.
+    for (arma::uword b = 0; b < nb; ++b) {
+      if (guard.poll()) throw Interrupted();
+      const arma::vec ystar = (y - res.residuals) + E.col(b);
+      arma::vec hb;
+      try {
+        hb = select_bandwidth(X, ystar, bo).bandwidth;
+      } catch (const NumericalError&) {
+        hb = res.bandwidth;  // no finite CV on this draw: keep the sample's bandwidths
+      }
+      const KernelSpace sb(X, hb, ks);
+      res.draws(b0 + b) = specification_statistics(sb, arma::mat(W.col(b)), opt.n_threads)(0, 0);
+    }
   }
   res.p_value = bootstrap_p_value(res.draws, res.statistic);
   return res;

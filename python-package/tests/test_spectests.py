@@ -168,3 +168,19 @@ def test_specification_pandas_categorical_and_design():
         D.specification_test(Xn[:, None], y, bandwidth=[0.3])
     with pytest.raises(ValueError, match="bootstrap"):
         D.specification_test(df, y, bootstrap="pairs", bandwidth=[0.3, 0.3])
+
+
+def test_specification_reselects_bandwidth_in_small_samples_only_when_selected():
+    rng = np.random.default_rng(5)
+    n = 80
+    x = rng.uniform(-1, 1, n)
+    y = 1 + x + 0.4 * rng.standard_normal(n)
+    auto = D.specification_test(x[:, None], y, replications=19)
+    fixed = D.specification_test(x[:, None], y, replications=19, reselect_bandwidth=False)
+    given = D.specification_test(x[:, None], y, replications=19, bandwidth=auto.bandwidth,
+                                 reselect_bandwidth=True)
+    assert auto.reselected and not fixed.reselected and not given.reselected
+    assert auto.statistic == pytest.approx(fixed.statistic, rel=1e-12)
+    np.testing.assert_allclose(fixed.draws, given.draws, rtol=1e-10)
+    assert np.any(auto.draws != fixed.draws)
+    assert "re-selected" in repr(auto) and "held fixed" in repr(fixed)

@@ -109,6 +109,13 @@ test_that("cmstest keeps a linear model and rejects a missed quadratic", {
   ok <- cmstest(lm(yq ~ poly(x, 2), data = d), R = 99)
   expect_gt(ok$p.value, 0.05)
   expect_true(any(grepl("Hsiao, Li and Racine", capture.output(print(q)))))
+  # n = 200: the bandwidth is selected again on each bootstrap sample unless told otherwise
+  expect_true(lin$reselected)
+  fx <- cmstest(lm(ylin ~ x, data = d), R = 19, reselect = FALSE)
+  expect_false(fx$reselected)
+  expect_equal(unname(fx$statistic), unname(lin$statistic), tolerance = 1e-12)
+  expect_true(any(grepl("held fixed", capture.output(print(fx)))))
+  expect_error(cmstest(lm(ylin ~ x, data = d), reselect = "yes"), "reselect")
 })
 
 test_that("factors enter cmstest as categorical kernels and dummies", {
