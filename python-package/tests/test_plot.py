@@ -86,6 +86,10 @@ def test_partial_effects_categorical_dataframe_column():
     assert ax.get_xlabel() == "g"
     with pytest.raises(ValueError, match=r"feature: expected a column name or an index in \[0, 2\)"):
         attnreg.plot.partial_effects(m, df, 5)
+    # a new user's slip: passing y where the feature goes gets a short message with the fix
+    with pytest.raises(ValueError, match=r"got a ndarray of shape \(90,\) \(partial_effects "
+                                         r"takes no y"):
+        attnreg.plot.partial_effects(m, df, np.zeros(90))
 
 
 def test_attention_heatmap_shows_the_weights():

@@ -145,8 +145,12 @@ def partial_effects(estimator, X, feature, *, grid=None, grid_size: int = 50,
     elif isinstance(feature, (int, np.integer)) and 0 <= int(feature) < len(names):
         j = int(feature)
     else:
+        got = (repr(feature) if np.ndim(feature) == 0
+               else f"a {type(feature).__name__} of shape {np.shape(feature)}")
+        hint = (" (partial_effects takes no y: call partial_effects(estimator, X, feature))"
+                if np.ndim(feature) > 0 else "")
         raise ValueError(
-            f"feature: expected a column name or an index in [0, {len(names)}), got {feature!r}"
+            f"feature: expected a column name or an index in [0, {len(names)}), got {got}{hint}"
         )
     if kind not in ("average", "individual"):
         raise ValueError(f"kind: must be 'average' or 'individual', got {kind!r}")
