@@ -372,3 +372,21 @@ TEST(BandwidthSelect, DegenerateDataGiveClearErrors) {
   EXPECT_THROW(bandwidth_method_from_name("cv_foo"), InvalidArgument);
   EXPECT_EQ(bandwidth_method_from_name("cv.aic"), BandwidthMethod::aic);
 }
+
+TEST(SelectBandwidth, StartOptionRefinesLocallyFromTheGivenBandwidths) {
+  arma::arma_rng::set_seed(12);
+  const arma::mat X = arma::randu<arma::mat>(150, 2);
+  const arma::vec y = arma::sin(6 * X.col(0)) + X.col(1) + 0.2 * arma::randn(150);
+  BandwidthSelectOptions o;
+  const BandwidthSelectResult full = select_bandwidth(X, y, o);
+  BandwidthSelectOptions l = o;
+  l.start = full.bandwidth;
+  l.n_starts = 1;
+  l.grid_size = 0;
+  const BandwidthSelectResult local = select_bandwidth(X, y, l);
+  EXPECT_LT(arma::abs(arma::log(local.bandwidth / full.bandwidth)).max(), 1e-3);
+  EXPECT_LE(local.objective, full.objective * (1 + 1e-9));
+  EXPECT_LT(local.n_evals, full.n_evals);
+  l.start = arma::vec{0.1};
+  EXPECT_THROW(select_bandwidth(X, y, l), InvalidArgument);
+}

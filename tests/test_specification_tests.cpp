@@ -251,6 +251,9 @@ TEST(SpecificationTest, ReselectionRepeatsTheWholeProcedureOnEachDraw) {
   const arma::mat E = null_bootstrap_errors(t.residuals, NullBootstrap::wild_mammen, 19, rng);
   BandwidthSelectOptions bo;
   bo.degree = 0;
+  bo.start = t.bandwidth;
+  bo.grid_size = 0;
+  bo.n_starts = 1;
   for (arma::uword b = 0; b < 19; ++b) {
     const arma::vec ys = (y - t.residuals) + E.col(b);
     const arma::vec h = select_bandwidth(X, ys, bo).bandwidth;

@@ -892,6 +892,15 @@ BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
       base(cont[a]) = std::min(std::max(std::log(r(a)), lo(cont[a])), hi(cont[a]));
   }
   for (std::size_t j : cat) base(j) = 0.5 * (lo(j) + hi(j));
+  if (!opt.start.is_empty()) {
+    check::require(opt.start.n_elem == d && opt.start.is_finite() && arma::all(opt.start >= 0),
+                   "start", "needs one finite, non-negative bandwidth per column");
+    for (std::size_t j = 0; j < d; ++j) {
+      const double t = types[j] == VarType::continuous ? std::log(std::max(opt.start(j), 1e-300))
+                                                      : opt.start(j);
+      base(j) = std::min(std::max(t, lo(j)), hi(j));
+    }
+  }
   arma::mat starts;
   std::mt19937_64 rng(opt.seed);
   std::uniform_real_distribution<double> unif(0.0, 1.0);

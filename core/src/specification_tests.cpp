@@ -479,13 +479,18 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
           specification_statistics(space, W, opt.n_threads).row(0).t();
       continue;
     }
-    // The whole procedure on each bootstrap sample: cv_ls on y*, then J_n with its bandwidths.
+    // The whole procedure on each bootstrap sample: cv_ls on y* (a local search from the
+    // sample's bandwidths, no grid), then J_n with its bandwidths.
+    BandwidthSelectOptions rb = bo;
+    rb.start = res.bandwidth;
+    rb.grid_size = 0;
+    rb.n_starts = 1;
     for (arma::uword b = 0; b < nb; ++b) {
       if (guard.poll()) throw Interrupted();
       const arma::vec ystar = (y - res.residuals) + E.col(b);
       arma::vec hb;
       try {
-        hb = select_bandwidth(X, ystar, bo).bandwidth;
+        hb = select_bandwidth(X, ystar, rb).bandwidth;
       } catch (const NumericalError&) {
         hb = res.bandwidth;  // no finite CV on this draw: keep the sample's bandwidths
       }

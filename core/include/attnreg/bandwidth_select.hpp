@@ -58,6 +58,10 @@ struct BandwidthSelectOptions {
   CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
   double ridge = 0.0;       ///< local-linear ridge (seed 002 eq. 6), scaled by omega
   int n_starts = 3;         ///< starting points of the search (>= 1)
+  /// First starting point (bandwidths, length d; clamped into the search box); empty = the
+  /// normal-reference bandwidths. With grid_size = 0 and n_starts = 1 the search is a local
+  /// refinement from here (used to re-select bandwidths on bootstrap samples).
+  arma::vec start;
   std::uint64_t seed = 0;   ///< random starts are reproducible from this
   int grid_size = 30;       ///< 1-D: points of the objective curve (0 = no curve)
   int min_neighbors = 0;    ///< bwcheck k; 0 = degree + 2
