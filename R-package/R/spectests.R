@@ -3,7 +3,7 @@
 # and the bootstrap are in the C++ core (core/include/attnreg/specification_tests.hpp).
 
 .spec_stars <- function(p) {
-  as.character(symnum(p, corr = FALSE, na = FALSE, cutpoints = c(0, 0.001, 0.01, 0.05, 0.1, 1),
+  as.character(stats::symnum(p, corr = FALSE, na = FALSE, cutpoints = c(0, 0.001, 0.01, 0.05, 0.1, 1),
                       symbols = c("***", "**", "*", ".", " ")))
 }
 
