@@ -442,6 +442,24 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
   } else {
     res.bandwidth = select_bandwidth(X, y, bo).bandwidth;
     res.bandwidth_method = "cv_ls";
+    // A selected bandwidth can make the kernel flat over the data (local linear under a
+    // linear truth: cv_ls runs to the top of the box). Then K_ij is nearly constant, J_n is a
+    // deterministic function of the residuals and the bootstrap comparison is noise.
+    const std::vector<VarType> t = parse_var_types(opt.var_types, X.n_cols, "var_types");
+    bool flat = true;
+    for (std::size_t j = 0; j < X.n_cols && flat; ++j)
+      flat = t[j] == VarType::continuous &&
+             res.bandwidth(j) > 5 * (X.col(j).max() - X.col(j).min());
+    if (flat) {
+      std::ostringstream msg;
+      msg << "bandwidth: cv_ls chose bandwidths above 5 times the range of every regressor (h =";
+      for (double h : res.bandwidth) msg << ' ' << h;
+      msg << "), so the kernel is flat and the test has nothing to detect"
+          << (opt.degree >= 1 ? "; a local-linear search does this when the data look linear: "
+                                "use degree = 0 (local constant, the default) or give a bandwidth"
+                              : "; give a bandwidth");
+      throw NumericalError(msg.str());
+    }
   }
   check::require(opt.reselect >= -1 && opt.reselect <= 1, "reselect",
                  "must be -1 (automatic), 0 (hold the bandwidths fixed) or 1 (select again)");

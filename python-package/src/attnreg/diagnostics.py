@@ -722,7 +722,9 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
         (as np's ``npcmstest``, which calls ``npregbw``).
     kernel : str, default "gaussian"
     degree : {0, 1}, default 0
-        Degree of the bandwidth search (local constant as np's default).
+        Degree of the bandwidth search (local constant as np's default). A local-linear search
+        on data that look linear picks a bandwidth far beyond the data (the kernel is flat and
+        the test meaningless): that raises ``ArithmeticError`` naming the fix.
     replications : int, default 399
     bootstrap : {"mammen", "rademacher", "iid"}, default "mammen"
     seed : int, default 1
