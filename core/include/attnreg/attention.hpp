@@ -251,6 +251,37 @@ template <class T>
 Diagnostics lla_finalize(const View<const T>& Q, const LLAPartial& stats, const View<T>& out,
                          const Options& opt);
 
+// ---------------------------------------------------------------- backward (float64 reference)
+// Vector-Jacobian products of softmax, nw_rbf and lla: given dO (batch, heads, n_q, d_v), the
+// gradients of sum(dO * forward(Q, K, V)) with respect to Q, K, V (and for lla the ridge),
+// for the options of the forward (causal, window, scale / bandwidth, kernel, ridge scalar or
+// per query). Computed in float64 from the exact forward of each query (explicit centring, one
+// Cholesky of Sigma per query; for lla the adjoint of rho = Sigma^-1 mu is a second solve with
+// the same factor, reusing rho, delta, omega and the row max), then cast to T. The blockwise
+// and direct forwards compute the same function, so these are their gradients too.
+// dQ, dK, dV have the shapes of Q, K, V, their own memory (no zero strides, no overlap).
+// d_ridge (lla, may be null) receives the gradient in the shape the ridge was given: one value
+// (scalar ridge), n_q values (per position, summed over batch and heads) or batch*heads*n_q.
+// Options::lla_algorithm, block sizes and CG settings do not apply. Errors as forward(); an LLA
+// denominator that is not positive, or a Sigma that is not positive definite, is a
+// NumericalError naming the (batch, head, query). Work items are (batch, head) pairs: the
+// result is bitwise identical for every thread count.
+template <class T>
+Diagnostics backward(const View<const T>& Q, const View<const T>& K, const View<const T>& V,
+                     const View<const T>& dO, const View<T>& dQ, const View<T>& dK,
+                     const View<T>& dV, const Options& opt,
+                     std::vector<double>* d_ridge = nullptr);
+/// backward() with opt.method = softmax.
+template <class T>
+Diagnostics softmax_vjp(const View<const T>& Q, const View<const T>& K, const View<const T>& V,
+                        const View<const T>& dO, const View<T>& dQ, const View<T>& dK,
+                        const View<T>& dV, Options opt = {});
+/// backward() with opt.method = lla.
+template <class T>
+Diagnostics lla_vjp(const View<const T>& Q, const View<const T>& K, const View<const T>& V,
+                    const View<const T>& dO, const View<T>& dQ, const View<T>& dK,
+                    const View<T>& dV, std::vector<double>* d_ridge = nullptr, Options opt = {});
+
 // ---------------------------------------------------------------- names for the faces
 
 /// Parse the faces' strings; errors name `arg` (the face's argument name) and list the valid
