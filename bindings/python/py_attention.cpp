@@ -328,4 +328,53 @@ void init_attention(py::module_& m) {
       py::arg("Q"), py::arg("partial"), py::arg("ridge") = py::none(), py::arg("causal") = false,
       py::arg("window") = 0, py::arg("n_threads") = 0,
       "Solve LLA from merged statistics: (output, diagnostics dict).");
+
+  // Backward (vector-Jacobian products, float64 reference; attention.hpp "backward"):
+  // (dQ, dK, dV, d_ridge or None, diagnostics dict), gradients in the dtype of Q.
+  m.def(
+      "attention_backward",
+      [](const py::array& Q, const py::array& K, const py::array& V, const py::array& dO,
+         const std::string& method, bool causal, std::int64_t window, const py::object& scale,
+         const py::object& bandwidth, const py::object& ridge, const std::string& kernel,
+         int n_threads) {
+        const at::Options o = make_options(method, causal, window, scale, bandwidth, ridge,
+                                           "naive", kernel, 64, 64, py::none(), 0,
+                                           "elu_plus_one", 4.0, true, n_threads);
+        same_dtype(Q, K, "Q", "K");
+        same_dtype(Q, V, "Q", "V");
+        same_dtype(Q, dO, "Q", "dO");
+        const bool f = dtype_is_float(Q, "Q");
+        auto like = [f](const py::array& a) {
+          std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
+          return f ? py::array(py::array_t<float>(shape)) : py::array(py::array_t<double>(shape));
+        };
+        py::array dQ = like(Q), dK = like(K), dV = like(V);
+        std::vector<double> dr;
+        at::Diagnostics d;
+        const auto run = [&](auto tag) {
+          using T = decltype(tag);
+          const auto q = view_of<T>(Q, "Q"), k = view_of<T>(K, "K"), v = view_of<T>(V, "V"),
+                     g = view_of<T>(dO, "dO");
+          const auto gq = out_view<T>(dQ), gk = out_view<T>(dK), gv = out_view<T>(dV);
+          py::gil_scoped_release nogil;
+          d = at::backward<T>(q, k, v, g, gq, gk, gv, o, &dr);
+        };
+        if (f) {
+          run(float{});
+        } else {
+          run(double{});
+        }
+        py::object d_ridge = py::none();
+        if (o.method == at::Method::lla) {
+          py::array_t<double> r(static_cast<py::ssize_t>(dr.size()));
+          std::copy(dr.begin(), dr.end(), r.mutable_data());
+          d_ridge = r;
+        }
+        return py::make_tuple(dQ, dK, dV, d_ridge, diag_dict(d));
+      },
+      py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("dO"), py::arg("method") = "softmax",
+      py::arg("causal") = false, py::arg("window") = 0, py::arg("scale") = py::none(),
+      py::arg("bandwidth") = py::none(), py::arg("ridge") = py::none(),
+      py::arg("kernel") = "dot", py::arg("n_threads") = 0,
+      "Attention backward (float64 reference): (dQ, dK, dV, d_ridge or None, diagnostics).");
 }

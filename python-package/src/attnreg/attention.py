@@ -265,3 +265,92 @@ def lla_finalize(Q, partial, *, ridge: Any = 0.0, causal: bool = False,
                                    n_threads=0 if n_threads is None else n_threads)
     _warn(info)
     return (out, info) if return_info else out
+
+
+# ---------------------------------------------------------------- backward (vector-Jacobian)
+
+__all__ += ["softmax_vjp", "nw_rbf_vjp", "lla_vjp"]
+
+
+def _unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum a gradient over the axes along which its input was broadcast."""
+    extra = g.ndim - len(shape)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return np.ascontiguousarray(g)
+
+
+def _backward(Q, K, V, dO, *, return_info: bool, **kw: Any):
+    shapes = [np.shape(x) for x in (Q, K, V)]
+    Q, K, V, dO = _arrays(Q, K, V, dO, names=("Q", "K", "V", "dO"))
+    if dO.shape[-2:] != Q.shape[-2:-1] + V.shape[-1:]:
+        raise ValueError(
+            f"dO: shape {dO.shape} must be that of the output (..., n_q = {Q.shape[-2]}, "
+            f"dim of V = {V.shape[-1]})"
+        )
+    kw["window"] = 0 if kw.get("window") is None else kw["window"]
+    kw["n_threads"] = 0 if kw.get("n_threads") is None else kw["n_threads"]
+    dQ, dK, dV, d_ridge, info = _core.attention_backward(Q, K, V, dO, **kw)
+    _warn(info)
+    grads = tuple(_unbroadcast(g, s) for g, s in zip((dQ, dK, dV), shapes))
+    return grads, d_ridge, info
+
+
+def softmax_vjp(Q, K, V, dO, *, scale: float | None = None, causal: bool = False,
+                window: int | None = None, n_threads: int | None = None,
+                return_info: bool = False):
+    """Gradients of :func:`softmax` attention: ``(dQ, dK, dV)`` given ``dO``.
+
+    ``dO`` is the gradient of a scalar loss with respect to the output of
+    ``softmax(Q, K, V, ...)`` (same options); the result is the gradient of that loss with
+    respect to ``Q``, ``K`` and ``V`` (each of its input's shape, summed over broadcast axes, in
+    the inputs' dtype). Computed in float64 on the CPU from the exact forward of each query
+    (a reference, ``O(n_q n_k dim)`` work and ``O(n_k dim)`` memory per head).
+    """
+    (dQ, dK, dV), _, info = _backward(Q, K, V, dO, method="softmax", scale=scale,
+                                      causal=causal, window=window, n_threads=n_threads,
+                                      return_info=return_info)
+    return ((dQ, dK, dV), info) if return_info else (dQ, dK, dV)
+
+
+def nw_rbf_vjp(Q, K, V, dO, *, bandwidth: float | None = None, causal: bool = False,
+               window: int | None = None, n_threads: int | None = None,
+               return_info: bool = False):
+    """Gradients ``(dQ, dK, dV)`` of :func:`nw_rbf` attention given ``dO`` (see
+    :func:`softmax_vjp`)."""
+    (dQ, dK, dV), _, info = _backward(Q, K, V, dO, method="nw_rbf", bandwidth=bandwidth,
+                                      causal=causal, window=window, n_threads=n_threads,
+                                      return_info=return_info)
+    return ((dQ, dK, dV), info) if return_info else (dQ, dK, dV)
+
+
+def lla_vjp(Q, K, V, dO, *, bandwidth: float | None = None, ridge: Any = 0.0,
+            causal: bool = False, window: int | None = None, kernel: str = "dot",
+            scale: float | None = None, n_threads: int | None = None,
+            return_info: bool = False):
+    """Gradients of Local Linear Attention: ``(dQ, dK, dV, d_ridge)`` given ``dO``.
+
+    ``dO`` is the gradient of a scalar loss with respect to ``lla(Q, K, V, ...)`` with the same
+    options (every algorithm of :func:`lla` computes the same function, so these are the
+    gradients of each). ``dQ, dK, dV`` have the shapes of ``Q, K, V`` (summed over broadcast
+    axes) and their dtype; ``d_ridge`` has the shape of ``ridge``: a float for a scalar ridge,
+    otherwise an array (one value per query position, or per ``(batch, heads, n_q)``).
+
+    The gradient goes through the adjoint of the local linear solve of Zuo et al., "Local
+    Linear Attention" (eqs. 6-8): with ``rho = Sigma^{-1} mu`` as in
+    :func:`lla`, one more solve ``y = Sigma^{-1} rbar`` with the same ``Sigma`` per query gives
+    every gradient, e.g. ``d_ridge = -omega y'rho``. Computed in float64 on the CPU (a
+    reference: ``O(n_q n_k dim^2)`` work). A query whose denominator ``omega - mu'rho`` is not
+    positive raises :class:`attnreg.NumericalError` naming it.
+    """
+    ridge_shape = np.shape(ridge) if ridge is not None else ()
+    (dQ, dK, dV), d_ridge, info = _backward(
+        Q, K, V, dO, method="lla", bandwidth=bandwidth, scale=scale, ridge=_ridge(ridge),
+        kernel=kernel, causal=causal, window=window, n_threads=n_threads,
+        return_info=return_info)
+    d_ridge = float(d_ridge[0]) if ridge_shape == () else d_ridge.reshape(ridge_shape)
+    out = (dQ, dK, dV, d_ridge)
+    return (out, info) if return_info else out
