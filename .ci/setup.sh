@@ -32,6 +32,7 @@ $PY -m pip install -q --disable-pip-version-check \
   "matplotlib>=3.6" "pytest>=7" "scikit-build-core>=0.10" "pybind11>=2.12" "dask[distributed,dataframe]" 2>&1 | grep -v "Running pip as the 'root'" || true
 # optional: progress bars (attnreg.show_progress falls back to stderr lines without it)
 $PY -m pip install -q --disable-pip-version-check "tqdm>=4.60" 2>&1 | grep -v "Running pip as the 'root'" || true
+$PY -m pip install -q --disable-pip-version-check "torch==2.13.0" 2>&1 | grep -v "Running pip as the 'root'" || true  # optional: attnreg.torch tests (CPU wheel on the machine: ~30 s)
 
 jobs=${ATTNREG_JOBS:-$(nproc)}
 log "C++ core, tests and benchmarks (build/)"
