@@ -19,6 +19,22 @@ What it measures, per (dtype, d, seq) with batch x heads = 8 x 8, causal, ridge 
   * against a naive materialising implementation (PyTorch, when installed): the n x n weights
     in float32 with the same number T of CG sweeps; its time and torch's peak memory, or OOM.
 
+--train: forward and forward+backward side by side in one process, through the PyTorch face
+(attnreg.torch.lla / softmax; needs torch and the attnreg package), against torch's
+scaled_dot_product_attention and, with --flashlla MODULE:FUNCTION, a reference FlashLLA callable
+f(q, k, v) -> out. On a GPU it runs the CUDA tensors (attnreg has no CUDA backward yet: those
+cells say so); without one it runs CPU tensors at a tiny size (--train-seq), which checks that
+the path works, not its speed. --out FILE writes the table with the GPU, driver and clocks.
+
+    python bench/bench_cuda_lla.py --train --seq 1024 4096 --dims 64 --dtypes bfloat16
+    python bench/bench_cuda_lla.py --train            # CPU: B = H = 1, seq 64, d 16, float64
+
+Still to do on a GPU (issue 17): forward kernels rebuilt on CuTe/CUTLASS atoms with
+register-resident tiles (cp.async on sm_80, TMA + wgmma on sm_90), CUDA backward kernels (the
+adjoint CG reusing the forward's rho, delta, row max and omega; AuxOutputs already returns
+them), a per-query ridge and the current stream through the C interface, and this table
+measured against the targets; until then the CPU backward (attention.lla_vjp) is the reference.
+
 The kernels are reached through a standalone build of cuda/ (nvcc -shared
 -DATTNREG_CUDA_STANDALONE, cached under build/bench-cuda/), so neither the Python package nor
 torch is needed for the attnreg numbers. Results print as a table; --csv FILE also writes them.
@@ -201,6 +217,130 @@ def run_naive_torch(dtype: str, b: int, h: int, n: int, d: int, ridge: float, T:
         torch.cuda.empty_cache()
 
 
+# ---------------------------------------------------------------- --train: forward + backward
+
+def machine_line() -> str:
+    """GPU, driver and clocks (nvidia-smi) or the CPU, for the results file."""
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        r = subprocess.run([smi, "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,"
+                            "clocks.mem,power.limit", "--format=csv,noheader"],
+                           capture_output=True, text=True)
+        if r.returncode == 0 and r.stdout.strip():
+            return "GPU, driver, SM clock, max SM clock, memory clock, power limit: " + \
+                r.stdout.strip().splitlines()[0]
+    import platform
+
+    return f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} threads"
+
+
+def load_flashlla(spec: str | None):
+    if not spec:
+        return None, "not given (--flashlla MODULE:FUNCTION)"
+    import importlib
+
+    mod, _, fn = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(mod), fn), ""
+    except (ImportError, AttributeError) as e:
+        return None, f"not importable ({e})"
+
+
+def time_call(torch, fn, dev: str, repeats: int) -> float:
+    """Median milliseconds of fn() (CUDA events on a GPU, perf_counter on the CPU)."""
+    import time
+
+    fn()
+    times = []
+    for _ in range(repeats):
+        if dev == "cuda":
+            e0 = torch.cuda.Event(enable_timing=True)
+            e1 = torch.cuda.Event(enable_timing=True)
+            e0.record()
+            fn()
+            e1.record()
+            torch.cuda.synchronize()
+            times.append(e0.elapsed_time(e1))
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(times)
+
+
+def train_main(args) -> int:
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        print("bench_cuda_lla --train: needs torch", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(ROOT / "python-package" / "src"))
+    import attnreg.torch as at
+
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    if dev == "cpu":  # a smoke run: the CPU path is the float64 reference, O(n^2 d^2)
+        seqs, dims, dtypes = args.train_seq, args.train_dims, ["float64"]
+        B = H = 1
+    else:
+        seqs, dims, dtypes, B, H = args.seq, args.dims, args.dtypes, args.batch, args.heads
+    flash, flash_why = load_flashlla(args.flashlla)
+    tdt = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+           "float64": torch.float64}
+    lines = [f"# {machine_line()}",
+             f"# device {dev}; batch x heads = {B} x {H}; causal; ridge {args.ridge}; "
+             f"FlashLLA: {'given' if flash else flash_why}",
+             "| method | dtype | d | seq | forward ms | forward+backward ms | fwd TFLOP/s |",
+             "|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    for dtype in dtypes:
+        for d in dims:
+            for n in seqs:
+                g = torch.Generator(device=dev).manual_seed(0)
+                mk = lambda: (0.3 * torch.randn(B, H, n, d, device=dev, generator=g)).to(  # noqa: E731
+                    tdt[dtype]).requires_grad_()
+                q, k, v = mk(), mk(), mk()
+                cands = [
+                    ("attnreg lla", lambda: at.lla(q, k, v, ridge=args.ridge, causal=True),
+                     None),
+                    ("attnreg softmax", lambda: at.softmax(q, k, v, causal=True), None),
+                    ("torch SDPA", lambda: F.scaled_dot_product_attention(q, k, v,
+                                                                          is_causal=True), None),
+                ]
+                if flash is not None:
+                    cands.append(("FlashLLA", lambda: flash(q, k, v), None))
+                for name, fwd, _ in cands:
+                    try:
+                        with torch.no_grad():
+                            ms_f = time_call(torch, fwd, dev, args.repeats)
+                    except Exception as e:  # noqa: BLE001 - reported in the table
+                        ms_f = f"error: {str(e).splitlines()[0][:80]}"
+                    def step():
+                        for t in (q, k, v):
+                            t.grad = None
+                        fwd().float().sum().backward()
+                    try:
+                        ms_fb = time_call(torch, step, dev, args.repeats)
+                    except RuntimeError as e:
+                        msg = str(e)
+                        ms_fb = ("no CUDA backward yet" if "CUDA backward" in msg
+                                 else f"error: {msg.splitlines()[0][:80]}")
+                    if isinstance(ms_f, float):
+                        per_pair = 4 if "lla" not in name.lower() else 10 + 6 * args.T
+                        tf = B * H * n * (n + 1) / 2 * per_pair * d / (ms_f * 1e-3) / 1e12
+                        tf_s = f"{tf:.3g}"
+                        ms_f = f"{ms_f:.3g}"
+                    else:
+                        tf_s = "-"
+                    ms_fb = f"{ms_fb:.3g}" if isinstance(ms_fb, float) else ms_fb
+                    line = f"| {name} | {dtype} | {d} | {n} | {ms_f} | {ms_fb} | {tf_s} |"
+                    lines.append(line)
+                    print(line, flush=True)
+    if args.out:
+        pathlib.Path(args.out).write_text("\n".join(lines) + "\n")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seq", type=int, nargs="+",
@@ -221,7 +361,19 @@ def main() -> int:
     ap.add_argument("--nvcc", default=shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     ap.add_argument("--lib", help="prebuilt standalone library (skip the nvcc build)")
     ap.add_argument("--csv", help="also write the rows to this CSV file")
+    ap.add_argument("--train", action="store_true",
+                    help="forward and forward+backward through attnreg.torch, torch SDPA and "
+                         "FlashLLA (see the module documentation)")
+    ap.add_argument("--flashlla", help="MODULE:FUNCTION of a reference FlashLLA f(q, k, v)")
+    ap.add_argument("--T", type=float, default=32,
+                    help="--train: CG sweeps assumed in LLA's FLOP count")
+    ap.add_argument("--train-seq", type=int, nargs="+", default=[64],
+                    help="--train without a GPU: sequence lengths (CPU smoke run)")
+    ap.add_argument("--train-dims", type=int, nargs="+", default=[16])
+    ap.add_argument("--out", help="--train: write the table (with the machine line) here")
     args = ap.parse_args()
+    if args.train:
+        return train_main(args)
 
     why = no_gpu_reason()
     if why:
