@@ -12,6 +12,8 @@ rm -rf "$stage"
 mkdir -p "$stage/src/include"
 # Package skeleton (DESCRIPTION, NAMESPACE, R/, tests/, man/ ...), without build leftovers.
 tar -C "$here" --exclude=./src --exclude=./build-package.sh --exclude='*.tar.gz' -cf - . | tar -C "$stage" -xf -
+# The change log is shared with the Python package (news(package = "attnreg") reads it).
+cp "$root/NEWS.md" "$stage/NEWS.md"
 # The C++ core and the Rcpp glue. Core sources get a prefix so names cannot clash.
 cp -r "$root/core/include/attnreg" "$stage/src/include/"
 for f in "$root"/core/src/*.cpp; do cp "$f" "$stage/src/core_$(basename "$f")"; done
@@ -26,7 +28,14 @@ cp "$root"/bindings/r/*.hpp "$stage/src/" 2>/dev/null || true
 mkdir -p "$stage/inst/extdata"
 cp "$root"/data/*.csv "$stage/inst/extdata/"
 cp -r "$root/data/nist" "$stage/inst/extdata/"
-version=$(sed -n 's/^Version: *//p' "$here/DESCRIPTION")
+# One version for every build: the repository's VERSION file (CMake and the Python wheel read
+# it too). R-package/DESCRIPTION has no Version field; the staged copy gets it here.
+version=$(head -n 1 "$root/VERSION" | tr -d '[:space:]')
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "VERSION: '$version' is not X.Y.Z" >&2; exit 1; }
+grep -q '^Version:' "$stage/DESCRIPTION" && { echo "R-package/DESCRIPTION must not carry a Version field (it comes from VERSION)" >&2; exit 1; }
+# Date (staging day, or SOURCE_DATE_EPOCH for a reproducible build): citation() and CRAN read it.
+date=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%F)
+sed -i "s/^Title: .*/&\nVersion: $version\nDate: $date/" "$stage/DESCRIPTION"
 cat > "$stage/src/Makevars" <<MAKEVARS
 CXX_STD = CXX17
 PKG_CPPFLAGS = -Iinclude -DATTNREG_R_BUILD -DARMA_WARN_LEVEL=1 -DATTNREG_VERSION=\\"$version\\"

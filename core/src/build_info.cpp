@@ -8,7 +8,7 @@
 #endif
 
 #ifndef ATTNREG_VERSION
-#define ATTNREG_VERSION "0.1.0"
+#error "ATTNREG_VERSION must come from the build (CMakeLists.txt and R-package/build-package.sh read the VERSION file)"
 #endif
 
 namespace attnreg {
