@@ -95,3 +95,22 @@ def test_sdist_is_self_contained(tmp_path):
     assert "\nLicense-File: LICENSE\n" in pkg_info
     assert "\nProject-URL: Issues, " in pkg_info
     assert "attnreg-maintainers@attnreg.org" in pkg_info
+
+
+# The same keys, and the same one-line CUDA summary, as R's attnreg_build_info()
+# (R-package/tests/testthat/test-release.R checks the same list).
+BUILD_INFO_KEYS = ["version", "openmp", "max_threads", "blas", "cuda_compiled", "cuda_archs",
+                   "gpu_count", "gpu_name", "cuda_error", "cuda"]
+
+
+def test_build_info_says_what_r_says_about_cuda():
+    b = attnreg.build_info()
+    assert list(b) == BUILD_INFO_KEYS
+    if not b["cuda_compiled"]:
+        assert b["gpu_count"] == 0
+        assert b["cuda"] == "not compiled: " + b["cuda_error"]
+        assert "built without the CUDA backend" in b["cuda_error"]
+    elif b["gpu_count"] == 0:
+        assert b["cuda"] == f"compiled (architectures {b['cuda_archs']}); no GPU visible: {b['cuda_error']}"
+    else:
+        assert b["cuda"].startswith(f"compiled (architectures {b['cuda_archs']}); GPU visible: {b['gpu_name']}")

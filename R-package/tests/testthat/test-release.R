@@ -16,3 +16,12 @@ test_that("citation() cites the package and the papers it implements, without a 
 test_that("the licence is MIT with the R-style stub", {
   expect_identical(unname(utils::packageDescription("attnreg")$License), "MIT + file LICENSE")
 })
+
+test_that("build_info says what Python's says, CUDA in one line", {
+  b <- attnreg_build_info()
+  expect_identical(names(b), c("version", "openmp", "max_threads", "blas", "cuda_compiled",
+                               "cuda_archs", "gpu_count", "gpu_name", "cuda_error", "cuda"))
+  expect_false(b$cuda_compiled)  # the R package is CPU-only
+  expect_identical(b$cuda, paste0("not compiled: ", b$cuda_error))
+  expect_match(b$cuda_error, "built without the CUDA backend (the R package is CPU-only)", fixed = TRUE)
+})
