@@ -65,10 +65,9 @@ step "Python package: build and install (pip install . --no-build-isolation)"
 # The build reuses the installed scikit-build-core/pybind11 (no isolated environment that
 # recompiles everything) and the persistent build dir build/py-<tag>; the install is skipped
 # when neither the sources nor the CUDA choice changed since the last one.
-src_hash=$( { echo "cuda=$cuda"; git ls-files -s -- CMakeLists.txt VERSION pyproject.toml LICENSE core cuda \
-  bindings/python python-package/src python-package/README.md 2>/dev/null;
-  git diff HEAD -- CMakeLists.txt VERSION pyproject.toml core cuda bindings/python python-package/src 2>/dev/null; } |
-  sha256sum | cut -c1-16)
+py_inputs=(CMakeLists.txt VERSION pyproject.toml LICENSE core cuda bindings/python python-package/src python-package/README.md)
+src_hash=$( { echo "cuda=$cuda"; git ls-files -co --exclude-standard -z -- "${py_inputs[@]}" 2>/dev/null |
+  sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-16)
 stamp=build/python-installed.hash
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$src_hash" ] && \
    $PY -c "import attnreg, sys; sys.exit(attnreg.__version__ != open('VERSION').read().strip())" 2>/dev/null; then
