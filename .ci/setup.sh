@@ -50,7 +50,8 @@ jobs=${ATTNREG_JOBS:-$(nproc)}
 cuda=${ATTNREG_CUDA:-AUTO}
 # ccache is optional: a fresh machine without it builds the same, only without the cache.
 if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
-  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache
+  # NOHASHDIR: the same sources compiled from another directory (R CMD check's copy) still hit.
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=1
 fi
 echo "compile jobs: $jobs, CUDA backend: $cuda, compiler launcher: ${CMAKE_CXX_COMPILER_LAUNCHER:-none}"
 
@@ -89,7 +90,7 @@ r_cxx=$(R CMD config CXX17)
 if [ "${CMAKE_CXX_COMPILER_LAUNCHER:-}" = ccache ] && [ "${r_cxx#ccache}" = "$r_cxx" ]; then
   # R compiles the package itself (here and again in R CMD check): let ccache serve it too.
   printf 'CXX17 = ccache %s\n' "$r_cxx" > build/r/Makevars.ccache
-  export R_MAKEVARS_USER=$root/build/r/Makevars.ccache CCACHE_NOHASHDIR=1
+  export R_MAKEVARS_USER=$root/build/r/Makevars.ccache
 fi
 r_stamp=build/r/installed.hash
 if [ -f "$r_stamp" ] && [ "$(cat "$r_stamp")" = "$r_hash" ] && Rscript -e 'quit(status = !requireNamespace("attnreg", quietly = TRUE))'; then
