@@ -67,7 +67,7 @@ step "Python package: build and install (pip install . --no-build-isolation)"
 # recompiles everything) and the persistent build dir build/py-<tag>; the install is skipped
 # when neither the sources nor the CUDA choice changed since the last one.
 py_inputs=(CMakeLists.txt VERSION pyproject.toml LICENSE core cuda bindings/python python-package/src python-package/README.md)
-src_hash=$( { echo "cuda=$cuda"; git ls-files -co --exclude-standard -z -- "${py_inputs[@]}" 2>/dev/null |
+src_hash=$( { echo "cuda=$cuda python=$(command -v "$PY")"; git ls-files -co --exclude-standard -z -- "${py_inputs[@]}" 2>/dev/null |
   sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-16)
 stamp=build/python-installed.hash
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$src_hash" ] && \
