@@ -6,7 +6,7 @@ attention against numpy and against this machine's GEMM floor. One run, one tabl
     python bench/bench_attention.py --quick      # seq up to 4k, for a smoke test
     python bench/bench_attention.py --out DIR    # also write DIR/attention_bench.{md,csv}
 
-Needs the attnreg Python package (pip install ./python-package) and numpy.
+Needs the attnreg Python package (pip install . from the repository root) and numpy.
 
 Method. Every measurement runs in a fresh child process (this script with --child) so that
 peak memory is its own: the child allocates Q, K, V, records its peak resident set size

@@ -1,7 +1,7 @@
 """attnreg main job: the wage-experience profile on the 1988 Current Population Survey.
 
 On the bundled CPS1988 data (28,155 men): a Mincer wage equation by OLS (coefficients, standard
-errors, and the training rows one prediction attends to: OLS as attention, seed 004), then the
+errors, and the training rows one prediction attends to: OLS as attention, Goulet Coulombe 2025, arXiv:2504.09663), then the
 nonparametric profile by local-linear regression: 1-D with the bandwidth chosen by exact
 least-squares cross-validation (cv_ls; the Ruppert-Sheather-Wand plug-in for comparison), with
 marginal effects, heteroskedasticity-robust standard errors and robust bias-corrected (RBC)
@@ -48,7 +48,7 @@ def main() -> None:
     print(ols.summary().to_string(float_format=lambda v: f"{v:11.5f}"))
     print(f"residual sd {np.sqrt(ols.sigma2_):.4f}, rank {ols.rank_}")
 
-    # One prediction as attention over the 28,155 training rows (seed 004, eq. 8).
+    # One prediction as attention over the 28,155 training rows (Goulet Coulombe 2025, eq. 8).
     query = pd.DataFrame({"experience": [20.0], "experience2": [400.0], "education": [16.0],
                           "afam": [0.0]})
     a = ols.attention_weights(query)[0]

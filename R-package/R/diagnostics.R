@@ -183,7 +183,7 @@ plot.kreg_tradeoff <- function(x, ...) {
 #'
 #' @param f Function of a matrix (rows = points) returning one value per row.
 #' @param n,d Sample size and dimension.
-#' @param design `"uniform"` (\eqn{U[0, 1]^d}) or `"cone"` (seed 002 App. E.1: \eqn{X_j = |Z_j|},
+#' @param design `"uniform"` (\eqn{U[0, 1]^d}) or `"cone"` (Zuo et al. 2025, arXiv:2510.01450, App. E.1: \eqn{X_j = |Z_j|},
 #'   \eqn{Z \sim N(0, I_d)}: a Gaussian truncated to the positive orthant).
 #' @param noise Noise standard deviation.
 #' @param R Replications.

@@ -71,7 +71,7 @@
 #' kreg(log(mpg) ~ wt + factor(cyl), data = mtcars, bw = c(0.6, 0.2), subset = hp < 250,
 #'      weights = rep(1:2, 16))
 #' \donttest{
-#' # the issue's example: a wage equation, bandwidths by leave-one-out CV
+#' # a wage equation, bandwidths by leave-one-out CV
 #' if (requireNamespace("AER", quietly = TRUE)) {
 #'   data("CPS1988", package = "AER")
 #'   cps <- CPS1988[seq(1, nrow(CPS1988), by = 20), ]

@@ -1,10 +1,10 @@
-# The least-squares family as attention (seed 004): ridge, PCR, the softmax attention
+# The least-squares family as attention (Goulet Coulombe 2025, arXiv:2504.09663): ridge, PCR, the softmax attention
 # regression, the attention-view generics and the masked-versus-recursive comparison. Every
 # formula lives in the C++ core; this file parses formulas and shapes results.
 
 #' Factors of a least-squares attention fit
 #'
-#' Factors \eqn{F} with \eqn{F_{test} F_{train}' = A}, the attention weights (seed 004 eqs.
+#' Factors \eqn{F} with \eqn{F_{test} F_{train}' = A}, the attention weights (Goulet Coulombe 2025, arXiv:2504.09663, eqs.
 #' 5-7). For OLS \eqn{F = D U \Lambda^{-1/2}} with \eqn{D'D = U \Lambda U'}, so
 #' \eqn{F_{train}'F_{train} = I} (eq. 6); for PCR the first column is the constant
 #' \eqn{1/\sqrt{n}} and the rest are the standardised principal component scores (eq. 24);
@@ -25,7 +25,7 @@ attention_factors <- function(object, newdata = NULL, ...) UseMethod("attention_
 #' Embedding (Omega) of a least-squares attention fit
 #'
 #' The q x q matrix \eqn{\Omega} over the design \eqn{d = [1, x]} with attention weights
-#' \eqn{A = d(X) \Omega D'}: \eqn{(D'D)^{-1}} for OLS (seed 004 eq. 21),
+#' \eqn{A = d(X) \Omega D'}: \eqn{(D'D)^{-1}} for OLS (Goulet Coulombe 2025, arXiv:2504.09663, eq. 21),
 #' \eqn{(D'D + \lambda\, \mathrm{diag}(0, I))^{-1}} for ridge (eqs. 29-30),
 #' \eqn{U_L \Lambda_L^{-1} U_L'} (with the unreduced intercept) for PCR (eq. 27); for the
 #' attention regression the learned \eqn{W W'} (eq. 28), entering through a softmax.
@@ -57,7 +57,7 @@ attention_embedding <- function(object, ...) UseMethod("attention_embedding")
 #' @export
 loo_predict <- function(object, ...) UseMethod("loo_predict")
 
-#' Masked (causal) attention, seed 004 eq. 35
+#' Masked (causal) attention, Goulet Coulombe 2025, arXiv:2504.09663, eq. 35
 #'
 #' For time-ordered rows: the in-sample prediction of row t from the responses of rows
 #' \eqn{\tau \le t} (\eqn{\tau < t} when `strict`), the attention weights renormalised to sum to
@@ -88,7 +88,7 @@ masked_attention <- function(object, strict = FALSE, weights = FALSE, ...) {
 #'
 #' Minimises \eqn{||y - b_0 - X b||^2 + \lambda ||b||^2} (the intercept is never penalised:
 #' X and y are centred) from one SVD \eqn{X_c = U S V'}. The attention weights are
-#' \eqn{a(x) = 1/n + (x - \bar x)' V \mathrm{diag}(s/(s^2+\lambda)) U'} and sum to one (seed 004
+#' \eqn{a(x) = 1/n + (x - \bar x)' V \mathrm{diag}(s/(s^2+\lambda)) U'} and sum to one (Goulet Coulombe 2025, arXiv:2504.09663
 #' eqs. 29-30). With several `lambda` values the one minimising `select` is chosen in one pass
 #' from the same SVD: exact leave-one-out MSE (`"loo"`), generalised cross-validation
 #' \eqn{n RSS/(n - tr H)^2} (`"gcv"`) or AICc of Hurvich, Simonoff and Tsai (1998),
@@ -294,7 +294,7 @@ ridge_path <- function(object, lambda) {
 #' Principal component regression as rank-L attention
 #'
 #' OLS on the first `rank` principal components of the centred design (the intercept is not
-#' reduced): \eqn{\Omega_L = U_L \Lambda_L^{-1} U_L'} (seed 004 eq. 27), orthonormal factors
+#' reduced): \eqn{\Omega_L = U_L \Lambda_L^{-1} U_L'} (Goulet Coulombe 2025, arXiv:2504.09663, eq. 27), orthonormal factors
 #' \eqn{F_{train} = [1/\sqrt n, U_L]} (eq. 24) and predictions \eqn{F_{test} F_{train}' y}
 #' (eq. 25). With `rank` equal to the number of columns it is OLS.
 #'
@@ -307,7 +307,7 @@ ridge_path <- function(object, lambda) {
 #' fit <- pcr_attention(mpg ~ ., data = mtcars, rank = 3)
 #' fit
 #' F <- attention_factors(fit)
-#' round(crossprod(F), 12)                      # identity (seed 004 eq. 24)
+#' round(crossprod(F), 12)                      # identity (Goulet Coulombe 2025, eq. 24)
 #' @export
 pcr_attention <- function(formula, data, subset, na.action, rank = NULL, n_threads = 0L) {
   cl <- match.call()
@@ -395,7 +395,7 @@ masked_attention.pcr_attention <- function(object, strict = FALSE, weights = FAL
 
 # ------------------------------------------------------------------------------ attention regression
 
-#' Softmax attention regression (seed 004 eq. 28)
+#' Softmax attention regression (Goulet Coulombe 2025, arXiv:2504.09663, eq. 28)
 #'
 #' Predicts \eqn{\hat y(x) = \sum_j \mathrm{softmax}_j(d(x)'\Omega d(x_j))\, y_j} with
 #' \eqn{\Omega = W W'} of rank `rank` over the standardised design \eqn{d = [1, z]}. W minimises
@@ -455,7 +455,7 @@ attention_regression <- function(formula, data, subset, na.action, rank = 2L, n_
 
 #' @export
 print.attention_regression <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  cat("\nSoftmax attention regression (seed 004 eq. 28)\n\nCall:\n",
+  cat("\nSoftmax attention regression (Goulet Coulombe 2025, eq. 28)\n\nCall:\n",
       paste(deparse(x$call), collapse = "\n"), "\n\nrank ", x$options$rank, ", ",
       x$options$n_starts, " start(s), leave-self-out MSE ", format(x$objective, digits = digits),
       " (", x$n_evals, " evaluations", if (!isTRUE(x$converged)) ", not converged", ")\n",
@@ -474,7 +474,7 @@ summary.attention_regression <- function(object, ...) {
 
 #' @export
 print.summary.attention_regression <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  cat("\nSoftmax attention regression (seed 004 eq. 28)\n\nCall:\n",
+  cat("\nSoftmax attention regression (Goulet Coulombe 2025, eq. 28)\n\nCall:\n",
       paste(deparse(x$call), collapse = "\n"), "\n\nLeave-self-out MSE: ",
       format(x$objective, digits = digits), " (per start: ",
       paste(format(x$start_objectives, digits = digits), collapse = ", "), ")\nIn-sample R-squared: ",
@@ -519,7 +519,7 @@ loo_predict.attention_regression <- function(object, ...) {
 
 # ------------------------------------------------------------------------------ pseudo-OOS
 
-#' Recursive re-estimation versus masking (seed 004 section 4.3)
+#' Recursive re-estimation versus masking (Goulet Coulombe 2025, arXiv:2504.09663, section 4.3)
 #'
 #' For time-ordered data: for each row t from `start` on, the honest pseudo-out-of-sample
 #' forecast refits OLS (`lambda = 0`) or ridge on rows before t; the masked forecast applies

@@ -1,7 +1,7 @@
 #' Ordinary least squares as attention
 #'
 #' Fits a linear model by column-pivoted QR (the design's cross-product is never formed or
-#' inverted) and keeps what is needed for its attention form (seed 004, eqs. 4-8): the
+#' inverted) and keeps what is needed for its attention form (Goulet Coulombe 2025, arXiv:2504.09663, eqs. 4-8): the
 #' prediction at \eqn{x} is \eqn{\sum_i a_i(x) y_i} with
 #' \eqn{a(x)' = d(x)' (D'D)^{-1} D'}, \eqn{D} the training design. With an intercept the
 #' weights of each prediction sum to one. The factors \eqn{F = D U \Lambda^{-1/2}}
@@ -42,7 +42,7 @@
 #' A <- attention_weights(fit, newdata = mtcars[1:2, ])
 #' rowSums(A)                                   # 1 with an intercept
 #' drop(A %*% mtcars$mpg) - predict(fit, mtcars[1:2, ])
-#' F <- attention_factors(fit)                  # F'F = I (seed 004 eq. 6)
+#' F <- attention_factors(fit)                  # F'F = I (Goulet Coulombe 2025, eq. 6)
 #' round(crossprod(F), 12)
 #' @export
 ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 1e-7,

@@ -89,6 +89,7 @@ PYBIND11_MODULE(_core, m) {
         d["gpu_count"] = b.gpu_count;
         d["gpu_name"] = b.gpu_name;
         d["cuda_error"] = b.cuda_error;
+        d["cuda"] = b.cuda;
         return d;
       },
       "Version, OpenMP threads, BLAS, whether CUDA is compiled in and a GPU is visible.");

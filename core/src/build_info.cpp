@@ -8,7 +8,7 @@
 #endif
 
 #ifndef ATTNREG_VERSION
-#define ATTNREG_VERSION "0.1.0"
+#error "ATTNREG_VERSION must come from the build (CMakeLists.txt and R-package/build-package.sh read the VERSION file)"
 #endif
 
 namespace attnreg {
@@ -30,9 +30,21 @@ BuildInfo build_info() {
   b.gpu_count = q.count;
   b.gpu_name = q.name;
   b.cuda_error = q.error;
+#elif defined(ATTNREG_R_BUILD)
+  b.cuda_error = "attnreg was built without the CUDA backend (the R package is CPU-only)";
 #else
-  b.cuda_error = "attnreg was built without the CUDA backend";
+  b.cuda_error =
+      "attnreg was built without the CUDA backend (ATTNREG_CUDA=OFF, or no nvcc at build time)";
 #endif
+  if (!b.cuda_compiled) {
+    b.cuda = "not compiled: " + b.cuda_error;
+  } else {
+    const std::string built = "compiled (architectures " + b.cuda_archs + ")";
+    b.cuda = b.gpu_count > 0 ? built + "; GPU visible: " + b.gpu_name +
+                                   (b.gpu_count > 1 ? " and " + std::to_string(b.gpu_count - 1) +
+                                                          " more" : "")
+                             : built + "; no GPU visible: " + b.cuda_error;
+  }
   return b;
 }
 

@@ -14,7 +14,10 @@ struct BuildInfo {
   std::string cuda_archs;     ///< e.g. "80;90"
   int gpu_count = 0;          ///< CUDA devices visible now (0 without CUDA or without a GPU)
   std::string gpu_name;       ///< name of device 0, when visible
-  std::string cuda_error;     ///< why no GPU is usable, when cuda_compiled and gpu_count == 0
+  std::string cuda_error;     ///< why no GPU is usable (also when the backend is not compiled)
+  /// One line, the same in Python and R: "compiled (architectures ...); GPU visible: <name>",
+  /// "compiled (architectures ...); no GPU visible: <why>" or "not compiled: <why>".
+  std::string cuda;
 };
 
 BuildInfo build_info();

@@ -20,7 +20,9 @@ from .bandwidth import BandwidthResult, select_bandwidth
 from . import diagnostics
 from ._progress import show_progress
 
-__version__ = "0.1.0"
+# The version is compiled in from the repository's VERSION file (as the wheel metadata and the R
+# package are), so a checkout run from src/ and an installed wheel report the same number.
+__version__: str = _core.build_info()["version"]
 
 
 def build_info() -> dict:

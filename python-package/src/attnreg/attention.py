@@ -16,10 +16,10 @@ Methods (seed documents: 000 "Regression is all you need", 002 "Local Linear Att
 * :func:`softmax` - Nadaraya-Watson with the dot-product kernel ``exp(scale q'k)``.
 * :func:`nw_rbf` - Nadaraya-Watson with ``exp(-||q - k||^2 / (2 h^2))``; equal to
   :func:`softmax` with ``scale = 1 / h^2`` on unit-norm inputs.
-* :func:`lla` - Local Linear Attention (seed 002 eqs. 6-8): the intercept of a kernel-weighted
+* :func:`lla` - Local Linear Attention (Zuo et al. 2025, arXiv:2510.01450, eqs. 6-8): the intercept of a kernel-weighted
   local linear fit at each query, ridge ``lambda * omega`` on the slopes.
 * :func:`linear` - kernelised linear attention with a feature map.
-* :func:`mesa` - the global ridge regression of seed 002 eq. 2.
+* :func:`mesa` - the global ridge regression of Zuo et al. 2025, arXiv:2510.01450, eq. 2.
 
 ``device="cuda"`` selects the GPU backend; without a CUDA build or a visible GPU it raises a
 ``RuntimeError`` that says which.
@@ -123,7 +123,7 @@ def softmax(Q, K, V, *, scale: float | None = None, causal: bool = False,
 
     ``out_i = sum_j exp(scale q_i'k_j) v_j / sum_j exp(scale q_i'k_j)``, computed blockwise with
     a running max (never overflows). ``scale`` defaults to ``1/sqrt(dim)``; it is ``1/tau`` of
-    seed 000 and ``1/h`` of seed 002's ``exp(q'k/h)``.
+    Pai 2025, "Regression is All You Need" and ``1/h`` of Zuo et al.'s (2025, arXiv:2510.01450) ``exp(q'k/h)``.
 
     Returns the output, or ``(output, info)`` with ``return_info=True``.
     """
@@ -138,7 +138,7 @@ def nw_rbf(Q, K, V, *, bandwidth: float | None = None, causal: bool = False,
     """Nadaraya-Watson attention with the Gaussian kernel ``exp(-||q - k||^2 / (2 h^2))``.
 
     ``bandwidth`` ``h`` defaults to ``dim ** 0.25``, so that on unit-norm queries and keys this
-    equals :func:`softmax` with its default scale (``tau = h^2``, seed 000).
+    equals :func:`softmax` with its default scale (``tau = h^2``, Pai 2025, "Regression is All You Need").
     """
     return _forward(Q, K, V, method="nw_rbf", bandwidth=bandwidth, causal=causal,
                     window=window, block_q=block_q, block_k=block_k, n_threads=n_threads,
@@ -150,7 +150,7 @@ def lla(Q, K, V, *, bandwidth: float | None = None, ridge: Any = 0.0, causal: bo
         scale: float | None = None, block_q: int = 64, block_k: int = 64,
         cg_tol: float | None = None, cg_max_iter: int | None = None,
         n_threads: int | None = None, device: str = "cpu", return_info: bool = False):
-    """Local Linear Attention (seed 002 eqs. 6-8).
+    """Local Linear Attention (Zuo et al. 2025, arXiv:2510.01450, eqs. 6-8).
 
     At each query ``q`` the kernel-weighted local linear fit
     ``argmin_{a,B} sum_j w_j ||v_j - a - B (k_j - q)||^2 + ridge * omega * ||B||_F^2``
@@ -164,7 +164,7 @@ def lla(Q, K, V, *, bandwidth: float | None = None, ridge: Any = 0.0, causal: bo
     ----------
     bandwidth : ``h`` of the kernel: ``exp(q'k / h)`` (``kernel="dot"``, default ``sqrt(dim)``)
         or ``exp(-||q-k||^2 / (2 h^2))`` (``kernel="rbf"``, default ``dim ** 0.25``).
-    ridge : ``lambda >= 0``; a scalar, one value per query position (seed 002 eq. 27) or an
+    ridge : ``lambda >= 0``; a scalar, one value per query position (Zuo et al. 2025, arXiv:2510.01450, eq. 27) or an
         array of shape ``(batch, heads, n_q)``. Causal use needs ``ridge > 0`` (early positions
         see fewer keys than dimensions).
     method : ``"naive"`` (materialises the weights; float64 oracle), ``"direct"`` (per-query
@@ -190,7 +190,7 @@ def linear(Q, K, V, *, feature_map: str = "elu_plus_one", tau: float = 4.0,
     """Kernelised linear attention ``sum_j phi(q)'phi(k_j) v_j / sum_j phi(q)'phi(k_j)``.
 
     ``feature_map``: ``"elu_plus_one"`` (Katharopoulos et al.), ``"relu"``, ``"identity"`` or
-    ``"epanechnikov"`` (seed 000: ``phi(x) = [sqrt(1 - 2/tau), sqrt(2/tau) x]``, which on
+    ``"epanechnikov"`` (Pai 2025, "Regression is All You Need": ``phi(x) = [sqrt(1 - 2/tau), sqrt(2/tau) x]``, which on
     unit-norm inputs with ``tau >= 4`` is Nadaraya-Watson with the Epanechnikov kernel
     ``max(0, 1 - ||q - k||^2 / tau)``). ``normalize=False`` drops the denominator. Causal
     attention runs the recurrence ``S_i = S_{i-1} + phi(k_i) v_i'``.
@@ -202,7 +202,7 @@ def linear(Q, K, V, *, feature_map: str = "elu_plus_one", tau: float = 4.0,
 
 def mesa(Q, K, V, *, ridge: Any = 1.0, causal: bool = False, window: int | None = None,
          n_threads: int | None = None, device: str = "cpu", return_info: bool = False):
-    """Mesa attention: the global ridge regression of seed 002 eq. 2.
+    """Mesa attention: the global ridge regression of Zuo et al. 2025, arXiv:2510.01450, eq. 2.
 
     ``out_i = S_i H_i^{-1} q_i`` with ``S_i = sum_j v_j k_j'`` and
     ``H_i = sum_j k_j k_j' + ridge * I`` over the keys query ``i`` may use (a recurrence when

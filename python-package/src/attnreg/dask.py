@@ -1,6 +1,6 @@
 """attnreg on a Dask cluster: kernel regression, least squares and attention scaled out.
 
-Every kernel estimator of attnreg is a per-query solve on sums over training rows (seed 002
+Every kernel estimator of attnreg is a per-query solve on sums over training rows (Zuo et al. 2025, arXiv:2510.01450
 eq. 7): for local linear the local moments ``omega, mu~, Sigma~`` and the value moments, for
 Nadaraya-Watson ``omega`` and ``sum w y``; for attention the same with a running max of the
 logits. Sums over disjoint blocks of rows add, so the work splits into independent tasks, one
@@ -236,7 +236,7 @@ def predict(X, y, X_new, *, bandwidth, degree: int | str = 1, kernel: str = "gau
     bandwidth : float or array-like of d floats
     degree : 0, 1, 2, 3 (or "nw", "ll")
     kernel : str, the continuous kernel (gaussian, epanechnikov, ...)
-    ridge : float, the omega-scaled ridge of local linear (seed 002 eq. 6)
+    ridge : float, the omega-scaled ridge of local linear (Zuo et al. 2025, arXiv:2510.01450, eq. 6)
     sample_weight : optional, shape (n,)
     algorithm : "auto", "all_pairs" or "neighbors" (per partition, see KernelSpace)
     split_every : int, fan-in of the merge tree

@@ -301,7 +301,7 @@ def tradeoff(X, y, bandwidths, eval_points=None, kind: str = "const", kernel: st
 def simulate_design(n: int, d: int = 1, design: str = "uniform", rng=None, cone_dims=None):
     """Draw an (n, d) design.
 
-    ``"uniform"``: U[0, 1]^d. ``"cone"``: seed 002 App. E.1 eq. 51 for one segment with the
+    ``"uniform"``: U[0, 1]^d. ``"cone"``: Zuo et al. 2025, arXiv:2510.01450, App. E.1 eq. 51 for one segment with the
     all-positive sign pattern: ``X_j = |Z_j|`` for ``j <= m`` (``m = cone_dims``, default d) and
     ``X_j = Z_j`` otherwise, ``Z ~ N(0, I_d)``: a Gaussian truncated to the cone
     ``{x_j >= 0, j <= m}``, whose faces are a boundary where the density does not vanish.
@@ -430,7 +430,7 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
     is chosen twice: minimising the empirical MSE at ``boundary_point`` (default the origin,
     a corner of ``[0,1]^d`` / the apex of the cone) and minimising the empirical integrated MSE
     over 100 design draws plus the boundary point. Slopes of log MSE on log n are fitted by OLS
-    (with standard errors). Seed 002 Props 2.1/2.2 concern the *integrated* MSE on a bounded
+    (with standard errors). Zuo et al. 2025, arXiv:2510.01450, Props 2.1/2.2 concern the *integrated* MSE on a bounded
     support: ``n^(-3/(d+3))`` for NW (boundary strip of width h with O(h) bias) and
     ``n^(-4/(d+4))`` for local linear; at a boundary point itself the classical pointwise rates
     are ``n^(-2/(d+2))`` (NW) and ``n^(-4/(d+4))`` (LL).

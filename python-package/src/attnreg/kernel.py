@@ -3,7 +3,7 @@
 Both estimators are linear in the responses, ``m(x) = sum_i l_i(x) y_i``; ``attention_weights``
 returns the rows ``l(x)``. With the Gaussian kernel and unit-norm inputs, Nadaraya-Watson is
 softmax attention with temperature ``tau = h**2``; local linear with ``ridge > 0`` is Local
-Linear Attention (seed 002, eqs. 6-8, with the ridge scaled by the weight sum as DESIGN.md §2).
+Linear Attention (Zuo et al. 2025, arXiv:2510.01450, eqs. 6-8, with the ridge scaled by the weight sum).
 
 Data layout: one observation per row. Categorical columns (pandas ``category``, ``bool`` or
 ``object`` columns, or columns marked ``"u"``/``"o"`` in ``var_types``) enter only through the
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .diagnostics import KernelSummary
 
-#: Bandwidth selectors named in DESIGN.md §5 (attnreg.bandwidth.select_bandwidth).
+#: Bandwidth selectors (attnreg.bandwidth.select_bandwidth).
 SELECTORS = ("cv_ls", "aic", "gcv", "rot", "dpi")
 
 
@@ -332,7 +332,7 @@ class NadarayaWatson(_KernelRegression):
     ``w_i(x) = s_i prod_j K((x_j - X_ij) / h_j) prod_c l_c(x_c, X_ic; lambda_c)``
     (``s_i`` the sample weights). The weights ``attention_weights(X)`` are non-negative and each
     row sums to one. With the Gaussian kernel and unit-norm rows this is
-    ``softmax(x X' / h**2) y`` (seed 000).
+    ``softmax(x X' / h**2) y`` (Pai 2025, "Regression is All You Need").
 
     Parameters
     ----------
@@ -390,7 +390,7 @@ class LocalLinear(_KernelRegression):
     """Local linear kernel regression (Local Linear Attention when ``ridge > 0``).
 
     At each query x, ``(a, B) = argmin sum_i w_i(x) ||y_i - a - B (x_i - x)||^2 +
-    ridge * omega * ||B||^2`` with ``omega = sum_i w_i(x)`` (the ridge of seed 002 eq. 6, scaled
+    ridge * omega * ||B||^2`` with ``omega = sum_i w_i(x)`` (the ridge of Zuo et al. 2025, arXiv:2510.01450, eq. 6, scaled
     by the weight sum so any common factor in the weights cancels); ``predict`` returns ``a``
     and ``gradient`` returns ``B`` (marginal effects) for the continuous columns. Categorical
     columns enter only through the weights. The attention weights sum to one and can be

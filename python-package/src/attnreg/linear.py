@@ -1,9 +1,9 @@
-"""Least squares as attention (seed 004): OLS, ridge, PCR and the softmax attention regression.
+"""Least squares as attention (Goulet Coulombe 2025, arXiv:2504.09663): OLS, ridge, PCR and the softmax attention regression.
 
 Every estimator here predicts ``sum_i a_i(x) y_i``; ``attention_weights(X)`` returns the rows
 ``a(x)`` over the training rows (``predict(X) == attention_weights(X) @ y_train``). For the linear
 ones the weights come from an embedding ``Omega`` of the design ``d(x) = [1, x]``:
-``a(x)' = d(x)' Omega D'`` with ``Omega = (D'D)^{-1}`` (OLS, seed 004 eqs. 4-8 and 20-21),
+``a(x)' = d(x)' Omega D'`` with ``Omega = (D'D)^{-1}`` (OLS, Goulet Coulombe 2025, arXiv:2504.09663, eqs. 4-8 and 20-21),
 ``U_L Lambda_L^{-1} U_L'`` (PCR, eqs. 22-27) or ``(D'D + alpha diag(0, I))^{-1}`` (ridge,
 eqs. 29-30), and factorise as ``F_test F_train'`` (``factors``). ``AttentionRegression`` fits
 ``softmax(X Omega X')`` (eq. 28). Every formula lives in the C++ core; this module adds
@@ -115,7 +115,7 @@ class _AttentionEstimator(RegressorMixin, BaseEstimator):
 
 
 class _FactorMixin:
-    """factors / embedding / masked weights of the linear members (seed 004 eqs. 5-7, 35)."""
+    """factors / embedding / masked weights of the linear members (Goulet Coulombe 2025, arXiv:2504.09663, eqs. 5-7, 35)."""
 
     def factors(self, X: ArrayLike | None = None) -> np.ndarray:
         """Factors ``F`` with ``factors(X_test) @ factors().T == attention_weights(X_test)``.
@@ -140,12 +140,12 @@ class _FactorMixin:
         return self._model.hat_diagonal()
 
     def masked_predictions(self, strict: bool = False) -> np.ndarray:
-        """Masked (causal) in-sample predictions of seed 004 eq. 35 for time-ordered rows.
+        """Masked (causal) in-sample predictions of Goulet Coulombe 2025, arXiv:2504.09663, eq. 35 for time-ordered rows.
 
         Row t averages the responses of rows tau <= t (tau < t with ``strict=True``) with the
         in-sample attention weights renormalised to sum to one. Computed from prefix sums in
         O(n r). Rows whose kept weights sum to (numerically) zero are ``nan``. Note the leakage
-        seed 004 section 4.3 describes: the similarities still use the full-sample Omega (see
+        Goulet Coulombe 2025, arXiv:2504.09663, section 4.3 describes: the similarities still use the full-sample Omega (see
         :func:`pseudo_out_of_sample`).
         """
         check_is_fitted(self)
@@ -161,7 +161,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
     """Ordinary least squares solved by column-pivoted QR, with its attention form.
 
     The prediction at a row x is ``sum_i a_i(x) y_i`` with attention weights
-    ``a(x)' = d(x)' (D'D)^{-1} D'`` (seed 004, eqs. 4-8), where ``D`` is the training design
+    ``a(x)' = d(x)' (D'D)^{-1} D'`` (Goulet Coulombe 2025, arXiv:2504.09663, eqs. 4-8), where ``D`` is the training design
     (with a leading column of ones when ``fit_intercept``). With an intercept every row of
     weights sums to one. ``D'D`` is never formed or inverted.
 
@@ -301,7 +301,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
         return self._model.covariance(*self._cov_args(cov_type, maxlags, hac_adjust), int(output))
 
     def encoder(self) -> np.ndarray:
-        """W = U Lambda^{-1/2} (q, rank) with Omega = W W' (seed 004 eq. 12)."""
+        """W = U Lambda^{-1/2} (q, rank) with Omega = W W' (Goulet Coulombe 2025, arXiv:2504.09663, eq. 12)."""
         check_is_fitted(self)
         return self._model.encoder()
 
@@ -339,7 +339,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
 
 
 class Ridge(_FactorMixin, _AttentionEstimator):
-    """Ridge regression from one SVD, with its attention form (seed 004 eqs. 29-30).
+    """Ridge regression from one SVD, with its attention form (Goulet Coulombe 2025, arXiv:2504.09663, eqs. 29-30).
 
     Minimises ``||y - b0 - X b||^2 + alpha ||b||^2``; the intercept is never penalised (X and y
     are centred). With ``Xc = U S V'`` the attention weights are
@@ -421,7 +421,7 @@ class Ridge(_FactorMixin, _AttentionEstimator):
 
 
 class PCR(_FactorMixin, _AttentionEstimator):
-    """Principal component regression as rank-L attention (seed 004 eqs. 22-27).
+    """Principal component regression as rank-L attention (Goulet Coulombe 2025, arXiv:2504.09663, eqs. 22-27).
 
     OLS on the first ``rank`` principal components of the centred X (the intercept is not
     reduced). Omega_L = U_L Lambda_L^{-1} U_L'; the factors ``F_train = [1/sqrt(n), U_L]`` are
@@ -474,7 +474,7 @@ class PCR(_FactorMixin, _AttentionEstimator):
 
 
 class AttentionRegression(_AttentionEstimator):
-    """Softmax attention regression (seed 004 eq. 28).
+    """Softmax attention regression (Goulet Coulombe 2025, arXiv:2504.09663, eq. 28).
 
     Predicts ``yhat(x) = sum_j softmax_j(d(x)' Omega d(x_j)) y_j`` with ``Omega = W W'`` of rank
     ``rank`` over the standardised design ``d = [1, z]``. W minimises the leave-self-out mean
@@ -578,7 +578,7 @@ class AttentionRegression(_AttentionEstimator):
 
 def pseudo_out_of_sample(X: ArrayLike, y: ArrayLike, alpha: float = 0.0, fit_intercept: bool = True, start=None,
                          keep_weights: bool = False) -> SimpleNamespace:
-    """Recursive re-estimation versus masking (seed 004 section 4.3) on time-ordered rows.
+    """Recursive re-estimation versus masking (Goulet Coulombe 2025, arXiv:2504.09663, section 4.3) on time-ordered rows.
 
     For every row t from ``start`` on: the honest pseudo-out-of-sample forecast refits OLS
     (``alpha=0``) or ridge on rows < t; the masked forecast applies eq. 35 (strict mask, weights
