@@ -106,15 +106,7 @@ GlobalDiagnostics global_diagnostics(const LocalPolynomial& model, arma::uword o
   GlobalDiagnostics g;
   g.n = static_cast<double>(n);
   g.trace_L = model.effective_df();
-  InterruptGuard guard;
-  double tll = 0;
-  for (arma::uword r0 = 0; r0 < n; r0 += kDiagBlockRows) {
-    if (guard.poll()) throw Interrupted();
-    const arma::uword r1 = std::min(n, r0 + kDiagBlockRows) - 1;
-    const arma::mat W = model.attention_weights(X.rows(r0, r1));
-    tll += arma::accu(arma::square(W));
-  }
-  g.trace_LtL = tll;
+  g.trace_LtL = model.trace_LtL();  // over the distinct rows (local_fit.hpp, "Ties")
   g.residual_df = g.n - 2 * g.trace_L + g.trace_LtL;
   const arma::vec e = y - fit;
   g.rss = arma::dot(e, e);
