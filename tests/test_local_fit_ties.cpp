@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <armadillo>
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "attnreg/diagnostics.hpp"
 #include "attnreg/distinct_rows.hpp"
 #include "attnreg/kernel.hpp"
 #include "attnreg/local_fit.hpp"
@@ -160,4 +162,38 @@ TEST(LocalFitTies, OneAndTwoThreadsBitIdentical) {
   EXPECT_TRUE(arma::approx_equal(a.loo_fitted(), b.loo_fitted(), "absdiff", 0.0));
   EXPECT_TRUE(arma::approx_equal(a.leverage(), b.leverage(), "absdiff", 0.0));
   EXPECT_EQ(a.trace_LtL(), b.trace_LtL());
+}
+
+TEST(LocalFitTies, DiagnosticsOnTiedRowsEqualRowByRow) {
+  for (bool mixed : {false, true}) {
+    Case c = make_case(21, 120, mixed, false, false, 1);
+    LocalPolynomial m(options(c, 1, "gaussian", 0.0, false, 1));
+    m.fit(c.X, c.Y, c.h);
+    // Global: sigma^2 and the residual df from the ungrouped n x n smoother matrix.
+    const arma::mat L = m.attention_weights(c.X);
+    const GlobalDiagnostics g = global_diagnostics(m);
+    const double tll = arma::accu(arma::square(L)), tl = arma::trace(L);
+    EXPECT_NEAR(g.trace_LtL, tll, 1e-12 * tll);
+    EXPECT_NEAR(g.trace_L, tl, 1e-12 * tl);
+    const arma::vec e = c.Y.col(0) - L * c.Y.col(0);
+    const double s2 = arma::dot(e, e) / (120.0 - 2.0 * tl + tll);
+    EXPECT_NEAR(g.sigma2, s2, 1e-12 * s2);
+    // Pointwise at the (tied) training rows = one row at a time (no grouping there).
+    for (VarianceKind kind : {VarianceKind::hc3, VarianceKind::homoskedastic}) {
+      PointwiseOptions po;
+      po.kind = kind;
+      const PointwiseDiagnostics all = pointwise_diagnostics(m, c.X, po);
+      for (arma::uword i = 0; i < c.X.n_rows; i += 11) {
+        const PointwiseDiagnostics one = pointwise_diagnostics(m, c.X.row(i), po);
+        EXPECT_NEAR(all.fit(i), one.fit(0), 1e-12 * (1.0 + std::fabs(one.fit(0))));
+        EXPECT_NEAR(all.se(i), one.se(0), 1e-12 * (1.0 + std::fabs(one.se(0))));
+        if (!mixed) {
+          EXPECT_NEAR(all.bias(i), one.bias(0), 1e-12 * (1.0 + std::fabs(one.bias(0))));
+          EXPECT_NEAR(all.rbc_high(i), one.rbc_high(0), 1e-12 * (1.0 + std::fabs(one.rbc_high(0))));
+        } else {
+          EXPECT_TRUE(std::isnan(all.bias(i)));
+        }
+      }
+    }
+  }
 }

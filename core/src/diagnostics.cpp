@@ -1,5 +1,6 @@
 // attnreg: bias-variance diagnostics and inference for linear smoothers (see diagnostics.hpp).
 #include "attnreg/diagnostics.hpp"
+#include "attnreg/distinct_rows.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -271,6 +272,20 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
   check::require(X_eval.is_finite(), "X", "contains NaN or Inf; remove or impute those rows");
   if (opt.kind == VarianceKind::cr1)
     check::require(!opt.cluster.empty(), "cluster", "kind 'cr1' needs cluster ids");
+  // Repeated evaluation rows (e.g. the training rows of integer-valued regressors) have the
+  // same diagnostics: compute them once per distinct row and copy (distinct_rows.hpp).
+  {
+    const DistinctRows ev = distinct_rows(X_eval);
+    if (ev.has_ties()) {
+      const PointwiseDiagnostics u = pointwise_diagnostics(model, ev.X, opt, output);
+      const arma::uvec idx = arma::conv_to<arma::uvec>::from(ev.group_of);
+      PointwiseDiagnostics r = u;
+      for (arma::vec* v : {&r.fit, &r.se, &r.bias, &r.mse, &r.ci_low, &r.ci_high, &r.fit_bc,
+                           &r.se_bc, &r.rbc_low, &r.rbc_high})
+        *v = arma::vec(v->elem(idx));
+      return r;
+    }
+  }
   // Only the homoskedastic kind needs sigma^2 and so tr(L'L), an O(n^2) pass; the robust kinds
   // need the residuals and leverages the fit already holds.
   GlobalDiagnostics g;
