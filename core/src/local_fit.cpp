@@ -702,6 +702,7 @@ LocalPolynomial& LocalPolynomial::fit(const arma::mat& X, const arma::mat& Y,
                  "must be 0 (local constant), 1 (local linear), 2 or 3");
   check::require(std::isfinite(opt_.ridge) && opt_.ridge >= 0.0, "ridge",
                  "must be >= 0 and finite (0 = classical local linear)");
+  (void)resolve_threads(opt_.n_threads);  // a bad n_threads is named at fit, not on first use
   check::require(X.n_rows >= 1, "X", "needs at least one row");
   check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
   check::rows_match(Y, X.n_rows, "y", "X");
