@@ -197,3 +197,37 @@ TEST(LocalFitTies, DiagnosticsOnTiedRowsEqualRowByRow) {
     }
   }
 }
+
+TEST(LocalFitTies, PilotCoefficientWeightsWithTiesEqualRowwiseLeastSquares) {
+  // Oracle: weighted least squares over all rows (normal equations in long double-free form:
+  // C = (Z' W Z)^{-1} Z' W, solved by QR of sqrt(W) Z), no grouping.
+  for (unsigned seed : {1u, 2u}) {
+    arma::arma_rng::set_seed(seed);
+    const arma::uword n = 200;
+    const arma::vec x = arma::floor(arma::randu<arma::vec>(n) * 12.0);
+    const arma::vec xe = arma::linspace(0.5, 10.5, 7);
+    const arma::vec a = seed == 2 ? arma::vec(0.3 + arma::randu<arma::vec>(n)) : arma::vec();
+    const Kernel k = Kernel::from_name("gaussian", "kernel");
+    const int deg = 3;
+    const double b = 2.5;
+    const std::vector<arma::mat> G = pilot_coefficient_weights(x, xe, k, deg, b, a);
+    for (arma::uword j = 0; j < xe.n_elem; ++j) {
+      arma::mat Z(n, deg + 1);
+      arma::vec w(n);
+      for (arma::uword i = 0; i < n; ++i) {
+        const double u = (x(i) - xe(j)) / b;
+        w(i) = k.shape(u) * (a.is_empty() ? 1.0 : a(i));
+        for (int e = 0; e <= deg; ++e) Z(i, e) = std::pow(u, e);
+      }
+      const arma::vec sq = arma::sqrt(w / w.max());
+      arma::mat Q, R;
+      ASSERT_TRUE(arma::qr_econ(Q, R, Z.each_col() % sq));
+      const arma::mat C = arma::solve(arma::trimatu(R), Q.t()).eval().each_row() % sq.t();
+      for (int e = 0; e <= deg; ++e) {
+        const arma::rowvec g = G[static_cast<std::size_t>(e)].row(j);
+        EXPECT_LT(arma::abs(g - C.row(e)).max(), 1e-12 * (1.0 + arma::abs(C.row(e)).max()))
+            << seed << " " << j << " " << e;
+      }
+    }
+  }
+}

@@ -138,14 +138,27 @@ std::vector<arma::mat> pilot_coefficient_weights(const arma::vec& x_train, const
   check::require(sample_weight.is_empty() || sample_weight.n_elem == n, "sample_weight",
                  "must have one weight per training row");
   std::vector<arma::mat> G(q1, arma::mat(m, n, arma::fill::zeros));
-  arma::mat Z(n, q1);
-  arma::vec sw(n);
+  // Tied training values share their design row and kernel weight: the least squares runs
+  // over the distinct values with the group's total weight A_h, and row i of group h gets the
+  // group's coefficient weight times a_i / A_h (distinct_rows.hpp).
+  const DistinctRows grp = distinct_rows(arma::mat(x_train));
+  const arma::uword nd = grp.X.n_rows;
+  const arma::vec xu = grp.X.col(0);
+  arma::vec A(nd, arma::fill::zeros), share(n);
+  for (arma::uword i = 0; i < n; ++i)
+    A(grp.group_of[i]) += sample_weight.is_empty() ? 1.0 : sample_weight(i);
+  for (arma::uword i = 0; i < n; ++i) {
+    const double a = sample_weight.is_empty() ? 1.0 : sample_weight(i), s = A(grp.group_of[i]);
+    share(i) = s > 0 ? a / s : 0.0;
+  }
+  arma::mat Z(nd, q1);
+  arma::vec sw(nd);
   for (arma::uword j = 0; j < m; ++j) {
     const double x0 = x_eval(j);
     double wmax = 0;
-    for (arma::uword i = 0; i < n; ++i) {
-      const double u = (x_train(i) - x0) / b;
-      const double w = kernel.shape(u) * (sample_weight.is_empty() ? 1.0 : sample_weight(i));
+    for (arma::uword i = 0; i < nd; ++i) {
+      const double u = (xu(i) - x0) / b;
+      const double w = kernel.shape(u) * A(i);
       sw(i) = w;
       wmax = std::max(wmax, w);
       double p = 1;
@@ -173,9 +186,10 @@ std::vector<arma::mat> pilot_coefficient_weights(const arma::vec& x_train, const
                            " is singular (fewer than " + std::to_string(q1) +
                            " distinct training points carry weight); use a larger "
                            "pilot_bandwidth or a lower pilot_degree");
-    const arma::mat C = arma::solve(arma::trimatu(R), Q.t());  // q1 x n
+    const arma::mat C = arma::solve(arma::trimatu(R), Q.t());  // q1 x nd
     const arma::mat Cw = C.each_row() % sq.t();
-    for (arma::uword k = 0; k < q1; ++k) G[k].row(j) = Cw.row(k);
+    for (arma::uword k = 0; k < q1; ++k)
+      for (arma::uword i = 0; i < n; ++i) G[k](j, i) = Cw(k, grp.group_of[i]) * share(i);
   }
   return G;
 }
