@@ -379,6 +379,9 @@ class NadarayaWatson(_KernelRegression):
     leverage_ : ndarray of shape (n_samples,), L_ii.
     cv_score_ : float, leave-one-out mean squared error at this bandwidth (inf when some row
         has no leave-one-out fit).
+        These three are computed on first use (not by ``fit``) and cached; the pass runs over
+        the pairs of distinct training rows, so repeated rows (integer or categorical
+        regressors) cost nothing extra.
     bandwidth_result_ : BandwidthResult or None, the selector's result when ``bandwidth`` is a
         selector name (objective, evaluations, convergence, 1-D curve).
 
