@@ -246,16 +246,20 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
     # Training statistics: computed by the core on first use (over the distinct rows), cached.
     @property
     def effective_df_(self) -> float:
+        """tr(L), the sum of the leverages (computed on first use, then cached)."""
         check_is_fitted(self)
         return float(self._model.effective_df())
 
     @property
     def leverage_(self) -> np.ndarray:
+        """Leverages L_ii at the training rows, shape (n_samples,) (computed on first use)."""
         check_is_fitted(self)
         return self._model.leverage()
 
     @property
     def cv_score_(self) -> float:
+        """Leave-one-out mean squared error at this bandwidth (inf when some row has no
+        leave-one-out fit); computed on first use, then cached."""
         check_is_fitted(self)
         if getattr(self, "_cv_score", None) is None:
             try:
@@ -380,8 +384,8 @@ class NadarayaWatson(_KernelRegression):
     cv_score_ : float, leave-one-out mean squared error at this bandwidth (inf when some row
         has no leave-one-out fit).
         These three are computed on first use (not by ``fit``) and cached; the pass runs over
-        the pairs of distinct training rows, so repeated rows (integer or categorical
-        regressors) cost nothing extra.
+        the pairs of distinct training rows (plus one small solve per row), so repeated rows
+        (integer or categorical regressors) do not add to the quadratic cost.
     bandwidth_result_ : BandwidthResult or None, the selector's result when ``bandwidth`` is a
         selector name (objective, evaluations, convergence, 1-D curve).
 
