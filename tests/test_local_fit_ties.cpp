@@ -153,11 +153,16 @@ TEST(LocalFitTies, LazyEqualsEagerAndFitComputesNothing) {
 }
 
 TEST(LocalFitTies, OneAndTwoThreadsBitIdentical) {
-  Case c = make_case(11, 3000, true, true, true, 2);
+  // Enough distinct rows (G^2 > 2e6 pairs) that the grouped pass really runs on 2 threads.
+  Case c = make_case(11, 6000, true, false, true, 2);
+  c.X.col(0) = arma::floor(arma::randu<arma::vec>(c.X.n_rows) * 1500.0);
+  c.h(0) = 40.0;
   LocalPolynomial a(options(c, 1, "gaussian", 0.0, false, 1));
   LocalPolynomial b(options(c, 1, "gaussian", 0.0, false, 2));
   a.fit(c.X, c.Y, c.h, c.w);
   b.fit(c.X, c.Y, c.h, c.w);
+  ASSERT_LT(a.n_distinct(), c.X.n_rows);
+  ASSERT_GT(a.n_distinct() * a.n_distinct(), 2000000u);
   EXPECT_TRUE(arma::approx_equal(a.fitted(), b.fitted(), "absdiff", 0.0));
   EXPECT_TRUE(arma::approx_equal(a.loo_fitted(), b.loo_fitted(), "absdiff", 0.0));
   EXPECT_TRUE(arma::approx_equal(a.leverage(), b.leverage(), "absdiff", 0.0));

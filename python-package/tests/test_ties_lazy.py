@@ -60,9 +60,12 @@ def test_summary_matches_the_ungrouped_smoother_matrix():
 
 
 def test_one_and_two_threads_identical():
-    X, y = tied_data(4, n=2000, mixed=True, k=2)
-    a = attnreg.LocalLinear(bandwidth=[2.6, 0.3], var_types="cu", n_threads=1).fit(X, y)
-    b = attnreg.LocalLinear(bandwidth=[2.6, 0.3], var_types="cu", n_threads=2).fit(X, y)
+    # enough distinct rows (G^2 > 2e6 pairs) that the grouped pass runs on 2 threads
+    X, y = tied_data(4, n=6000, mixed=True, k=2)
+    X[:, 0] = np.floor(np.random.default_rng(8).uniform(0, 1500, len(X)))
+    a = attnreg.LocalLinear(bandwidth=[40.0, 0.3], var_types="cu", n_threads=1).fit(X, y)
+    b = attnreg.LocalLinear(bandwidth=[40.0, 0.3], var_types="cu", n_threads=2).fit(X, y)
+    assert len(X) > a._model.n_distinct > 1415
     assert np.array_equal(a.loo_predictions(), b.loo_predictions())
     assert np.array_equal(a.leverage_, b.leverage_)
     assert a._model.trace_LtL() == b._model.trace_LtL()
