@@ -190,6 +190,11 @@ void init_kernel(py::module_& m) {
       .def("leverage", [](const attnreg::LocalPolynomial& s) { return to_numpy(s.leverage()); })
       .def("loo_fitted", [](const attnreg::LocalPolynomial& s) { return to_numpy(s.loo_fitted()); })
       .def("effective_df", &attnreg::LocalPolynomial::effective_df)
+      .def("trace_LtL", &attnreg::LocalPolynomial::trace_LtL)
+      .def("training_y", [](const attnreg::LocalPolynomial& s) { return to_numpy(s.training_y()); })
+      .def_property_readonly("n_distinct", &attnreg::LocalPolynomial::n_distinct)
+      .def_property_readonly("statistics_evaluations",
+                             &attnreg::LocalPolynomial::statistics_evaluations)
       .def("bandwidth", [](const attnreg::LocalPolynomial& s) { return to_numpy(s.bandwidth()); })
       .def_property_readonly("var_types", [](const attnreg::LocalPolynomial& s) {
         return attnreg::format_var_types(s.space().var_types());

@@ -1,4 +1,5 @@
 #include "attnreg/bandwidth_select.hpp"
+#include "attnreg/distinct_rows.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -577,51 +578,18 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X, const arma::vec& y,
   }
   (void)n_cont;
 
-  // Group identical rows (see "Ties"): sort row indices lexicographically, then run-length.
-  const std::size_t n = X.n_rows, d = X.n_cols;
-  std::vector<std::size_t> idx(n);
-  for (std::size_t i = 0; i < n; ++i) idx[i] = i;
-  auto row_less = [&](std::size_t a, std::size_t b) {
-    for (std::size_t j = 0; j < d; ++j) {
-      const double xa = X(a, j), xb = X(b, j);
-      if (xa != xb) return xa < xb;
-    }
-    return a < b;  // stable: groups keep the rows' order
-  };
-  std::sort(idx.begin(), idx.end(), row_less);
-  auto same_row = [&](std::size_t a, std::size_t b) {
-    for (std::size_t j = 0; j < d; ++j)
-      if (X(a, j) != X(b, j)) return false;
-    return true;
-  };
-  // Groups in order of their first row, so a data set without ties keeps its row order.
-  std::vector<std::size_t> group_of(n);
-  std::vector<std::size_t> first;  // first row of each group, in sorted order
-  for (std::size_t t = 0; t < n; ++t) {
-    if (t == 0 || !same_row(idx[t - 1], idx[t])) first.push_back(idx[t]);
-    group_of[idx[t]] = first.size() - 1;
-  }
-  const std::size_t G = first.size();
-  std::vector<std::size_t> rank(G);  // sorted group -> position by first row
-  {
-    std::vector<std::size_t> ord(G);
-    for (std::size_t g = 0; g < G; ++g) ord[g] = g;
-    std::sort(ord.begin(), ord.end(), [&](std::size_t a, std::size_t b) { return first[a] < first[b]; });
-    for (std::size_t r = 0; r < G; ++r) rank[ord[r]] = r;
-  }
-  Xu_.set_size(G, d);
-  count_.zeros(G);
+  // Group identical rows (see "Ties"; distinct_rows.hpp).
+  const std::size_t n = X.n_rows;
+  DistinctRows groups = distinct_rows(X);
+  const std::size_t G = groups.X.n_rows;
+  Xu_ = std::move(groups.X);
+  count_ = std::move(groups.count);
   ybar_.zeros(G);
   ss_.zeros(G);
-  for (std::size_t g = 0; g < G; ++g) Xu_.row(rank[g]) = X.row(first[g]);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t g = rank[group_of[i]];
-    count_(g) += 1.0;
-    ybar_(g) += y(i);
-  }
+  for (std::size_t i = 0; i < n; ++i) ybar_(groups.group_of[i]) += y(i);
   ybar_ /= count_;
   for (std::size_t i = 0; i < n; ++i) {  // two-pass: no cancellation in SS
-    const std::size_t g = rank[group_of[i]];
+    const std::size_t g = groups.group_of[i];
     const double e = y(i) - ybar_(g);
     ss_(g) += e * e;
   }

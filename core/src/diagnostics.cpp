@@ -1,5 +1,6 @@
 // attnreg: bias-variance diagnostics and inference for linear smoothers (see diagnostics.hpp).
 #include "attnreg/diagnostics.hpp"
+#include "attnreg/distinct_rows.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -106,15 +107,7 @@ GlobalDiagnostics global_diagnostics(const LocalPolynomial& model, arma::uword o
   GlobalDiagnostics g;
   g.n = static_cast<double>(n);
   g.trace_L = model.effective_df();
-  InterruptGuard guard;
-  double tll = 0;
-  for (arma::uword r0 = 0; r0 < n; r0 += kDiagBlockRows) {
-    if (guard.poll()) throw Interrupted();
-    const arma::uword r1 = std::min(n, r0 + kDiagBlockRows) - 1;
-    const arma::mat W = model.attention_weights(X.rows(r0, r1));
-    tll += arma::accu(arma::square(W));
-  }
-  g.trace_LtL = tll;
+  g.trace_LtL = model.trace_LtL();  // over the distinct rows (local_fit.hpp, "Ties")
   g.residual_df = g.n - 2 * g.trace_L + g.trace_LtL;
   const arma::vec e = y - fit;
   g.rss = arma::dot(e, e);
@@ -145,14 +138,27 @@ std::vector<arma::mat> pilot_coefficient_weights(const arma::vec& x_train, const
   check::require(sample_weight.is_empty() || sample_weight.n_elem == n, "sample_weight",
                  "must have one weight per training row");
   std::vector<arma::mat> G(q1, arma::mat(m, n, arma::fill::zeros));
-  arma::mat Z(n, q1);
-  arma::vec sw(n);
+  // Tied training values share their design row and kernel weight: the least squares runs
+  // over the distinct values with the group's total weight A_h, and row i of group h gets the
+  // group's coefficient weight times a_i / A_h (distinct_rows.hpp).
+  const DistinctRows grp = distinct_rows(arma::mat(x_train));
+  const arma::uword nd = grp.X.n_rows;
+  const arma::vec xu = grp.X.col(0);
+  arma::vec A(nd, arma::fill::zeros), share(n);
+  for (arma::uword i = 0; i < n; ++i)
+    A(grp.group_of[i]) += sample_weight.is_empty() ? 1.0 : sample_weight(i);
+  for (arma::uword i = 0; i < n; ++i) {
+    const double a = sample_weight.is_empty() ? 1.0 : sample_weight(i), s = A(grp.group_of[i]);
+    share(i) = s > 0 ? a / s : 0.0;
+  }
+  arma::mat Z(nd, q1);
+  arma::vec sw(nd);
   for (arma::uword j = 0; j < m; ++j) {
     const double x0 = x_eval(j);
     double wmax = 0;
-    for (arma::uword i = 0; i < n; ++i) {
-      const double u = (x_train(i) - x0) / b;
-      const double w = kernel.shape(u) * (sample_weight.is_empty() ? 1.0 : sample_weight(i));
+    for (arma::uword i = 0; i < nd; ++i) {
+      const double u = (xu(i) - x0) / b;
+      const double w = kernel.shape(u) * A(i);
       sw(i) = w;
       wmax = std::max(wmax, w);
       double p = 1;
@@ -180,9 +186,10 @@ std::vector<arma::mat> pilot_coefficient_weights(const arma::vec& x_train, const
                            " is singular (fewer than " + std::to_string(q1) +
                            " distinct training points carry weight); use a larger "
                            "pilot_bandwidth or a lower pilot_degree");
-    const arma::mat C = arma::solve(arma::trimatu(R), Q.t());  // q1 x n
+    const arma::mat C = arma::solve(arma::trimatu(R), Q.t());  // q1 x nd
     const arma::mat Cw = C.each_row() % sq.t();
-    for (arma::uword k = 0; k < q1; ++k) G[k].row(j) = Cw.row(k);
+    for (arma::uword k = 0; k < q1; ++k)
+      for (arma::uword i = 0; i < n; ++i) G[k](j, i) = Cw(k, grp.group_of[i]) * share(i);
   }
   return G;
 }
@@ -279,6 +286,20 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
   check::require(X_eval.is_finite(), "X", "contains NaN or Inf; remove or impute those rows");
   if (opt.kind == VarianceKind::cr1)
     check::require(!opt.cluster.empty(), "cluster", "kind 'cr1' needs cluster ids");
+  // Repeated evaluation rows (e.g. the training rows of integer-valued regressors) have the
+  // same diagnostics: compute them once per distinct row and copy (distinct_rows.hpp).
+  {
+    const DistinctRows ev = distinct_rows(X_eval);
+    if (ev.has_ties()) {
+      const PointwiseDiagnostics u = pointwise_diagnostics(model, ev.X, opt, output);
+      const arma::uvec idx = arma::conv_to<arma::uvec>::from(ev.group_of);
+      PointwiseDiagnostics r = u;
+      for (arma::vec* v : {&r.fit, &r.se, &r.bias, &r.mse, &r.ci_low, &r.ci_high, &r.fit_bc,
+                           &r.se_bc, &r.rbc_low, &r.rbc_high})
+        *v = arma::vec(v->elem(idx));
+      return r;
+    }
+  }
   // Only the homoskedastic kind needs sigma^2 and so tr(L'L), an O(n^2) pass; the robust kinds
   // need the residuals and leverages the fit already holds.
   GlobalDiagnostics g;

@@ -702,6 +702,7 @@ LocalPolynomial& LocalPolynomial::fit(const arma::mat& X, const arma::mat& Y,
                  "must be 0 (local constant), 1 (local linear), 2 or 3");
   check::require(std::isfinite(opt_.ridge) && opt_.ridge >= 0.0, "ridge",
                  "must be >= 0 and finite (0 = classical local linear)");
+  (void)resolve_threads(opt_.n_threads);  // a bad n_threads is named at fit, not on first use
   check::require(X.n_rows >= 1, "X", "needs at least one row");
   check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
   check::rows_match(Y, X.n_rows, "y", "X");
@@ -749,33 +750,158 @@ LocalPolynomial& LocalPolynomial::fit(const arma::mat& X, const arma::mat& Y,
   y_internal_.set_size(Y.n_rows, Y.n_cols);
   const auto& order = space_.order();
   for (std::size_t k = 0; k < order.size(); ++k) y_internal_.row(k) = Y.row(order[k]);
+  // Distinct rows (see "Ties" in local_fit.hpp): the grouped space is only built with ties.
+  groups_ = distinct_rows(X);
+  const std::size_t G = groups_.X.n_rows, n = X.n_rows, kout = Y.n_cols;
+  gweight_.zeros(G);
+  gsum_.zeros(G, kout);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double a = sample_weight.is_empty() ? 1.0 : sample_weight(i);
+    const std::size_t g = groups_.group_of[i];
+    gweight_(g) += a;
+    gsum_.row(g) += a * Y.row(i);
+  }
+  gspace_ = KernelSpace();
+  gy_internal_.reset();
+  if (groups_.has_ties()) {
+    const bool weighted = !sample_weight.is_empty() || arma::any(groups_.count != 1.0);
+    gspace_ = KernelSpace(groups_.X, bandwidth, ks, weighted ? gweight_ : arma::vec());
+    gy_internal_.zeros(G, kout);
+    const auto& gorder = gspace_.order();
+    for (std::size_t k = 0; k < G; ++k) {
+      const std::size_t g = gorder[k];
+      if (gweight_(g) > 0.0) gy_internal_.row(k) = gsum_.row(g) / gweight_(g);
+    }
+  }
   fitted_flag_ = true;
   fitted_.reset();
   leverage_.reset();
   loo_.reset();
   loo_status_.clear();
+  fit_status_.clear();
+  have_fitted_ = false;
+  have_trace_ltl_ = false;
+  stats_evaluations_ = 0;
 
   if (opt_.compute_fitted) {
-    const PreparedQueries Q = space_.training_queries();
-    LocalEvalRequest req;
-    req.fit = true;
-    req.loo = true;
-    LocalEvalResult r = local_polynomial_eval(space_, y_internal_, LocalPolySpec{opt_.degree, opt_.ridge},
-                                              Q, req, opt_.n_threads);
     try {
-      throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge,
-                            "X (fitted values at the training rows)", false);
+      compute_statistics();
     } catch (...) {
       fitted_flag_ = false;
       throw;
     }
+  }
+  return *this;
+}
+
+void LocalPolynomial::ensure_statistics() const {
+  std::lock_guard<std::mutex> lock(*stats_mutex_);
+  if (!have_fitted_) compute_statistics();
+}
+
+void LocalPolynomial::compute_statistics() const {
+  const std::size_t n = x_.n_rows, k = y_.n_cols;
+  const LocalPolySpec spec{opt_.degree, opt_.ridge};
+  ++stats_evaluations_;
+  if (!groups_.has_ties()) {
+    const PreparedQueries Q = space_.training_queries();
+    LocalEvalRequest req;
+    req.fit = true;
+    req.loo = true;
+    LocalEvalResult r = local_polynomial_eval(space_, y_internal_, spec, Q, req, opt_.n_threads);
+    throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge,
+                          "X (fitted values at the training rows)", false);
     fitted_ = std::move(r.fit);
     leverage_ = std::move(r.leverage);
     loo_ = std::move(r.loo);
     loo_status_ = std::move(r.loo_status);
     have_fitted_ = true;
+    return;
   }
-  return *this;
+  // Grouped path: one pass over the distinct rows gives the full fit, the group's leverage
+  // sum and the moments without the group; then one small solve per row for its LOO fit.
+  const KernelSpace& gs = gspace_;
+  const std::size_t G = gs.n();
+  const PreparedQueries Q = gs.training_queries();
+  LocalEvalRequest req;
+  req.fit = true;
+  req.loo = true;
+  req.moments = true;
+  LocalEvalResult r = local_polynomial_eval(gs, gy_internal_, spec, Q, req, opt_.n_threads);
+  std::vector<QueryStatus> row_status(n);
+  for (std::size_t i = 0; i < n; ++i) row_status[i] = r.status[groups_.group_of[i]];
+  throw_on_failed_query(row_status, space_, opt_.degree, opt_.ridge,
+                        "X (fitted values at the training rows)", false);
+  const std::size_t q = 1 + LocalPolySpec::n_terms(opt_.degree, gs.n_continuous());
+  std::vector<double> unit(G);  // u_g: kernel weight of one unit of observation weight at 0
+  for (std::size_t g = 0; g < G; ++g) {
+    const double sw = gs.self_weight(gs.position()[g]);
+    unit[g] = gweight_(g) > 0.0 ? sw / gweight_(g) : 0.0;
+  }
+  arma::mat A(q * q, n), T(q * k, n);
+  arma::vec rmax(n);
+  fitted_.set_size(n, k);
+  leverage_.set_size(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t g = groups_.group_of[i];
+    const double a = sample_weight_.is_empty() ? 1.0 : sample_weight_(i);
+    fitted_.row(i) = r.fit.row(g);
+    leverage_(i) = gweight_(g) > 0.0 ? r.leverage(g) * (a / gweight_(g)) : 0.0;
+    std::copy(r.moment_A.colptr(g), r.moment_A.colptr(g) + q * q, A.colptr(i));
+    std::copy(r.moment_T.colptr(g), r.moment_T.colptr(g) + q * k, T.colptr(i));
+    const double others = unit[g] * (gweight_(g) - a);  // exact 0 when no other row weighs
+    A(0, i) += others;
+    for (std::size_t o = 0; o < k; ++o) T(o, i) += unit[g] * (gsum_(g, o) - a * y_(i, o));
+    rmax(i) = std::max(r.moment_max(g), others);
+  }
+  local_polynomial_solve(A, T, rmax, k, opt_.ridge, penalty_scales(gs, opt_.degree), loo_,
+                         loo_status_);
+  have_fitted_ = true;
+}
+
+double LocalPolynomial::trace_LtL() const {
+  require_fitted("trace_LtL");
+  std::lock_guard<std::mutex> lock(*stats_mutex_);
+  if (have_trace_ltl_) return trace_ltl_;
+  // Equivalent-kernel weights over the distinct rows, in blocks of queries (distinct rows).
+  const KernelSpace& gs = grouped_space();
+  const std::size_t G = gs.n(), n = x_.n_rows;
+  arma::vec f(G, arma::fill::zeros);  // sum_{j in h} a_j^2 / W_h^2
+  for (std::size_t j = 0; j < n; ++j) {
+    const double a = sample_weight_.is_empty() ? 1.0 : sample_weight_(j);
+    f(groups_.group_of[j]) += a * a;
+  }
+  for (std::size_t h = 0; h < G; ++h) f(h) = gweight_(h) > 0.0 ? f(h) / (gweight_(h) * gweight_(h)) : 0.0;
+  const arma::mat& gy = groups_.has_ties() ? gy_internal_ : y_internal_;
+  const std::size_t block = std::max<std::size_t>(1, std::min<std::size_t>(G, (1u << 22) / std::max<std::size_t>(G, 1)));
+  double total = 0.0;
+  for (std::size_t r0 = 0; r0 < G; r0 += block) {
+    const std::size_t r1 = std::min(G, r0 + block);
+    const PreparedQueries Q = gs.prepare(groups_.X.rows(r0, r1 - 1), "X");
+    LocalEvalRequest req;
+    req.fit = false;
+    req.coefficients = true;
+    LocalEvalResult r = local_polynomial_eval(gs, gy, LocalPolySpec{opt_.degree, opt_.ridge}, Q,
+                                              req, opt_.n_threads);
+    throw_on_failed_query(r.status, gs, opt_.degree, opt_.ridge, "X", false);
+    arma::mat W(Q.m, G, arma::fill::zeros);
+    RunOptions ro;
+    ro.n_threads = opt_.n_threads;
+    ro.label = "tr(L'L)";
+    const int degree = opt_.degree;
+    gs.run(
+        Q,
+        [&]() { return std::unique_ptr<TileSink>(new WeightSink(gs, Q, degree, r.coefficients, W)); },
+        ro);
+    for (std::size_t b = 0; b < Q.m; ++b) {
+      double s = 0.0;
+      for (std::size_t h = 0; h < G; ++h) s += f(h) * W(b, h) * W(b, h);
+      total += groups_.count(r0 + b) * s;
+    }
+  }
+  trace_ltl_ = total;
+  have_trace_ltl_ = true;
+  return total;
 }
 
 LocalEvalResult LocalPolynomial::evaluate(const arma::mat& X_new, const LocalEvalRequest& req,
@@ -828,22 +954,19 @@ arma::mat LocalPolynomial::attention_weights(const arma::mat& X_new) const {
 
 const arma::mat& LocalPolynomial::fitted() const {
   require_fitted("fitted");
-  check::require(have_fitted_, "fitted",
-                 "fitted values were not computed (fit with compute_fitted = true)");
+  ensure_statistics();
   return fitted_;
 }
 
 const arma::vec& LocalPolynomial::leverage() const {
   require_fitted("leverage");
-  check::require(have_fitted_, "leverage",
-                 "leverages were not computed (fit with compute_fitted = true)");
+  ensure_statistics();
   return leverage_;
 }
 
 arma::mat LocalPolynomial::loo_fitted() const {
   require_fitted("loo_fitted");
-  check::require(have_fitted_, "loo_fitted",
-                 "leave-one-out fits were not computed (fit with compute_fitted = true)");
+  ensure_statistics();
   throw_on_failed_query(loo_status_, space_, opt_.degree, opt_.ridge, "X", true);
   return loo_;
 }

@@ -238,5 +238,10 @@ def test_bad_input_is_named():
         m.predict([[50.0, 50.0]])
     with pytest.raises(ArithmeticError, match="row 1"):
         attnreg.NadarayaWatson(kernel="epanechnikov", bandwidth=0.5).fit(X, y).predict([[9.0, 9.0]])
+    # fit computes only what prediction needs; the training statistics are computed (and
+    # their failure reported) on first use.
+    lonely = attnreg.LocalLinear(kernel="uniform", bandwidth=1e-3).fit(X, y)
     with pytest.raises(attnreg.NumericalError, match="singular"):
-        attnreg.LocalLinear(kernel="uniform", bandwidth=1e-3).fit(X, y)
+        lonely.fitted_values()
+    with pytest.raises(attnreg.NumericalError, match="singular"):
+        lonely.leverage_

@@ -96,7 +96,8 @@ struct PointwiseDiagnostics {
   arma::vec fit, se, bias, mse, ci_low, ci_high;
   arma::vec fit_bc, se_bc, rbc_low, rbc_high;
   /// The homoskedastic sigma^2 = RSS / (n - 2 tr L + tr L'L), computed for kind const only
-  /// (tr L'L is a pass over all n^2 pairs that the robust kinds do not need); NaN otherwise.
+  /// (tr L'L is a pass over all pairs of distinct training rows that the robust kinds do not
+  /// need); NaN otherwise.
   double sigma2 = 0;
   double z = 0;       ///< the normal quantile used
 };

@@ -33,13 +33,30 @@
 // omega-scaled ridge leaving i out also lowers omega and so the penalty, which is included, so
 // loo_fitted() is the exact refit for every lambda. For lambda = 0 it equals the classical
 // shortcut (m(x_i) - L_ii y_i) / (1 - L_ii), L_ii = l_i(x_i) (the leverage).
+//
+// Ties (distinct_rows.hpp): the training statistics (fitted values, leverages, LOO fits,
+// tr L'L) run over the G distinct rows of X. Group g (rows i in g, observation weights a_i,
+// W_g = sum a_i, S_g = sum a_i y_i) enters the kernel sums as one row of weight W_g and
+// response S_g / W_g, which gives the same moments (A, T) at every query. With A_x, T_x the
+// moments without group g and u_g the kernel weight of one unit of observation weight at
+// distance 0 (1 times the categorical kernels' diagonal):
+//   full fit at x_g:  A = A_x + u_g W_g e1 e1',  T = T_x + u_g S_g e1 (same for all i in g);
+//   leverage of i:    L_ii = u_g a_i c_0, c = A^{-1} e1, i.e. the group's sum times a_i / W_g;
+//   LOO at row i:     A_{-i} = A_x + u_g (W_g - a_i) e1 e1',  T_{-i} = T_x + u_g (S_g - a_i y_i) e1
+//                     (only row i leaves; the other rows of its group stay in the fit);
+//   tr L'L = sum_g c_g sum_h (sum_{j in h} a_j^2 / W_h^2) l_h(x_g)^2, l_h the grouped weight.
+// Every statistic costs O(G^2) kernel evaluations plus O(n) small solves.
 #pragma once
 
 #include "attnreg/arma.hpp"
 #include "attnreg/error.hpp"
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
+
+#include "attnreg/distinct_rows.hpp"
 
 #include "attnreg/kernel.hpp"
 #include "attnreg/kernel_pairs.hpp"
@@ -56,7 +73,10 @@ struct LocalFitOptions {
   double ridge = 0.0;            ///< lambda >= 0 on the slope terms, scaled by omega (seed 002 eq. 6)
   PairAlgorithm algorithm = PairAlgorithm::automatic;
   double truncation = 1e-16;     ///< Gaussian neighbour path (kernel_pairs.hpp); 0 = exact
-  bool compute_fitted = true;    ///< fit() also computes fitted values, leverages and LOO fits
+  /// true: fit() also computes fitted values, leverages and LOO fits (and throws when a fitted
+  /// value does not exist). false: they are computed on first use of fitted(), leverage(),
+  /// loo_fitted(), effective_df() or trace_LtL() and cached, so fit() does no O(n^2) work.
+  bool compute_fitted = true;
   int n_threads = 0;             ///< 0 = OpenMP default
 };
 
@@ -168,6 +188,14 @@ class LocalPolynomial {
   arma::mat residuals() const { return y_ - fitted(); }
   /// Leverages L_ii = l_i(x_i), n.
   const arma::vec& leverage() const;
+  /// tr(L'L) = sum_ij L_ij^2 over the training rows (computed on first use over the distinct
+  /// rows, then cached).
+  double trace_LtL() const;
+  /// Number of distinct training rows (G <= n).
+  std::size_t n_distinct() const { return groups_.X.n_rows; }
+  /// How many times the training statistics (fitted values, leverages, LOO fits) have been
+  /// computed for the current fit: 0 after a lazy fit until one of them is used, then 1.
+  int statistics_evaluations() const { return stats_evaluations_; }
   /// tr(L) = sum_i L_ii, the effective degrees of freedom.
   double effective_df() const { return arma::accu(leverage()); }
   /// Exact leave-one-out fits m_{-i}(x_i), n x k. Throws NumericalError naming the first row
@@ -190,16 +218,29 @@ class LocalPolynomial {
   void require_fitted(const char* what) const;
   LocalEvalResult evaluate(const arma::mat& X_new, const LocalEvalRequest& req,
                            const std::string& arg) const;
+  void ensure_statistics() const;
+  void compute_statistics() const;
+  const KernelSpace& grouped_space() const { return groups_.has_ties() ? gspace_ : space_; }
 
   LocalFitOptions opt_;
   KernelSpace space_;
   arma::mat x_, y_, y_internal_;
   arma::vec sample_weight_;
-  arma::mat fitted_, loo_;
-  arma::vec leverage_;
-  std::vector<QueryStatus> loo_status_;
+  DistinctRows groups_;
+  KernelSpace gspace_;       ///< over the distinct rows (only built when there are ties)
+  arma::mat gy_internal_;    ///< group responses S_g / W_g in gspace_'s internal order
+  arma::vec gweight_;        ///< W_g
+  arma::mat gsum_;           ///< S_g (G x k)
+  // Training statistics, computed in fit() (compute_fitted) or on first use.
+  mutable arma::mat fitted_, loo_;
+  mutable arma::vec leverage_;
+  mutable std::vector<QueryStatus> loo_status_, fit_status_;
+  mutable double trace_ltl_ = 0.0;
+  mutable bool have_trace_ltl_ = false;
+  mutable int stats_evaluations_ = 0;
+  std::shared_ptr<std::mutex> stats_mutex_ = std::make_shared<std::mutex>();
   bool fitted_flag_ = false;
-  bool have_fitted_ = false;
+  mutable bool have_fitted_ = false;
 };
 
 /// Penalty scale of each basis term of `degree` for the continuous-column bandwidths h (in

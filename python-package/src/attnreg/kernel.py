@@ -194,14 +194,16 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
             ordered_kernel=str(self.ordered_kernel),
             ridge=float(getattr(self, "ridge", 0.0)),
             n_threads=int(self.n_threads),
+            compute_fitted=False,
         )
 
     def fit(self, X: ArrayLike, y: ArrayLike,
             sample_weight: ArrayLike | None = None) -> _KernelRegression:
         """Fit the kernel regression (selecting the bandwidth first when it is a selector name).
 
-        Computes the fitted values, leverages and exact leave-one-out predictions at the
-        training rows in the same pass (one evaluation per training pair).
+        Computes only what prediction needs. The fitted values, leverages, exact leave-one-out
+        predictions (and ``effective_df_``, ``leverage_``, ``cv_score_``, ``summary()``) are
+        computed on first use, in one pass over the pairs of distinct training rows, and cached.
 
         Parameters
         ----------
@@ -238,16 +240,36 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
         self._model = model
         self.var_types_ = var_types
         self.bandwidth_ = model.bandwidth()
-        self.effective_df_ = float(model.effective_df())
-        self.leverage_ = model.leverage()
-        try:
-            loo = model.loo_fitted()
-            self.cv_score_ = float(np.mean((y2 - loo) ** 2))
-        except ArithmeticError:
-            # Some row has no leave-one-out fit (e.g. an isolated point under a compact
-            # kernel): the cross-validation score of this bandwidth is infinite.
-            self.cv_score_ = float("inf")
+        self._cv_score = None
         return self
+
+    # Training statistics: computed by the core on first use (over the distinct rows), cached.
+    @property
+    def effective_df_(self) -> float:
+        """tr(L), the sum of the leverages (computed on first use, then cached)."""
+        check_is_fitted(self)
+        return float(self._model.effective_df())
+
+    @property
+    def leverage_(self) -> np.ndarray:
+        """Leverages L_ii at the training rows, shape (n_samples,) (computed on first use)."""
+        check_is_fitted(self)
+        return self._model.leverage()
+
+    @property
+    def cv_score_(self) -> float:
+        """Leave-one-out mean squared error at this bandwidth (inf when some row has no
+        leave-one-out fit); computed on first use, then cached."""
+        check_is_fitted(self)
+        if getattr(self, "_cv_score", None) is None:
+            try:
+                loo = self._model.loo_fitted()
+                self._cv_score = float(np.mean((self._model.training_y() - loo) ** 2))
+            except ArithmeticError:
+                # Some row has no leave-one-out fit (e.g. an isolated point under a compact
+                # kernel): the cross-validation score of this bandwidth is infinite.
+                self._cv_score = float("inf")
+        return self._cv_score
 
     def _check_X(self, X):
         check_is_fitted(self)
@@ -361,6 +383,9 @@ class NadarayaWatson(_KernelRegression):
     leverage_ : ndarray of shape (n_samples,), L_ii.
     cv_score_ : float, leave-one-out mean squared error at this bandwidth (inf when some row
         has no leave-one-out fit).
+        These three are computed on first use (not by ``fit``) and cached; the pass runs over
+        the pairs of distinct training rows (plus one small solve per row), so repeated rows
+        (integer or categorical regressors) do not add to the quadratic cost.
     bandwidth_result_ : BandwidthResult or None, the selector's result when ``bandwidth`` is a
         selector name (objective, evaluations, convergence, 1-D curve).
 
