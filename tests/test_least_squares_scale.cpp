@@ -9,6 +9,7 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/least_squares.hpp"
+#include "attnreg/least_squares_softmax.hpp"
 #include "attnreg/least_squares_spectral.hpp"
 
 using namespace attnreg;
@@ -159,6 +160,64 @@ TEST(LeastSquaresScale, HacLagsMustLeavePairsOfRows) {
       EXPECT_NE(std::string(e.what()).find("maxlags: must be in [0, n - 1] = [0, 29]"),
                 std::string::npos)
           << e.what();
+    }
+  }
+}
+
+// Rank-deficient designs alias the columns R's lm aliases (dqrdc2's limited pivoting: columns in
+// order, a column in the span of earlier kept ones moves to the end). Reference values computed
+// with R 4's lm(y ~ ...) on these data (coef() printed with digits = 17).
+TEST(LeastSquaresAliasing, FollowsLmColumnOrder) {
+  {  // one row: only the intercept is estimable; predictions are the mean everywhere
+    OLS m;
+    m.fit(arma::mat({{0.3, -1.2}}), arma::vec({2.5}));
+    EXPECT_EQ(m.rank(), 1u);
+    EXPECT_DOUBLE_EQ(m.coefficients()(0), 2.5);
+    EXPECT_TRUE(std::isnan(m.coefficients()(1)));
+    EXPECT_TRUE(std::isnan(m.coefficients()(2)));
+    const arma::mat p = m.predict(arma::mat({{0, 1}, {1, 2}, {5, 3}}));
+    for (double v : p) EXPECT_DOUBLE_EQ(v, 2.5);
+  }
+  {  // n = 3 < p + 1 = 5: intercept, X1, X2 kept; X3, X4 aliased
+    arma::mat X = arma::vec({0.1, 0.5, -0.7, 1.2, 0.3, 0.8, -0.4, 0.9, 1.1, 0.6, -1.5, 0.2});
+    X.reshape(3, 4);
+    OLS m;
+    m.fit(X, arma::vec({1.1, -0.4, 2.3}));
+    const arma::vec want = {0.30909090909090869, -1.90909090909090873, 0.81818181818181857};
+    for (arma::uword j = 0; j < 3; ++j) EXPECT_NEAR(m.coefficients()(j), want(j), 1e-13);
+    EXPECT_TRUE(std::isnan(m.coefficients()(3)));
+    EXPECT_TRUE(std::isnan(m.coefficients()(4)));
+    EXPECT_NEAR(m.predict(arma::mat({{1, 2, 3, 4}}))(0), 0.036363636363637042, 1e-13);
+  }
+  {  // y ~ z + x + w with z = 2 x: x (the later of the collinear pair) is aliased
+    const arma::vec x = {1, 2, 3, 4, 5};
+    const arma::mat X = arma::join_horiz(2 * x, x, arma::vec({0.3, -0.1, 0.7, 0.2, 0.9}));
+    OLS m;
+    m.fit(X, arma::vec({1, 3, 2, 5, 4}));
+    EXPECT_NEAR(m.coefficients()(0), 0.45542168674698807, 1e-13);
+    EXPECT_NEAR(m.coefficients()(1), 0.61686746987951802, 1e-13);
+    EXPECT_TRUE(std::isnan(m.coefficients()(2)));
+    EXPECT_NEAR(m.coefficients()(3), -2.89156626506024095, 1e-13);
+  }
+}
+
+// AttentionRegression standardises X and works on y / c (c a power of two): scaling X and y by
+// powers of two gives bit-identical predictions after undoing the scale. At X * 2^-664 (~1e-200)
+// the column variance used to underflow and the columns stayed unstandardised (a constant fit);
+// at y * 2^-498 the optimiser stopped at its start.
+TEST(LeastSquaresScale, AttentionRegressionIsScaleFree) {
+  const Data d = make_data(40, 2, 11);
+  AttentionRegression ref;
+  ref.fit(d.X, d.y);
+  for (int kx : {-664, 0, 498}) {
+    for (int ky : {-498, 0, 498}) {
+      const double cx = std::ldexp(1.0, kx), cy = std::ldexp(1.0, ky);
+      AttentionRegression m;
+      m.fit(d.X * cx, d.y * cy);
+      const arma::mat p = m.predict(d.X.rows(0, 5) * cx) / cy;
+      const arma::mat p0 = ref.predict(d.X.rows(0, 5));
+      for (arma::uword i = 0; i < p.n_elem; ++i) EXPECT_EQ(p(i), p0(i)) << kx << " " << ky;
+      EXPECT_EQ(m.objective() / (cy * cy), ref.objective());
     }
   }
 }

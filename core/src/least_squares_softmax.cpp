@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "attnreg/error.hpp"
+#include "attnreg/detail/least_squares_internal.hpp"
 #include "attnreg/lbfgs.hpp"
 #include "attnreg/runtime.hpp"
 
@@ -136,9 +137,16 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
   fitted_flag_ = false;
   const arma::uword p = X.n_cols;
   if (opt_.standardize) {
-    mean_ = arma::mean(X, 0);
-    sd_ = p ? arma::rowvec(arma::stddev(X, 0, 0)) : arma::rowvec();
+    // Column moments of x / c with c a power of two near max |x_j| (exact), times c: at
+    // X * 1e-200 the variance underflowed to 0 and the column was left unstandardised (the fit
+    // was a constant); at X * 1e300 the sum overflowed.
+    mean_.set_size(p);
+    sd_.set_size(p);
     for (arma::uword j = 0; j < p; ++j) {
+      const double c = ls_detail::power_of_two_scale(arma::abs(X.col(j)).max());
+      const arma::vec xs = X.col(j) / c;
+      mean_(j) = arma::mean(xs) * c;
+      sd_(j) = (X.n_rows > 1 ? arma::stddev(xs, 0) : 0.0) * c;
       if (!(sd_(j) > 0.0)) sd_(j) = 1.0;
     }
   } else {
@@ -149,6 +157,12 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
   Y_ = Y;
   const arma::uword q = Dz_.n_cols, L = static_cast<arma::uword>(opt_.rank);
 
+  // The optimiser works on Y / c with c a power of two near max |Y| (exact), so its gradient
+  // tolerance and line search see the same numbers at any scale of y (y * 1e-150 stopped at the
+  // starting point and fitted a near-constant); objectives are reported in the units of y.
+  const double yscale = ls_detail::power_of_two_scale(Y.n_elem ? arma::abs(Y).max() : 0.0);
+  const arma::mat Ys = Y / yscale;
+  const double fscale = yscale * yscale;
   optim::LbfgsOptions lo;
   lo.max_iter = opt_.max_iter;
   lo.gtol = opt_.tol;
@@ -156,7 +170,7 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
   auto fg = [&](const arma::vec& w, arma::vec& g) {
     const arma::mat Wm(const_cast<double*>(w.memptr()), q, L, false, true);
     arma::mat G;
-    const double f = attention_regression_objective(Dz_, Y_, Wm, &G, opt_.n_threads);
+    const double f = attention_regression_objective(Dz_, Ys, Wm, &G, opt_.n_threads);
     g = arma::vectorise(G);
     return f;
   };
@@ -175,10 +189,10 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
     for (arma::uword i = 0; i < w0.n_elem; ++i) w0(i) = sigma * std_normal(eng);
     const optim::LbfgsResult r = optim::minimize_lbfgs(fg, w0, lo);
     n_evals_ += r.n_evals;
-    start_obj_(static_cast<arma::uword>(st)) = r.f;
-    if (!have || r.f < objective_) {
+    start_obj_(static_cast<arma::uword>(st)) = r.f * fscale;
+    if (!have || r.f * fscale < objective_) {
       have = true;
-      objective_ = r.f;
+      objective_ = r.f * fscale;
       W_ = arma::reshape(r.x, q, L);
       iterations_ = r.iterations;
       converged_ = r.converged;

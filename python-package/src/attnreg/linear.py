@@ -30,6 +30,22 @@ from ._validation import as_2d_y, require_numeric_columns, squeeze_outputs
 _COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC")
 
 
+class NoResidualDFWarning(UserWarning):
+    """An OLS fit with as many observations as estimated coefficients (n == rank): the fit is
+    exact, there is no residual variance to estimate, and the standard errors, t statistics and
+    p-values are nan (as R's ``summary.lm`` reports)."""
+
+
+def _warn_no_residual_df(n: int, rank: int) -> None:
+    warnings.warn(
+        f"OLS: no residual degrees of freedom (n = {n} observations, rank = {rank}): the fit is "
+        "exact, so the standard errors, t statistics and p-values are nan; add observations or "
+        "remove columns.",
+        NoResidualDFWarning,
+        stacklevel=3,
+    )
+
+
 def _maxlags_arg(maxlags) -> int:
     if maxlags is None:
         return -1
@@ -276,6 +292,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
         self.sigma2_ = one(model.sigma2())
         self.df_resid_ = float(inf["df_residual"])
         self.eigenvalues_ = model.eigenvalues()
+        if self.df_resid_ == 0:
+            _warn_no_residual_df(int(model.n_obs), self.rank_)
         if self.aliased_.any():
             names = self._design_names()
             dropped = [names[j] for j in np.flatnonzero(self.aliased_)]
@@ -298,6 +316,13 @@ class OLS(_FactorMixin, _AttentionEstimator):
     def cov_params(self, cov_type=None, maxlags=None, hac_adjust=None, output: int = 0):
         """Covariance matrix (q, q) of the coefficients of one output, design order."""
         check_is_fitted(self)
+        k = 1 if self._y_1d else int(self.coef_.shape[0])
+        if (isinstance(output, (bool, np.bool_)) or not isinstance(output, numbers.Integral)
+                or not 0 <= output < k):
+            raise ValueError(
+                f"output: must be an integer in [0, {k - 1}] (the index of a column of y; the model "
+                f"has {k} output{'s' if k > 1 else ''}), got {output!r}"
+            )
         return self._model.covariance(*self._cov_args(cov_type, maxlags, hac_adjust), int(output))
 
     def encoder(self) -> np.ndarray:
