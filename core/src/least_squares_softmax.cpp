@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <vector>
 
 #include "attnreg/error.hpp"
 #include "attnreg/detail/least_squares_internal.hpp"
@@ -45,6 +46,63 @@ double std_normal(std::mt19937_64& eng) {
   const double u1 = (static_cast<double>(eng() >> 11) + 0.5) * 0x1.0p-53;
   const double u2 = (static_cast<double>(eng() >> 11) + 0.5) * 0x1.0p-53;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925 * u2);
+}
+
+// K = D W with every entry a plain dot product in a fixed order: BLAS may split the work
+// differently for different thread counts, and predictions must not depend on them.
+arma::mat fixed_order_product(const arma::mat& D, const arma::mat& W) {
+  const arma::uword n = D.n_rows, q = D.n_cols, L = W.n_cols;
+  arma::mat K(n, L, arma::fill::zeros);
+  for (arma::uword l = 0; l < L; ++l) {
+    double* kl = K.colptr(l);
+    for (arma::uword a = 0; a < q; ++a) {
+      const double w = W(a, l);
+      const double* da = D.colptr(a);
+      for (arma::uword i = 0; i < n; ++i) kl[i] += da[i] * w;
+    }
+  }
+  return K;
+}
+
+// Softmax attention of query rows Kq (m x L) over key rows Kk (n x L) applied to Y (n x k), row
+// by row with fixed-order sums (identical for any thread count); mask_self skips key i for
+// query i (leave-self-out on the training rows).
+void attend(const arma::mat& Kq, const arma::mat& Kk, const arma::mat& Y, bool mask_self,
+            arma::mat& out, int n_threads) {
+  const arma::uword m = Kq.n_rows, n = Kk.n_rows, L = Kk.n_cols, k = Y.n_cols;
+  out.set_size(m, k);
+  const arma::mat KkT = Kk.t();  // L x n: key j contiguous
+  const int threads = resolve_threads(n_threads);
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (m > 16)
+#endif
+  {
+    std::vector<double> e(n);
+    std::vector<double> acc(k);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (long long ii = 0; ii < static_cast<long long>(m); ++ii) {
+      const auto i = static_cast<arma::uword>(ii);
+      double mx = -std::numeric_limits<double>::infinity();
+      for (arma::uword j = 0; j < n; ++j) {
+        const double* kj = KkT.colptr(j);
+        double s = 0.0;
+        for (arma::uword l = 0; l < L; ++l) s += Kq(i, l) * kj[l];
+        e[j] = s;
+        if (!(mask_self && j == i)) mx = std::max(mx, s);
+      }
+      double z = 0.0;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (arma::uword j = 0; j < n; ++j) {
+        const double w = (mask_self && j == i) ? 0.0 : std::exp(e[j] - mx);
+        z += w;
+        for (arma::uword c = 0; c < k; ++c) acc[c] += w * Y(j, c);
+      }
+      for (arma::uword c = 0; c < k; ++c) out(i, c) = acc[c] / z;
+    }
+  }
 }
 
 }  // namespace
@@ -216,32 +274,19 @@ arma::mat AttentionRegression::attention_weights(const arma::mat& X_new) const {
 
 arma::mat AttentionRegression::predict(const arma::mat& X_new) const {
   check_new_x(X_new, "predict");
-  // Row blocks keep memory at O(block n) for large m.
-  const arma::mat Kt = standardized_design(X_new) * W_;
-  const arma::mat Ktr = Dz_ * W_;
-  arma::mat out(X_new.n_rows, Y_.n_cols);
-  const arma::uword bs = 256;
-  for (arma::uword i0 = 0; i0 < X_new.n_rows; i0 += bs) {
-    const arma::uword i1 = std::min<arma::uword>(X_new.n_rows, i0 + bs);
-    arma::mat A = Kt.rows(i0, i1 - 1) * Ktr.t();
-    softmax_rows(A, 0, false);
-    out.rows(i0, i1 - 1) = A * Y_;
-  }
+  // One row at a time (memory O(n) per thread), fixed-order sums: bit-identical for any number
+  // of threads (BLAS's GEMV split its sums by thread).
+  arma::mat out;
+  attend(fixed_order_product(standardized_design(X_new), W_), fixed_order_product(Dz_, W_), Y_,
+         false, out, opt_.n_threads);
   return out;
 }
 
 arma::mat AttentionRegression::loo_predictions() const {
   require_fitted("loo_predictions");
-  const arma::mat K = Dz_ * W_;
-  const arma::uword n = Dz_.n_rows;
-  arma::mat out(n, Y_.n_cols);
-  const arma::uword bs = 256;
-  for (arma::uword i0 = 0; i0 < n; i0 += bs) {
-    const arma::uword i1 = std::min(n, i0 + bs);
-    arma::mat A = K.rows(i0, i1 - 1) * K.t();
-    softmax_rows(A, i0, true);
-    out.rows(i0, i1 - 1) = A * Y_;
-  }
+  const arma::mat K = fixed_order_product(Dz_, W_);
+  arma::mat out;
+  attend(K, K, Y_, true, out, opt_.n_threads);
   return out;
 }
 
