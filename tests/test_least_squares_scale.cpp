@@ -221,3 +221,31 @@ TEST(LeastSquaresScale, AttentionRegressionIsScaleFree) {
     }
   }
 }
+
+// The leave-self-out objective and its gradient use fixed-order sums only: identical for any
+// number of threads (BLAS products split their sums by thread count, which moved the fit).
+TEST(AttentionRegressionThreads, ObjectiveAndPredictionsIdenticalForAnyThreadCount) {
+  const Data d = make_data(700, 3, 12);
+  arma::arma_rng::set_seed(13);
+  const arma::mat D = arma::join_horiz(arma::ones(700), d.X);
+  const arma::mat W = 0.5 * arma::randn(4, 2);
+  arma::mat g1, g2;
+  const double f1 = attention_regression_objective(D, d.y, W, &g1, 1);
+  const double f2 = attention_regression_objective(D, d.y, W, &g2, 2);
+  EXPECT_EQ(f1, f2);
+  ASSERT_EQ(g1.n_elem, g2.n_elem);
+  for (arma::uword i = 0; i < g1.n_elem; ++i) EXPECT_EQ(g1(i), g2(i));
+  AttentionRegressionOptions o1, o2;
+  o1.n_threads = 1;
+  o2.n_threads = 2;
+  o1.max_iter = o2.max_iter = 15;
+  o1.n_starts = o2.n_starts = 1;
+  AttentionRegression m1(o1), m2(o2);
+  m1.fit(d.X, d.y);
+  m2.fit(d.X, d.y);
+  EXPECT_EQ(m1.objective(), m2.objective());
+  const arma::mat p1 = m1.predict(d.X), p2 = m2.predict(d.X);
+  for (arma::uword i = 0; i < p1.n_elem; ++i) EXPECT_EQ(p1(i), p2(i));
+  const arma::mat l1 = m1.loo_predictions(), l2 = m2.loo_predictions();
+  for (arma::uword i = 0; i < l1.n_elem; ++i) EXPECT_EQ(l1(i), l2(i));
+}

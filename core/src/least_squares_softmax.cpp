@@ -111,45 +111,92 @@ double attention_regression_objective(const arma::mat& D, const arma::mat& Y, co
                                       arma::mat* grad, int n_threads) {
   const arma::uword n = D.n_rows, k = Y.n_cols, L = W.n_cols;
   const int threads = resolve_threads(n_threads);
-  const arma::mat K = D * W;  // n x L: queries = keys
+  // Every sum below runs in a fixed order inside one row block, and blocks are combined in
+  // block order, so the objective and gradient are bit-identical for any number of threads
+  // (BLAS calls split their sums differently by thread count, which moved the optimiser).
+  const arma::mat K = fixed_order_product(D, W);  // n x L: queries = keys
+  const arma::mat Kt = K.t();                     // L x n: key j contiguous
+  const arma::mat Yt = Y.t();                     // k x n
   const arma::uword bsize = std::max(kMinBlock, (n + kMaxBlocks - 1) / kMaxBlocks);
   const arma::uword nblocks = (n + bsize - 1) / bsize;
   arma::vec loss_part(nblocks, arma::fill::zeros);
-  arma::mat dK_query;       // n x L, rows written by their own block
-  arma::cube dK_key;        // n x L x nblocks, summed in order afterwards
+  arma::mat dK_query;       // L x n, columns written by their own block
+  arma::cube dK_key;        // L x n x nblocks, summed in order afterwards
   if (grad) {
-    dK_query.zeros(n, L);
-    dK_key.zeros(n, L, nblocks);
+    dK_query.zeros(L, n);
+    dK_key.zeros(L, n, nblocks);
   }
   const double c = 2.0 / (static_cast<double>(n) * k);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (nblocks > 1 && n > 256)
+#pragma omp parallel num_threads(threads) if (nblocks > 1 && n > 256)
 #endif
-  for (long long bb = 0; bb < static_cast<long long>(nblocks); ++bb) {
-    const auto b = static_cast<arma::uword>(bb);
-    const arma::uword i0 = b * bsize, i1 = std::min(n, i0 + bsize);
-    arma::mat A = K.rows(i0, i1 - 1) * K.t();  // scores, then weights (bi x n)
-    softmax_rows(A, i0, true);
-    const arma::mat Yhat = A * Y;                   // bi x k
-    const arma::mat R = Yhat - Y.rows(i0, i1 - 1);  // residuals
-    loss_part(b) = arma::accu(arma::square(R));
-    if (grad) {
-      // G_ij = c a_ij ((Y r_i)_j - yhat_i' r_i)
-      arma::mat G = R * Y.t();                                    // bi x n
-      G.each_col() -= arma::sum(Yhat % R, 1);
-      G %= A;
-      G *= c;
-      dK_query.rows(i0, i1 - 1) = G * K;
-      dK_key.slice(b) = G.t() * K.rows(i0, i1 - 1);
+  {
+    std::vector<double> a(n), yhat(k), r(k);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic)
+#endif
+    for (long long bb = 0; bb < static_cast<long long>(nblocks); ++bb) {
+      const auto b = static_cast<arma::uword>(bb);
+      const arma::uword i0 = b * bsize, i1 = std::min(n, i0 + bsize);
+      double loss = 0.0;
+      for (arma::uword i = i0; i < i1; ++i) {
+        const double* ki = Kt.colptr(i);
+        // Leave-self-out softmax weights of row i over all rows (max subtracted).
+        double mx = -std::numeric_limits<double>::infinity();
+        for (arma::uword j = 0; j < n; ++j) {
+          const double* kj = Kt.colptr(j);
+          double sc = 0.0;
+          for (arma::uword l = 0; l < L; ++l) sc += ki[l] * kj[l];
+          a[j] = sc;
+          if (j != i) mx = std::max(mx, sc);
+        }
+        double z = 0.0;
+        for (arma::uword j = 0; j < n; ++j) {
+          a[j] = j == i ? 0.0 : std::exp(a[j] - mx);
+          z += a[j];
+        }
+        std::fill(yhat.begin(), yhat.end(), 0.0);
+        for (arma::uword j = 0; j < n; ++j) {
+          a[j] /= z;
+          const double* yj = Yt.colptr(j);
+          for (arma::uword o = 0; o < k; ++o) yhat[o] += a[j] * yj[o];
+        }
+        double yr = 0.0;
+        for (arma::uword o = 0; o < k; ++o) {
+          r[o] = yhat[o] - Y(i, o);
+          loss += r[o] * r[o];
+          yr += yhat[o] * r[o];
+        }
+        if (!grad) continue;
+        // G_ij = c a_ij ((Y r_i)_j - yhat_i' r_i); dK_query_i = sum_j G_ij K_j,
+        // dK_key_j += G_ij K_i.
+        double* dq = dK_query.colptr(i);
+        double* dkey = dK_key.slice(b).memptr();
+        for (arma::uword j = 0; j < n; ++j) {
+          if (a[j] == 0.0) continue;
+          const double* yj = Yt.colptr(j);
+          double yjr = 0.0;
+          for (arma::uword o = 0; o < k; ++o) yjr += yj[o] * r[o];
+          const double g = c * a[j] * (yjr - yr);
+          const double* kj = Kt.colptr(j);
+          double* dkj = dkey + j * L;
+          for (arma::uword l = 0; l < L; ++l) {
+            dq[l] += g * kj[l];
+            dkj[l] += g * ki[l];
+          }
+        }
+      }
+      loss_part(b) = loss;
     }
   }
-  (void)threads;
   if (grad) {
     arma::mat dK = dK_query;
     for (arma::uword b = 0; b < nblocks; ++b) dK += dK_key.slice(b);
-    *grad = D.t() * dK;
+    *grad = fixed_order_product(D.t(), dK.t());  // D' dK, q x L
   }
-  return arma::accu(loss_part) / (static_cast<double>(n) * k);
+  double total = 0.0;
+  for (arma::uword b = 0; b < nblocks; ++b) total += loss_part(b);
+  return total / (static_cast<double>(n) * k);
 }
 
 void AttentionRegression::require_fitted(const char* what) const {
@@ -225,7 +272,11 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
   lo.max_iter = opt_.max_iter;
   lo.gtol = opt_.tol;
   lo.ftol = 1e-10;
+  InterruptGuard guard;
   auto fg = [&](const arma::vec& w, arma::vec& g) {
+    // Ctrl-C is checked at every objective evaluation (one start can run thousands of them;
+    // checking between starts only took seconds to stop).
+    if (guard.poll()) guard.rethrow_if_interrupted();
     const arma::mat Wm(const_cast<double*>(w.memptr()), q, L, false, true);
     arma::mat G;
     const double f = attention_regression_objective(Dz_, Ys, Wm, &G, opt_.n_threads);
@@ -239,7 +290,6 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
   start_obj_.set_size(static_cast<arma::uword>(opt_.n_starts));
   n_evals_ = 0;
   bool have = false;
-  InterruptGuard guard;
   for (int st = 0; st < opt_.n_starts; ++st) {
     if (guard.poll()) break;
     std::mt19937_64 eng(opt_.seed + static_cast<std::uint64_t>(st));
