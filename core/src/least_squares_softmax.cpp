@@ -115,23 +115,23 @@ double attention_regression_objective(const arma::mat& D, const arma::mat& Y, co
   // block order, so the objective and gradient are bit-identical for any number of threads
   // (BLAS calls split their sums differently by thread count, which moved the optimiser).
   const arma::mat K = fixed_order_product(D, W);  // n x L: queries = keys
-  const arma::mat Kt = K.t();                     // L x n: key j contiguous
-  const arma::mat Yt = Y.t();                     // k x n
   const arma::uword bsize = std::max(kMinBlock, (n + kMaxBlocks - 1) / kMaxBlocks);
   const arma::uword nblocks = (n + bsize - 1) / bsize;
   arma::vec loss_part(nblocks, arma::fill::zeros);
-  arma::mat dK_query;       // L x n, columns written by their own block
-  arma::cube dK_key;        // L x n x nblocks, summed in order afterwards
+  arma::mat dK_query;       // n x L, rows written by their own block
+  arma::cube dK_key;        // n x L x nblocks, summed in order afterwards
   if (grad) {
-    dK_query.zeros(L, n);
-    dK_key.zeros(L, n, nblocks);
+    dK_query.zeros(n, L);
+    dK_key.zeros(n, L, nblocks);
   }
   const double c = 2.0 / (static_cast<double>(n) * k);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (nblocks > 1 && n > 256)
 #endif
   {
-    std::vector<double> a(n), yhat(k), r(k);
+    // Loops run over j (contiguous columns of K and Y) innermost, so they vectorise; each sum
+    // over j is a plain left-to-right loop.
+    std::vector<double> a(n), g(n), yr_j(n), yhat(k), r(k);
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic)
 #endif
@@ -140,50 +140,53 @@ double attention_regression_objective(const arma::mat& D, const arma::mat& Y, co
       const arma::uword i0 = b * bsize, i1 = std::min(n, i0 + bsize);
       double loss = 0.0;
       for (arma::uword i = i0; i < i1; ++i) {
-        const double* ki = Kt.colptr(i);
         // Leave-self-out softmax weights of row i over all rows (max subtracted).
-        double mx = -std::numeric_limits<double>::infinity();
-        for (arma::uword j = 0; j < n; ++j) {
-          const double* kj = Kt.colptr(j);
-          double sc = 0.0;
-          for (arma::uword l = 0; l < L; ++l) sc += ki[l] * kj[l];
-          a[j] = sc;
-          if (j != i) mx = std::max(mx, sc);
+        std::fill(a.begin(), a.end(), 0.0);
+        for (arma::uword l = 0; l < L; ++l) {
+          const double kil = K(i, l);
+          const double* kl = K.colptr(l);
+          for (arma::uword j = 0; j < n; ++j) a[j] += kil * kl[j];
         }
+        a[i] = -std::numeric_limits<double>::infinity();
+        double mx = -std::numeric_limits<double>::infinity();
+        for (arma::uword j = 0; j < n; ++j) mx = std::max(mx, a[j]);
         double z = 0.0;
         for (arma::uword j = 0; j < n; ++j) {
-          a[j] = j == i ? 0.0 : std::exp(a[j] - mx);
+          a[j] = std::exp(a[j] - mx);
           z += a[j];
         }
-        std::fill(yhat.begin(), yhat.end(), 0.0);
-        for (arma::uword j = 0; j < n; ++j) {
-          a[j] /= z;
-          const double* yj = Yt.colptr(j);
-          for (arma::uword o = 0; o < k; ++o) yhat[o] += a[j] * yj[o];
-        }
+        const double inv = 1.0 / z;
+        for (arma::uword j = 0; j < n; ++j) a[j] *= inv;
         double yr = 0.0;
         for (arma::uword o = 0; o < k; ++o) {
-          r[o] = yhat[o] - Y(i, o);
+          const double* yo = Y.colptr(o);
+          double acc = 0.0;
+          for (arma::uword j = 0; j < n; ++j) acc += a[j] * yo[j];
+          yhat[o] = acc;
+          r[o] = acc - Y(i, o);
           loss += r[o] * r[o];
-          yr += yhat[o] * r[o];
+          yr += acc * r[o];
         }
         if (!grad) continue;
         // G_ij = c a_ij ((Y r_i)_j - yhat_i' r_i); dK_query_i = sum_j G_ij K_j,
         // dK_key_j += G_ij K_i.
-        double* dq = dK_query.colptr(i);
-        double* dkey = dK_key.slice(b).memptr();
-        for (arma::uword j = 0; j < n; ++j) {
-          if (a[j] == 0.0) continue;
-          const double* yj = Yt.colptr(j);
-          double yjr = 0.0;
-          for (arma::uword o = 0; o < k; ++o) yjr += yj[o] * r[o];
-          const double g = c * a[j] * (yjr - yr);
-          const double* kj = Kt.colptr(j);
-          double* dkj = dkey + j * L;
-          for (arma::uword l = 0; l < L; ++l) {
-            dq[l] += g * kj[l];
-            dkj[l] += g * ki[l];
+        std::fill(yr_j.begin(), yr_j.end(), 0.0);
+        for (arma::uword o = 0; o < k; ++o) {
+          const double* yo = Y.colptr(o);
+          const double ro = r[o];
+          for (arma::uword j = 0; j < n; ++j) yr_j[j] += yo[j] * ro;
+        }
+        for (arma::uword j = 0; j < n; ++j) g[j] = c * a[j] * (yr_j[j] - yr);
+        for (arma::uword l = 0; l < L; ++l) {
+          const double* kl = K.colptr(l);
+          double* dkl = dK_key.slice(b).colptr(l);
+          const double kil = K(i, l);
+          double acc = 0.0;
+          for (arma::uword j = 0; j < n; ++j) {
+            acc += g[j] * kl[j];
+            dkl[j] += g[j] * kil;
           }
+          dK_query(i, l) = acc;
         }
       }
       loss_part(b) = loss;
@@ -192,7 +195,7 @@ double attention_regression_objective(const arma::mat& D, const arma::mat& Y, co
   if (grad) {
     arma::mat dK = dK_query;
     for (arma::uword b = 0; b < nblocks; ++b) dK += dK_key.slice(b);
-    *grad = fixed_order_product(D.t(), dK.t());  // D' dK, q x L
+    *grad = fixed_order_product(D.t(), dK);  // D' dK, q x L
   }
   double total = 0.0;
   for (arma::uword b = 0; b < nblocks; ++b) total += loss_part(b);
