@@ -158,7 +158,7 @@ print.ols_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #' @param object An `ols_attention` fit.
 #' @param vcov `"nonrobust"` (classical), `"HC0"`, `"HC1"`, `"HC2"`, `"HC3"` or `"HAC"`
 #'   (Newey-West, Bartlett weights).
-#' @param maxlags HAC lags; `NULL` uses `floor(4 (n/100)^(2/9))`.
+#' @param maxlags HAC lags, 0 to n - 1; `NULL` uses `floor(4 (n/100)^(2/9))`.
 #' @param hac_adjust HAC small-sample factor n/(n - rank) (sandwich's `adjust = TRUE`).
 #' @param ... Unused.
 #' @return An object of class `summary.ols_attention`: `coefficients` (estimate, standard

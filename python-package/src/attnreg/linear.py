@@ -191,7 +191,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
         Newey-West HAC with Bartlett weights (as ``sandwich::NeweyWest(prewhite=FALSE)`` and
         statsmodels ``cov_type="HAC"``).
     maxlags : int or None, default=None
-        HAC lags; None uses floor(4 (n/100)^(2/9)).
+        HAC lags, 0 to n - 1; None uses floor(4 (n/100)^(2/9)).
     hac_adjust : bool, default=False
         HAC small-sample factor n/(n - rank) (sandwich's ``adjust=TRUE``, statsmodels'
         ``use_correction``).
@@ -200,9 +200,11 @@ class OLS(_FactorMixin, _AttentionEstimator):
         StRD Filip and Wampler problems come out to the accuracy the double-rounded data allow.
         "auto" does so when it is cheap or the design is ill-conditioned.
     rank_tol : float, default=1e-7
-        Relative pivot tolerance of double-precision factorisations, as R's ``lm``. Columns whose
-        pivot falls below it are *aliased*: coefficient ``nan``, left out of predictions
-        (a ``UserWarning`` says which). Extended-precision fits use 1e-11.
+        Relative pivot tolerance of double-precision factorisations, as R's ``lm``. When the
+        design is rank-deficient, columns are taken in order, intercept first, and a column whose
+        norm after removing the earlier kept columns falls below ``rank_tol`` times its own norm
+        is *aliased*, as ``lm`` does: coefficient ``nan``, left out of predictions (a
+        ``UserWarning`` says which). Extended-precision fits use 1e-11.
     n_threads : int, default=0
         Threads for the core (0 = OpenMP default).
 
@@ -214,7 +216,9 @@ class OLS(_FactorMixin, _AttentionEstimator):
     tvalues_, pvalues_ : t statistics and two-sided p-values (Student t, df_resid_), design order.
     rsquared_, rsquared_adj_ : float or ndarray (centred R^2 with an intercept, as lm).
     sigma2_ : float or ndarray, residual variance RSS / (n - rank).
-    df_resid_ : float, n - rank.
+    df_resid_ : float, n - rank. When it is 0 (as many observations as estimated coefficients)
+        the standard errors, t statistics and p-values are nan and fit warns with
+        ``NoResidualDFWarning``, as R's ``summary.lm`` does.
     rank_ : int, numerical rank of the design.
     aliased_ : ndarray of bool, one per design column (intercept first).
     extended_precision_ : bool, whether the double-double path produced the fit.
