@@ -149,3 +149,12 @@ def test_no_variation_in_x():
     p = PCR().fit(X[:1], y[:1])
     np.testing.assert_array_equal(p.coef_, [0.0, 0.0])
     assert p.intercept_ == y[0]
+
+
+def test_ols_at_1e_minus_300():
+    # No "column is constant": OLS rescales each column by a power of two before factoring.
+    X, y = _data(11)
+    ref = OLS().fit(X, y)
+    fit = OLS().fit(X * 1e-300, y)
+    _close(fit.coef_ * 1e-300, ref.coef_, 1e-9)
+    _close(fit.predict(X[:5] * 1e-300), ref.predict(X[:5]), 1e-12)
