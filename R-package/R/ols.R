@@ -158,12 +158,14 @@ print.ols_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #' @param object An `ols_attention` fit.
 #' @param vcov `"nonrobust"` (classical), `"HC0"`, `"HC1"`, `"HC2"`, `"HC3"` or `"HAC"`
 #'   (Newey-West, Bartlett weights).
-#' @param maxlags HAC lags; `NULL` uses `floor(4 (n/100)^(2/9))`.
+#' @param maxlags HAC lags, 0 to n - 1; `NULL` uses `floor(4 (n/100)^(2/9))`.
 #' @param hac_adjust HAC small-sample factor n/(n - rank) (sandwich's `adjust = TRUE`).
 #' @param ... Unused.
 #' @return An object of class `summary.ols_attention`: `coefficients` (estimate, standard
 #'   error, t value, p value with `df` residual degrees of freedom), `r.squared`,
 #'   `adj.r.squared`, `sigma`, `df`, `vcov` (the type used) and `cov` (the covariance matrix).
+#'   With no residual degrees of freedom (as many observations as estimated coefficients) the
+#'   standard errors, t and p values are `NaN`, with a warning, as in [stats::summary.lm()].
 #' @examples
 #' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
 #' summary(fit, vcov = "HC1")
@@ -175,6 +177,12 @@ summary.ols_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
   }
   a <- .ols_cov_args(vcov, maxlags)
   inf <- .ols_inference_cpp(object$state, object$y, a$vcov, a$maxlags, isTRUE(hac_adjust), 1L)
+  if (inf$df_residual == 0) {
+    # As summary.lm: an exact fit leaves no residual variance to estimate.
+    warning("summary: all ", object$nobs, " residuals are 0: no residual degrees of freedom ",
+            "(n = rank = ", object$rank, "), so the standard errors, t values and p values are ",
+            "NaN; add observations or remove terms", call. = FALSE)
+  }
   nm <- names(object$coefficients)
   tab <- cbind(Estimate = drop(inf$estimate), `Std. Error` = drop(inf$std_error),
                `t value` = drop(inf$t_value), `Pr(>|t|)` = drop(inf$p_value))

@@ -42,10 +42,11 @@ int as_int(arma::uword v, const char* what) {
 }
 }  // namespace
 
-void geqp3(arma::mat& A, std::vector<lapack_int>& jpvt, arma::vec& tau) {
+void geqp3(arma::mat& A, std::vector<lapack_int>& jpvt, arma::vec& tau, bool keep_order) {
   const int m = as_int(A.n_rows, "X"), n = as_int(A.n_cols, "X");
   const int lda = std::max(1, m);
-  jpvt.assign(static_cast<std::size_t>(n), 0);
+  // dgeqp3 moves columns with jpvt != 0 to the front in their order and never pivots them.
+  jpvt.assign(static_cast<std::size_t>(n), keep_order ? 1 : 0);
   tau.set_size(static_cast<arma::uword>(std::min(m, n)));
   if (m == 0 || n == 0) return;
   int info = 0, lwork = -1;

@@ -86,13 +86,55 @@ OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) {
 
   // Numerical rank from the pivoted diagonal (|R_kk| non-increasing under dgeqp3).
   const arma::uword kmax = std::min(n, q);
-  const double r00 = kmax > 0 ? std::abs(st_.qr(0, 0)) : 0.0;
+  double r00 = kmax > 0 ? std::abs(st_.qr(0, 0)) : 0.0;
   arma::uword r = 0;
   while (r < kmax && r00 > 0.0 && std::abs(st_.qr(r, r)) > opt_.rank_tol * r00) ++r;
+  bool lm_order = false;
+  if (r < q && r00 > 0.0) {
+    lm_order = true;
+    // Rank-deficient: choose the aliased columns as R's lm does (LINPACK dqrdc2's limited
+    // pivoting): columns in their order, and a column whose norm after removing the earlier
+    // kept columns is below rank_tol times its own norm moves to the end. The intercept and
+    // earlier columns are kept; full pivoting could alias the intercept (one row: a slope kept,
+    // predictions varying with x, where lm predicts the mean).
+    std::vector<arma::uword> order(q);
+    for (arma::uword j = 0; j < q; ++j) order[j] = j;
+    arma::uword limit = q;  // order[limit..q-1] are aliased
+    const arma::mat Ds = D.each_row() / st_.scale.t();
+    for (;;) {
+      arma::mat A(n, q);
+      for (arma::uword c = 0; c < q; ++c) A.col(c) = Ds.col(order[c]);
+      const arma::vec norms = arma::sqrt(arma::sum(arma::square(A), 0)).t();  // ~1: scaled
+      lapack::geqp3(A, jpvt, st_.tau, true);
+      arma::uword bad = limit;
+      for (arma::uword c = 0; c < limit; ++c) {
+        if (c >= n || !(std::abs(A(c, c)) >= opt_.rank_tol * norms(c)) || norms(c) == 0.0) {
+          bad = c;
+          break;
+        }
+      }
+      if (bad == limit) {
+        st_.qr = std::move(A);
+        break;
+      }
+      const arma::uword moved = order[bad];
+      order.erase(order.begin() + static_cast<std::ptrdiff_t>(bad));
+      order.push_back(moved);
+      --limit;
+    }
+    for (arma::uword c = 0; c < q; ++c) {
+      jpvt[c] = static_cast<lapack_int>(order[c] + 1);
+      st_.pivot(c) = static_cast<double>(order[c]);
+    }
+    r = limit;
+    r00 = 0.0;
+    for (arma::uword c = 0; c < r; ++c) r00 = std::max(r00, std::abs(st_.qr(c, c)));
+  }
   double min_ratio = 1.0;
   for (arma::uword c = 0; c < kmax; ++c) {
     min_ratio = std::min(min_ratio, r00 > 0.0 ? std::abs(st_.qr(c, c)) / r00 : 0.0);
   }
+  if (lm_order) min_ratio = 0.0;  // the pivoted factor was rank-deficient: ill-conditioned
 
   const double work = static_cast<double>(n) * q * q;
   bool extended = false;

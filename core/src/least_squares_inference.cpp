@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "attnreg/error.hpp"
@@ -49,7 +50,17 @@ int hac_lags(int maxlags, arma::uword n) {
     msg << "maxlags: must be >= 0 (or -1 for the rule floor(4 (n/100)^(2/9))), got " << maxlags;
     throw InvalidArgument(msg.str());
   }
-  if (maxlags >= 0) return maxlags;
+  if (maxlags >= 0) {
+    // Lags of n or more have no pairs of rows: the Bartlett weights would silently shrink the
+    // long-run variance (standard errors collapse) instead of estimating it.
+    if (n >= 1 && static_cast<arma::uword>(maxlags) >= n) {
+      std::ostringstream msg;
+      msg << "maxlags: must be in [0, n - 1] = [0, " << (n - 1) << "] for " << n
+          << " rows, got " << maxlags << " (or -1 for the rule floor(4 (n/100)^(2/9)))";
+      throw InvalidArgument(msg.str());
+    }
+    return maxlags;
+  }
   return static_cast<int>(std::floor(4.0 * std::pow(static_cast<double>(n) / 100.0, 2.0 / 9.0)));
 }
 
@@ -182,20 +193,56 @@ arma::mat OLS::std_errors(const CovOptions& cov) const {
   require_fitted("std_errors");
   const arma::uword q = n_coef(), k = y_.n_cols, r = rank();
   arma::mat se(q, k);
-  if (cov.type == CovType::Classical || r == 0) {
-    const arma::vec d = st_.cov_unscaled.diag();
-    const arma::rowvec s2 = sigma2();
-    for (arma::uword c = 0; c < k; ++c) se.col(c) = arma::sqrt(d * s2(c));
-    if (r == 0) se.fill(kNaN);
+  if (r == 0) {
+    se.fill(kNaN);
+    return se;
+  }
+  const arma::mat E = residuals();
+  // Everything in scaled units, so that no intermediate overflows or underflows when the true
+  // standard errors are representable: residuals are divided by a power of two c per output,
+  // and sqrt(diag((D'D)^{-1})) is taken in the scaled pivoted coordinates of the factor, where
+  // (D'D)^{-1}_jj = ||row a of R^{-1}||^2 / scale_j^2 (a the pivot position of column j). With
+  // X * 1e-160 or y * 1e160 the unscaled products sigma^2 and (D'D)^{-1} overflow while the
+  // standard errors (about 1e158) do not.
+  if (cov.type == CovType::Classical) {
+    const double df = static_cast<double>(n_obs()) - st_.rank;
+    arma::vec root_d(q);
+    root_d.fill(kNaN);
+    arma::mat Rinv;
+    for (arma::uword a = 0; a < r; ++a) {
+      const auto j = static_cast<arma::uword>(st_.pivot(a));
+      const double d = st_.cov_unscaled(j, j);
+      if (std::isfinite(d) && d >= std::numeric_limits<double>::min()) {
+        root_d(j) = std::sqrt(d);  // the (possibly double-double) covariance itself
+      } else {
+        if (Rinv.is_empty()) Rinv = solve_r(arma::eye(r, r));
+        root_d(j) = arma::norm(Rinv.row(a), 2) / st_.scale(j);
+      }
+    }
+    for (arma::uword c = 0; c < k; ++c) {
+      const double sc = ls_detail::power_of_two_scale(arma::abs(E.col(c)).max());
+      long double acc = 0.0L;
+      for (arma::uword i = 0; i < E.n_rows; ++i) {
+        const long double ei = static_cast<long double>(E(i, c)) / sc;
+        acc += ei * ei;
+      }
+      const double sigma = df > 0 ? static_cast<double>(std::sqrt(acc / df)) : kNaN;
+      se.col(c) = (sigma * root_d) * sc;
+    }
     return se;
   }
   hac_lags(cov.maxlags, n_obs());
   const arma::mat& Q1 = q1();
   const arma::mat Rinv = solve_r(arma::eye(r, r));
-  const arma::mat E = residuals();
   for (arma::uword c = 0; c < k; ++c) {
-    const arma::mat V = unpivot_cov(Rinv * robust_meat(Q1, E.col(c), cov, st_.rank) * Rinv.t());
-    se.col(c) = arma::sqrt(V.diag());
+    const double sc = ls_detail::power_of_two_scale(arma::abs(E.col(c)).max());
+    const arma::vec ec = E.col(c) / sc;
+    const arma::mat Vp = Rinv * robust_meat(Q1, ec, cov, st_.rank) * Rinv.t();
+    se.col(c).fill(kNaN);
+    for (arma::uword a = 0; a < r; ++a) {
+      const auto j = static_cast<arma::uword>(st_.pivot(a));
+      se(j, c) = std::sqrt(Vp(a, a)) / st_.scale(j) * sc;
+    }
   }
   return se;
 }

@@ -6,8 +6,10 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <vector>
 
 #include "attnreg/error.hpp"
+#include "attnreg/detail/least_squares_internal.hpp"
 #include "attnreg/lbfgs.hpp"
 #include "attnreg/runtime.hpp"
 
@@ -46,13 +48,73 @@ double std_normal(std::mt19937_64& eng) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586476925 * u2);
 }
 
+// K = D W with every entry a plain dot product in a fixed order: BLAS may split the work
+// differently for different thread counts, and predictions must not depend on them.
+arma::mat fixed_order_product(const arma::mat& D, const arma::mat& W) {
+  const arma::uword n = D.n_rows, q = D.n_cols, L = W.n_cols;
+  arma::mat K(n, L, arma::fill::zeros);
+  for (arma::uword l = 0; l < L; ++l) {
+    double* kl = K.colptr(l);
+    for (arma::uword a = 0; a < q; ++a) {
+      const double w = W(a, l);
+      const double* da = D.colptr(a);
+      for (arma::uword i = 0; i < n; ++i) kl[i] += da[i] * w;
+    }
+  }
+  return K;
+}
+
+// Softmax attention of query rows Kq (m x L) over key rows Kk (n x L) applied to Y (n x k), row
+// by row with fixed-order sums (identical for any thread count); mask_self skips key i for
+// query i (leave-self-out on the training rows).
+void attend(const arma::mat& Kq, const arma::mat& Kk, const arma::mat& Y, bool mask_self,
+            arma::mat& out, int n_threads) {
+  const arma::uword m = Kq.n_rows, n = Kk.n_rows, L = Kk.n_cols, k = Y.n_cols;
+  out.set_size(m, k);
+  const arma::mat KkT = Kk.t();  // L x n: key j contiguous
+  const int threads = resolve_threads(n_threads);
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (m > 16)
+#endif
+  {
+    std::vector<double> e(n);
+    std::vector<double> acc(k);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (long long ii = 0; ii < static_cast<long long>(m); ++ii) {
+      const auto i = static_cast<arma::uword>(ii);
+      double mx = -std::numeric_limits<double>::infinity();
+      for (arma::uword j = 0; j < n; ++j) {
+        const double* kj = KkT.colptr(j);
+        double s = 0.0;
+        for (arma::uword l = 0; l < L; ++l) s += Kq(i, l) * kj[l];
+        e[j] = s;
+        if (!(mask_self && j == i)) mx = std::max(mx, s);
+      }
+      double z = 0.0;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (arma::uword j = 0; j < n; ++j) {
+        const double w = (mask_self && j == i) ? 0.0 : std::exp(e[j] - mx);
+        z += w;
+        for (arma::uword c = 0; c < k; ++c) acc[c] += w * Y(j, c);
+      }
+      for (arma::uword c = 0; c < k; ++c) out(i, c) = acc[c] / z;
+    }
+  }
+}
+
 }  // namespace
 
 double attention_regression_objective(const arma::mat& D, const arma::mat& Y, const arma::mat& W,
                                       arma::mat* grad, int n_threads) {
   const arma::uword n = D.n_rows, k = Y.n_cols, L = W.n_cols;
   const int threads = resolve_threads(n_threads);
-  const arma::mat K = D * W;  // n x L: queries = keys
+  // Every sum below runs in a fixed order inside one row block, and blocks are combined in
+  // block order, so the objective and gradient are bit-identical for any number of threads
+  // (BLAS calls split their sums differently by thread count, which moved the optimiser).
+  const arma::mat K = fixed_order_product(D, W);  // n x L: queries = keys
   const arma::uword bsize = std::max(kMinBlock, (n + kMaxBlocks - 1) / kMaxBlocks);
   const arma::uword nblocks = (n + bsize - 1) / bsize;
   arma::vec loss_part(nblocks, arma::fill::zeros);
@@ -64,33 +126,80 @@ double attention_regression_objective(const arma::mat& D, const arma::mat& Y, co
   }
   const double c = 2.0 / (static_cast<double>(n) * k);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (nblocks > 1 && n > 256)
+#pragma omp parallel num_threads(threads) if (nblocks > 1 && n > 256)
 #endif
-  for (long long bb = 0; bb < static_cast<long long>(nblocks); ++bb) {
-    const auto b = static_cast<arma::uword>(bb);
-    const arma::uword i0 = b * bsize, i1 = std::min(n, i0 + bsize);
-    arma::mat A = K.rows(i0, i1 - 1) * K.t();  // scores, then weights (bi x n)
-    softmax_rows(A, i0, true);
-    const arma::mat Yhat = A * Y;                   // bi x k
-    const arma::mat R = Yhat - Y.rows(i0, i1 - 1);  // residuals
-    loss_part(b) = arma::accu(arma::square(R));
-    if (grad) {
-      // G_ij = c a_ij ((Y r_i)_j - yhat_i' r_i)
-      arma::mat G = R * Y.t();                                    // bi x n
-      G.each_col() -= arma::sum(Yhat % R, 1);
-      G %= A;
-      G *= c;
-      dK_query.rows(i0, i1 - 1) = G * K;
-      dK_key.slice(b) = G.t() * K.rows(i0, i1 - 1);
+  {
+    // Loops run over j (contiguous columns of K and Y) innermost, so they vectorise; each sum
+    // over j is a plain left-to-right loop.
+    std::vector<double> a(n), g(n), yr_j(n), yhat(k), r(k);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic)
+#endif
+    for (long long bb = 0; bb < static_cast<long long>(nblocks); ++bb) {
+      const auto b = static_cast<arma::uword>(bb);
+      const arma::uword i0 = b * bsize, i1 = std::min(n, i0 + bsize);
+      double loss = 0.0;
+      for (arma::uword i = i0; i < i1; ++i) {
+        // Leave-self-out softmax weights of row i over all rows (max subtracted).
+        std::fill(a.begin(), a.end(), 0.0);
+        for (arma::uword l = 0; l < L; ++l) {
+          const double kil = K(i, l);
+          const double* kl = K.colptr(l);
+          for (arma::uword j = 0; j < n; ++j) a[j] += kil * kl[j];
+        }
+        a[i] = -std::numeric_limits<double>::infinity();
+        double mx = -std::numeric_limits<double>::infinity();
+        for (arma::uword j = 0; j < n; ++j) mx = std::max(mx, a[j]);
+        double z = 0.0;
+        for (arma::uword j = 0; j < n; ++j) {
+          a[j] = std::exp(a[j] - mx);
+          z += a[j];
+        }
+        const double inv = 1.0 / z;
+        for (arma::uword j = 0; j < n; ++j) a[j] *= inv;
+        double yr = 0.0;
+        for (arma::uword o = 0; o < k; ++o) {
+          const double* yo = Y.colptr(o);
+          double acc = 0.0;
+          for (arma::uword j = 0; j < n; ++j) acc += a[j] * yo[j];
+          yhat[o] = acc;
+          r[o] = acc - Y(i, o);
+          loss += r[o] * r[o];
+          yr += acc * r[o];
+        }
+        if (!grad) continue;
+        // G_ij = c a_ij ((Y r_i)_j - yhat_i' r_i); dK_query_i = sum_j G_ij K_j,
+        // dK_key_j += G_ij K_i.
+        std::fill(yr_j.begin(), yr_j.end(), 0.0);
+        for (arma::uword o = 0; o < k; ++o) {
+          const double* yo = Y.colptr(o);
+          const double ro = r[o];
+          for (arma::uword j = 0; j < n; ++j) yr_j[j] += yo[j] * ro;
+        }
+        for (arma::uword j = 0; j < n; ++j) g[j] = c * a[j] * (yr_j[j] - yr);
+        for (arma::uword l = 0; l < L; ++l) {
+          const double* kl = K.colptr(l);
+          double* dkl = dK_key.slice(b).colptr(l);
+          const double kil = K(i, l);
+          double acc = 0.0;
+          for (arma::uword j = 0; j < n; ++j) {
+            acc += g[j] * kl[j];
+            dkl[j] += g[j] * kil;
+          }
+          dK_query(i, l) = acc;
+        }
+      }
+      loss_part(b) = loss;
     }
   }
-  (void)threads;
   if (grad) {
     arma::mat dK = dK_query;
     for (arma::uword b = 0; b < nblocks; ++b) dK += dK_key.slice(b);
-    *grad = D.t() * dK;
+    *grad = fixed_order_product(D.t(), dK);  // D' dK, q x L
   }
-  return arma::accu(loss_part) / (static_cast<double>(n) * k);
+  double total = 0.0;
+  for (arma::uword b = 0; b < nblocks; ++b) total += loss_part(b);
+  return total / (static_cast<double>(n) * k);
 }
 
 void AttentionRegression::require_fitted(const char* what) const {
@@ -136,9 +245,16 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
   fitted_flag_ = false;
   const arma::uword p = X.n_cols;
   if (opt_.standardize) {
-    mean_ = arma::mean(X, 0);
-    sd_ = p ? arma::rowvec(arma::stddev(X, 0, 0)) : arma::rowvec();
+    // Column moments of x / c with c a power of two near max |x_j| (exact), times c: at
+    // X * 1e-200 the variance underflowed to 0 and the column was left unstandardised (the fit
+    // was a constant); at X * 1e300 the sum overflowed.
+    mean_.set_size(p);
+    sd_.set_size(p);
     for (arma::uword j = 0; j < p; ++j) {
+      const double c = ls_detail::power_of_two_scale(arma::abs(X.col(j)).max());
+      const arma::vec xs = X.col(j) / c;
+      mean_(j) = arma::mean(xs) * c;
+      sd_(j) = (X.n_rows > 1 ? arma::stddev(xs, 0) : 0.0) * c;
       if (!(sd_(j) > 0.0)) sd_(j) = 1.0;
     }
   } else {
@@ -149,14 +265,24 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
   Y_ = Y;
   const arma::uword q = Dz_.n_cols, L = static_cast<arma::uword>(opt_.rank);
 
+  // The optimiser works on Y / c with c a power of two near max |Y| (exact), so its gradient
+  // tolerance and line search see the same numbers at any scale of y (y * 1e-150 stopped at the
+  // starting point and fitted a near-constant); objectives are reported in the units of y.
+  const double yscale = ls_detail::power_of_two_scale(Y.n_elem ? arma::abs(Y).max() : 0.0);
+  const arma::mat Ys = Y / yscale;
+  const double fscale = yscale * yscale;
   optim::LbfgsOptions lo;
   lo.max_iter = opt_.max_iter;
   lo.gtol = opt_.tol;
   lo.ftol = 1e-10;
+  InterruptGuard guard;
   auto fg = [&](const arma::vec& w, arma::vec& g) {
+    // Ctrl-C is checked at every objective evaluation (one start can run thousands of them;
+    // checking between starts only took seconds to stop).
+    if (guard.poll()) guard.rethrow_if_interrupted();
     const arma::mat Wm(const_cast<double*>(w.memptr()), q, L, false, true);
     arma::mat G;
-    const double f = attention_regression_objective(Dz_, Y_, Wm, &G, opt_.n_threads);
+    const double f = attention_regression_objective(Dz_, Ys, Wm, &G, opt_.n_threads);
     g = arma::vectorise(G);
     return f;
   };
@@ -167,7 +293,6 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
   start_obj_.set_size(static_cast<arma::uword>(opt_.n_starts));
   n_evals_ = 0;
   bool have = false;
-  InterruptGuard guard;
   for (int st = 0; st < opt_.n_starts; ++st) {
     if (guard.poll()) break;
     std::mt19937_64 eng(opt_.seed + static_cast<std::uint64_t>(st));
@@ -175,10 +300,10 @@ AttentionRegression& AttentionRegression::fit(const arma::mat& X, const arma::ma
     for (arma::uword i = 0; i < w0.n_elem; ++i) w0(i) = sigma * std_normal(eng);
     const optim::LbfgsResult r = optim::minimize_lbfgs(fg, w0, lo);
     n_evals_ += r.n_evals;
-    start_obj_(static_cast<arma::uword>(st)) = r.f;
-    if (!have || r.f < objective_) {
+    start_obj_(static_cast<arma::uword>(st)) = r.f * fscale;
+    if (!have || r.f * fscale < objective_) {
       have = true;
-      objective_ = r.f;
+      objective_ = r.f * fscale;
       W_ = arma::reshape(r.x, q, L);
       iterations_ = r.iterations;
       converged_ = r.converged;
@@ -202,32 +327,19 @@ arma::mat AttentionRegression::attention_weights(const arma::mat& X_new) const {
 
 arma::mat AttentionRegression::predict(const arma::mat& X_new) const {
   check_new_x(X_new, "predict");
-  // Row blocks keep memory at O(block n) for large m.
-  const arma::mat Kt = standardized_design(X_new) * W_;
-  const arma::mat Ktr = Dz_ * W_;
-  arma::mat out(X_new.n_rows, Y_.n_cols);
-  const arma::uword bs = 256;
-  for (arma::uword i0 = 0; i0 < X_new.n_rows; i0 += bs) {
-    const arma::uword i1 = std::min<arma::uword>(X_new.n_rows, i0 + bs);
-    arma::mat A = Kt.rows(i0, i1 - 1) * Ktr.t();
-    softmax_rows(A, 0, false);
-    out.rows(i0, i1 - 1) = A * Y_;
-  }
+  // One row at a time (memory O(n) per thread), fixed-order sums: bit-identical for any number
+  // of threads (BLAS's GEMV split its sums by thread).
+  arma::mat out;
+  attend(fixed_order_product(standardized_design(X_new), W_), fixed_order_product(Dz_, W_), Y_,
+         false, out, opt_.n_threads);
   return out;
 }
 
 arma::mat AttentionRegression::loo_predictions() const {
   require_fitted("loo_predictions");
-  const arma::mat K = Dz_ * W_;
-  const arma::uword n = Dz_.n_rows;
-  arma::mat out(n, Y_.n_cols);
-  const arma::uword bs = 256;
-  for (arma::uword i0 = 0; i0 < n; i0 += bs) {
-    const arma::uword i1 = std::min(n, i0 + bs);
-    arma::mat A = K.rows(i0, i1 - 1) * K.t();
-    softmax_rows(A, i0, true);
-    out.rows(i0, i1 - 1) = A * Y_;
-  }
+  const arma::mat K = fixed_order_product(Dz_, W_);
+  arma::mat out;
+  attend(K, K, Y_, true, out, opt_.n_threads);
   return out;
 }
 

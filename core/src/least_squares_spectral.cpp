@@ -26,6 +26,43 @@ void check_lambda(double lambda) {
     throw InvalidArgument(msg.str());
   }
 }
+
+// Ridge's filter s^2 / (s^2 + lambda) and s / (s^2 + lambda) without forming s^2, which
+// overflows for s > 1e154 and underflows for s < 1e-154 (X scaled by 1e155 gave inf / inf).
+// With t = sqrt(lambda) / s <= 1: phi = 1 / (1 + t^2); with t = s / sqrt(lambda) < 1:
+// phi = t^2 / (1 + t^2). Both ratios lie in [0, 1], so nothing overflows.
+double ridge_phi(double s, double lambda) {
+  const double root = std::sqrt(lambda);
+  if (s >= root) {
+    const double t = root / s;
+    return 1.0 / (1.0 + t * t);
+  }
+  const double t = s / root;
+  return t * t / (1.0 + t * t);
+}
+
+arma::vec ridge_phi(const arma::vec& s, double lambda) {
+  arma::vec phi(s.n_elem);
+  for (arma::uword j = 0; j < s.n_elem; ++j) phi(j) = ridge_phi(s(j), lambda);
+  return phi;
+}
+
+// phi / s = s / (s^2 + lambda) (s > 0 for kept components), again without s^2: 1 / (s (1 + t^2))
+// with t = sqrt(lambda) / s <= 1, else (t / sqrt(lambda)) / (1 + t^2) with t = s / sqrt(lambda).
+arma::vec ridge_gain(const arma::vec& s, double lambda) {
+  const double root = std::sqrt(lambda);
+  arma::vec g(s.n_elem);
+  for (arma::uword j = 0; j < s.n_elem; ++j) {
+    if (s(j) >= root) {
+      const double t = root / s(j);
+      g(j) = 1.0 / (s(j) * (1.0 + t * t));
+    } else {
+      const double t = s(j) / root;
+      g(j) = (t / root) / (1.0 + t * t);
+    }
+  }
+  return g;
+}
 }  // namespace
 
 // ------------------------------------------------------------------------------ SpectralLS
@@ -99,10 +136,15 @@ void SpectralLS::decompose(const arma::mat& X, const arma::mat& Y, bool fit_inte
 
 void SpectralLS::refresh_fit() {
   const arma::vec phi = filter();
-  beta_ = V_ * (arma::diagmat(phi / s_) * Uty_);
-  if (V_.n_cols == 0) beta_.zeros(n_features(), y_.n_cols);
-  fitted_ = U_ * (arma::diagmat(phi) * Uty_);
-  if (U_.n_cols == 0) fitted_.zeros(n_obs(), y_.n_cols);
+  // No kept component (X without variation): the products below would have an empty inner
+  // dimension, and Armadillo's diagmat of an empty vector binds a reference to its null memory.
+  if (s_.n_elem == 0) {
+    beta_.zeros(n_features(), y_.n_cols);
+    fitted_.zeros(n_obs(), y_.n_cols);
+  } else {
+    beta_ = V_ * (Uty_.each_col() % gain());
+    fitted_ = U_ * (Uty_.each_col() % phi);
+  }
   fitted_.each_row() += y_mean_;
   fitted_flag_ = true;
 }
@@ -132,8 +174,8 @@ arma::mat SpectralLS::attention_weights(const arma::mat& X_new) const {
 
 void SpectralLS::attention_weights(const arma::mat& X_new, arma::mat& out) const {
   check_new_x(X_new, "attention_weights");
-  const arma::vec phi = filter();
-  const arma::mat G = (X_new.each_row() - x_mean_) * V_ * arma::diagmat(phi / s_);  // m x r
+  arma::mat G = (X_new.each_row() - x_mean_) * V_;  // m x r
+  G.each_row() %= gain().t();
   out.set_size(X_new.n_rows, n_obs());
   lapack::gemm_nt_streamed(G, U_, out, intercept_ ? 1.0 / static_cast<double>(n_obs()) : 0.0,
                            n_threads_);
@@ -143,8 +185,8 @@ arma::mat SpectralLS::factors(const arma::mat& X_new) const {
   check_new_x(X_new, "factors");
   const arma::vec phi = filter();
   const arma::uvec act = arma::find(phi > 0.0);
-  arma::mat F = (X_new.each_row() - x_mean_) * V_.cols(act) *
-                arma::diagmat(arma::sqrt(phi(act)) / s_(act));
+  arma::mat F = (X_new.each_row() - x_mean_) * V_.cols(act);
+  F.each_row() %= (arma::sqrt(phi(act)) / s_(act)).t();
   if (intercept_) {
     F = arma::join_horiz(arma::mat(X_new.n_rows, 1,
                                    arma::fill::value(1.0 / std::sqrt(static_cast<double>(n_obs())))),
@@ -157,7 +199,8 @@ arma::mat SpectralLS::training_factors() const {
   require_fitted("training_factors");
   const arma::vec phi = filter();
   const arma::uvec act = arma::find(phi > 0.0);
-  arma::mat F = U_.cols(act) * arma::diagmat(arma::sqrt(phi(act)));
+  arma::mat F = U_.cols(act);
+  F.each_row() %= arma::sqrt(phi(act)).t();
   if (intercept_) {
     F = arma::join_horiz(
         arma::mat(n_obs(), 1, arma::fill::value(1.0 / std::sqrt(static_cast<double>(n_obs())))), F);
@@ -169,8 +212,12 @@ arma::mat SpectralLS::embedding() const {
   require_fitted("embedding");
   const arma::uword p = n_features();
   const arma::vec phi = filter();
-  arma::mat C = V_ * arma::diagmat(phi / arma::square(s_)) * V_.t();
-  if (V_.n_cols == 0) C.zeros(p, p);
+  arma::mat C(p, p, arma::fill::zeros);
+  if (V_.n_cols) {
+    arma::mat Vw = V_;
+    Vw.each_row() %= (gain() / s_).t();  // phi / s^2 without forming s^2
+    C = Vw * V_.t();
+  }
   const double w0 = null_space_weight();
   if (w0 > 0.0) C += w0 * (arma::eye(p, p) - V_ * V_.t());
   if (!intercept_) return C;
@@ -252,10 +299,9 @@ RidgeCriterion parse_ridge_criterion(const std::string& name) {
   throw InvalidArgument("cv: unknown criterion '" + name + "' (use \"loo\", \"gcv\" or \"aicc\")");
 }
 
-arma::vec Ridge::filter() const {
-  const arma::vec s2 = arma::square(s_);
-  return s2 / (s2 + opt_.lambda);
-}
+arma::vec Ridge::filter() const { return ridge_phi(s_, opt_.lambda); }
+
+arma::vec Ridge::gain() const { return ridge_gain(s_, opt_.lambda); }
 
 double Ridge::null_space_weight() const { return opt_.lambda > 0.0 ? 1.0 / opt_.lambda : 0.0; }
 
@@ -277,11 +323,10 @@ arma::cube Ridge::path(const arma::vec& lambdas) const {
   require_fitted("path");
   const arma::uword p = n_features(), k = y_.n_cols, q = p + (intercept_ ? 1 : 0);
   arma::cube out(q, k, lambdas.n_elem);
-  const arma::vec s2 = arma::square(s_);
   for (arma::uword g = 0; g < lambdas.n_elem; ++g) {
     check_lambda(lambdas(g));
-    arma::mat b = V_ * (arma::diagmat(s_ / (s2 + lambdas(g))) * Uty_);
-    if (V_.n_cols == 0) b.zeros(p, k);
+    arma::mat b(p, k, arma::fill::zeros);
+    if (s_.n_elem) b = V_ * (Uty_.each_col() % ridge_gain(s_, lambdas(g)));
     if (intercept_) {
       out.slice(g).row(0) = y_mean_ - x_mean_ * b;
       if (p) out.slice(g).rows(1, p) = b;
@@ -320,9 +365,8 @@ RidgeSelection Ridge::fit_select(const arma::mat& X, const arma::mat& Y, const a
   decompose(X, Y, opt_.fit_intercept, opt_.n_threads);
   const arma::uword n = n_obs(), k = y_.n_cols, G = lambdas.n_elem, r = s_.n_elem;
   const double dn = static_cast<double>(n);
-  const arma::vec s2 = arma::square(s_);
   arma::mat Phi(r, G);  // phi_jg
-  for (arma::uword g = 0; g < G; ++g) Phi.col(g) = s2 / (s2 + lambdas(g));
+  for (arma::uword g = 0; g < G; ++g) Phi.col(g) = ridge_phi(s_, lambdas(g));
   RidgeSelection sel;
   sel.lambdas = lambdas;
   sel.criterion = criterion;
@@ -427,9 +471,10 @@ PCR PCR::from_state(const PCROptions& options, const SpectralState& state) {
 arma::vec PCR::explained_variance_ratio() const {
   require_fitted("explained_variance_ratio");
   const auto L = static_cast<arma::uword>(used_);
-  const arma::vec s2 = arma::square(s_);
+  if (L == 0 || s_.n_elem == 0) return arma::vec();
+  const arma::vec s2 = arma::square(s_ / s_(0));  // relative to s_1: no overflow at any scale
   const double tot = arma::accu(s2);
-  if (L == 0 || tot == 0.0) return arma::vec();
+  if (tot == 0.0) return arma::vec();
   return s2.head(L) / tot;
 }
 

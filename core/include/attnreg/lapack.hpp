@@ -14,7 +14,8 @@ namespace lapack {
 
 /// Householder QR with column pivoting of A (overwritten: R above the diagonal, reflectors
 /// below). jpvt: on entry 0 = free column; on exit 1-based pivots. tau: min(m, n) scalars.
-void geqp3(arma::mat& A, std::vector<lapack_int>& jpvt, arma::vec& tau);
+void geqp3(arma::mat& A, std::vector<lapack_int>& jpvt, arma::vec& tau,
+           bool keep_order = false);  ///< keep_order: no pivoting (plain Householder QR)
 
 /// C <- Q' C (transpose = true) or Q C, with Q = H_1 ... H_k the product of the first k
 /// reflectors stored below the diagonal of `qr` (as geqp3 leaves them) and their scalars `tau`.

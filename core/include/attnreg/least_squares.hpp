@@ -57,7 +57,7 @@ std::string cov_type_name(CovType type);
 
 struct CovOptions {
   CovType type = CovType::Classical;
-  /// HAC only: number of lags L (>= 0); -1 = the Newey-West (1994) rule floor(4 (n/100)^(2/9)).
+  /// HAC only: number of lags L (0 <= L <= n - 1); -1 = the Newey-West (1994) rule floor(4 (n/100)^(2/9)).
   int maxlags = -1;
   /// HAC only: multiply by n/(n-r) (sandwich's adjust = TRUE, statsmodels use_correction).
   bool hac_adjust = false;
@@ -83,7 +83,8 @@ struct Inference {
 
 struct OLSOptions {
   bool fit_intercept = true;  ///< prepend a column of ones (never needs to be in X)
-  double rank_tol = 1e-7;     ///< relative pivot tolerance of double factorisations (R's lm)
+  double rank_tol = 1e-7;     ///< relative pivot tolerance (R's lm); rank-deficient designs alias
+                              ///< columns as lm (dqrdc2) does: later columns, never the intercept
   int n_threads = 0;          ///< 0 = OpenMP default
   Precision precision = Precision::Auto;
   double extended_rank_tol = 1e-11;  ///< relative pivot tolerance of extended factorisations

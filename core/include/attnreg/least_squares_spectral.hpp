@@ -84,6 +84,8 @@ class SpectralLS {
   void decompose(const arma::mat& X, const arma::mat& Y, bool fit_intercept, int n_threads);
   /// The spectral filter phi (length r) of the current estimator.
   virtual arma::vec filter() const = 0;
+  /// phi / s (length r): the coefficient gain of each component.
+  virtual arma::vec gain() const { return filter() / s_; }
   /// Ridge's 1/lambda on the null space of Xc in the embedding (0 for PCR and lambda = 0).
   virtual double null_space_weight() const { return 0.0; }
   void refresh_fit();  ///< recompute coefficients and fitted values after the filter changed
@@ -145,6 +147,7 @@ class Ridge : public SpectralLS {
 
  protected:
   arma::vec filter() const override;
+  arma::vec gain() const override;  ///< s / (s^2 + lambda) without forming s^2
   double null_space_weight() const override;
 
  private:

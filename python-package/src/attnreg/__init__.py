@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import _core
 from ._core import NumericalError
-from .linear import OLS, PCR, AttentionRegression, Ridge, pseudo_out_of_sample
+from .linear import OLS, PCR, AttentionRegression, NoResidualDFWarning, Ridge, pseudo_out_of_sample
 from .kernel import LocalLinear, NadarayaWatson, kernel_constants
 from . import attention
 from . import bandwidth
@@ -32,3 +32,4 @@ def build_info() -> dict:
 
 __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample", "NadarayaWatson", "LocalLinear", "kernel_constants", "NumericalError", "build_info", "__version__", "select_bandwidth", "BandwidthResult"]
 __all__ += ["show_progress"]
+__all__ += ["NoResidualDFWarning"]

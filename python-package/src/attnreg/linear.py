@@ -30,6 +30,22 @@ from ._validation import as_2d_y, require_numeric_columns, squeeze_outputs
 _COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC")
 
 
+class NoResidualDFWarning(UserWarning):
+    """An OLS fit with as many observations as estimated coefficients (n == rank): the fit is
+    exact, there is no residual variance to estimate, and the standard errors, t statistics and
+    p-values are nan (as R's ``summary.lm`` reports)."""
+
+
+def _warn_no_residual_df(n: int, rank: int) -> None:
+    warnings.warn(
+        f"OLS: no residual degrees of freedom (n = {n} observations, rank = {rank}): the fit is "
+        "exact, so the standard errors, t statistics and p-values are nan; add observations or "
+        "remove columns.",
+        NoResidualDFWarning,
+        stacklevel=3,
+    )
+
+
 def _maxlags_arg(maxlags) -> int:
     if maxlags is None:
         return -1
@@ -175,7 +191,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
         Newey-West HAC with Bartlett weights (as ``sandwich::NeweyWest(prewhite=FALSE)`` and
         statsmodels ``cov_type="HAC"``).
     maxlags : int or None, default=None
-        HAC lags; None uses floor(4 (n/100)^(2/9)).
+        HAC lags, 0 to n - 1; None uses floor(4 (n/100)^(2/9)).
     hac_adjust : bool, default=False
         HAC small-sample factor n/(n - rank) (sandwich's ``adjust=TRUE``, statsmodels'
         ``use_correction``).
@@ -184,9 +200,11 @@ class OLS(_FactorMixin, _AttentionEstimator):
         StRD Filip and Wampler problems come out to the accuracy the double-rounded data allow.
         "auto" does so when it is cheap or the design is ill-conditioned.
     rank_tol : float, default=1e-7
-        Relative pivot tolerance of double-precision factorisations, as R's ``lm``. Columns whose
-        pivot falls below it are *aliased*: coefficient ``nan``, left out of predictions
-        (a ``UserWarning`` says which). Extended-precision fits use 1e-11.
+        Relative pivot tolerance of double-precision factorisations, as R's ``lm``. When the
+        design is rank-deficient, columns are taken in order, intercept first, and a column whose
+        norm after removing the earlier kept columns falls below ``rank_tol`` times its own norm
+        is *aliased*, as ``lm`` does: coefficient ``nan``, left out of predictions (a
+        ``UserWarning`` says which). Extended-precision fits use 1e-11.
     n_threads : int, default=0
         Threads for the core (0 = OpenMP default).
 
@@ -198,7 +216,9 @@ class OLS(_FactorMixin, _AttentionEstimator):
     tvalues_, pvalues_ : t statistics and two-sided p-values (Student t, df_resid_), design order.
     rsquared_, rsquared_adj_ : float or ndarray (centred R^2 with an intercept, as lm).
     sigma2_ : float or ndarray, residual variance RSS / (n - rank).
-    df_resid_ : float, n - rank.
+    df_resid_ : float, n - rank. When it is 0 (as many observations as estimated coefficients)
+        the standard errors, t statistics and p-values are nan and fit warns with
+        ``NoResidualDFWarning``, as R's ``summary.lm`` does.
     rank_ : int, numerical rank of the design.
     aliased_ : ndarray of bool, one per design column (intercept first).
     extended_precision_ : bool, whether the double-double path produced the fit.
@@ -276,6 +296,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
         self.sigma2_ = one(model.sigma2())
         self.df_resid_ = float(inf["df_residual"])
         self.eigenvalues_ = model.eigenvalues()
+        if self.df_resid_ == 0:
+            _warn_no_residual_df(int(model.n_obs), self.rank_)
         if self.aliased_.any():
             names = self._design_names()
             dropped = [names[j] for j in np.flatnonzero(self.aliased_)]
@@ -298,6 +320,13 @@ class OLS(_FactorMixin, _AttentionEstimator):
     def cov_params(self, cov_type=None, maxlags=None, hac_adjust=None, output: int = 0):
         """Covariance matrix (q, q) of the coefficients of one output, design order."""
         check_is_fitted(self)
+        k = 1 if self._y_1d else int(self.coef_.shape[0])
+        if (isinstance(output, (bool, np.bool_)) or not isinstance(output, numbers.Integral)
+                or not 0 <= output < k):
+            raise ValueError(
+                f"output: must be an integer in [0, {k - 1}] (the index of a column of y; the model "
+                f"has {k} output{'s' if k > 1 else ''}), got {output!r}"
+            )
         return self._model.covariance(*self._cov_args(cov_type, maxlags, hac_adjust), int(output))
 
     def encoder(self) -> np.ndarray:
