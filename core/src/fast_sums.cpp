@@ -191,18 +191,46 @@ struct Engine {
           g *= v;
         }
       }
+      double yc[8];
+      yc[0] = 1.0;
+      for (std::size_t c = 1; c < C && c < 8; ++c) yc[c] = ys[(c - 1) * n + i];
+      double* sp = cu.s.data();
+      double* ep = cu.e.data();
       for (std::size_t f = 0; f < F; ++f) {
         for (std::size_t c = 0; c < C; ++c) {
-          const double x = c == 0 ? feat[f] : feat[f] * ys[(c - 1) * n + i];
-          double& s = cu.s[f * C + c];
+          const double x = feat[f] * (C <= 8 ? yc[c] : (c == 0 ? 1.0 : ys[(c - 1) * n + i]));
+          const double s = sp[f * C + c];
           const double t = s + x;
           const double z = t - s;
-          cu.e[f * C + c] += (s - (t - z)) + (x - z);  // TwoSum error
-          s = t;
+          ep[f * C + c] += (s - (t - z)) + (x - z);  // TwoSum error
+          sp[f * C + c] = t;
         }
       }
     }
     if (target > cu.pos) cu.pos = target;
+  }
+
+  // W -= features of sorted point i.
+  void sub_point(std::size_t i, double centre, double* feat, double* W) const {
+    const double a = as[i];
+    if (!(a > 0.0)) return;
+    const double v = xs[i] - centre;
+    double tv[2] = {1.0, 0.0};
+    if (form.trig) {
+      tv[0] = std::cos(kHalfPi * v);
+      tv[1] = std::sin(kHalfPi * v);
+    }
+    for (std::size_t tt = 0; tt < NT; ++tt) {
+      double g = a * tv[tt];
+      for (std::size_t j = 0; j <= J; ++j) {
+        feat[tt * (J + 1) + j] = g;
+        g *= v;
+      }
+    }
+    for (std::size_t f = 0; f < F; ++f) {
+      W[f * C] -= feat[f];
+      for (std::size_t c = 1; c < C; ++c) W[f * C + c] -= feat[f] * ys[(c - 1) * P.n + i];
+    }
   }
 
   static void add_diff(const Cursor& a, const Cursor& b, double* W, std::size_t len) {
@@ -210,7 +238,7 @@ struct Engine {
   }
 
   struct Scratch {
-    Cursor lo, mid, hi, sa, sb;
+    Cursor lo, mid, hi;
     std::vector<double> feat, W[2], U[3], B, M, D;
   };
 
@@ -334,7 +362,8 @@ struct Engine {
     if (!std::is_sorted(qo.begin(), qo.end(), before)) std::stable_sort(qo.begin(), qo.end(), before);
     // Half-width of each query's window: the largest |x_i - t| in it (0 when empty).
     std::vector<double> reach(m, 0.0);
-#pragma omp parallel for schedule(static) num_threads(P.n_threads > 0 ? P.n_threads : omp_threads())
+#pragma omp parallel for schedule(static) \
+    num_threads(n + m < 4096 ? 1 : (P.n_threads > 0 ? P.n_threads : omp_threads()))
     for (std::ptrdiff_t qq = 0; qq < static_cast<std::ptrdiff_t>(m); ++qq) {
       const double t = P.t[qo[qq]];
       const std::size_t lo = first_in(t), hi = first_out(t);
@@ -366,6 +395,7 @@ struct Engine {
     nt = 1;
 #endif
     if (nt > static_cast<int>(nb)) nt = std::max<int>(1, static_cast<int>(nb));
+    if (n + m < 4096) nt = 1;  // thread start-up costs more than the work
 #pragma omp parallel num_threads(nt)
     {
       std::unique_ptr<FastMomentsConsumer> consumer = make_consumer();
@@ -387,8 +417,6 @@ struct Engine {
         reset(S.lo, lo0);
         reset(S.mid, lo0);
         reset(S.hi, lo0);
-        reset(S.sa, lo0);
-        reset(S.sb, lo0);
         double* feat = S.feat.data();
         for (std::size_t qq = q0; qq < q1; ++qq) {
           const std::size_t q = qo[qq];
@@ -428,22 +456,15 @@ struct Engine {
           std::fill(S.W[1].begin(), S.W[1].end(), 0.0);
           const std::size_t len = F * C;
           std::size_t positive = S.hi.positive - S.lo.positive;
-          if (own_in) {
-            const std::size_t o = static_cast<std::size_t>(own);
-            advance(S.sa, o, centre, feat);
-            advance(S.sb, o + 1, centre, feat);
-            if (as[o] > 0.0) --positive;
-          }
-          // Segments: [lo, hi) as one side, or [lo, mid) left and [mid, hi) right; the own row
-          // splits its segment in two.
+          if (own_in && as[static_cast<std::size_t>(own)] > 0.0) --positive;
+          // Segments: [lo, hi) as one side, or [lo, mid) left and [mid, hi) right; the own
+          // row's features are subtracted from its segment (the window holds more than
+          // kDirectWindow points, so its feature sums are not dominated by the own row's).
           auto segment = [&](const Cursor& a, const Cursor& b, double* W) {
+            add_diff(a, b, W, len);
             if (own_in && static_cast<std::size_t>(own) >= a.pos &&
-                static_cast<std::size_t>(own) < b.pos) {
-              add_diff(a, S.sa, W, len);
-              add_diff(S.sb, b, W, len);
-            } else {
-              add_diff(a, b, W, len);
-            }
+                static_cast<std::size_t>(own) < b.pos)
+              sub_point(static_cast<std::size_t>(own), centre, feat, W);
           };
           if (split) {
             segment(S.lo, S.mid, S.W[0].data());

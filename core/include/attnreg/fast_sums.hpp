@@ -18,7 +18,7 @@
 // binomial shift |s| <= 0.5) and restarts its prefix sums from zero at the block's first
 // window, and the prefix sums are compensated (TwoSum), so a window sum is accurate to a few
 // ulps of the sum of its absolute terms however large n or the offset of x. Leaving a query's
-// own training point out (leave-one-out) splits the window around it instead of subtracting.
+// own training point out (leave-one-out) subtracts its features from the window sums.
 //
 // Windows of at most 16 points are summed directly (as cheap, and borderline decisions such as
 // a near-singular design from two points are then taken on the all-pairs numbers).
