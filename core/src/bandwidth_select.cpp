@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "attnreg/error.hpp"
+#include "attnreg/fast_sums.hpp"
 #include "attnreg/local_fit.hpp"
 #include "attnreg/plugin_bandwidth.hpp"
 #include "attnreg/runtime.hpp"
@@ -327,6 +328,12 @@ class GradientSink final : public TileSink {
   const arma::mat* Qcont_ = nullptr;
   const std::vector<std::int64_t>* self_ = nullptr;
 
+  /// Moments of `slot` computed elsewhere (fast sums): per weight vector v (w, then dw per
+  /// parameter) A (q x q row-major) followed by T (q).
+  void set_moments(std::size_t slot, const double* acc) {
+    std::copy(acc, acc + nv_ * blk_, &acc_[slot * nv_ * blk_]);
+  }
+
  private:
   // A[r][c] += sum v z_r z_c (r <= c, z_0 = 1), T[r] += sum v z_r y.
   void accumulate(const double* v, const double* y, std::size_t len, double* A, double* T) {
@@ -457,6 +464,48 @@ class GradientSink final : public TileSink {
   const std::size_t* qs_ = nullptr;
   std::size_t count_ = 0;
   std::vector<double> acc_, z_, wd_, Af_, L_, s_, c_, beta_, dAf_, dws_;
+};
+
+// Feeds fast-sum moments (fast_sums.hpp; 1-D, compact kernel) to a GradientSink in blocks.
+class FastGradientFeeder final : public FastMomentsConsumer {
+ public:
+  FastGradientFeeder(const Shared& sh, const PreparedQueries& Q, int degree)
+      : sink_(sh), q_(degree == 1 ? 2 : 1), nv_(1 + sh.n_par) {
+    sink_.Qcont_ = &Q.cont;
+    sink_.self_ = &Q.self;
+    blk_ = q_ * q_ + q_;
+    acc_.resize(KernelSpace::kBlock * nv_ * blk_);
+  }
+  void query(const FastMomentsQuery& fq) override {
+    const std::size_t s = qs_.size(), C = 2;
+    qs_.push_back(fq.query);
+    for (std::size_t v = 0; v < nv_; ++v) {
+      const double* M = v == 0 ? fq.M : fq.D;  // the one parameter is log h
+      double* A = &acc_[(s * nv_ + v) * blk_];
+      double* T = A + q_ * q_;
+      for (std::size_t a = 0; a < q_; ++a) {
+        for (std::size_t b = 0; b < q_; ++b) A[a * q_ + b] = M[(a + b) * C];
+        T[a] = M[a * C + 1];
+      }
+    }
+    // Every positive weight in a window is >= kTinyWeight (fast_sums_eligible).
+    rmax_[s] = fq.positive > 0 ? 1.0 : 0.0;
+    if (qs_.size() == KernelSpace::kBlock) finish();
+  }
+  void finish() override {
+    if (qs_.empty()) return;
+    sink_.begin_block(qs_.data(), qs_.size());
+    for (std::size_t s = 0; s < qs_.size(); ++s) sink_.set_moments(s, &acc_[s * nv_ * blk_]);
+    sink_.end_block(rmax_);
+    qs_.clear();
+  }
+
+ private:
+  GradientSink sink_;
+  std::size_t q_, nv_, blk_ = 0;
+  std::vector<std::size_t> qs_;
+  std::vector<double> acc_;
+  double rmax_[KernelSpace::kBlock];
 };
 
 // Distance from each distinct value to its k-th nearest other distinct value; the largest.
@@ -664,15 +713,36 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   ro.n_threads = opt_.n_threads;
   ro.exclude_self = true;
   ro.label = "bandwidth objective";
-  space.run(
-      Q,
-      [&]() {
-        auto s = std::unique_ptr<GradientSink>(new GradientSink(sh));
-        s->Qcont_ = &Q.cont;
-        s->self_ = &Q.self;
-        return std::unique_ptr<TileSink>(std::move(s));
-      },
-      ro);
+  if (fast_sums_eligible(space, opt_.degree)) {
+    // 1-D compact kernel: exact fast sums over sorted windows (fast_sums.hpp); the one
+    // parameter's weights a (-u k'(u)) = w psi(u) come from the same sums.
+    FastMomentsProblem fp;
+    fp.kernel = space.spec().kernel.type;
+    fp.n = space.n();
+    fp.x = space.scaled().colptr(0);
+    fp.a = space.obs_weights().is_empty() ? nullptr : space.obs_weights().memptr();
+    fp.Y = y_int.memptr();
+    fp.k = 1;
+    fp.m = Q.m;
+    fp.t = Q.cont.memptr();
+    fp.self = Q.self.data();
+    fp.max_power = opt_.degree == 1 ? 2 : 0;
+    fp.derivative = sh.n_par > 0;
+    fp.n_threads = opt_.n_threads;
+    fast_window_moments(fp, [&]() {
+      return std::unique_ptr<FastMomentsConsumer>(new FastGradientFeeder(sh, Q, opt_.degree));
+    });
+  } else {
+    space.run(
+        Q,
+        [&]() {
+          auto s = std::unique_ptr<GradientSink>(new GradientSink(sh));
+          s->Qcont_ = &Q.cont;
+          s->self_ = &Q.self;
+          return std::unique_ptr<TileSink>(std::move(s));
+        },
+        ro);
+  }
 
   if (grad != nullptr) grad->zeros(d);
   for (std::size_t i = 0; i < n; ++i)

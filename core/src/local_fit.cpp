@@ -1,4 +1,5 @@
 #include "attnreg/local_fit.hpp"
+#include "attnreg/fast_sums.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -399,6 +400,12 @@ class MomentSink final : public TileSink {
     for (std::size_t s = 0; s < count_; ++s) finish(s, row_max[s]);
   }
 
+  /// Moments of `slot` computed elsewhere (fast sums): A (q x q row-major), T (q x k).
+  void set_moments(std::size_t slot, const double* A, const double* T) {
+    std::copy(A, A + q_ * q_, &A_[slot * q_ * q_]);
+    std::copy(T, T + q_ * k_, &T_[slot * q_ * k_]);
+  }
+
  private:
   // Solve the system for moments (A, T) plus the ridge lambda * omega * penalty. Writes the
   // solution [A^{-1} e1, A^{-1} T] into R_ (q x (1 + k), row-major). False when singular.
@@ -524,6 +531,47 @@ class WeightSink final : public TileSink {
   std::vector<const double*> bptr_;
 };
 
+// Feeds fast-sum moments (fast_sums.hpp) to a MomentSink in blocks of KernelSpace::kBlock.
+class FastMomentFeeder final : public FastMomentsConsumer {
+ public:
+  FastMomentFeeder(const KernelSpace& space, const arma::mat& Y, const LocalPolySpec& spec,
+                   const PreparedQueries& Q, const LocalEvalRequest& req, LocalEvalResult& out,
+                   const std::vector<double>& penalty)
+      : sink_(space, Y, spec, Q, req, out, penalty),
+        q_(1 + LocalPolySpec::n_terms(spec.degree, 1)),
+        k_(Y.n_cols) {
+    A_.resize(KernelSpace::kBlock * q_ * q_);
+    T_.resize(KernelSpace::kBlock * q_ * k_);
+  }
+  void query(const FastMomentsQuery& fq) override {
+    const std::size_t s = qs_.size(), C = 1 + k_;
+    qs_.push_back(fq.query);
+    // A[a][b] = sum w u^(a+b), T[a][o] = sum w u^a y_o (basis u, ..., u^p in bandwidth units).
+    for (std::size_t a = 0; a < q_; ++a) {
+      for (std::size_t b = 0; b < q_; ++b) A_[s * q_ * q_ + a * q_ + b] = fq.M[(a + b) * C];
+      for (std::size_t o = 0; o < k_; ++o) T_[s * q_ * k_ + a * k_ + o] = fq.M[a * C + 1 + o];
+    }
+    // Every positive weight in a window is >= kTinyWeight (fast_sums_eligible).
+    rmax_[s] = fq.positive > 0 ? 1.0 : 0.0;
+    if (qs_.size() == KernelSpace::kBlock) finish();
+  }
+  void finish() override {
+    if (qs_.empty()) return;
+    sink_.begin_block(qs_.data(), qs_.size());
+    for (std::size_t s = 0; s < qs_.size(); ++s)
+      sink_.set_moments(s, &A_[s * q_ * q_], &T_[s * q_ * k_]);
+    sink_.end_block(rmax_);
+    qs_.clear();
+  }
+
+ private:
+  MomentSink sink_;
+  std::size_t q_, k_;
+  std::vector<std::size_t> qs_;
+  std::vector<double> A_, T_;
+  double rmax_[KernelSpace::kBlock];
+};
+
 std::vector<double> penalty_scales(const KernelSpace& space, int degree) {
   const auto& cc = space.continuous_columns();
   arma::vec h(cc.size());
@@ -614,6 +662,26 @@ LocalEvalResult local_polynomial_eval(const KernelSpace& space, const arma::mat&
     out.loo_status.assign(m, QueryStatus::ok);
   }
   const std::vector<double> pen = penalty_scales(space, spec.degree);
+  if (!request.moments && fast_sums_eligible(space, spec.degree)) {
+    // 1-D compact kernel: exact fast sums over sorted windows (fast_sums.hpp).
+    FastMomentsProblem fp;
+    fp.kernel = space.spec().kernel.type;
+    fp.n = space.n();
+    fp.x = space.scaled().colptr(0);
+    fp.a = space.obs_weights().is_empty() ? nullptr : space.obs_weights().memptr();
+    fp.Y = Y_internal.memptr();
+    fp.k = k;
+    fp.m = m;
+    fp.t = Q.cont.memptr();
+    fp.self = request.loo ? Q.self.data() : nullptr;
+    fp.max_power = static_cast<int>(2 * (q - 1));
+    fp.n_threads = n_threads;
+    fast_window_moments(fp, [&]() {
+      return std::unique_ptr<FastMomentsConsumer>(
+          new FastMomentFeeder(space, Y_internal, spec, Q, request, out, pen));
+    });
+    return out;
+  }
   RunOptions ro;
   ro.n_threads = n_threads;
   ro.exclude_self = request.loo || (request.moments && Q.self.size() == Q.m && Q.m > 0);
