@@ -50,7 +50,7 @@ log "Python: bad-input tests on a module built under AddressSanitizer + Undefine
 # ctest under the sanitizers does not reach the bindings nor the inputs only the faces pass
 # (e.g. a design without variation). A RelWithDebInfo module, no tests or benchmarks, run over
 # the bad-input and extreme-scale tests; python itself is not instrumented, hence LD_PRELOAD.
-cmake -S . -B build-asan-py -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNREG_SANITIZE=address,undefined \
+cmake -S . -B build-asan-py ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher} -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNREG_SANITIZE=address,undefined \
   -DATTNREG_CUDA=OFF -DATTNREG_BENCH=OFF -DBUILD_TESTING=OFF -DATTNREG_PYTHON=ON \
   -Dpybind11_DIR="$($PY -m pybind11 --cmakedir)" >/dev/null
 cmake --build build-asan-py -j "${ATTNREG_JOBS:-$(nproc)}" >/dev/null
