@@ -122,8 +122,13 @@ def softmax(Q, K, V, *, scale: float | None = None, causal: bool = False,
     """Softmax attention = Nadaraya-Watson with the dot-product kernel.
 
     ``out_i = sum_j exp(scale q_i'k_j) v_j / sum_j exp(scale q_i'k_j)``, computed blockwise with
-    a running max (never overflows). ``scale`` defaults to ``1/sqrt(dim)``; it is ``1/tau`` of
-    seed 000 and ``1/h`` of seed 002's ``exp(q'k/h)``.
+    a running max, so ``exp`` never overflows. ``scale`` defaults to ``1/sqrt(dim)``; it is
+    ``1/tau`` of seed 000 and ``1/h`` of seed 002's ``exp(q'k/h)``. ``scale=None`` means the
+    default; NaN or inf is a ``ValueError``.
+
+    A logit ``scale q'k`` that itself overflows the input's precision (norms near ``1e154`` in
+    float64, ``1e19`` in float32) raises :class:`attnreg.NumericalError` naming the
+    (batch, head, query); rescale ``Q`` and ``K`` or pass float64.
 
     Returns the output, or ``(output, info)`` with ``return_info=True``.
     """
@@ -138,7 +143,10 @@ def nw_rbf(Q, K, V, *, bandwidth: float | None = None, causal: bool = False,
     """Nadaraya-Watson attention with the Gaussian kernel ``exp(-||q - k||^2 / (2 h^2))``.
 
     ``bandwidth`` ``h`` defaults to ``dim ** 0.25``, so that on unit-norm queries and keys this
-    equals :func:`softmax` with its default scale (``tau = h^2``, seed 000).
+    equals :func:`softmax` with its default scale (``tau = h^2``, seed 000). ``bandwidth=None``
+    means the default; NaN, inf, a value <= 0 or one whose ``1 / h^2`` overflows the input's
+    precision is a ``ValueError``. A logit ``||q - k||^2 / (2 h^2)`` that overflows raises
+    :class:`attnreg.NumericalError` naming the (batch, head, query), as :func:`softmax` does.
     """
     return _forward(Q, K, V, method="nw_rbf", bandwidth=bandwidth, causal=causal,
                     window=window, block_q=block_q, block_k=block_k, n_threads=n_threads,
@@ -241,7 +249,9 @@ def lla_partial(Q, K, V, *, key_offset: int, n_keys_total: int, bandwidth: float
     ``K, V`` hold keys ``[key_offset, key_offset + len(K))`` of a sequence of ``n_keys_total``.
     Partials over disjoint slices combine with :func:`lla_merge` in any order; :func:`lla_finalize`
     turns the merged statistics into the LLA output (equal to ``lla(..., method="direct")``).
-    Returns an opaque tuple (dims, running max, statistics).
+    Returns an opaque tuple (dims, running max, statistics, covered key ranges).
+    :func:`lla_merge` refuses partials whose key slices overlap and :func:`lla_finalize` refuses
+    statistics that do not cover every key ``[0, n_keys_total)``.
     """
     Q, K, V = _arrays(Q, K, V, names=("Q", "K", "V"))
     return _core.lla_partial(Q, K, V, key_offset=key_offset, n_keys_total=n_keys_total,

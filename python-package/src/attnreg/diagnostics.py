@@ -211,13 +211,27 @@ def _xy_1d(x, y):
     return x, y
 
 
+def _opt_bandwidth(value, name):
+    """None -> 0.0 (the core's "default" sentinel); a value given must be finite and > 0."""
+    if value is None:
+        return 0.0
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: must be a positive number or None, got {value!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name}: must be a positive finite number or None (for the default), "
+                         f"got {value!r}")
+    return v
+
+
 def _dpi(x, y, eval_points, degree, kernel, kind, preliminary_bandwidth, pilot_bandwidth,
          pilot_degree):
     return _core.dpi_bandwidth(
         x, y, np.asarray(eval_points, dtype=np.float64).ravel(), degree=int(degree),
         kernel=str(kernel), kind=_check_kind(kind),
-        preliminary_bandwidth=0.0 if preliminary_bandwidth is None else float(preliminary_bandwidth),
-        pilot_bandwidth=0.0 if pilot_bandwidth is None else float(pilot_bandwidth),
+        preliminary_bandwidth=_opt_bandwidth(preliminary_bandwidth, "preliminary_bandwidth"),
+        pilot_bandwidth=_opt_bandwidth(pilot_bandwidth, "pilot_bandwidth"),
         pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
     )
 
@@ -283,13 +297,14 @@ def tradeoff(X, y, bandwidths, eval_points=None, kind: str = "const", kernel: st
     else:
         E = np.asarray(eval_points, dtype=np.float64)
         E = E[:, None] if E.ndim == 1 else E
+    pilot = _opt_bandwidth(pilot_bandwidth, "pilot_bandwidth")
     frames = []
     names = {0: "NadarayaWatson", 1: "LocalLinear"}
     for p in degrees:
         t = np.asarray(_core.tradeoff_curve(
             X, y, hs, degree=int(p), kernel=str(kernel), X_eval=E, kind=_check_kind(kind),
             pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
-            pilot_bandwidth=0.0 if pilot_bandwidth is None else float(pilot_bandwidth)))
+            pilot_bandwidth=pilot))
         frames.append(pd.DataFrame({
             "estimator": names.get(int(p), f"degree {p}"), "degree": int(p),
             "bandwidth": t[:, 0], "bias2": t[:, 1], "variance": t[:, 2], "mse": t[:, 3],
