@@ -259,3 +259,9 @@ def test_tradeoff_names_nan_in_x():
     xn[3] = np.nan
     with pytest.raises(ValueError, match="^X: contains NaN or Inf"):
         attnreg.diagnostics.tradeoff(xn, _y1, [0.1, 0.2])
+
+
+def test_specification_test_without_weighted_pairs_names_the_bandwidth():
+    with pytest.raises(ValueError, match=r"^bandwidth: no pair of distinct observations has "
+                                         r"kernel weight at h = 1e-08 \(given\)"):
+        attnreg.diagnostics.specification_test(_x1, _y1, bandwidth=[1e-8])
