@@ -371,6 +371,12 @@ TEST(BandwidthSelect, DegenerateDataGiveClearErrors) {
             std::string::npos);
   EXPECT_THROW(bandwidth_method_from_name("cv_foo"), InvalidArgument);
   EXPECT_EQ(bandwidth_method_from_name("cv.aic"), BandwidthMethod::aic);
+  // A grid of 10^9 CV passes would run for hours: capped, with the cap and the reason.
+  o.grid_size = 1000000000;
+  EXPECT_NE(msg(arma::randu<arma::mat>(30, 1), arma::randu<arma::vec>(30))
+                .find("grid_size: must be between 0 and 10000 (each grid point is one full "
+                      "cross-validation pass"),
+            std::string::npos);
 }
 
 TEST(SelectBandwidth, StartOptionRefinesLocallyFromTheGivenBandwidths) {

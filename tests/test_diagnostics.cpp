@@ -357,6 +357,10 @@ TEST(SmootherDiagnostics, BadInputsNameTheArgument) {
   const PointwiseDiagnostics d2 = pointwise_diagnostics(m2, X2.rows(0, 2), {});
   EXPECT_TRUE(d2.se.is_finite());
   EXPECT_TRUE(std::isnan(d2.bias(0)));
+  // ... and says why, for the faces' warning / error (an RBC interval is then an error there).
+  EXPECT_NE(d2.bias_note.find("need exactly one continuous regressor"), std::string::npos);
+  EXPECT_NE(d2.bias_note.find("this fit has 2 regressors (2 continuous)"), std::string::npos);
+  EXPECT_TRUE(pointwise_diagnostics(m, X.rows(0, 2), {}).bias_note.empty());
 }
 
 TEST(SmootherDiagnostics, BadPreliminaryAndPilotBandwidthsAreErrorsNotTheDefault) {

@@ -794,7 +794,14 @@ arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel) {
 BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
                                        const BandwidthSelectOptions& opt) {
   check::require(opt.n_starts >= 1, "n_starts", "must be at least 1");
-  check::require(opt.grid_size >= 0, "grid_size", "must be >= 0");
+  // Each grid point is a full cross-validation pass over the data, and the curve only seeds
+  // the gradient search, so a huge grid is a mistake that would run for minutes or hours.
+  constexpr int kMaxGridSize = 10000;
+  check::require(opt.grid_size >= 0 && opt.grid_size <= kMaxGridSize, "grid_size",
+                 "must be between 0 and " + std::to_string(kMaxGridSize) +
+                     " (each grid point is one full cross-validation pass and the curve only "
+                     "seeds the search; 30 is the default), got " +
+                     std::to_string(opt.grid_size));
   BandwidthSelectResult res;
   res.method = bandwidth_method_name(opt.method);
   BandwidthSelectOptions cvopt = opt;

@@ -312,6 +312,11 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
     r.rbc_high = r.fit_bc + r.z * r.se_bc;
   } else {
     r.bias = r.fit_bc = r.se_bc = r.rbc_low = r.rbc_high = arma::vec(m, arma::fill::value(kNaN));
+    const std::size_t d = model.space().var_types().size();
+    r.bias_note = "the bias, mse and robust bias-corrected (rbc) columns need exactly one "
+                  "continuous regressor (the pilot polynomial is univariate); this fit has " +
+                  std::to_string(d) + " regressor" + (d == 1 ? "" : "s") + " (" +
+                  std::to_string(model.space().n_continuous()) + " continuous)";
   }
   r.mse = arma::square(r.bias) + arma::square(r.se);
   return r;

@@ -265,3 +265,53 @@ def test_specification_test_without_weighted_pairs_names_the_bandwidth():
     with pytest.raises(ValueError, match=r"^bandwidth: no pair of distinct observations has "
                                          r"kernel weight at h = 1e-08 \(given\)"):
         attnreg.diagnostics.specification_test(_x1, _y1, bandwidth=[1e-8])
+
+
+def test_diagnose_with_several_regressors_warns_why_bias_columns_are_nan():
+    m = attnreg.LocalLinear(bandwidth=[0.3, 0.3]).fit(X, y)
+    with pytest.warns(UserWarning, match=r"diagnose: the bias, mse and robust bias-corrected "
+                                         r"\(rbc\) columns need exactly one continuous regressor"
+                                         r".*this fit has 2 regressors"):
+        d = attnreg.diagnostics.diagnose(m, X[:4])
+    assert np.isfinite(d[["fit", "se", "ci_low", "ci_high"]].to_numpy()).all()
+    assert d[["bias", "mse", "rbc_low", "rbc_high", "fit_bc", "se_bc"]].isna().all().all()
+    m1 = attnreg.LocalLinear(bandwidth=0.3).fit(X[:, :1], y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isfinite(attnreg.diagnostics.diagnose(m1, X[:4, :1]).to_numpy()).all()
+
+
+_cl = np.repeat(np.arange(10), 3)
+
+
+@pytest.mark.parametrize("bad,msg", [
+    (np.where(np.arange(30) == 4, np.nan, _cl), r"cluster: is missing \(NaN/None\) at row 4"),
+    (np.array([None] + list(_cl[1:]), dtype=object), r"cluster: is missing"),
+    (_cl + 0.5, r"cluster: must be integer ids or labels; got the non-integer 0.5"),
+])
+def test_cr1_cluster_ids_missing_or_fractional_are_errors(bad, msg):
+    m1 = attnreg.LocalLinear(bandwidth=0.3).fit(X[:, :1], y)
+    with pytest.raises(ValueError, match=msg):
+        attnreg.diagnostics.diagnose(m1, X[:2, :1], kind="cr1", cluster=bad)
+
+
+def test_cr1_cluster_labels_are_factorised():
+    m1 = attnreg.LocalLinear(bandwidth=0.3).fit(X[:, :1], y)
+    ref = attnreg.diagnostics.diagnose(m1, X[:3, :1], kind="cr1", cluster=_cl)["se"]
+    for c in (_cl.astype(float), np.array(list("abcdefghij"))[_cl],
+              pd.Categorical(np.array(list("abcdefghij"))[_cl])):
+        np.testing.assert_array_equal(
+            attnreg.diagnostics.diagnose(m1, X[:3, :1], kind="cr1", cluster=c)["se"], ref)
+
+
+def test_select_bandwidth_grid_size_is_capped_with_the_reason():
+    with pytest.raises(ValueError, match=r"^grid_size: must be between 0 and 10000 \(each grid "
+                                         r"point is one full cross-validation pass"):
+        attnreg.select_bandwidth(X[:, :1], y, grid_size=10**9)
+
+
+def test_dpi_refuses_a_2d_x_instead_of_ravelling_it():
+    with pytest.raises(ValueError, match=r"^x: dpi is for one regressor.*shape \(30, 2\)"):
+        attnreg.bandwidth.dpi(X, y)
+    h = attnreg.bandwidth.dpi(X[:, :1], y).bandwidth  # one column is fine
+    assert h == attnreg.bandwidth.dpi(X[:, 0], y).bandwidth

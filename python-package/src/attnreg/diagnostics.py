@@ -68,6 +68,30 @@ def _fitted_core(estimator):
     return estimator._model
 
 
+def _cluster_codes(cluster):
+    """Codes 0..G-1 of cluster ids: integers, or labels (strings, categoricals, objects) as
+    ``pandas.factorize`` does. Missing ids (NaN, None, pd.NA) and non-integer floats are errors:
+    a NaN must not become a cluster of its own, and 1.5 is not an id."""
+    import pandas as pd
+
+    if isinstance(cluster, (pd.Series, pd.Index, pd.Categorical)):
+        s = pd.Series(cluster).reset_index(drop=True)
+    else:
+        s = pd.Series(np.asarray(cluster).ravel())
+    if s.isna().any():
+        raise ValueError(f"cluster: is missing (NaN/None) at row {int(np.argmax(s.isna()))}; "
+                         "every training row needs a cluster id (drop those rows or give "
+                         "them their own id)")
+    if s.dtype.kind == "f":
+        v = s.to_numpy(dtype=np.float64)
+        frac = v != np.round(v)
+        if frac.any():
+            raise ValueError(f"cluster: must be integer ids or labels; got the non-integer "
+                             f"{float(v[frac][0])!r} (floats are not ids)")
+    codes, _ = pd.factorize(s, sort=True)
+    return codes
+
+
 def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwidth=None,
              pilot_degree: int | None = None, cluster=None, output: int = 0):
     """Pointwise fit, standard error, bias, MSE and confidence intervals at the rows of ``X``.
@@ -88,7 +112,9 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
     pilot_degree : int, optional
         Degree ``q`` of the pilot (> the estimator's degree); default ``max(p + 1, 2)``.
     cluster : array-like of shape (n_train,), optional
-        Integer cluster ids for ``kind="cr1"``.
+        Cluster ids for ``kind="cr1"``: integers, or labels (strings, a pandas Categorical)
+        that are factorised as ``pandas.factorize`` does. Missing ids and non-integer floats
+        raise ``ValueError``.
     output : int, default 0
         Output column for multi-output fits.
 
@@ -96,7 +122,9 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
     -------
     pandas.DataFrame
         Columns ``fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high, fit_bc, se_bc``. The
-        bias, MSE and RBC columns need one continuous regressor and are NaN otherwise.
+        bias, MSE and RBC columns need one continuous regressor; otherwise they are NaN and a
+        ``UserWarning`` says why (``fit``, ``se`` and the conventional interval are always
+        computed).
         ``mse = bias**2 + se**2``; ``[ci_low, ci_high] = fit -+ z se``;
         ``[rbc_low, rbc_high] = fit_bc -+ z se_bc`` with ``fit_bc = fit - bias`` and ``se_bc``
         its exact variance (the bias estimate is linear in y).
@@ -112,9 +140,7 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
         raise ValueError(f"pilot_bandwidth: must be a positive number, got {pilot_bandwidth!r}")
     cl: list[int] = []
     if cluster is not None:
-        c = np.asarray(cluster).ravel()
-        _, codes = np.unique(c, return_inverse=True)
-        cl = [int(v) for v in codes]
+        cl = [int(v) for v in _cluster_codes(cluster)]
     elif kind == "cr1":
         raise ValueError("cluster: kind='cr1' needs one cluster id per training row")
     r = _core.pointwise_diagnostics(
@@ -122,6 +148,11 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
         pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
         pilot_bandwidth=float(pilot_bandwidth), cluster=cl, output=int(output),
     )
+    if r["bias_note"]:
+        import warnings
+
+        warnings.warn(f"diagnose: {r['bias_note']}; those columns are NaN", UserWarning,
+                      stacklevel=2)
     cols = ["fit", "se", "bias", "mse", "ci_low", "ci_high", "rbc_low", "rbc_high", "fit_bc",
             "se_bc"]
     index = X.index if hasattr(X, "index") else None
