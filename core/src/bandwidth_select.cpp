@@ -791,8 +791,35 @@ arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel) {
   return h;
 }
 
+namespace {
+BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::vec& y,
+                                                const BandwidthSelectOptions& opt);
+}  // namespace
+
 BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
                                        const BandwidthSelectOptions& opt) {
+  // Every criterion's minimiser is invariant under y -> c y (cv_ls and gcv scale by c^2, aic
+  // shifts by log c^2), but at extreme scales (|y| ~ 1e+-150) the squared residuals lose
+  // precision or overflow and the search went wrong without a word. Bring y to order one by
+  // a power of two (exact in floating point), select, and undo the scale on the objective.
+  int e = 0;
+  const double s = y.is_empty() ? 0.0 : arma::abs(y).max();
+  if (std::isfinite(s) && s > 0) std::frexp(s, &e);
+  if (e > -200 && e < 200) return select_bandwidth_unscaled(X, y, opt);
+  const arma::vec ys = y * std::ldexp(1.0, -e);
+  BandwidthSelectResult res = select_bandwidth_unscaled(X, ys, opt);
+  auto unscale = [&](double v) {
+    if (!std::isfinite(v)) return v;
+    return opt.method == BandwidthMethod::aic ? v + 2.0 * e * std::log(2.0) : std::ldexp(v, 2 * e);
+  };
+  res.objective = unscale(res.objective);
+  for (double& v : res.curve_values) v = unscale(v);
+  return res;
+}
+
+namespace {
+BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::vec& y,
+                                                const BandwidthSelectOptions& opt) {
   check::require(opt.n_starts >= 1, "n_starts", "must be at least 1");
   // Each grid point is a full cross-validation pass over the data, and the curve only seeds
   // the gradient search, so a huge grid is a mistake that would run for minutes or hours.
@@ -1040,5 +1067,6 @@ BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
   }
   return res;
 }
+}  // namespace
 
 }  // namespace attnreg
