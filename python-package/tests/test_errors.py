@@ -315,3 +315,22 @@ def test_dpi_refuses_a_2d_x_instead_of_ravelling_it():
         attnreg.bandwidth.dpi(X, y)
     h = attnreg.bandwidth.dpi(X[:, :1], y).bandwidth  # one column is fine
     assert h == attnreg.bandwidth.dpi(X[:, 0], y).bandwidth
+
+
+@pytest.mark.parametrize("call,msg", [
+    (lambda: attnreg.diagnostics.diagnose(ll().fit(X[:, :1], y), X[:2, :1], output=-1),
+     r"^output: must be a non-negative integer, got -1"),
+    (lambda: attnreg.diagnostics.bootstrap_bands(ll().fit(X[:, :1], y), X[:2, :1], seed=-1,
+                                                 replications=19),
+     r"^seed: must be a non-negative integer, got -1"),
+    (lambda: attnreg.diagnostics.bootstrap_bands(ll().fit(X[:, :1], y), X[:2, :1], seed=1.5,
+                                                 replications=19),
+     r"^seed: must be a non-negative integer, got 1.5"),
+    (lambda: _A.softmax(_Q, _K, _V, window=2.5), r"^window: must be a non-negative integer"),
+    (lambda: _A.attention_weights(_Q, _K, window=2.5), r"^window: must be a non-negative"),
+    (lambda: _A.lla_partial(_Q, _K, _V, key_offset=0, n_keys_total=8, window=-1),
+     r"^window: must be >= 0"),
+])
+def test_integer_arguments_are_named_not_pybind_signature_errors(call, msg):
+    with pytest.raises((TypeError, ValueError), match=msg):
+        call()

@@ -102,12 +102,23 @@ def _warn(info: dict) -> None:
         warnings.warn(msg, AttentionWarning, stacklevel=3)
 
 
+def _window(window) -> int:
+    """None -> 0 (no window); otherwise a non-negative integer, named in the error."""
+    if window is None:
+        return 0
+    if isinstance(window, (bool, np.bool_)) or not (
+            isinstance(window, (int, np.integer)) or
+            (isinstance(window, (float, np.floating)) and float(window).is_integer())):
+        raise TypeError(f"window: must be a non-negative integer (or None), got {window!r}")
+    if int(window) < 0:
+        raise ValueError(f"window: must be >= 0 (0 or None = no window), got {window!r}")
+    return int(window)
+
+
 def _forward(Q, K, V, *, device: str, return_info: bool, **kw: Any):
     _device(device)
     Q, K, V = _arrays(Q, K, V, names=("Q", "K", "V"))
-    kw.setdefault("window", 0)
-    if kw["window"] is None:
-        kw["window"] = 0
+    kw["window"] = _window(kw.get("window"))
     if kw.get("n_threads") is None:
         kw["n_threads"] = 0
     fn = _core.attention_forward if device == "cpu" else _core.attention_forward_cuda
@@ -235,7 +246,7 @@ def attention_weights(Q, K, *, method: str = "softmax", scale: float | None = No
     if method == "mesa" and ridge is None:
         ridge = 1.0
     return _core.attention_weights(
-        Q, K, method=method, causal=causal, window=0 if window is None else window,
+        Q, K, method=method, causal=causal, window=_window(window),
         scale=scale, bandwidth=bandwidth, ridge=_ridge(ridge), kernel=kernel,
         feature_map=feature_map, feature_tau=tau, normalize=normalize,
         n_threads=0 if n_threads is None else n_threads)
@@ -255,7 +266,7 @@ def lla_partial(Q, K, V, *, key_offset: int, n_keys_total: int, bandwidth: float
     """
     Q, K, V = _arrays(Q, K, V, names=("Q", "K", "V"))
     return _core.lla_partial(Q, K, V, key_offset=key_offset, n_keys_total=n_keys_total,
-                             causal=causal, window=0 if window is None else window,
+                             causal=causal, window=_window(window),
                              scale=scale, bandwidth=bandwidth, kernel=kernel,
                              n_threads=0 if n_threads is None else n_threads)
 
@@ -271,7 +282,7 @@ def lla_finalize(Q, partial, *, ridge: Any = 0.0, causal: bool = False,
     """LLA output from merged statistics (one Cholesky solve per query)."""
     (Q,) = _arrays(Q, names=("Q",))
     out, info = _core.lla_finalize(Q, partial, ridge=_ridge(ridge), causal=causal,
-                                   window=0 if window is None else window,
+                                   window=_window(window),
                                    n_threads=0 if n_threads is None else n_threads)
     _warn(info)
     return (out, info) if return_info else out

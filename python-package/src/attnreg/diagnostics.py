@@ -50,6 +50,18 @@ __all__ = [
 _KINDS = ("const", "hc0", "hc1", "hc2", "hc3", "cr1")
 
 
+def _nonneg_int(value, name: str) -> int:
+    """A non-negative integer argument (output index, seed), named in the error rather than
+    pybind11's "incompatible function arguments"."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        if not (isinstance(value, (float, np.floating)) and float(value).is_integer()):
+            raise TypeError(f"{name}: must be a non-negative integer, got {value!r}")
+    v = int(value)
+    if v < 0 or v >= 2 ** 63:
+        raise ValueError(f"{name}: must be a non-negative integer, got {value!r}")
+    return v
+
+
 def _check_kind(kind: str) -> str:
     if not isinstance(kind, str) or kind.lower() not in _KINDS + ("homoskedastic",):
         raise ValueError(f"kind: unknown variance kind {kind!r}; use one of {', '.join(_KINDS)}")
@@ -146,7 +158,7 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
     r = _core.pointwise_diagnostics(
         model, Xa, kind=kind, level=float(level),
         pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
-        pilot_bandwidth=float(pilot_bandwidth), cluster=cl, output=int(output),
+        pilot_bandwidth=float(pilot_bandwidth), cluster=cl, output=_nonneg_int(output, "output"),
     )
     if r["bias_note"]:
         import warnings
@@ -542,9 +554,9 @@ def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademach
     model = _fitted_core(estimator)
     Xa = estimator._check_X(X)
     r = _core.bootstrap_bands(model, Xa, type=str(type), replications=int(replications),
-                              level=float(level), seed=int(seed),
+                              level=float(level), seed=_nonneg_int(seed, "seed"),
                               bias_corrected=bool(bias_corrected), kind=_check_kind(kind),
-                              output=int(output))
+                              output=_nonneg_int(output, "output"))
     cols = ["center", "se", "low", "high", "uniform_low", "uniform_high"]
     df = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols})
     df.attrs["critical_value"] = float(r["critical_value"])
@@ -666,7 +678,7 @@ def significance_test(estimator, replications: int = 399, bootstrap: str = "mamm
     if not isinstance(bootstrap, str):
         raise ValueError("bootstrap: use 'mammen', 'rademacher' or 'iid'")
     r = _core.significance_test(model, replications=int(replications), bootstrap=bootstrap,
-                                seed=int(seed), columns=cols, output=int(output))
+                                seed=_nonneg_int(seed, "seed"), columns=cols, output=_nonneg_int(output, "output"))
     table = pd.DataFrame({"statistic": np.asarray(r["statistic"]).ravel(),
                           "p_value": np.asarray(r["p_value"]).ravel()},
                          index=[names[j] for j in r["columns"]])
@@ -826,7 +838,7 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
                                      unordered_kernel=str(unordered_kernel),
                                      ordered_kernel=str(ordered_kernel), bandwidth=bw,
                                      degree=int(degree), replications=int(replications),
-                                     bootstrap=bootstrap, seed=int(seed),
+                                     bootstrap=bootstrap, seed=_nonneg_int(seed, "seed"),
                                      n_threads=int(n_threads),
                                      reselect=-1 if reselect_bandwidth is None
                                      else int(bool(reselect_bandwidth)))
