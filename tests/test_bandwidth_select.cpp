@@ -399,6 +399,25 @@ TEST(SelectBandwidth, ResponseAtExtremeScalesSelectsTheSameBandwidth) {
   }
 }
 
+TEST(SelectBandwidth, RegressorsAtExtremeScalesGiveTheScaledBandwidth) {
+  // x * 1e-300 was reported "constant" and x * 1e307 overflowed the search box ("bandwidth:
+  // must be > 0 and finite ... got inf" although no bandwidth was passed).
+  arma::arma_rng::set_seed(22);
+  const arma::mat X = arma::randu<arma::mat>(120, 1);
+  const arma::vec y = arma::sin(3 * X.col(0)) + 0.2 * arma::randn(120);
+  for (BandwidthMethod m : {BandwidthMethod::cv_ls, BandwidthMethod::dpi}) {
+    BandwidthSelectOptions o;
+    o.method = m;
+    const BandwidthSelectResult base = select_bandwidth(X, y, o);
+    for (double c : {1e-300, 1e-307, 1e300, 1e307}) {
+      const BandwidthSelectResult r = select_bandwidth(X * c, y, o);
+      EXPECT_NEAR(r.bandwidth(0) / c, base.bandwidth(0), 1e-9 * base.bandwidth(0))
+          << bandwidth_method_name(m) << " " << c;
+      EXPECT_NEAR(r.objective, base.objective, 1e-9 * std::abs(base.objective));
+    }
+  }
+}
+
 TEST(SelectBandwidth, StartOptionRefinesLocallyFromTheGivenBandwidths) {
   arma::arma_rng::set_seed(12);
   const arma::mat X = arma::randu<arma::mat>(150, 2);
