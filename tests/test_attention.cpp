@@ -766,10 +766,57 @@ TEST(Direct, PartialsMergeAssociativelyOverKeySlices) {
   // The middle slice alone holds no key that the causal queries 1..13 may use: finalising it
   // is an error, not a silent zero.
   Tensor<double> part0(1, 2, n, dv);
-  EXPECT_THROW(lla_finalize<double>(Q.cv(), parts[1], part0.v(), o), attnreg::NumericalError);
+  EXPECT_THROW(lla_finalize<double>(Q.cv(), parts[1], part0.v(), o), attnreg::InvalidArgument);
   LLAPartial bad = parts[0];
   bad.dim_v = 7;
   EXPECT_THROW(merge(bad, parts[1]), attnreg::InvalidArgument);
+}
+
+template <class Fn>
+void expect_invalid(Fn fn, const std::string& needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected InvalidArgument mentioning '" << needle << "'";
+  } catch (const attnreg::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(Direct, FinalizeRefusesPartialsThatMissKeysAndMergeRefusesOverlaps) {
+  // Non-causal: every query sees every key, so statistics over keys [0, 8) of 16 would give a
+  // finite but wrong LLA (over half the keys). Both the gap and a double-counted key are errors.
+  const i64 n = 16, d = 2, dv = 1;
+  const auto Q = randn(1, 1, 6, d, 191), K = randn(1, 1, n, d, 192), V = randn(1, 1, n, dv, 193);
+  Options o = lla_opts(LLAAlgorithm::direct, 0.1);
+  auto slice = [&](const Tensor<double>& t, i64 a, i64 b) {
+    Tensor<double> s(1, 1, b - a, t.D);
+    for (i64 j = a; j < b; ++j)
+      for (i64 c = 0; c < t.D; ++c) s(0, 0, j - a, c) = t(0, 0, j, c);
+    return s;
+  };
+  auto part = [&](i64 a, i64 b) {
+    const auto Ks = slice(K, a, b), Vs = slice(V, a, b);
+    return lla_partial<double>(Q.cv(), Ks.cv(), Vs.cv(), a, n, o);
+  };
+  Tensor<double> out(1, 1, 6, dv);
+  expect_invalid([&] { lla_finalize<double>(Q.cv(), part(0, 8), out.v(), o); },
+                 "partial: covers keys [0, 8) of n_keys_total = 16");
+  LLAPartial gap = part(0, 4);
+  merge(gap, part(12, 16));
+  expect_invalid([&] { lla_finalize<double>(Q.cv(), gap, out.v(), o); },
+                 "covers keys [0, 4), [12, 16) of n_keys_total = 16");
+  LLAPartial over = part(0, 9);
+  expect_invalid([&] { merge(over, part(8, 16)); }, "other: covers keys [8, 16)");
+  LLAPartial twice = part(0, 16);
+  expect_invalid([&] { merge(twice, part(0, 16)); }, "exactly once");
+  // Complete coverage (in any order) is accepted and equals the one-shot direct LLA.
+  LLAPartial all = part(8, 16);
+  merge(all, part(0, 3));
+  merge(all, part(3, 8));
+  ASSERT_EQ(all.key_ranges, (std::vector<i64>{0, 16}));
+  lla_finalize<double>(Q.cv(), all, out.v(), o);
+  const auto ref = run(Q, K, V, o);
+  EXPECT_LT(max_abs_diff(out, ref), 1e-12 * max_abs(ref));
 }
 
 // ================================================================== diagnostics and bad input
@@ -793,16 +840,6 @@ TEST(Diagnostics, CGIterationsAndNonConvergenceAreReported) {
   EXPECT_EQ(dg.cg_max_iterations, 2);
   ASSERT_FALSE(dg.warnings.empty());
   EXPECT_NE(dg.warnings[0].find("cg_max_iter"), std::string::npos);
-}
-
-template <class Fn>
-void expect_invalid(Fn fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected InvalidArgument mentioning '" << needle << "'";
-  } catch (const attnreg::InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
 }
 
 TEST(BadInput, ClearErrorsNamingTheArgument) {
@@ -879,6 +916,58 @@ TEST(BadInput, ClearErrorsNamingTheArgument) {
     for (i64 c = 0; c < 3; ++c) Kd(0, 0, j, c) = (c == 0) ? double(j) : 0.0;
   for (auto alg : {LLAAlgorithm::naive, LLAAlgorithm::direct})
     EXPECT_THROW(run(Q, Kd, V, lla_opts(alg, 0.0)), attnreg::NumericalError) << to_string(alg);
+}
+
+TEST(BadInput, OverflowingLogitsAreANumericalErrorNamingTheQuery) {
+  // Inputs are finite but scale * q.k (or ||q - k||^2 / h^2) is not: the running max cannot
+  // help, so the result would be NaN rows. Each is a NumericalError naming (batch, head, query).
+  const auto Q = randn(1, 2, 5, 3, 201), K = randn(1, 2, 7, 3, 202), V = randn(1, 2, 7, 2, 203);
+  auto scaled = [](Tensor<double> t, double c) {
+    for (auto& x : t.x) x *= c;
+    return t;
+  };
+  auto expect_numerical = [](auto fn, const std::string& needle) {
+    try {
+      fn();
+      ADD_FAILURE() << "expected NumericalError mentioning '" << needle << "'";
+    } catch (const attnreg::NumericalError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  const auto Qb = scaled(Q, 1e155), Kb = scaled(K, 1e155);
+  Options sm;
+  Options nw;
+  nw.method = Method::nw_rbf;
+  expect_numerical([&] { run(Qb, Kb, V, sm); }, "softmax: a logit overflows float64 at (batch 1, head 1, query");
+  expect_numerical([&] { run(Qb, Kb, V, nw); }, "nw_rbf: a logit overflows float64");
+  Tensor<double> W(1, 2, 5, 7);
+  expect_numerical([&] { attention_weights<double>(Qb.cv(), Kb.cv(), W.v(), sm); },
+                   "softmax: a logit overflows float64");
+  // float32: norms ~1e20 or scale = 1e38 overflow float although float64 would not.
+  const auto Qf = scaled(Q, 1e20).cast<float>(), Kf = scaled(K, 1e20).cast<float>();
+  const auto Vf = V.cast<float>();
+  expect_numerical([&] { run(Qf, Kf, Vf, sm); }, "overflows float32");
+  expect_numerical([&] { run(Qf, Kf, Vf, nw); }, "overflows float32");
+  Options big;
+  big.scale = 1e38;
+  expect_numerical([&] { run(scaled(Q, 10).cast<float>(), scaled(K, 10).cast<float>(), Vf, big); },
+                   "overflows float32");
+  // The same data at a representable scale stays finite and equal to float64 (no false alarm).
+  const auto ok = run(scaled(Q, 1e18).cast<float>(), scaled(K, 1e18).cast<float>(), Vf, sm);
+  for (float x : ok.x) EXPECT_TRUE(std::isfinite(x));
+  // A bandwidth whose 1 / h^2 overflows float32 is an error in float32 (the check runs in the
+  // arithmetic's precision) and fine in float64.
+  Options tiny;
+  tiny.method = Method::nw_rbf;
+  tiny.bandwidth = 1e-20;
+  expect_invalid([&] { run(Q.cast<float>(), K.cast<float>(), Vf, tiny); },
+                 "bandwidth: is too small: 1 / bandwidth^2 overflows float32");
+  Options hugescale;
+  hugescale.scale = 1e39;
+  expect_invalid([&] { run(Q.cast<float>(), K.cast<float>(), Vf, hugescale); },
+                 "scale: overflows float32");
+  tiny.bandwidth = 1e-155;
+  expect_invalid([&] { run(Q, K, V, tiny); }, "overflows float64");
 }
 
 // ================================================================== the shared tile math

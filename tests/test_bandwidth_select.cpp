@@ -371,6 +371,51 @@ TEST(BandwidthSelect, DegenerateDataGiveClearErrors) {
             std::string::npos);
   EXPECT_THROW(bandwidth_method_from_name("cv_foo"), InvalidArgument);
   EXPECT_EQ(bandwidth_method_from_name("cv.aic"), BandwidthMethod::aic);
+  // A grid of 10^9 CV passes would run for hours: capped, with the cap and the reason.
+  o.grid_size = 1000000000;
+  EXPECT_NE(msg(arma::randu<arma::mat>(30, 1), arma::randu<arma::vec>(30))
+                .find("grid_size: must be between 0 and 10000 (each grid point is one full "
+                      "cross-validation pass"),
+            std::string::npos);
+}
+
+TEST(SelectBandwidth, ResponseAtExtremeScalesSelectsTheSameBandwidth) {
+  // The criteria's minimisers do not depend on the scale of y, but at |y| ~ 1e+-150 the
+  // squared residuals lost precision and the search went elsewhere (50-100% off, no word).
+  arma::arma_rng::set_seed(21);
+  const arma::mat X = arma::randu<arma::mat>(150, 2);
+  const arma::vec y = arma::sin(4 * X.col(0)) + arma::cos(4 * X.col(1)) + 0.2 * arma::randn(150);
+  for (BandwidthMethod m : {BandwidthMethod::cv_ls, BandwidthMethod::aic, BandwidthMethod::gcv}) {
+    BandwidthSelectOptions o;
+    o.method = m;
+    const BandwidthSelectResult base = select_bandwidth(X, y, o);
+    for (double c : {1e-150, 1e150}) {
+      const BandwidthSelectResult r = select_bandwidth(X, y * c, o);
+      EXPECT_LT(arma::abs(r.bandwidth / base.bandwidth - 1).max(), 1e-5) << bandwidth_method_name(m) << c;
+      const double want = m == BandwidthMethod::aic ? base.objective + 2 * std::log(c)
+                                                    : base.objective * c * c;
+      EXPECT_NEAR(r.objective, want, 1e-9 * std::abs(want)) << bandwidth_method_name(m) << c;
+    }
+  }
+}
+
+TEST(SelectBandwidth, RegressorsAtExtremeScalesGiveTheScaledBandwidth) {
+  // x * 1e-300 was reported "constant" and x * 1e307 overflowed the search box ("bandwidth:
+  // must be > 0 and finite ... got inf" although no bandwidth was passed).
+  arma::arma_rng::set_seed(22);
+  const arma::mat X = arma::randu<arma::mat>(120, 1);
+  const arma::vec y = arma::sin(3 * X.col(0)) + 0.2 * arma::randn(120);
+  for (BandwidthMethod m : {BandwidthMethod::cv_ls, BandwidthMethod::dpi}) {
+    BandwidthSelectOptions o;
+    o.method = m;
+    const BandwidthSelectResult base = select_bandwidth(X, y, o);
+    for (double c : {1e-300, 1e-307, 1e300, 1e307}) {
+      const BandwidthSelectResult r = select_bandwidth(X * c, y, o);
+      EXPECT_NEAR(r.bandwidth(0) / c, base.bandwidth(0), 1e-9 * base.bandwidth(0))
+          << bandwidth_method_name(m) << " " << c;
+      EXPECT_NEAR(r.objective, base.objective, 1e-9 * std::abs(base.objective));
+    }
+  }
 }
 
 TEST(SelectBandwidth, StartOptionRefinesLocallyFromTheGivenBandwidths) {

@@ -357,6 +357,43 @@ TEST(SmootherDiagnostics, BadInputsNameTheArgument) {
   const PointwiseDiagnostics d2 = pointwise_diagnostics(m2, X2.rows(0, 2), {});
   EXPECT_TRUE(d2.se.is_finite());
   EXPECT_TRUE(std::isnan(d2.bias(0)));
+  // ... and says why, for the faces' warning / error (an RBC interval is then an error there).
+  EXPECT_NE(d2.bias_note.find("need exactly one continuous regressor"), std::string::npos);
+  EXPECT_NE(d2.bias_note.find("this fit has 2 regressors (2 continuous)"), std::string::npos);
+  EXPECT_TRUE(pointwise_diagnostics(m, X.rows(0, 2), {}).bias_note.empty());
+}
+
+TEST(SmootherDiagnostics, BadPreliminaryAndPilotBandwidthsAreErrorsNotTheDefault) {
+  // 0 is the "default" sentinel of the core; a negative or NaN value used to fall through to
+  // the default silently. Each is now an error naming the argument.
+  arma::arma_rng::set_seed(3);
+  const arma::vec x = arma::randu(200);
+  const arma::vec y = arma::sin(3 * x) + 0.2 * arma::randn(200);
+  for (double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+    DpiBandwidthOptions o;
+    o.preliminary_bandwidth = bad;
+    expect_throw_with([&] { dpi_bandwidth(x, y, arma::vec{0.5}, o); }, "preliminary_bandwidth: must be");
+    o = {};
+    o.pilot_bandwidth = bad;
+    expect_throw_with([&] { dpi_bandwidth(x, y, arma::vec{0.5}, o); }, "pilot_bandwidth: must be");
+    LocalFitOptions fo;
+    expect_throw_with([&] {
+      tradeoff_curve(arma::mat(x), y, arma::vec{0.1, 0.2}, fo, arma::mat(x), VarianceKind::homoskedastic, -1, bad);
+    }, "pilot_bandwidth: must be");
+  }
+  // The default still works, and a given positive value is used (it changes the answer).
+  DpiBandwidthOptions o;
+  const double h_default = dpi_bandwidth(x, y, arma::vec{0.5}, o).bandwidth;
+  o.preliminary_bandwidth = 0.05;
+  const DpiBandwidth r = dpi_bandwidth(x, y, arma::vec{0.5}, o);
+  EXPECT_EQ(r.h0, 0.05);
+  EXPECT_NE(r.bandwidth, h_default);
+  // NaN in X is named (Armadillo's quantile() used to report it without the argument).
+  arma::mat Xn(x);
+  Xn(4, 0) = NAN;
+  expect_throw_with([&] {
+    tradeoff_curve(Xn, y, arma::vec{0.1}, LocalFitOptions{}, arma::mat(x), VarianceKind::homoskedastic, -1, 0);
+  }, "X: contains NaN");
 }
 
 TEST(SmootherDiagnostics, BootstrapBands) {

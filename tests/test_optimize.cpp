@@ -50,3 +50,26 @@ TEST(MinimizeBox, MultistartFindsTheGlobalMinimumOfADoubleWell) {
                             arma::vec{0.0}, arma::vec{-1}, arma::vec{1}),
                attnreg::NumericalError);
 }
+
+#include <thread>
+
+#include "attnreg/runtime.hpp"
+
+TEST(Runtime, CancelAllStopsGuardsOnEveryThreadUntilCleared) {
+  // Faces that run the core on their own worker threads (Dask's threaded scheduler) cannot
+  // deliver Ctrl-C there; cancel_all(true) makes every poll() return true, on any thread.
+  attnreg::cancel_all(true);
+  bool seen_in_thread = false;
+  std::thread t([&] {
+    attnreg::InterruptGuard g;
+    seen_in_thread = g.poll();
+  });
+  t.join();
+  attnreg::InterruptGuard here;
+  EXPECT_TRUE(seen_in_thread);
+  EXPECT_TRUE(here.poll());
+  EXPECT_THROW(here.rethrow_if_interrupted(), attnreg::Interrupted);
+  attnreg::cancel_all(false);
+  attnreg::InterruptGuard after;
+  EXPECT_FALSE(after.poll());
+}

@@ -346,4 +346,9 @@ TEST(SpecificationTests, BadInputIsNamed) {
   expect_throw_with([&] { specification_test(arma::mat(29, 1, arma::fill::ones), y, X, so); }, "Z");
   so.bandwidth = arma::vec{-1.0, 0.3};
   expect_throw_with([&] { specification_test(default_design(X, ""), y, X, so); }, "bandwidth");
+  // So small that no pair of distinct rows has kernel weight: J = 0, p = 1 would be an empty
+  // result presented as a test; it is an error naming the bandwidth.
+  so.bandwidth = arma::vec{1e-8, 1e-8};
+  expect_throw_with([&] { specification_test(default_design(X, ""), y, X, so); },
+                    "bandwidth: no pair of distinct observations has kernel weight at h = 1e-08");
 }

@@ -14,7 +14,16 @@
   x
 }
 
-.attn_num <- function(x) if (is.null(x)) NA_real_ else as.double(x)
+# An optional number: NULL means "the default" (NA on the way to the core); a value given must
+# be one finite number - NA, NaN or Inf is an error naming the argument, never the default.
+.attn_num <- function(x, name = deparse(substitute(x))) {
+  if (is.null(x)) return(NA_real_)
+  if (!is.numeric(x) || length(x) != 1L || !is.finite(x)) {
+    stop(name, ": must be one finite number or NULL (for the default), got ",
+         if (length(x) == 1L) format(x) else paste("length", length(x)), call. = FALSE)
+  }
+  as.double(x)
+}
 
 # A ridge keeps its dim attribute (an array (batch, heads, n_q)); as.double() would drop it.
 .attn_ridge <- function(r) {
@@ -104,9 +113,11 @@
 #' Softmax attention (Nadaraya-Watson with the dot-product kernel)
 #'
 #' \deqn{o_i = \sum_j \frac{\exp(s\, q_i^\top k_j)}{\sum_l \exp(s\, q_i^\top k_l)} v_j,}
-#' computed blockwise with a running maximum (it never overflows). With unit-norm queries and
-#' keys this is Nadaraya-Watson regression with a Gaussian kernel of bandwidth
-#' \eqn{h = s^{-1/2}} (see [nw_rbf_attention()]).
+#' computed blockwise with a running maximum, so `exp` never overflows. With unit-norm queries
+#' and keys this is Nadaraya-Watson regression with a Gaussian kernel of bandwidth
+#' \eqn{h = s^{-1/2}} (see [nw_rbf_attention()]). A logit \eqn{s\, q^\top k} that itself
+#' overflows double precision (norms near 1e154) is an error naming the (batch, head, query);
+#' `scale` or `bandwidth` given as `NA`, `NaN` or `Inf` is an error (`NULL` is the default).
 #'
 #' @section Shapes: `Q` is a matrix `(n_q, dim)`, an array `(batch, n_q, dim)` or an array
 #'   `(batch, heads, n_q, dim)`; `K` has the same layout with `n_k` rows and `V` with `n_k`

@@ -26,8 +26,9 @@
 #' from a pilot local polynomial of degree `pilot_degree` (default \eqn{\max(p+1, 2)}) and
 #' bandwidth `pilot_bw` (default the fit's, \eqn{\rho = 1} as nprobust). The RBC interval of
 #' Calonico, Cattaneo and Farrell (2018) centres at \eqn{m(x) - \hat B(x)} and uses the exact
-#' variance of that (linear) estimator. Bias, MSE and RBC need one continuous regressor (`NA`
-#' otherwise).
+#' variance of that (linear) estimator. Bias, MSE and RBC need one continuous regressor;
+#' otherwise those columns are `NA` with a warning saying why (`fit`, `se` and the conventional
+#' interval are always computed).
 #'
 #' @param fit A `kreg` fit (single response).
 #' @param newdata A data frame with the regressors; missing: the training data.
@@ -35,7 +36,8 @@
 #' @param kind Variance estimator: `"hc3"`, `"hc2"`, `"hc1"`, `"hc0"`, `"const"`, `"cr1"`.
 #' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth).
 #' @param pilot_degree Pilot degree (> the fit's degree).
-#' @param cluster Cluster ids, one per training row, for `kind = "cr1"`.
+#' @param cluster Cluster ids, one per training row, for `kind = "cr1"`: integers or labels
+#'   (a factor or character vector); `NA` and non-integer numbers are errors.
 #' @return A data frame with columns `fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high,
 #'   fit_bc, se_bc`.
 #' @examples
@@ -47,6 +49,18 @@
 #' @export
 diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
                      pilot_degree = NULL, cluster = NULL) {
+  res <- .diagnose_frame(fit, if (missing(newdata)) NULL else newdata, level, kind, pilot_bw,
+                         pilot_degree, cluster)
+  note <- attr(res, "bias_note")
+  if (nzchar(note)) warning("diagnose: ", note, "; those columns are NA", call. = FALSE)
+  attr(res, "bias_note") <- NULL
+  res
+}
+
+# diagnose() without the warning: the data frame with attribute "bias_note" (empty when the
+# bias and RBC columns were computed, else why they are NA).
+.diagnose_frame <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
+                            pilot_degree = NULL, cluster = NULL) {
   if (!inherits(fit, "kreg")) stop("fit: must be a kreg fit", call. = FALSE)
   out <- .diag_output(fit)
   kind <- .diag_kind(kind)
@@ -56,6 +70,19 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
   }
   cl <- numeric(0)
   if (!is.null(cluster)) {
+    if (!is.atomic(cluster) || !is.null(dim(cluster))) {
+      stop("cluster: must be a vector of cluster ids (integers) or labels (factor/character)",
+           call. = FALSE)
+    }
+    if (anyNA(cluster)) {
+      stop("cluster: is NA/NaN at row ", which(is.na(cluster))[1], "; every training row needs ",
+           "a cluster id (drop those rows or give them their own id)", call. = FALSE)
+    }
+    if (is.double(cluster) && any(cluster != round(cluster))) {
+      stop("cluster: must be integer ids or labels; got a non-integer number (",
+           format(cluster[cluster != round(cluster)][1]), ") - floats are not ids",
+           call. = FALSE)
+    }
     cl <- as.numeric(as.integer(factor(cluster)))
   } else if (kind == "cr1") {
     stop("cluster: kind = \"cr1\" needs one cluster id per training row", call. = FALSE)
@@ -63,7 +90,14 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
   r <- .diag_pointwise_cpp(fit$state, X, kind, as.double(level),
                            if (is.null(pilot_degree)) -1L else as.integer(pilot_degree),
                            if (is.null(pilot_bw)) 0 else as.double(pilot_bw), cl, out)
+  note <- r$bias_note
+  r$bias_note <- NULL
   res <- as.data.frame(r)
+  if (nzchar(note)) {
+    # Not computable here (not a numerical failure): NA, not NaN, and say why once.
+    for (col in c("bias", "mse", "rbc_low", "rbc_high", "fit_bc", "se_bc")) res[[col]] <- NA_real_
+  }
+  attr(res, "bias_note") <- note
   if (!missing(newdata) && !is.null(newdata)) rownames(res) <- rownames(newdata)
   res
 }
@@ -75,6 +109,16 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
     stop("x: must be a numeric vector (one continuous regressor)", call. = FALSE)
   }
   list(x = as.double(x), y = as.double(y))
+}
+
+# NULL -> 0 (the core's "default" sentinel); a value given must be one positive finite number.
+.diag_opt_bw <- function(v, name) {
+  if (is.null(v)) return(0)
+  if (!is.numeric(v) || length(v) != 1L || !is.finite(v) || v <= 0) {
+    stop(name, ": must be one positive finite number or NULL (for the default), got ",
+         if (length(v) == 1L) format(v) else paste("length", length(v)), call. = FALSE)
+  }
+  as.double(v)
 }
 
 #' MSE- and IMSE-optimal plug-in bandwidths (as nprobust's mse-dpi / imse-dpi)
@@ -104,8 +148,8 @@ mse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "
   d <- .diag_xy(x, y)
   if (is.null(eval_points)) eval_points <- stats::median(d$x)
   r <- .diag_dpi_cpp(d$x, d$y, as.double(eval_points), if (method == "ll") 1L else 0L, kernel,
-                     .diag_kind(kind), if (is.null(h0)) 0 else h0,
-                     if (is.null(pilot_bw)) 0 else pilot_bw, -1L)
+                     .diag_kind(kind), .diag_opt_bw(h0, "h0"), .diag_opt_bw(pilot_bw, "pilot_bw"),
+                     -1L)
   r$pointwise
 }
 
@@ -117,8 +161,8 @@ imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = 
   d <- .diag_xy(x, y)
   if (is.null(eval_points)) eval_points <- stats::quantile(d$x, seq(0.05, 0.95, length.out = 30))
   r <- .diag_dpi_cpp(d$x, d$y, as.double(eval_points), if (method == "ll") 1L else 0L, kernel,
-                     .diag_kind(kind), if (is.null(h0)) 0 else h0,
-                     if (is.null(pilot_bw)) 0 else pilot_bw, -1L)
+                     .diag_kind(kind), .diag_opt_bw(h0, "h0"), .diag_opt_bw(pilot_bw, "pilot_bw"),
+                     -1L)
   r$bandwidth
 }
 
@@ -145,6 +189,10 @@ tradeoff <- function(x, y, bandwidths, eval_points = NULL, kind = "const", kerne
   X <- as.matrix(x)
   storage.mode(X) <- "double"
   if (nrow(X) != length(y)) stop("y: must have one value per row of x", call. = FALSE)
+  if (!all(is.finite(X))) {
+    stop("x: contains NaN or Inf at row ", (which(!is.finite(X))[1] - 1L) %% nrow(X) + 1L,
+         " (remove or impute those rows)", call. = FALSE)
+  }
   E <- if (is.null(eval_points)) {
     if (ncol(X) == 1L) matrix(seq(min(X), max(X), length.out = 50)) else X
   } else as.matrix(eval_points)

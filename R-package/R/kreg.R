@@ -93,8 +93,13 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, parent.frame())
   mt <- attr(mf, "terms")
-  y <- model.response(mf, "numeric")
+  y <- model.response(mf)
   if (is.null(y)) stop("formula: needs a response on the left of '~'", call. = FALSE)
+  if (!is.numeric(y) && !is.logical(y)) {
+    # model.response(, "numeric") would coerce "1.5" or a factor's codes without a word.
+    stop("formula: the response must be numeric, got ", class(y)[1],
+         " (convert it with as.numeric() if that is what you mean)", call. = FALSE)
+  }
   Y <- as.matrix(y)
   storage.mode(Y) <- "double"
   w <- model.weights(mf)
@@ -423,7 +428,12 @@ predict.kreg <- function(object, newdata, type = c("response", "gradient"), se.f
   type <- match.arg(type)
   interval <- match.arg(interval)
   if (type == "response" && (isTRUE(se.fit) || interval != "none")) {
-    d <- diagnose(object, if (missing(newdata)) NULL else newdata, level = level, kind = kind)
+    d <- .diagnose_frame(object, if (missing(newdata)) NULL else newdata, level = level,
+                         kind = kind)
+    if (interval == "rbc" && nzchar(attr(d, "bias_note"))) {
+      stop("interval: \"rbc\" is not available: ", attr(d, "bias_note"),
+           "; use interval = \"confidence\"", call. = FALSE)
+    }
     fit <- switch(interval, none = d$fit,
                   confidence = cbind(fit = d$fit, lwr = d$ci_low, upr = d$ci_high),
                   rbc = cbind(fit = d$fit_bc, lwr = d$rbc_low, upr = d$rbc_high))
@@ -561,6 +571,10 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
                              numeric(0), .diag_output(x))
     out$lwr <- d$ci_low
     out$upr <- d$ci_high
+    if (bands == "rbc" && nzchar(d$bias_note)) {
+      stop("bands: \"rbc\" is not available: ", d$bias_note, "; use bands = \"confidence\"",
+           call. = FALSE)
+    }
     if (bands == "rbc") {
       out$rbc_lwr <- d$rbc_low
       out$rbc_upr <- d$rbc_high
@@ -595,7 +609,7 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
   if (bands != "none") {
     polygon(c(grid, rev(grid)), c(b$lwr, rev(b$upr)), border = NA,
             col = grDevices::rgb(0.7, 0.1, 0.1, 0.2))
-    if (bands == "rbc" && all(is.finite(b$rbc_lwr))) {
+    if (bands == "rbc") {
       lines(grid, b$rbc_lwr, lty = 2, col = "steelblue")
       lines(grid, b$rbc_upr, lty = 2, col = "steelblue")
     }
@@ -613,7 +627,14 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
     stop("var: not a regressor: ", paste(bad, collapse = ", "), "; use some of ",
          paste(all_vars, collapse = ", "), call. = FALSE)
   }
-  if (bands == "rbc") bands <- "confidence"  # RBC needs one regressor; partial plots hold others
+  if (bands == "rbc") {  # RBC needs one continuous regressor; partial plots hold the others
+    if (length(all_vars) != 1L || strsplit(x$var_types, "")[[1]][1] != "c") {
+      stop("bands: \"rbc\" needs exactly one continuous regressor (the pilot polynomial is ",
+           "univariate); this fit has ", length(all_vars), " regressors; use bands = ",
+           "\"confidence\"", call. = FALSE)
+    }
+    bands <- "confidence"
+  }
   types <- strsplit(x$var_types, "")[[1]]
   Xtr <- x$state$X
   yl <- deparse(x$terms[[2L]])

@@ -39,6 +39,9 @@ PYBIND11_MODULE(_core, m) {
   // Ctrl-C: the core polls this from its main thread only (see runtime.hpp). PyErr_CheckSignals
   // needs the GIL, which the calling thread holds unless a binding released it; bindings that
   // release the GIL re-acquire it in this callback.
+  m.def("_cancel_all", &attnreg::cancel_all, py::arg("on"),
+        "Make every running core computation (any thread) stop with Interrupted, until "
+        "_cancel_all(False).");
   attnreg::set_interrupt_checker([]() {
     py::gil_scoped_acquire gil;
     return PyErr_CheckSignals() != 0;

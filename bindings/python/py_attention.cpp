@@ -53,8 +53,16 @@ at::View<const T> view_of(const py::array& a, const char* name) {
   return at::make_view<const T>(static_cast<const T*>(a.data()), shape, strides);
 }
 
-double opt_double(const py::object& o) {
-  return o.is_none() ? std::numeric_limits<double>::quiet_NaN() : o.cast<double>();
+/// An optional number: None means "the default" (the core's NaN encoding); a number given
+/// must be finite, so a NaN or inf from the caller is an error, never a silent default.
+double opt_double(const py::object& o, const char* name) {
+  if (o.is_none()) return std::numeric_limits<double>::quiet_NaN();
+  const double v = o.cast<double>();
+  if (!std::isfinite(v)) {
+    throw attnreg::InvalidArgument(std::string(name) + ": must be a finite number or None (for "
+                                   "the default), got " + (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")));
+  }
+  return v;
 }
 
 at::Options make_options(const std::string& method, bool causal, std::int64_t window,
@@ -68,8 +76,8 @@ at::Options make_options(const std::string& method, bool causal, std::int64_t wi
   o.method = at::parse_method(method);
   o.causal = causal;
   o.window = window;
-  o.scale = opt_double(scale);
-  o.bandwidth = opt_double(bandwidth);
+  o.scale = opt_double(scale, "scale");
+  o.bandwidth = opt_double(bandwidth, "bandwidth");
   if (!ridge.is_none()) {
     py::array_t<double, py::array::c_style | py::array::forcecast> r(ridge);
     if (r.ndim() == 0) {
@@ -82,7 +90,7 @@ at::Options make_options(const std::string& method, bool causal, std::int64_t wi
   o.lla_kernel = at::parse_lla_kernel(kernel);
   o.block_q = block_q;
   o.block_k = block_k;
-  o.cg_tol = opt_double(cg_tol);
+  o.cg_tol = opt_double(cg_tol, "cg_tol");
   o.cg_max_iter = cg_max_iter;
   o.feature_map = at::parse_feature_map(feature_map);
   o.feature_tau = feature_tau;
@@ -176,13 +184,18 @@ py::tuple partial_to_tuple(const at::LLAPartial& p) {
   py::array_t<double> st({static_cast<py::ssize_t>(p.max.size()),
                           static_cast<py::ssize_t>(p.n_stats())});
   std::copy(p.stats.begin(), p.stats.end(), st.mutable_data());
+  py::tuple ranges(p.key_ranges.size());
+  for (std::size_t k = 0; k < p.key_ranges.size(); ++k) ranges[k] = p.key_ranges[k];
   return py::make_tuple(py::make_tuple(p.batch, p.heads, p.n_query, p.dim, p.dim_v,
                                        p.n_keys_total),
-                        mx, st);
+                        mx, st, ranges);
 }
 
 at::LLAPartial partial_from_tuple(const py::tuple& t) {
-  if (t.size() != 3) throw attnreg::InvalidArgument("partial: not an LLA partial");
+  if (t.size() != 4) {
+    throw attnreg::InvalidArgument("partial: not an LLA partial (pass what lla_partial or "
+                                   "lla_merge returned)");
+  }
   const py::tuple dims = t[0].cast<py::tuple>();
   at::LLAPartial p;
   p.batch = dims[0].cast<std::int64_t>();
@@ -199,6 +212,7 @@ at::LLAPartial partial_from_tuple(const py::tuple& t) {
   }
   p.max.assign(mx.data(), mx.data() + mx.size());
   p.stats.assign(st.data(), st.data() + st.size());
+  p.key_ranges = t[3].cast<std::vector<std::int64_t>>();
   return p;
 }
 

@@ -70,6 +70,7 @@ void init_diagnostics(py::module_& m) {
         d["mse"] = to_numpy(r.mse);
         d["ci_low"] = to_numpy(r.ci_low);
         d["ci_high"] = to_numpy(r.ci_high);
+        d["bias_note"] = r.bias_note;
         d["fit_bc"] = to_numpy(r.fit_bc);
         d["se_bc"] = to_numpy(r.se_bc);
         d["rbc_low"] = to_numpy(r.rbc_low);

@@ -5,10 +5,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attnreg/error.hpp"
@@ -210,8 +212,18 @@ void init_partials(py::module_& m) {
         o.method = attnreg::attention::parse_method(method, "method");
         o.causal = causal;
         o.window = window;
-        if (!scale.is_none()) o.scale = scale.cast<double>();
-        if (!bandwidth.is_none()) o.bandwidth = bandwidth.cast<double>();
+        // None = the default; a number given must be finite (NaN is not "the default").
+        for (const auto& [arg, name, dst] :
+             {std::tuple<const py::object*, const char*, double*>{&scale, "scale", &o.scale},
+              {&bandwidth, "bandwidth", &o.bandwidth}}) {
+          if (arg->is_none()) continue;
+          *dst = arg->cast<double>();
+          if (!std::isfinite(*dst)) {
+            throw attnreg::InvalidArgument(std::string(name) +
+                                           ": must be a finite number or None (for the "
+                                           "default), got " + std::to_string(*dst));
+          }
+        }
         o.n_threads = n_threads;
         const auto q = view4<double>(Q, "Q"), k = view4<double>(K, "K"), v = view4<double>(V, "V");
         attnreg::SoftmaxPartial p;

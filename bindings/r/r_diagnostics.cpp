@@ -69,7 +69,8 @@ Rcpp::List diag_pointwise_cpp(const Rcpp::List& state, const arma::mat& X_eval, 
       Rcpp::Named("bias") = rvec(r.bias), Rcpp::Named("mse") = rvec(r.mse),
       Rcpp::Named("ci_low") = rvec(r.ci_low), Rcpp::Named("ci_high") = rvec(r.ci_high),
       Rcpp::Named("rbc_low") = rvec(r.rbc_low), Rcpp::Named("rbc_high") = rvec(r.rbc_high),
-      Rcpp::Named("fit_bc") = rvec(r.fit_bc), Rcpp::Named("se_bc") = rvec(r.se_bc));
+      Rcpp::Named("fit_bc") = rvec(r.fit_bc), Rcpp::Named("se_bc") = rvec(r.se_bc),
+      Rcpp::Named("bias_note") = r.bias_note);
 }
 
 // [[Rcpp::export(name = ".diag_dpi_cpp")]]

@@ -80,6 +80,12 @@ std::string where(i64 b, i64 h, i64 i) {
   return o.str();
 }
 
+std::string to_sci(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
 void apply_options(Plan& p, const Options& opt, bool is_float) {
   p.geo.causal = opt.causal;
   check::require(opt.window >= 0, "window",
@@ -134,7 +140,19 @@ void apply_options(Plan& p, const Options& opt, bool is_float) {
     p.rbf = true;
     const double h = is_set(opt.bandwidth) ? opt.bandwidth : std::pow(d, 0.25);
     p.a = 1.0 / (h * h);
-    check::require(std::isfinite(p.a), "bandwidth", "is too small (1 / h^2 overflows)");
+    // Check in the arithmetic's precision: the kernels use a as T, so for float32 inputs
+    // 1 / h^2 must fit a float (h >~ 1e-19), not just a double.
+    check::require(std::isfinite(p.a) && (!is_float || std::isfinite(static_cast<float>(p.a))),
+                   "bandwidth",
+                   "is too small: 1 / bandwidth^2 overflows " +
+                       std::string(is_float ? "float32" : "float64") + " (got bandwidth = " +
+                       to_sci(h) + "; pass a larger bandwidth" +
+                       (is_float ? " or float64 inputs)" : ")"));
+  }
+  if (dot_kernel && is_float) {
+    check::require(std::isfinite(static_cast<float>(p.a)), is_set(opt.scale) ? "scale" : "bandwidth",
+                   std::string("overflows float32 as a scale (scale = 1 / bandwidth = ") +
+                       to_sci(p.a) + "; pass a smaller scale or float64 inputs)");
   }
 
   const bool uses_ridge = opt.method == Method::lla || opt.method == Method::mesa;

@@ -114,8 +114,33 @@ void run_softmax_blockwise(const Plan& p, const View<const T>& Q, const View<con
       }
       gemm_nn(br, dv, bc, T(1), ws.S.data(), Bc, ws.v.data(), dv, T(1), ws.O.data(), dv);
     }
-    for (int r = 0; r < br; ++r)
-      tile::normalize_row(ws.O.data() + static_cast<i64>(r) * dv, dv, ws.l[r]);
+    for (int r = 0; r < br; ++r) {
+      T* o = ws.O.data() + static_cast<i64>(r) * dv;
+      tile::normalize_row(o, dv, ws.l[r]);
+      // Inputs are finite (make_plan checked), so a non-finite max logit means a logit
+      // overflowed the working precision (inf - inf = NaN in the shift), and a non-finite
+      // output with finite logits means the weighted sum of V overflowed. Say so rather than
+      // return NaN rows.
+      bool ok = std::isfinite(static_cast<double>(ws.m[r]));
+      for (int c = 0; ok && c < dv; ++c) ok = std::isfinite(static_cast<double>(o[c]));
+      if (!ok) {
+        std::ostringstream msg;
+        msg << to_string(p.method) << ": ";
+        if (!std::isfinite(static_cast<double>(ws.m[r]))) {
+          msg << "a logit overflows " << (sizeof(T) == 4 ? "float32" : "float64") << " at "
+              << where(ix.b, ix.h, ix.i0 + r)
+              << (p.rbf ? " (||q - k||^2 / bandwidth^2 is too large: rescale Q and K or "
+                          "increase bandwidth"
+                        : " (scale * q.k is too large: rescale Q and K or reduce scale")
+              << (sizeof(T) == 4 ? ", or pass float64)" : ")");
+        } else {
+          msg << "the output overflows " << (sizeof(T) == 4 ? "float32" : "float64") << " at "
+              << where(ix.b, ix.h, ix.i0 + r) << " (rescale V"
+              << (sizeof(T) == 4 ? ", or pass float64)" : ")");
+        }
+        throw NumericalError(msg.str());
+      }
+    }
     unpack_rows(ws.O.data(), dv, br, out, ix.b, ix.h, ix.i0);
   });
 }

@@ -3,7 +3,9 @@
 // key blocks, merged associatively, Cholesky) with its public map-reduce form (lla_partial /
 // merge / lla_finalize), linear attention and Mesa (running-state recurrences), and the dense
 // attention weights of every method.
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <sstream>
 
 #include "attnreg/detail/attention_internal.hpp"
@@ -189,6 +191,17 @@ void dense_weights(const Plan& p, const View<const T>& Q, const View<const T>& K
     for (i64 c = 0; c < d; ++c) st.q[c] = Q.at(b, h, i, c);
     st.w.resize(static_cast<std::size_t>(hi - lo + 1));
     kernel_row(p, K, b, h, st.q.data(), lo, hi, st.w.data());
+    // Finite inputs with a non-finite weight: a logit overflowed float64 (exp(inf - inf)).
+    for (double x : st.w) {
+      if (!std::isfinite(x)) {
+        std::ostringstream msg;
+        msg << to_string(p.method) << ": a logit overflows float64 at " << where(b, h, i)
+            << (p.rbf ? " (||q - k||^2 / bandwidth^2 is too large: rescale Q and K or increase "
+                        "bandwidth)"
+                      : " (scale * q.k is too large: rescale Q and K or reduce scale)");
+        throw NumericalError(msg.str());
+      }
+    }
     if (p.method == Method::lla) {
       rel[i] = lla_naive_row(p, K, b, h, i, lo, hi, st);
     } else {
@@ -485,6 +498,7 @@ LLAPartial lla_partial(const View<const T>& Q, const View<const T>& K, const Vie
   part.dim = p.d;
   part.dim_v = p.dv;
   part.n_keys_total = n_keys_total;
+  if (K.shape[2] > 0) part.key_ranges = {key_offset, key_offset + K.shape[2]};
   const i64 nf = part.n_stats();
   part.max.assign(static_cast<std::size_t>(p.B * p.H * p.geo.n_q), -HUGE_VAL);
   part.stats.assign(static_cast<std::size_t>(p.B * p.H * p.geo.n_q * nf), 0.0);
@@ -516,8 +530,33 @@ void merge(LLAPartial& into, const LLAPartial& other) {
   check::require(same, "other",
                  "describes different queries or keys (merge partials computed with the same Q, "
                  "the same options and slices of the same key sequence)");
+  // Union of the key slices; an overlap would count keys twice.
+  std::vector<std::pair<i64, i64>> iv;
+  for (const LLAPartial* q : {static_cast<const LLAPartial*>(&into), &other}) {
+    check::require(q->key_ranges.size() % 2 == 0, "other", "has a malformed key coverage");
+    for (std::size_t k = 0; k < q->key_ranges.size(); k += 2)
+      iv.emplace_back(q->key_ranges[k], q->key_ranges[k + 1]);
+  }
+  std::sort(iv.begin(), iv.end());
+  std::vector<i64> ranges;
+  for (const auto& [lo, hi] : iv) {
+    if (!ranges.empty() && lo < ranges.back()) {
+      std::ostringstream msg;
+      msg << "covers keys [" << lo << ", " << hi << ") that the other partial already holds "
+          << "(up to " << ranges.back() << "); merge partials of disjoint key slices, each key "
+          << "exactly once";
+      check::require(false, "other", msg.str());
+    }
+    if (!ranges.empty() && lo == ranges.back()) {
+      ranges.back() = hi;
+    } else {
+      ranges.push_back(lo);
+      ranges.push_back(hi);
+    }
+  }
   const i64 nf = into.n_stats();
   const i64 rows = static_cast<i64>(into.max.size());
+  into.key_ranges = std::move(ranges);
   for (i64 r = 0; r < rows; ++r)
     tile::merge_running(into.max[r], into.stats.data() + r * nf, other.max[r],
                         other.stats.data() + r * nf, static_cast<int>(nf));
@@ -534,6 +573,20 @@ Diagnostics lla_finalize(const View<const T>& Q, const LLAPartial& stats, const 
   const bool out_ok = out.shape[0] == stats.batch && out.shape[1] == stats.heads &&
                       out.shape[2] == stats.n_query && out.shape[3] == stats.dim_v;
   check::require(out_ok, "out", "must have shape (batch, heads, n_q, dim of V)");
+  const bool complete = stats.key_ranges.size() == 2 && stats.key_ranges[0] == 0 &&
+                        stats.key_ranges[1] == stats.n_keys_total;
+  if (!complete) {
+    std::ostringstream msg;
+    msg << "covers keys ";
+    if (stats.key_ranges.empty()) msg << "(none)";
+    for (std::size_t k = 0; k + 1 < stats.key_ranges.size(); k += 2)
+      msg << (k ? ", " : "") << "[" << stats.key_ranges[k] << ", " << stats.key_ranges[k + 1]
+          << ")";
+    msg << " of n_keys_total = " << stats.n_keys_total
+        << "; merge the partials of every key slice before finalising (LLA over a subset of "
+           "the keys is a different estimate)";
+    check::require(false, "partial", msg.str());
+  }
   detail::check_finite(Q, "Q");
   p.B = stats.batch;
   p.H = stats.heads;

@@ -829,10 +829,85 @@ arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel) {
   return h;
 }
 
+namespace {
+BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::vec& y,
+                                                const BandwidthSelectOptions& opt);
+}  // namespace
+
 BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
                                        const BandwidthSelectOptions& opt) {
+  // Every criterion's minimiser is invariant under y -> c y (cv_ls and gcv scale by c^2, aic
+  // shifts by log c^2), but at extreme scales (|y| ~ 1e+-150) the squared residuals lose
+  // precision or overflow and the search went wrong without a word. Bring y to order one by
+  // a power of two (exact in floating point), select, and undo the scale on the objective.
+  // Likewise x -> c x with h -> c h for a continuous column: a column spread over 1e-300 is
+  // not constant (the message said so) and one over 1e307 overflows the search box; both are
+  // brought to order one by a power of two and the bandwidths scaled back.
+  int e = 0;
+  const double s = y.is_empty() ? 0.0 : arma::abs(y).max();
+  if (std::isfinite(s) && s > 0) std::frexp(s, &e);
+  if (e > -200 && e < 200) e = 0;
+  std::vector<int> ex(X.n_cols, 0);
+  bool scale_x = false;
+  if (X.is_finite() && X.n_rows >= 2) {
+    std::vector<VarType> t;
+    try {
+      t = parse_var_types(opt.var_types, X.n_cols, "var_types");
+    } catch (const InvalidArgument&) {
+      t.clear();  // the unscaled call reports it
+    }
+    for (std::size_t j = 0; j < t.size(); ++j) {
+      if (t[j] != VarType::continuous) continue;
+      const double range = X.col(j).max() - X.col(j).min();
+      const double mag = arma::abs(X.col(j)).max();
+      int ej = 0;
+      if (!(range > 0) || !std::isfinite(range)) continue;
+      std::frexp(range, &ej);
+      if (ej > -200 && ej < 200) continue;
+      if (!std::isfinite(std::ldexp(mag, -ej))) continue;
+      ex[j] = ej;
+      scale_x = true;
+    }
+  }
+  if (e == 0 && !scale_x) return select_bandwidth_unscaled(X, y, opt);
+  const arma::vec ys = e == 0 ? y : arma::vec(y * std::ldexp(1.0, -e));
+  arma::mat Xs = X;
+  BandwidthSelectOptions os = opt;
+  for (std::size_t j = 0; j < ex.size(); ++j) {
+    if (ex[j] == 0) continue;
+    Xs.col(j) *= std::ldexp(1.0, -ex[j]);
+    if (os.start.n_elem == X.n_cols) os.start(j) = std::ldexp(os.start(j), -ex[j]);
+  }
+  BandwidthSelectResult res = select_bandwidth_unscaled(Xs, ys, os);
+  for (std::size_t j = 0; j < ex.size(); ++j) {
+    if (ex[j] == 0) continue;
+    if (j < res.bandwidth.n_elem) res.bandwidth(j) = std::ldexp(res.bandwidth(j), ex[j]);
+    if (j < res.lower.n_elem) res.lower(j) = std::ldexp(res.lower(j), ex[j]);
+    if (j < res.upper.n_elem) res.upper(j) = std::ldexp(res.upper(j), ex[j]);
+    if (j == 0 && X.n_cols == 1)
+      for (double& g : res.curve_grid) g = std::ldexp(g, ex[j]);
+  }
+  auto unscale = [&](double v) {
+    if (!std::isfinite(v)) return v;
+    return opt.method == BandwidthMethod::aic ? v + 2.0 * e * std::log(2.0) : std::ldexp(v, 2 * e);
+  };
+  res.objective = unscale(res.objective);
+  for (double& v : res.curve_values) v = unscale(v);
+  return res;
+}
+
+namespace {
+BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::vec& y,
+                                                const BandwidthSelectOptions& opt) {
   check::require(opt.n_starts >= 1, "n_starts", "must be at least 1");
-  check::require(opt.grid_size >= 0, "grid_size", "must be >= 0");
+  // Each grid point is a full cross-validation pass over the data, and the curve only seeds
+  // the gradient search, so a huge grid is a mistake that would run for minutes or hours.
+  constexpr int kMaxGridSize = 10000;
+  check::require(opt.grid_size >= 0 && opt.grid_size <= kMaxGridSize, "grid_size",
+                 "must be between 0 and " + std::to_string(kMaxGridSize) +
+                     " (each grid point is one full cross-validation pass and the curve only "
+                     "seeds the search; 30 is the default), got " +
+                     std::to_string(opt.grid_size));
   BandwidthSelectResult res;
   res.method = bandwidth_method_name(opt.method);
   BandwidthSelectOptions cvopt = opt;
@@ -1071,5 +1146,6 @@ BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
   }
   return res;
 }
+}  // namespace
 
 }  // namespace attnreg

@@ -333,6 +333,11 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
     r.rbc_high = r.fit_bc + r.z * r.se_bc;
   } else {
     r.bias = r.fit_bc = r.se_bc = r.rbc_low = r.rbc_high = arma::vec(m, arma::fill::value(kNaN));
+    const std::size_t d = model.space().var_types().size();
+    r.bias_note = "the bias, mse and robust bias-corrected (rbc) columns need exactly one "
+                  "continuous regressor (the pilot polynomial is univariate); this fit has " +
+                  std::to_string(d) + " regressor" + (d == 1 ? "" : "s") + " (" +
+                  std::to_string(model.space().n_continuous()) + " continuous)";
   }
   r.mse = arma::square(r.bias) + arma::square(r.se);
   return r;
@@ -360,6 +365,16 @@ DpiBandwidth dpi_bandwidth(const arma::vec& x, const arma::vec& y, const arma::v
   check::require(opt.kind != VarianceKind::cr1, "kind", "cr1 is not supported for dpi bandwidths");
   const arma::vec x_eval = x_eval_in.is_empty() ? x : x_eval_in;
   check::require(x_eval.is_finite(), "eval_points", "contains NaN or Inf");
+  // 0 is the documented "default" sentinel; anything else must be a usable bandwidth (a
+  // negative or NaN value is an error, never silently replaced by the default).
+  check::require(std::isfinite(opt.preliminary_bandwidth) && opt.preliminary_bandwidth >= 0,
+                 "preliminary_bandwidth",
+                 "must be a positive finite number (or unset for the rule of thumb), got " +
+                     std::to_string(opt.preliminary_bandwidth));
+  check::require(std::isfinite(opt.pilot_bandwidth) && opt.pilot_bandwidth >= 0,
+                 "pilot_bandwidth",
+                 "must be a positive finite number (or unset for twice the preliminary "
+                 "bandwidth), got " + std::to_string(opt.pilot_bandwidth));
   DpiBandwidth out;
   const int p = opt.degree;
   out.rate = (p % 2 == 1) ? p + 1 : p + 2;
@@ -403,6 +418,12 @@ arma::mat tradeoff_curve(const arma::mat& X, const arma::vec& y, const arma::vec
   check::require(!bandwidths.is_empty() && bandwidths.is_finite() && bandwidths.min() > 0,
                  "bandwidths", "must be a non-empty vector of positive numbers");
   check::require(kind != VarianceKind::cr1, "kind", "cr1 is not supported in trade-off curves");
+  check::require(X.is_finite(), "X", "contains NaN or Inf");
+  check::require(y.is_finite(), "y", "contains NaN or Inf");
+  check::require(X_eval.is_finite(), "eval_points", "contains NaN or Inf");
+  check::require(std::isfinite(pilot_bandwidth) && pilot_bandwidth >= 0, "pilot_bandwidth",
+                 "must be a positive finite number (or unset for twice the rule of thumb), got " +
+                     std::to_string(pilot_bandwidth));
   const bool uni = X.n_cols == 1 && (fit_options.var_types.empty() || fit_options.var_types == "c");
   const double b = pilot_bandwidth > 0 ? pilot_bandwidth
                                        : (uni ? 2 * rule_of_thumb_bandwidth(X.col(0), fit_options.kernel) : 0);

@@ -1,5 +1,6 @@
 #include "attnreg/runtime.hpp"
 
+#include <atomic>
 #include <mutex>
 #include <sstream>
 
@@ -15,6 +16,7 @@ namespace {
 std::mutex g_mutex;
 std::function<bool()> g_checker;
 std::function<void(std::size_t, std::size_t, const std::string&)> g_progress;
+std::atomic<bool> g_cancel_all{false};
 
 bool on_master_thread() {
 #ifdef _OPENMP
@@ -29,6 +31,8 @@ void set_interrupt_checker(std::function<bool()> checker) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_checker = std::move(checker);
 }
+
+void cancel_all(bool on) { g_cancel_all.store(on, std::memory_order_relaxed); }
 
 void set_progress_reporter(std::function<void(std::size_t, std::size_t, const std::string&)> fn) {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -58,6 +62,10 @@ bool has_openmp() {
 
 bool InterruptGuard::poll() {
   if (flag_.load(std::memory_order_relaxed)) return true;
+  if (g_cancel_all.load(std::memory_order_relaxed)) {
+    flag_.store(true, std::memory_order_relaxed);
+    return true;
+  }
   if (!on_master_thread()) return false;
   // Only the master thread, which is the face's own thread, may call into R or Python.
   if (g_checker && g_checker()) {

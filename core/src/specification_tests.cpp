@@ -473,6 +473,20 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
   const KernelSpace space(X, res.bandwidth, ks);
 
   const arma::mat st = specification_statistics(space, arma::mat(res.residuals), opt.n_threads);
+  // s2 = sum_i u_i^2 sum_{j != i} K_ij^2 u_j^2 is the variance of the statistic; 0 means no
+  // pair of distinct observations has kernel weight (or every residual is 0), so J_n = 0 is
+  // not a test result but an empty one.
+  if (!(st(2, 0) > 0)) {
+    check::require(arma::any(res.residuals != 0), "y",
+                   "is fitted exactly by the parametric model Z (every residual is 0); there "
+                   "is nothing to test");
+    std::ostringstream msg;
+    msg << "no pair of distinct observations has kernel weight at h =";
+    for (double h : res.bandwidth) msg << ' ' << h;
+    msg << " (" << res.bandwidth_method << "), so the statistic is undefined; use larger "
+        << "bandwidths";
+    check::require(false, "bandwidth", msg.str());
+  }
   res.statistic = st(0, 0);
   const double nn = static_cast<double>(n);
   // I_n with the density-scaled kernel of HLR, K_h = prod_c K(u_c) / h_c (the pair engine

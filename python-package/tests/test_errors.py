@@ -163,3 +163,176 @@ def test_unfitted_estimator_says_call_fit():
     for make in ESTIMATORS:
         with pytest.raises(Exception, match="not fitted yet. Call 'fit'"):
             make().predict(X)
+
+
+# ---------------------------------------------------------------- no silent defaults or NaN
+# A NaN/inf option used to mean "the default" (the binding encoded None as NaN), a negative
+# pilot bandwidth fell through to the default, and overflowing logits gave NaN rows.
+_Q = rng.normal(size=(6, 3))
+_K = rng.normal(size=(8, 3))
+_V = rng.normal(size=(8, 2))
+_A = attnreg.attention
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+@pytest.mark.parametrize("name,call", [
+    ("scale", lambda v: _A.softmax(_Q, _K, _V, scale=v)),
+    ("bandwidth", lambda v: _A.nw_rbf(_Q, _K, _V, bandwidth=v)),
+    ("bandwidth", lambda v: _A.lla(_Q, _K, _V, bandwidth=v, ridge=0.1)),
+    ("bandwidth", lambda v: _A.lla(_Q, _K, _V, bandwidth=v, ridge=0.1, method="direct")),
+    ("bandwidth", lambda v: _A.lla(_Q, _K, _V, bandwidth=v, ridge=0.1, method="naive")),
+    ("scale", lambda v: _A.lla(_Q, _K, _V, scale=v, ridge=0.1)),
+    ("cg_tol", lambda v: _A.lla(_Q, _K, _V, cg_tol=v, ridge=0.1)),
+    ("scale", lambda v: _A.attention_weights(_Q, _K, scale=v)),
+    ("bandwidth", lambda v: _A.attention_weights(_Q, _K, method="nw_rbf", bandwidth=v)),
+    ("bandwidth", lambda v: _A.lla_partial(_Q, _K, _V, key_offset=0, n_keys_total=8,
+                                           bandwidth=v)),
+    ("scale", lambda v: _A.lla_partial(_Q, _K, _V, key_offset=0, n_keys_total=8, scale=v)),
+    ("scale", lambda v: attnreg._core.softmax_partial(_Q, _K, _V, 0, 8, scale=v)),
+])
+def test_nonfinite_attention_option_is_an_error_not_the_default(name, call, bad):
+    with pytest.raises(ValueError, match=rf"^{name}: must be a finite number or None"):
+        call(bad)
+
+
+def test_none_is_still_the_default():
+    np.testing.assert_array_equal(_A.nw_rbf(_Q, _K, _V, bandwidth=None), _A.nw_rbf(_Q, _K, _V))
+    np.testing.assert_array_equal(_A.nw_rbf(_Q, _K, _V, bandwidth=3 ** 0.25),
+                                  _A.nw_rbf(_Q, _K, _V))
+
+
+@pytest.mark.parametrize("dtype,c", [(np.float64, 1e155), (np.float32, 1e20)])
+@pytest.mark.parametrize("fn", [_A.softmax, _A.nw_rbf])
+def test_overflowing_logits_raise_numerical_error(fn, dtype, c):
+    Q, K, V = ((a * s).astype(dtype) for a, s in ((_Q, c), (_K, c), (_V, 1.0)))
+    with pytest.raises(attnreg.NumericalError,
+                       match=r"a logit overflows float(32|64) at \(batch 1, head 1, query \d+\)"):
+        fn(Q, K, V)
+
+
+def test_float32_scale_overflow_and_tiny_bandwidth_are_named():
+    Q, K, V = (a.astype(np.float32) for a in (_Q * 10, _K * 10, _V))
+    with pytest.raises(attnreg.NumericalError, match="overflows float32"):
+        _A.softmax(Q, K, V, scale=1e38)
+    with pytest.raises(ValueError, match=r"bandwidth: is too small: 1 / bandwidth\^2 overflows "
+                                         r"float32 .*float64"):
+        _A.nw_rbf(Q, K, V, bandwidth=1e-20)
+    out = _A.nw_rbf(Q.astype(np.float64), K.astype(np.float64), V.astype(np.float64),
+                    bandwidth=1e-20)  # fine in float64: the nearest key's value
+    assert np.isfinite(out).all()
+
+
+def test_lla_finalize_refuses_partials_missing_keys():
+    K = rng.normal(size=(16, 3))
+    V = rng.normal(size=(16, 2))
+    p = _A.lla_partial(_Q, K[:8], V[:8], key_offset=0, n_keys_total=16)
+    with pytest.raises(ValueError, match=r"partial: covers keys \[0, 8\) of n_keys_total = 16"):
+        _A.lla_finalize(_Q, p, ridge=0.1)
+    with pytest.raises(ValueError, match="exactly once"):
+        _A.lla_merge(p, p)
+    q = _A.lla_partial(_Q, K[8:], V[8:], key_offset=8, n_keys_total=16)
+    np.testing.assert_allclose(_A.lla_finalize(_Q, _A.lla_merge(q, p), ridge=0.1),
+                               _A.lla(_Q, K, V, ridge=0.1, method="direct"), rtol=1e-12,
+                               atol=1e-12)
+
+
+_x1 = rng.uniform(size=200)
+_y1 = np.sin(3 * _x1) + rng.normal(0, 0.2, 200)
+
+
+@pytest.mark.parametrize("bad", [-1, 0, float("nan"), float("inf")])
+@pytest.mark.parametrize("call,name", [
+    (lambda v: attnreg.diagnostics.mse_dpi(_x1, _y1, preliminary_bandwidth=v),
+     "preliminary_bandwidth"),
+    (lambda v: attnreg.diagnostics.imse_dpi(_x1, _y1, preliminary_bandwidth=v),
+     "preliminary_bandwidth"),
+    (lambda v: attnreg.diagnostics.mse_dpi(_x1, _y1, pilot_bandwidth=v), "pilot_bandwidth"),
+    (lambda v: attnreg.diagnostics.imse_dpi(_x1, _y1, pilot_bandwidth=v), "pilot_bandwidth"),
+    (lambda v: attnreg.diagnostics.tradeoff(_x1, _y1, [0.1, 0.2], pilot_bandwidth=v),
+     "pilot_bandwidth"),
+])
+def test_bad_preliminary_or_pilot_bandwidth_is_an_error_not_the_default(call, name, bad):
+    with pytest.raises(ValueError, match=rf"^{name}: must be a positive finite number or None"):
+        call(bad)
+
+
+def test_tradeoff_names_nan_in_x():
+    xn = _x1.copy()
+    xn[3] = np.nan
+    with pytest.raises(ValueError, match="^X: contains NaN or Inf"):
+        attnreg.diagnostics.tradeoff(xn, _y1, [0.1, 0.2])
+
+
+def test_specification_test_without_weighted_pairs_names_the_bandwidth():
+    with pytest.raises(ValueError, match=r"^bandwidth: no pair of distinct observations has "
+                                         r"kernel weight at h = 1e-08 \(given\)"):
+        attnreg.diagnostics.specification_test(_x1, _y1, bandwidth=[1e-8])
+
+
+def test_diagnose_with_several_regressors_warns_why_bias_columns_are_nan():
+    m = attnreg.LocalLinear(bandwidth=[0.3, 0.3]).fit(X, y)
+    with pytest.warns(UserWarning, match=r"diagnose: the bias, mse and robust bias-corrected "
+                                         r"\(rbc\) columns need exactly one continuous regressor"
+                                         r".*this fit has 2 regressors"):
+        d = attnreg.diagnostics.diagnose(m, X[:4])
+    assert np.isfinite(d[["fit", "se", "ci_low", "ci_high"]].to_numpy()).all()
+    assert d[["bias", "mse", "rbc_low", "rbc_high", "fit_bc", "se_bc"]].isna().all().all()
+    m1 = attnreg.LocalLinear(bandwidth=0.3).fit(X[:, :1], y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isfinite(attnreg.diagnostics.diagnose(m1, X[:4, :1]).to_numpy()).all()
+
+
+_cl = np.repeat(np.arange(10), 3)
+
+
+@pytest.mark.parametrize("bad,msg", [
+    (np.where(np.arange(30) == 4, np.nan, _cl), r"cluster: is missing \(NaN/None\) at row 4"),
+    (np.array([None] + list(_cl[1:]), dtype=object), r"cluster: is missing"),
+    (_cl + 0.5, r"cluster: must be integer ids or labels; got the non-integer 0.5"),
+])
+def test_cr1_cluster_ids_missing_or_fractional_are_errors(bad, msg):
+    m1 = attnreg.LocalLinear(bandwidth=0.3).fit(X[:, :1], y)
+    with pytest.raises(ValueError, match=msg):
+        attnreg.diagnostics.diagnose(m1, X[:2, :1], kind="cr1", cluster=bad)
+
+
+def test_cr1_cluster_labels_are_factorised():
+    m1 = attnreg.LocalLinear(bandwidth=0.3).fit(X[:, :1], y)
+    ref = attnreg.diagnostics.diagnose(m1, X[:3, :1], kind="cr1", cluster=_cl)["se"]
+    for c in (_cl.astype(float), np.array(list("abcdefghij"))[_cl],
+              pd.Categorical(np.array(list("abcdefghij"))[_cl])):
+        np.testing.assert_array_equal(
+            attnreg.diagnostics.diagnose(m1, X[:3, :1], kind="cr1", cluster=c)["se"], ref)
+
+
+def test_select_bandwidth_grid_size_is_capped_with_the_reason():
+    with pytest.raises(ValueError, match=r"^grid_size: must be between 0 and 10000 \(each grid "
+                                         r"point is one full cross-validation pass"):
+        attnreg.select_bandwidth(X[:, :1], y, grid_size=10**9)
+
+
+def test_dpi_refuses_a_2d_x_instead_of_ravelling_it():
+    with pytest.raises(ValueError, match=r"^x: dpi is for one regressor.*shape \(30, 2\)"):
+        attnreg.bandwidth.dpi(X, y)
+    h = attnreg.bandwidth.dpi(X[:, :1], y).bandwidth  # one column is fine
+    assert h == attnreg.bandwidth.dpi(X[:, 0], y).bandwidth
+
+
+@pytest.mark.parametrize("call,msg", [
+    (lambda: attnreg.diagnostics.diagnose(ll().fit(X[:, :1], y), X[:2, :1], output=-1),
+     r"^output: must be a non-negative integer, got -1"),
+    (lambda: attnreg.diagnostics.bootstrap_bands(ll().fit(X[:, :1], y), X[:2, :1], seed=-1,
+                                                 replications=19),
+     r"^seed: must be a non-negative integer, got -1"),
+    (lambda: attnreg.diagnostics.bootstrap_bands(ll().fit(X[:, :1], y), X[:2, :1], seed=1.5,
+                                                 replications=19),
+     r"^seed: must be a non-negative integer, got 1.5"),
+    (lambda: _A.softmax(_Q, _K, _V, window=2.5), r"^window: must be a non-negative integer"),
+    (lambda: _A.attention_weights(_Q, _K, window=2.5), r"^window: must be a non-negative"),
+    (lambda: _A.lla_partial(_Q, _K, _V, key_offset=0, n_keys_total=8, window=-1),
+     r"^window: must be >= 0"),
+])
+def test_integer_arguments_are_named_not_pybind_signature_errors(call, msg):
+    with pytest.raises((TypeError, ValueError), match=msg):
+        call()

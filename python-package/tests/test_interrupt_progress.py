@@ -185,3 +185,54 @@ def test_progress_true_without_tqdm_falls_back_to_stderr(monkeypatch, capsys):
     with pytest.raises(ValueError, match="progress: 'tqdm' was asked for but tqdm is not "
                                          "installed; pip install tqdm"):
         attnreg.select_bandwidth(X, y, progress="tqdm")
+
+
+DASK_CHILD = textwrap.dedent(
+    """
+    import threading, time
+    import numpy as np
+    import dask.array as da
+    import attnreg.dask as adk
+
+    rng = np.random.default_rng(0)
+    n = 30000  # one chunk: each leave-one-out partial is about a second of core work
+    X = rng.uniform(size=(n, 2))
+    y = np.sin(6 * X[:, 0]) + rng.normal(0, 0.3, n)
+    Xd, yd = da.from_array(X, chunks=(n, 2)), da.from_array(y, chunks=n)
+    print("READY", flush=True)
+    try:
+        adk.select_bandwidth(Xd, yd, n_grid=40)  # default (threaded) scheduler
+        print("FINISHED", flush=True)
+    except KeyboardInterrupt:
+        # Nothing may keep computing: the process uses (almost) no CPU from here on.
+        c0 = time.process_time()
+        time.sleep(0.5)
+        print("INTERRUPTED, cpu after %.3f s" % (time.process_time() - c0), flush=True)
+    """
+)
+
+
+def test_dask_threaded_select_bandwidth_stops_its_threads_on_ctrl_c():
+    pytest.importorskip("dask")
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC) + os.pathsep
+               + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
+    p = subprocess.Popen([sys.executable, "-c", DASK_CHILD], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert p.stdout.readline().strip() == "READY"
+        time.sleep(3.0)  # the worker threads are inside the core by now
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        waited = time.monotonic() - sent
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    assert "FINISHED" not in out and "INTERRUPTED" in out, out + err
+    cpu = float(out.split("cpu after ")[1].split()[0])
+    assert cpu < 0.1, out
+    # 0.5 s of that is the child's own CPU check, then interpreter shutdown; before, the
+    # threads finished their tasks after the KeyboardInterrupt (cpu ~0.5 s in the check).
+    assert waited < 0.5 + 1.0, waited

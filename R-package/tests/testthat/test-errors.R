@@ -112,3 +112,73 @@ test_that("unknown option names and out-of-range levels name the argument", {
   expect_error(bootstrap_bands(f, data.frame(wt = 3), R = 0), "R: must be at least 19")
   expect_error(plot(f, n_grid = 1), "n_grid: must be a single integer >= 2")
 })
+
+test_that("NA/NaN/Inf attention options are errors, not the default (NULL is the default)", {
+  set.seed(2)
+  Q <- matrix(rnorm(18), 6); K <- matrix(rnorm(24), 8); V <- matrix(rnorm(16), 8)
+  for (bad in list(NaN, NA, NA_real_, Inf)) {
+    expect_error(softmax_attention(Q, K, V, scale = bad), "^scale: must be one finite number")
+    expect_error(nw_rbf_attention(Q, K, V, bandwidth = bad), "^bandwidth: must be one finite")
+    expect_error(lla(Q, K, V, bandwidth = bad, ridge = 0.1), "^bandwidth: must be one finite")
+    expect_error(lla(Q, K, V, ridge = 0.1, cg_tol = bad), "^cg_tol: must be one finite")
+    expect_error(attn_weights(Q, K, scale = bad), "^scale: must be one finite")
+  }
+  expect_identical(nw_rbf_attention(Q, K, V, bandwidth = NULL), nw_rbf_attention(Q, K, V))
+  expect_error(softmax_attention(Q * 1e155, K * 1e155, V),
+               "softmax: a logit overflows float64 at \\(batch 1, head 1, query")
+})
+
+test_that("bad preliminary / pilot bandwidths of the plug-in rules are errors", {
+  set.seed(3); x <- runif(200); y <- sin(3 * x) + rnorm(200, sd = 0.2)
+  for (bad in list(-1, 0, NaN, NA, Inf)) {
+    expect_error(mse_dpi(x, y, h0 = bad), "^h0: must be one positive finite number")
+    expect_error(imse_dpi(x, y, pilot_bw = bad), "^pilot_bw: must be one positive finite")
+  }
+  xn <- x; xn[3] <- NaN
+  expect_error(tradeoff(xn, y, c(0.1, 0.2)), "x: contains NaN or Inf at row 3")
+})
+
+test_that("RBC with several regressors: an error for interval/bands, NA + a warning in diagnose", {
+  set.seed(4)
+  d <- data.frame(x1 = runif(80), x2 = runif(80), g = factor(sample(letters[1:3], 80, TRUE)))
+  d$y <- d$x1 + d$x2 + as.integer(d$g) / 3 + rnorm(80, sd = 0.2)
+  fk <- kreg(y ~ x1 + x2 + g, data = d, bw = c(0.2, 0.3, 0.2))
+  nd <- d[1:4, ]
+  expect_error(predict(fk, nd, se.fit = TRUE, interval = "rbc"),
+               "interval: \"rbc\" is not available: .*exactly one continuous regressor")
+  p <- predict(fk, nd, se.fit = TRUE, interval = "confidence")
+  expect_true(all(is.finite(p$fit)) && all(is.finite(p$se.fit)))
+  expect_warning(dg <- diagnose(fk, nd), "diagnose: .*exactly one continuous regressor.*NA")
+  expect_true(all(is.finite(dg$fit)) && all(is.finite(dg$se)))
+  expect_true(all(is.na(dg[, c("bias", "mse", "rbc_low", "rbc_high", "fit_bc", "se_bc")])))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_error(plot(fk, bands = "rbc"), "bands: \"rbc\" is not available")
+  expect_error(plot(fk, type = "partial", bands = "rbc"), "bands: \"rbc\" needs exactly one")
+  f1 <- kreg(y ~ x1, data = d, bw = 0.2)
+  expect_silent(dg1 <- diagnose(f1, nd))
+  expect_true(all(is.finite(as.matrix(dg1))))
+  expect_true(all(is.finite(predict(f1, nd, interval = "rbc"))))
+})
+
+test_that("cr1 cluster ids: NA and non-integer numbers are errors, labels are factorised", {
+  set.seed(5)
+  d <- data.frame(x = runif(30)); d$y <- d$x + rnorm(30, sd = 0.1)
+  f <- kreg(y ~ x, data = d, bw = 0.3)
+  cl <- rep(1:10, each = 3)
+  ref <- diagnose(f, d[1:3, , drop = FALSE], kind = "cr1", cluster = cl)$se
+  expect_equal(diagnose(f, d[1:3, , drop = FALSE], kind = "cr1",
+                        cluster = letters[cl])$se, ref)
+  clna <- cl; clna[4] <- NaN
+  expect_error(diagnose(f, kind = "cr1", cluster = clna), "^cluster: is NA/NaN at row 4")
+  expect_error(diagnose(f, kind = "cr1", cluster = cl + 0.5),
+               "^cluster: must be integer ids or labels")
+})
+
+test_that("a character or factor response is an error, not silently coerced", {
+  d <- data.frame(x1 = runif(20), y = rnorm(20))
+  expect_error(kreg(as.character(y) ~ x1, data = d, bw = 0.3),
+               "formula: the response must be numeric, got character")
+  expect_error(kreg(factor(y > 0) ~ x1, data = d, bw = 0.3),
+               "formula: the response must be numeric, got factor")
+})

@@ -231,6 +231,10 @@ struct LLAPartial {
   /// (b, h, i, n_stats()) row-major: omega, mu~ (d), Sigma~ packed upper (d(d+1)/2),
   /// nu~ (d_v), Gamma (d_v x d, row-major).
   std::vector<double> stats;
+  /// Key positions the statistics cover: sorted, disjoint half-open intervals [lo, hi) stored
+  /// flat (lo0, hi0, lo1, hi1, ...). merge() refuses overlapping slices (a key counted twice)
+  /// and lla_finalize() refuses anything short of [0, n_keys_total) (a silently partial LLA).
+  std::vector<std::int64_t> key_ranges;
 
   std::int64_t n_stats() const { return 1 + dim + dim * (dim + 1) / 2 + dim_v + dim_v * dim; }
 };
@@ -243,10 +247,12 @@ LLAPartial lla_partial(const View<const T>& Q, const View<const T>& K, const Vie
                        std::int64_t key_offset, std::int64_t n_keys_total, const Options& opt);
 
 /// into <- into (+) other: the statistics over the union of both key sets. Throws
-/// InvalidArgument when the partials do not describe the same queries.
+/// InvalidArgument when the partials do not describe the same queries or their key slices
+/// overlap.
 void merge(LLAPartial& into, const LLAPartial& other);
 
 /// Solve and write the LLA output from complete statistics (Cholesky of Sigma per query).
+/// Throws InvalidArgument when the statistics do not cover every key [0, n_keys_total).
 template <class T>
 Diagnostics lla_finalize(const View<const T>& Q, const LLAPartial& stats, const View<T>& out,
                          const Options& opt);

@@ -100,6 +100,9 @@ struct PointwiseDiagnostics {
   /// need); NaN otherwise.
   double sigma2 = 0;
   double z = 0;       ///< the normal quantile used
+  /// Empty when the bias and RBC columns were computed; otherwise why they are NaN (for the
+  /// faces' warning or error).
+  std::string bias_note;
 };
 
 /// Fit, standard error, estimated bias and MSE, conventional and RBC intervals at the rows of

@@ -21,6 +21,11 @@ namespace attnreg {
 /// that entered the core (the face's main thread). Pass nullptr to remove it.
 void set_interrupt_checker(std::function<bool()> checker);
 
+/// Ask every running and future core computation, on any thread, to stop (InterruptGuard::poll
+/// returns true everywhere) until cancel_all(false). For faces that run the core on their own
+/// worker threads (Dask's threaded scheduler), which cannot see Ctrl-C themselves.
+void cancel_all(bool on);
+
 /// Install a progress reporter: (done, total, label). Called on the main thread only.
 void set_progress_reporter(std::function<void(std::size_t, std::size_t, const std::string&)> fn);
 

@@ -102,12 +102,23 @@ def _warn(info: dict) -> None:
         warnings.warn(msg, AttentionWarning, stacklevel=3)
 
 
+def _window(window) -> int:
+    """None -> 0 (no window); otherwise a non-negative integer, named in the error."""
+    if window is None:
+        return 0
+    if isinstance(window, (bool, np.bool_)) or not (
+            isinstance(window, (int, np.integer)) or
+            (isinstance(window, (float, np.floating)) and float(window).is_integer())):
+        raise TypeError(f"window: must be a non-negative integer (or None), got {window!r}")
+    if int(window) < 0:
+        raise ValueError(f"window: must be >= 0 (0 or None = no window), got {window!r}")
+    return int(window)
+
+
 def _forward(Q, K, V, *, device: str, return_info: bool, **kw: Any):
     _device(device)
     Q, K, V = _arrays(Q, K, V, names=("Q", "K", "V"))
-    kw.setdefault("window", 0)
-    if kw["window"] is None:
-        kw["window"] = 0
+    kw["window"] = _window(kw.get("window"))
     if kw.get("n_threads") is None:
         kw["n_threads"] = 0
     fn = _core.attention_forward if device == "cpu" else _core.attention_forward_cuda
@@ -122,8 +133,14 @@ def softmax(Q, K, V, *, scale: float | None = None, causal: bool = False,
     """Softmax attention = Nadaraya-Watson with the dot-product kernel.
 
     ``out_i = sum_j exp(scale q_i'k_j) v_j / sum_j exp(scale q_i'k_j)``, computed blockwise with
-    a running max (never overflows). ``scale`` defaults to ``1/sqrt(dim)``; it is ``1/tau`` of
-    Pai 2025, "Regression is All You Need" and ``1/h`` of Zuo et al.'s (2025, arXiv:2510.01450) ``exp(q'k/h)``.
+    a running max, so ``exp`` never overflows. ``scale`` defaults to ``1/sqrt(dim)``; it is
+    ``1/tau`` of Pai 2025, "Regression is All You Need" and ``1/h`` of Zuo et al.'s (2025,
+    arXiv:2510.01450) ``exp(q'k/h)``. ``scale=None`` means the default; NaN or inf is a
+    ``ValueError``.
+
+    A logit ``scale q'k`` that itself overflows the input's precision (norms near ``1e154`` in
+    float64, ``1e19`` in float32) raises :class:`attnreg.NumericalError` naming the
+    (batch, head, query); rescale ``Q`` and ``K`` or pass float64.
 
     Returns the output, or ``(output, info)`` with ``return_info=True``.
     """
@@ -138,7 +155,11 @@ def nw_rbf(Q, K, V, *, bandwidth: float | None = None, causal: bool = False,
     """Nadaraya-Watson attention with the Gaussian kernel ``exp(-||q - k||^2 / (2 h^2))``.
 
     ``bandwidth`` ``h`` defaults to ``dim ** 0.25``, so that on unit-norm queries and keys this
-    equals :func:`softmax` with its default scale (``tau = h^2``, Pai 2025, "Regression is All You Need").
+    equals :func:`softmax` with its default scale (``tau = h^2``, Pai 2025, "Regression is All
+    You Need"). ``bandwidth=None``
+    means the default; NaN, inf, a value <= 0 or one whose ``1 / h^2`` overflows the input's
+    precision is a ``ValueError``. A logit ``||q - k||^2 / (2 h^2)`` that overflows raises
+    :class:`attnreg.NumericalError` naming the (batch, head, query), as :func:`softmax` does.
     """
     return _forward(Q, K, V, method="nw_rbf", bandwidth=bandwidth, causal=causal,
                     window=window, block_q=block_q, block_k=block_k, n_threads=n_threads,
@@ -227,7 +248,7 @@ def attention_weights(Q, K, *, method: str = "softmax", scale: float | None = No
     if method == "mesa" and ridge is None:
         ridge = 1.0
     return _core.attention_weights(
-        Q, K, method=method, causal=causal, window=0 if window is None else window,
+        Q, K, method=method, causal=causal, window=_window(window),
         scale=scale, bandwidth=bandwidth, ridge=_ridge(ridge), kernel=kernel,
         feature_map=feature_map, feature_tau=tau, normalize=normalize,
         n_threads=0 if n_threads is None else n_threads)
@@ -241,11 +262,13 @@ def lla_partial(Q, K, V, *, key_offset: int, n_keys_total: int, bandwidth: float
     ``K, V`` hold keys ``[key_offset, key_offset + len(K))`` of a sequence of ``n_keys_total``.
     Partials over disjoint slices combine with :func:`lla_merge` in any order; :func:`lla_finalize`
     turns the merged statistics into the LLA output (equal to ``lla(..., method="direct")``).
-    Returns an opaque tuple (dims, running max, statistics).
+    Returns an opaque tuple (dims, running max, statistics, covered key ranges).
+    :func:`lla_merge` refuses partials whose key slices overlap and :func:`lla_finalize` refuses
+    statistics that do not cover every key ``[0, n_keys_total)``.
     """
     Q, K, V = _arrays(Q, K, V, names=("Q", "K", "V"))
     return _core.lla_partial(Q, K, V, key_offset=key_offset, n_keys_total=n_keys_total,
-                             causal=causal, window=0 if window is None else window,
+                             causal=causal, window=_window(window),
                              scale=scale, bandwidth=bandwidth, kernel=kernel,
                              n_threads=0 if n_threads is None else n_threads)
 
@@ -261,7 +284,7 @@ def lla_finalize(Q, partial, *, ridge: Any = 0.0, causal: bool = False,
     """LLA output from merged statistics (one Cholesky solve per query)."""
     (Q,) = _arrays(Q, names=("Q",))
     out, info = _core.lla_finalize(Q, partial, ridge=_ridge(ridge), causal=causal,
-                                   window=0 if window is None else window,
+                                   window=_window(window),
                                    n_threads=0 if n_threads is None else n_threads)
     _warn(info)
     return (out, info) if return_info else out

@@ -57,7 +57,12 @@ def dpi(x, y, *, blockmax: int = 5, divisor: int = 20, trim: float = 0.01,
     >>> 0.01 < h < 0.1
     True
     """
-    x = np.asarray(x, dtype=np.float64).ravel()
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 2 and x.shape[1] == 1:
+        x = x[:, 0]
+    if x.ndim != 1:
+        raise ValueError(f"x: dpi is for one regressor; expected a 1-D array (or one column), "
+                         f"got shape {x.shape}")
     y = np.asarray(y, dtype=np.float64).ravel()
     d = _core.dpi_local_linear(x, y, int(blockmax), int(divisor), float(trim), float(proptrun),
                                int(gridsize), bool(binned))

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -323,6 +324,31 @@ def loo_cv(X, y, *, bandwidth, degree: int | str = 1, kernel: str = "gaussian",
     return total.compute() if compute else total
 
 
+def _compute_interruptible(*graphs):
+    """dask.compute; on the local threaded scheduler, Ctrl-C also stops the core computations
+    running on its worker threads (they cannot see the signal themselves) and waits for them,
+    so nothing keeps computing after the KeyboardInterrupt and the process can exit."""
+    dask, _ = _dask()
+    import dask.threaded
+
+    if dask.base.get_scheduler(collections=list(graphs)) is not dask.threaded.get:
+        return dask.compute(*graphs)  # distributed, processes or synchronous
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max(1, os.cpu_count() or 1))
+    try:
+        return dask.compute(*graphs, scheduler="threads", pool=pool)
+    except KeyboardInterrupt:
+        _core._cancel_all(True)  # every running core loop raises Interrupted at its next poll
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            _core._cancel_all(False)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
 @dataclass
 class BandwidthSearch:
     """Result of :func:`select_bandwidth`.
@@ -372,7 +398,7 @@ def select_bandwidth(X, y, grid=None, *, n_grid: int = 15, factors: Sequence[flo
     graphs = [loo_cv(X, y, bandwidth=h, degree=degree, kernel=kernel, ridge=ridge,
                      sample_weight=sample_weight, algorithm=algorithm,
                      split_every=split_every, compute=False) for h in cand]
-    scores = np.asarray(dask.compute(*graphs), dtype=np.float64)
+    scores = np.asarray(_compute_interruptible(*graphs), dtype=np.float64)
     if not np.any(np.isfinite(scores)):
         raise ValueError("grid: no candidate bandwidth gives every leave-one-out fit (all "
                          "scores are infinite); use larger bandwidths")

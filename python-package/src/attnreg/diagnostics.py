@@ -50,6 +50,18 @@ __all__ = [
 _KINDS = ("const", "hc0", "hc1", "hc2", "hc3", "cr1")
 
 
+def _nonneg_int(value, name: str) -> int:
+    """A non-negative integer argument (output index, seed), named in the error rather than
+    pybind11's "incompatible function arguments"."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        if not (isinstance(value, (float, np.floating)) and float(value).is_integer()):
+            raise TypeError(f"{name}: must be a non-negative integer, got {value!r}")
+    v = int(value)
+    if v < 0 or v >= 2 ** 63:
+        raise ValueError(f"{name}: must be a non-negative integer, got {value!r}")
+    return v
+
+
 def _check_kind(kind: str) -> str:
     if not isinstance(kind, str) or kind.lower() not in _KINDS + ("homoskedastic",):
         raise ValueError(f"kind: unknown variance kind {kind!r}; use one of {', '.join(_KINDS)}")
@@ -66,6 +78,30 @@ def _fitted_core(estimator):
         )
     check_is_fitted(estimator)
     return estimator._model
+
+
+def _cluster_codes(cluster):
+    """Codes 0..G-1 of cluster ids: integers, or labels (strings, categoricals, objects) as
+    ``pandas.factorize`` does. Missing ids (NaN, None, pd.NA) and non-integer floats are errors:
+    a NaN must not become a cluster of its own, and 1.5 is not an id."""
+    import pandas as pd
+
+    if isinstance(cluster, (pd.Series, pd.Index, pd.Categorical)):
+        s = pd.Series(cluster).reset_index(drop=True)
+    else:
+        s = pd.Series(np.asarray(cluster).ravel())
+    if s.isna().any():
+        raise ValueError(f"cluster: is missing (NaN/None) at row {int(np.argmax(s.isna()))}; "
+                         "every training row needs a cluster id (drop those rows or give "
+                         "them their own id)")
+    if s.dtype.kind == "f":
+        v = s.to_numpy(dtype=np.float64)
+        frac = v != np.round(v)
+        if frac.any():
+            raise ValueError(f"cluster: must be integer ids or labels; got the non-integer "
+                             f"{float(v[frac][0])!r} (floats are not ids)")
+    codes, _ = pd.factorize(s, sort=True)
+    return codes
 
 
 def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwidth=None,
@@ -88,7 +124,9 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
     pilot_degree : int, optional
         Degree ``q`` of the pilot (> the estimator's degree); default ``max(p + 1, 2)``.
     cluster : array-like of shape (n_train,), optional
-        Integer cluster ids for ``kind="cr1"``.
+        Cluster ids for ``kind="cr1"``: integers, or labels (strings, a pandas Categorical)
+        that are factorised as ``pandas.factorize`` does. Missing ids and non-integer floats
+        raise ``ValueError``.
     output : int, default 0
         Output column for multi-output fits.
 
@@ -96,7 +134,9 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
     -------
     pandas.DataFrame
         Columns ``fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high, fit_bc, se_bc``. The
-        bias, MSE and RBC columns need one continuous regressor and are NaN otherwise.
+        bias, MSE and RBC columns need one continuous regressor; otherwise they are NaN and a
+        ``UserWarning`` says why (``fit``, ``se`` and the conventional interval are always
+        computed).
         ``mse = bias**2 + se**2``; ``[ci_low, ci_high] = fit -+ z se``;
         ``[rbc_low, rbc_high] = fit_bc -+ z se_bc`` with ``fit_bc = fit - bias`` and ``se_bc``
         its exact variance (the bias estimate is linear in y).
@@ -112,16 +152,19 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
         raise ValueError(f"pilot_bandwidth: must be a positive number, got {pilot_bandwidth!r}")
     cl: list[int] = []
     if cluster is not None:
-        c = np.asarray(cluster).ravel()
-        _, codes = np.unique(c, return_inverse=True)
-        cl = [int(v) for v in codes]
+        cl = [int(v) for v in _cluster_codes(cluster)]
     elif kind == "cr1":
         raise ValueError("cluster: kind='cr1' needs one cluster id per training row")
     r = _core.pointwise_diagnostics(
         model, Xa, kind=kind, level=float(level),
         pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
-        pilot_bandwidth=float(pilot_bandwidth), cluster=cl, output=int(output),
+        pilot_bandwidth=float(pilot_bandwidth), cluster=cl, output=_nonneg_int(output, "output"),
     )
+    if r["bias_note"]:
+        import warnings
+
+        warnings.warn(f"diagnose: {r['bias_note']}; those columns are NaN", UserWarning,
+                      stacklevel=2)
     cols = ["fit", "se", "bias", "mse", "ci_low", "ci_high", "rbc_low", "rbc_high", "fit_bc",
             "se_bc"]
     index = X.index if hasattr(X, "index") else None
@@ -211,13 +254,27 @@ def _xy_1d(x, y):
     return x, y
 
 
+def _opt_bandwidth(value, name):
+    """None -> 0.0 (the core's "default" sentinel); a value given must be finite and > 0."""
+    if value is None:
+        return 0.0
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: must be a positive number or None, got {value!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name}: must be a positive finite number or None (for the default), "
+                         f"got {value!r}")
+    return v
+
+
 def _dpi(x, y, eval_points, degree, kernel, kind, preliminary_bandwidth, pilot_bandwidth,
          pilot_degree):
     return _core.dpi_bandwidth(
         x, y, np.asarray(eval_points, dtype=np.float64).ravel(), degree=int(degree),
         kernel=str(kernel), kind=_check_kind(kind),
-        preliminary_bandwidth=0.0 if preliminary_bandwidth is None else float(preliminary_bandwidth),
-        pilot_bandwidth=0.0 if pilot_bandwidth is None else float(pilot_bandwidth),
+        preliminary_bandwidth=_opt_bandwidth(preliminary_bandwidth, "preliminary_bandwidth"),
+        pilot_bandwidth=_opt_bandwidth(pilot_bandwidth, "pilot_bandwidth"),
         pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
     )
 
@@ -283,13 +340,14 @@ def tradeoff(X, y, bandwidths, eval_points=None, kind: str = "const", kernel: st
     else:
         E = np.asarray(eval_points, dtype=np.float64)
         E = E[:, None] if E.ndim == 1 else E
+    pilot = _opt_bandwidth(pilot_bandwidth, "pilot_bandwidth")
     frames = []
     names = {0: "NadarayaWatson", 1: "LocalLinear"}
     for p in degrees:
         t = np.asarray(_core.tradeoff_curve(
             X, y, hs, degree=int(p), kernel=str(kernel), X_eval=E, kind=_check_kind(kind),
             pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
-            pilot_bandwidth=0.0 if pilot_bandwidth is None else float(pilot_bandwidth)))
+            pilot_bandwidth=pilot))
         frames.append(pd.DataFrame({
             "estimator": names.get(int(p), f"degree {p}"), "degree": int(p),
             "bandwidth": t[:, 0], "bias2": t[:, 1], "variance": t[:, 2], "mse": t[:, 3],
@@ -496,9 +554,9 @@ def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademach
     model = _fitted_core(estimator)
     Xa = estimator._check_X(X)
     r = _core.bootstrap_bands(model, Xa, type=str(type), replications=int(replications),
-                              level=float(level), seed=int(seed),
+                              level=float(level), seed=_nonneg_int(seed, "seed"),
                               bias_corrected=bool(bias_corrected), kind=_check_kind(kind),
-                              output=int(output))
+                              output=_nonneg_int(output, "output"))
     cols = ["center", "se", "low", "high", "uniform_low", "uniform_high"]
     df = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols})
     df.attrs["critical_value"] = float(r["critical_value"])
@@ -620,7 +678,7 @@ def significance_test(estimator, replications: int = 399, bootstrap: str = "mamm
     if not isinstance(bootstrap, str):
         raise ValueError("bootstrap: use 'mammen', 'rademacher' or 'iid'")
     r = _core.significance_test(model, replications=int(replications), bootstrap=bootstrap,
-                                seed=int(seed), columns=cols, output=int(output))
+                                seed=_nonneg_int(seed, "seed"), columns=cols, output=_nonneg_int(output, "output"))
     table = pd.DataFrame({"statistic": np.asarray(r["statistic"]).ravel(),
                           "p_value": np.asarray(r["p_value"]).ravel()},
                          index=[names[j] for j in r["columns"]])
@@ -780,7 +838,7 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
                                      unordered_kernel=str(unordered_kernel),
                                      ordered_kernel=str(ordered_kernel), bandwidth=bw,
                                      degree=int(degree), replications=int(replications),
-                                     bootstrap=bootstrap, seed=int(seed),
+                                     bootstrap=bootstrap, seed=_nonneg_int(seed, "seed"),
                                      n_threads=int(n_threads),
                                      reselect=-1 if reselect_bandwidth is None
                                      else int(bool(reselect_bandwidth)))
