@@ -103,15 +103,17 @@ def _xy(n=300, d=1, seed=0):
 def test_show_progress_callback_receives_core_reports():
     X, y = _xy(3000)
     seen = []
+    # fit is lazy: the O(n^2) pass over the training rows runs when a training statistic is
+    # first used (here effective_df_), and that pass reports.
     with attnreg.show_progress(lambda done, total, label: seen.append((done, total, label))):
-        attnreg.LocalLinear(bandwidth=0.05).fit(X, y)
+        attnreg.LocalLinear(bandwidth=0.05).fit(X, y).effective_df_
     assert seen and {s[2] for s in seen} == {"local linear"}
     # Reports come from the main thread as its blocks of rows finish (other threads' blocks
     # are counted in `done` but do not report), so the last one may stop short of the total.
     assert all(s[1] == 3000 and 0 < s[0] <= 3000 for s in seen)
     # Outside the block nothing is reported any more.
     n_before = len(seen)
-    attnreg.LocalLinear(bandwidth=0.05).fit(X, y)
+    attnreg.LocalLinear(bandwidth=0.05).fit(X, y).effective_df_
     assert len(seen) == n_before
 
 
@@ -120,9 +122,10 @@ def test_bandwidth_search_reports_to_show_progress_and_mutes_inner_reports():
     seen = []
     with attnreg.show_progress(lambda done, total, label: seen.append((done, total, label))):
         m = attnreg.NadarayaWatson().fit(X, y)
+        m.effective_df_  # the lazy pass over the training rows at the selected bandwidth
     search = [s for s in seen if s[2] == "bandwidth search"]
     # One report per objective evaluation (their inner per-tile reports are muted), then the
-    # final fit at the selected bandwidth reports its rows.
+    # training statistics at the selected bandwidth report their rows.
     assert [s[0] for s in search] == list(range(1, m.bandwidth_result_.n_evals + 1))
     assert all(s[1] is None for s in search)
     rest = seen[len(search):]
