@@ -172,25 +172,31 @@ struct Engine {
   }
 
   // Add the features of sorted points [cu.pos, target) centred at `centre`.
+  // feat = a_i (cos, sin)(pi v / 2)^[trig] v^j, j = 0..J, of sorted point i, v = x_i - centre.
+  void point_features(std::size_t i, double centre, double* feat) const {
+    const double a = as[i];
+    const double v = xs[i] - centre;
+    double tv[2] = {1.0, 0.0};
+    if (form.trig) {
+      tv[0] = std::cos(kHalfPi * v);
+      tv[1] = std::sin(kHalfPi * v);
+    }
+    for (std::size_t tt = 0; tt < NT; ++tt) {
+      double g = a * tv[tt];
+      for (std::size_t j = 0; j <= J; ++j) {
+        feat[tt * (J + 1) + j] = g;
+        g *= v;
+      }
+    }
+  }
+
   void advance(Cursor& cu, std::size_t target, double centre, double* feat) const {
     const std::size_t n = P.n;
     for (std::size_t i = cu.pos; i < target; ++i) {
       const double a = as[i];
       if (!(a > 0.0)) continue;
       ++cu.positive;
-      const double v = xs[i] - centre;
-      double tv[2] = {1.0, 0.0};
-      if (form.trig) {
-        tv[0] = std::cos(kHalfPi * v);
-        tv[1] = std::sin(kHalfPi * v);
-      }
-      for (std::size_t tt = 0; tt < NT; ++tt) {
-        double g = a * tv[tt];
-        for (std::size_t j = 0; j <= J; ++j) {
-          feat[tt * (J + 1) + j] = g;
-          g *= v;
-        }
-      }
+      point_features(i, centre, feat);
       double yc[8];
       yc[0] = 1.0;
       for (std::size_t c = 1; c < C && c < 8; ++c) yc[c] = ys[(c - 1) * n + i];
@@ -212,21 +218,8 @@ struct Engine {
 
   // W -= features of sorted point i.
   void sub_point(std::size_t i, double centre, double* feat, double* W) const {
-    const double a = as[i];
-    if (!(a > 0.0)) return;
-    const double v = xs[i] - centre;
-    double tv[2] = {1.0, 0.0};
-    if (form.trig) {
-      tv[0] = std::cos(kHalfPi * v);
-      tv[1] = std::sin(kHalfPi * v);
-    }
-    for (std::size_t tt = 0; tt < NT; ++tt) {
-      double g = a * tv[tt];
-      for (std::size_t j = 0; j <= J; ++j) {
-        feat[tt * (J + 1) + j] = g;
-        g *= v;
-      }
-    }
+    if (!(as[i] > 0.0)) return;
+    point_features(i, centre, feat);
     for (std::size_t f = 0; f < F; ++f) {
       W[f * C] -= feat[f];
       for (std::size_t c = 1; c < C; ++c) W[f * C + c] -= feat[f] * ys[(c - 1) * P.n + i];
