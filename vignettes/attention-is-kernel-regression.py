@@ -1,13 +1,13 @@
-"""Vignette 2, "Attention is kernel regression": seeds 000, 001 and 003 made numerical.
+"""Vignette 2, "Attention is kernel regression": Pai (2025) and two expositions of attention as kernel regression made numerical.
 
 Reproduces, with attnreg and measured differences:
   * Nadaraya-Watson with the Gaussian kernel on unit-norm queries/keys is softmax attention
-    (seed 000; seed 003 eqs. 10-12), checked to machine precision for attnreg.NadarayaWatson,
+    (Pai 2025; the blog post *From Kernel Regression to Self-Attention* eqs. 10-12), checked to machine precision for attnreg.NadarayaWatson,
     attnreg.attention.nw_rbf and attnreg.attention.softmax against each other and a numpy oracle;
-  * the bandwidth/temperature correspondence tau = h^2, and the 1/sqrt(d) scale (seed 001;
-    seed 003 section 5);
-  * Epanechnikov attention and its linear-attention form for tau >= 4 (seed 000);
-  * sliding-window attention under an in-context distribution shift (seed 000's experiment).
+  * the bandwidth/temperature correspondence tau = h^2, and the 1/sqrt(d) scale (the lecture notes *Attention as Kernel Regression*;
+    the blog post *From Kernel Regression to Self-Attention* section 5);
+  * Epanechnikov attention and its linear-attention form for tau >= 4 (Pai 2025);
+  * sliding-window attention under an in-context distribution shift (the experiment of Pai 2025).
 Writes vignettes/out/attention-is-kernel-regression/index.md and its PNG figures.
 Run from the repository root: python3 vignettes/attention-is-kernel-regression.py [--full]
 (--full: 50 replications of the shift experiment instead of 8).
@@ -68,7 +68,7 @@ def rel(a, b) -> float:
 def section_identity(rep: Report, rng) -> None:
     rep.h(2, "1. Gaussian Nadaraya-Watson on the unit sphere is softmax attention")
     rep.p(r"""
-        Seed 000 (and seed 003, eqs. 10-12): with a Gaussian kernel
+        Pai (2025), and the blog post *From Kernel Regression to Self-Attention* (eqs. 10-12): with a Gaussian kernel
         $K_h(q,k)=\exp(-\|q-k\|^2/(2h^2))$ and unit-norm queries and keys,
         $\|q-k\|^2 = 2 - 2q^\top k$, so $K_h(q,k) = e^{-1/h^2}\exp(q^\top k/h^2)$: the constant
         cancels in the Nadaraya-Watson ratio and what is left is softmax attention with
@@ -126,7 +126,7 @@ def section_identity(rep: Report, rng) -> None:
 
     rep.h(3, "Without unit norms the identity fails, and how to restore it")
     rep.p(r"""
-        Seed 003 (eq. 10) expands $-\|q-k\|^2/(2\sigma^2)$ into a query term (cancels), the dot
+        The blog post *From Kernel Regression to Self-Attention* (eq. 10) expands $-\|q-k\|^2/(2\sigma^2)$ into a query term (cancels), the dot
         product and a key term $-\|k\|^2/(2\sigma^2)$, which only cancels when all keys have the
         same norm. With Gaussian (not normalised) keys the two estimators differ; appending a
         coordinate to queries ($1$) and keys ($-\|k\|^2/2$) puts the key term back into the dot
@@ -177,7 +177,7 @@ def section_identity(rep: Report, rng) -> None:
 def section_scale(rep: Report, rng) -> None:
     rep.h(2, "2. The 1/sqrt(d) scale as a bandwidth")
     rep.p(r"""
-        Seed 001 calls $1/\sqrt{d}$ an inverse bandwidth; seed 003 (section 5) derives it: with
+        The lecture notes *Attention as Kernel Regression* call $1/\sqrt{d}$ an inverse bandwidth; the blog post *From Kernel Regression to Self-Attention* (section 5) derives it: with
         independent unit-variance coordinates, $\mathrm{Var}(q^\top k) = d$, so dividing by
         $\sqrt d$ keeps the scores at unit variance in every dimension. In the kernel language
         that is $\tau = \sqrt d$, $h = d^{1/4}$, which is the default bandwidth of
@@ -211,31 +211,31 @@ def section_scale(rep: Report, rng) -> None:
                          n_eff_scaled=ne, n_eff_unitnorm_scaled=neu))
     tab = pd.DataFrame(rows)
     rep.table(tab, floatfmt="{:.4g}")
-    rep.check("Var(q'k)/d - 1 (seed 003: exactly 1), worst d, N = 50,000 pairs",
+    rep.check("Var(q'k)/d - 1 (blog post: exactly 1), worst d, N = 50,000 pairs",
               np.abs(tab["var_raw_over_d"] - 1).max(), 0.03, kind="abs deviation")
     rep.p(f"""
         The variance of the raw score grows like $d$ (ratio to $d$ within
         {np.abs(tab['var_raw_over_d'] - 1).max():.3f} of 1, sampling error about
         $\\sqrt{{2/N}} = {np.sqrt(2 / N):.3f}$), and after scaling it is 1 in every dimension, as
-        seed 003 says. **Where the seeds disagree:** seed 000 assumes QK-norm (unit-norm queries
+        the blog post *From Kernel Regression to Self-Attention* says. **Where the sources disagree:** Pai (2025) assumes QK-norm (unit-norm queries
         and keys); there $q^\\top k \\in [-1, 1]$ has variance $1/d$, and the $1/\\sqrt d$ scale
         leaves a score variance of $1/d^2$ (column `var_unitnorm_scaled`: {tab['var_unitnorm_scaled'].iloc[-1]:.1e}
         at $d = 1024$). In kernel terms $h = d^{{1/4}}$ is then far wider than the sphere
         (distances are at most 2), so the attention is nearly uniform: the figure above shows
         the default (dotted lines) sitting on the flat, oversmoothed end of each curve. This is
-        why QK-norm models learn or fix a larger scale; the unit-variance argument of seeds 001
-        and 003 and the unit-norm argument of seed 000 call for different bandwidths.
+        why QK-norm models learn or fix a larger scale; the unit-variance argument of the lecture
+        notes and the blog post and the unit-norm argument of Pai (2025) call for different bandwidths.
 
-        **Where we differ from seed 001:** it also says that "the bandwidth parameter is
+        **Where we differ from the lecture notes:** it also says that "the bandwidth parameter is
         $1/\\sqrt{{d_k}}$: larger $d_k$ means narrower kernel, sharper attention weights". The last
         two columns measure the sharpness of `softmax(Q K'/sqrt(d))` as the effective number of
         keys out of 1000 (default scale, 100 queries). With unit-variance coordinates it stays
         between {tab['n_eff_scaled'].min():.0f} and {tab['n_eff_scaled'].max():.0f} with no trend
         towards sharper weights as $d$ grows: the
-        scale exactly offsets the growth of $q^\\top k$, which is its purpose (seed 003). With
+        scale exactly offsets the growth of $q^\\top k$, which is its purpose (the blog post *From Kernel Regression to Self-Attention*). With
         unit-norm inputs it grows to {tab['n_eff_unitnorm_scaled'].iloc[-1]:.0f}, i.e. *wider*.
         The kernel $\\exp(q^\\top k/\\sqrt d)$ has temperature $\\tau = \\sqrt d$, a bandwidth
-        $h = d^{{1/4}}$ that grows with $d$; seed 001's own "inverse bandwidth" reading (its
+        $h = d^{{1/4}}$ that grows with $d$; the lecture notes' own "inverse bandwidth" reading (its
         next section) is the consistent one.
         """)
 
@@ -243,7 +243,7 @@ def section_scale(rep: Report, rng) -> None:
 def section_epanechnikov(rep: Report, rng) -> None:
     rep.h(2, "3. Epanechnikov attention and its linear-attention form")
     rep.p(r"""
-        Seed 000: replacing the Gaussian by the Epanechnikov profile,
+        Pai (2025): replacing the Gaussian by the Epanechnikov profile,
         $K_\tau(q,k) = \max(0, 1 - \|q-k\|^2/\tau)$, which on the unit sphere is
         $\max(0, 1 - 2/\tau + (2/\tau) q^\top k)$. For $\tau \ge 4$ the bracket is never
         negative, the max disappears and $K_\tau(q,k) = \phi(q)^\top\phi(k)$ with
@@ -297,7 +297,7 @@ def section_epanechnikov(rep: Report, rng) -> None:
         """)
     rep.table(tab, floatfmt="{:.3g}")
     rep.p(f"""
-        The price of linearity is the property seed 000 advertises first: for $\\tau \\ge 4$ the
+        The price of linearity is the property Pai (2025) advertises first: for $\\tau \\ge 4$ the
         support covers the whole sphere ($\\|q-k\\|^2 \\le 4 \\le \\tau$), so no key is ever
         ignored; the kernel value at $\\tau = 4$ only reaches 0 for an exactly antipodal key
         (smallest value here {tab['smallest_kernel_value'].iloc[-1]:.3f}). Sparse, compactly
@@ -308,7 +308,7 @@ def section_epanechnikov(rep: Report, rng) -> None:
     rep.p(r"""
         `attnreg.NadarayaWatson(kernel="epanechnikov")` is the econometrician's *product* kernel
         $\prod_j \tfrac34(1 - u_j^2)_+$ with $u_j = (x_j - x_{ij})/h$. In one dimension it is the
-        radial kernel of seed 000 with $\tau = h^2$; in several dimensions it is not.
+        radial kernel of Pai (2025) with $\tau = h^2$; in several dimensions it is not.
         """)
     x = rng.uniform(-2, 2, 300)
     y = np.sin(2 * x) + 0.1 * rng.standard_normal(300)
@@ -384,13 +384,13 @@ def section_shift(rep: Report, rng, reps: int) -> None:
     T, shift_at, h, noise = 3000, 1500, 0.25, 0.1
     windows = (None, 1000, 300, 100)
     rep.p(f"""
-        Seed 000 shows (as pictures, without numbers) Gaussian NW fitting a surface in context
+        Pai (2025) shows (as pictures, without numbers) Gaussian NW fitting a surface in context
         while the key/value relation shifts: old pairs stay in the average and bias the fit,
         and a sliding window recovers at the price of a noisier fit. We make it a measurement.
         A stream of $T = {T}$ tokens: keys uniform on the unit sphere $S^2$, values
         $y_t = f(k_t) + \\varepsilon_t$ with $\\varepsilon_t \\sim N(0, {noise}^2)$, where
         $f = f_1(x) = \\sin 3x_1 + 2x_2x_3$ before token {shift_at} and
-        $f_2(x) = \\cos 3x_2 - 1.5x_1 + x_3^2$ from it on (seed 000 uses a spline surface it does
+        $f_2(x) = \\cos 3x_2 - 1.5x_1 + x_3^2$ from it on (Pai 2025 uses a spline surface it does
         not specify; ours is smooth and known, so we can score against the truth). Each token is
         predicted from the tokens before it by causal softmax attention
         (`attnreg.attention.softmax(..., scale=1/h**2, causal=True, window=w)`, which on the
@@ -442,7 +442,7 @@ def section_shift(rep: Report, rng, reps: int) -> None:
     full_late, win_late = m(True, None, 2500, 3000), m(True, 300, 2500, 3000)
     stat_full, stat_100 = m(False, None, 2500, 3000), m(False, 100, 2500, 3000)
     rep.p(f"""
-        Both of seed 000's claims hold here. Under the shift the full-history attention keeps
+        Both of Pai's (2025) claims hold here. Under the shift the full-history attention keeps
         averaging in values of the old surface: 1000 to 1500 tokens after the shift its error
         is still {full_late:.3f}, against {win_late:.3f} with a 300-token window
         ({full_late / win_late:.1f} times larger). Without a shift the window costs accuracy,
@@ -451,7 +451,7 @@ def section_shift(rep: Report, rng, reps: int) -> None:
         time rather than in key space, with the same bias-variance trade-off.
         """)
     if not (full_late > win_late and stat_100 > stat_full):
-        raise AssertionError("the qualitative claims of seed 000 did not reproduce")
+        raise AssertionError("the qualitative claims of Pai (2025) did not reproduce")
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
     kern = np.ones(50) / 50
@@ -477,16 +477,16 @@ def main() -> None:
     rep = Report(NAME, args.out, full=args.full,
                  title="Attention is kernel regression: softmax, bandwidth, Epanechnikov, windows")
     rep.p(f"""
-        **What this reproduces.** The claims of seed 000 (D. Pai, "Regression is All You Need",
-        2025), seed 001 ("Attention as Kernel Regression", lecture notes) and seed 003
+        **What this reproduces.** The claims of D. Pai, "Regression is All You Need"
+        (2025), the lecture notes "Attention as Kernel Regression" and the blog post
         ("From Kernel Regression to Self-Attention: A Line-by-Line Derivation", blog), each turned
         into a number computed with attnreg {attnreg.__version__}. Every identity below is
         checked in this run with its measured maximum absolute (or relative) difference printed
         next to it; a difference above its tolerance stops the rendering. **Where we differ
         from the sources:** the sources state the identities algebraically and show the
         distribution-shift experiment as pictures only, so the experiment in section 4 is our
-        own design with stated settings; section 2 reports a tension between seeds 000 and
-        001/003 about the right scale under unit-norm keys.
+        own design with stated settings; section 2 reports a tension between Pai (2025) and
+        the two expositions about the right scale under unit-norm keys.
         """)
     rng = np.random.default_rng(20250828)
     section_identity(rep, rng)

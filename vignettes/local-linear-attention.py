@@ -1,4 +1,4 @@
-"""Vignette 4, "Local Linear Attention": seed 002 (Zuo et al.) made numerical with attnreg.
+"""Vignette 4, "Local Linear Attention": Zuo et al. (2025, arXiv:2510.01450) made numerical with attnreg.
 
 Reproduces, with attnreg and measured numbers:
   * the bias-variance story of Props. 2.1/2.2: Nadaraya-Watson's O(h) boundary bias against
@@ -79,7 +79,7 @@ def section_bias(rep: Report, full: bool) -> None:
     n, h, n_designs = 2000, 0.05, 40 if full else 20
     xe = np.linspace(0.0, 1.0, 201)
     rep.p(rf"""
-        Seed 002's Prop. 2.2 says that on a bounded support Nadaraya-Watson (NW, local
+        Zuo et al.'s (2025) Prop. 2.2 says that on a bounded support Nadaraya-Watson (NW, local
         constant; softmax attention is NW with the dot-product kernel) pays for the boundary:
         its integrated MSE cannot beat $n^{{-3/(d+3)}}$, while local linear (LL; Local Linear
         Attention is LL with the attention kernel) reaches $n^{{-4/(d+4)}}$. The mechanism is the
@@ -239,7 +239,7 @@ def section_rates(rep: Report, full: bool) -> None:
         its OLS standard error. Theory in $d$ dimensions: at a boundary point NW converges at
         $n^{{-2/(d+2)}}$ (squared $O(h)$ bias against $1/(nh^d)$ variance) and LL at
         $n^{{-4/(d+4)}}$; integrated over the support NW at $n^{{-3/(d+3)}}$ (the $O(h)$ bias
-        lives on a strip of width $h$; seed 002 Prop. 2.2) and LL at $n^{{-4/(d+4)}}$. Setting:
+        lives on a strip of width $h$; Zuo et al. (2025) Prop. 2.2) and LL at $n^{{-4/(d+4)}}$. Setting:
         the function of section 1, uniform design on $[0,1]$, $\sigma = {SIGMA}$,
         $n \in \{{{", ".join(map(str, ns))}\}}$.
 
@@ -306,7 +306,7 @@ def section_rates(rep: Report, full: bool) -> None:
         (LL, theory -0.80). Every slope is within 3 standard errors of its `theory here`
         (checked).
 
-        **Where this differs from the source and why.** Seed 002 proves rates, it does not
+        **Where this differs from the source and why.** Zuo et al. (2025) prove rates, it does not
         simulate them; in $d = 1$ the integrated rates it separates differ by only
         $4/5 - 3/4 = 0.05$, {0.05 / se_int:.1f} combined standard errors of two slopes fitted
         to {len(ns)} sizes. The separation is clear at the boundary point (theoretical gap
@@ -345,7 +345,7 @@ def section_ttr(rep: Report, full: bool) -> None:
     L = 1024
     n_tune, n_test = (4, 32) if full else (2, 8)
     rep.p(rf"""
-        The experiment of seed 002 Sec. 4: sequences of $L = {L}$ key-value pairs cut into
+        The experiment of Zuo et al. (2025) Sec. 4: sequences of $L = {L}$ key-value pairs cut into
         segments of $S$ pairs; segment $c$'s keys are a Gaussian folded into its own orthant
         cone in the first $m = \log_2(L/S)$ coordinates and its values are $v = A_c k + e$
         with a fresh $A_c$ ($N(0,1)$ entries) and $e \sim N(0, 0.1^2 I)$. The query at
@@ -469,14 +469,14 @@ def section_ttr(rep: Report, full: bool) -> None:
         at $d = {dims[0]}$. Mesa, a single global linear regression, is best inside the first
         segment for $S \\ge 256$ and behind LLA after the first shift in every cell (behind
         even the zero predictor
-        in {n_mz} of {len(multi)} cells: it cannot forget the old segments), which is seed 002's
+        in {n_mz} of {len(multi)} cells: it cannot forget the old segments), which is Zuo et al.'s (2025)
         reading of its Fig. 3 ("MesaNet excels only before the first shift"; checked both
         ways). Within one long segment ($S = L$) LLA's loss keeps falling while softmax's
         flattens ({', '.join(f'{a:.2f}' for a in imp['lla'])} vs
         {', '.join(f'{b:.2f}' for b in imp['softmax'])}: mean loss in the second half of the
         segment over the first half, $d = $ {', '.join(map(str, dims))}), as the paper says.
 
-        **Where our numbers differ from the paper's, and why.** (1) Seed 002 shows this
+        **Where our numbers differ from the paper's, and why.** (1) Zuo et al. (2025) show this
         experiment only as figures (Figs. 3, 4, 7) averaged over 10,000 sequences; we have
         {n_test} test sequences per cell, so our statements are about the direction and the
         rough size of the gaps, with the standard errors in the table. (2) The paper reports
@@ -526,7 +526,7 @@ def section_ttr(rep: Report, full: bool) -> None:
     rep.figure(fig, "ttr.png",
                f"Position-wise MSE along the sequence (d = {dshow}; grey lines: segment "
                "shifts). LLA keeps learning inside each segment; Mesa wins the first segment "
-               "and then cannot forget; softmax adapts but plateaus (seed 002 Fig. 3). At S = L the "
+               "and then cannot forget; softmax adapts but plateaus (Zuo et al. 2025, Fig. 3). At S = L the "
                "tuned LLA bandwidth is wide and LLA nearly coincides with Mesa's global fit.")
 
 
@@ -629,7 +629,7 @@ def section_memory(rep: Report, full: bool) -> None:
     ns_blk = (512, 1024, 2048, 4096, 8192) + ((16384, 32768) if full else ())
     ns_cg = (512, 1024, 2048) + ((4096,) if full else ())
     rep.p(rf"""
-        Seed 002 Sec. 3: computing LLA naively materialises the pairwise differences
+        Zuo et al. (2025) Sec. 3: computing LLA naively materialises the pairwise differences
         $z_{{ij}} = k_j - q_i$ or at least the $n \times n$ kernel weights, $\Theta(n^2)$ memory;
         the blockwise FlashLLA forward (Algorithm 1 with the CG solver of Algorithm 2) streams
         key blocks through per-thread buffers and keeps only $\Theta(nd)$ (its Fig. 2, a Triton
@@ -713,10 +713,10 @@ def section_memory(rep: Report, full: bool) -> None:
         blockwise saves memory, not arithmetic. With CG run to its tolerance
         ({res[('blockwise-cg', 2048)]['cg_iterations']} sweeps) blockwise took
         {res[('blockwise-cg', 2048)]['seconds']:.2f} s at $n = 2048$ against naive's
-        {res[('naive', 2048)]['seconds']:.2f} s (one run each on a shared machine; seed 002's
+        {res[('naive', 2048)]['seconds']:.2f} s (one run each on a shared machine; Zuo et al.'s (2025)
         Sec. 5 notes the same constant-factor cost of the iterative solver).
 
-        **Where this differs from the source.** Seed 002's Fig. 2 is a GPU (Triton) profile at
+        **Where this differs from the source.** Zuo et al.'s (2025) Fig. 2 is a GPU (Triton) profile at
         $d = 128$ with the naive method running out of memory; ours is the CPU engine at
         $d = {d}$ on 2 cores, where the naive path is bounded by time before memory. The shape
         is the same: quadratic against linear. The stored `bench/results/attention_bench.md`
@@ -768,7 +768,7 @@ def main() -> None:
     rep = Report(NAME, args.out, full=args.full,
                  title="Local Linear Attention: boundary bias, test-time regression, memory")
     rep.p(f"""
-        **What this reproduces.** Seed 002 (Zuo et al., "Local Linear Attention") with attnreg
+        **What this reproduces.** Zuo et al. (2025, "Local Linear Attention", arXiv:2510.01450) with attnreg
         {attnreg.__version__}: the bias-variance separation between Nadaraya-Watson (softmax
         attention) and local linear regression (LLA) of its Props. 2.1/2.2, made visible at a
         fixed bandwidth and measured as convergence rates by Monte Carlo; its test-time
