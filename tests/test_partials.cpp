@@ -311,6 +311,61 @@ TEST(Partials, SoftmaxAndNwRbfEqualAttentionForAnyKeySplit) {
   }
 }
 
+TEST(Partials, SoftmaxFinalizeRefusesPartialsThatMissKeysAndMergeRefusesOverlaps) {
+  // A softmax over a subset of the keys is a different estimate: finalize refuses it, and a
+  // key slice merged twice (counted twice) is refused at merge; complete coverage in any order
+  // equals attention::forward.
+  using namespace attention;
+  const std::int64_t nq = 5, nk = 16, d = 3, dv = 2;
+  arma::arma_rng::set_seed(21);
+  std::vector<double> q(nq * d), k(nk * d), v(nk * dv), ref(nq * dv), got(nq * dv);
+  for (auto& x : q) x = arma::randn();
+  for (auto& x : k) x = arma::randn();
+  for (auto& x : v) x = arma::randn();
+  for (Method m : {Method::softmax, Method::nw_rbf}) {
+    Options o;
+    o.method = m;
+    const auto Q = make_view<const double>(q.data(), 1, 1, nq, d);
+    auto slice = [&](std::int64_t lo, std::int64_t hi) {
+      return softmax_partial<double>(Q, make_view<const double>(k.data() + lo * d, 1, 1, hi - lo, d),
+                                     make_view<const double>(v.data() + lo * dv, 1, 1, hi - lo, dv),
+                                     lo, nk, o);
+    };
+    const SoftmaxPartial a = slice(0, 6), b = slice(6, 11), c = slice(11, 16);
+    EXPECT_EQ(a.key_ranges, (std::vector<std::int64_t>{0, 6}));
+    const auto out = make_view<double>(got.data(), 1, 1, nq, dv);
+    // Every query has key weight here, so only the coverage check can refuse.
+    SoftmaxPartial ac = a;
+    merge(ac, c);
+    EXPECT_EQ(ac.key_ranges, (std::vector<std::int64_t>{0, 6, 11, 16}));
+    for (const SoftmaxPartial* p : std::vector<const SoftmaxPartial*>{&a, &ac}) {
+      try {
+        softmax_finalize<double>(*p, out);
+        ADD_FAILURE() << "finalize accepted an incomplete partial";
+      } catch (const InvalidArgument& e) {
+        const std::string w = e.what();
+        EXPECT_EQ(w.rfind("partial: covers keys [0, 6)", 0), 0u) << w;
+        EXPECT_NE(w.find("of n_keys_total = 16"), std::string::npos) << w;
+      }
+    }
+    SoftmaxPartial twice = ac;
+    try {
+      merge(twice, a);
+      ADD_FAILURE() << "merge accepted an overlap";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("exactly once"), std::string::npos) << e.what();
+    }
+    SoftmaxPartial all = b;
+    merge(all, ac);
+    EXPECT_EQ(all.key_ranges, (std::vector<std::int64_t>{0, 16}));
+    softmax_finalize<double>(all, out);
+    forward<double>(Q, make_view<const double>(k.data(), 1, 1, nk, d),
+                    make_view<const double>(v.data(), 1, 1, nk, dv),
+                    make_view<double>(ref.data(), 1, 1, nq, dv), o);
+    for (std::size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(got[i], ref[i], 1e-12);
+  }
+}
+
 TEST(Partials, LeaveOneOutFailureAndWeightsMatchInMemory) {
   // An isolated row under a compact kernel has no leave-one-out fit: same message as in memory.
   arma::arma_rng::set_seed(77);

@@ -106,6 +106,7 @@ py::dict softmax_to_dict(const attnreg::SoftmaxPartial& p) {
     std::memcpy(st.mutable_data(), p.stats.data(), p.stats.size() * sizeof(double));
   d["max"] = mx;
   d["stats"] = st;
+  d["key_ranges"] = py::cast(p.key_ranges);
   return d;
 }
 
@@ -125,6 +126,10 @@ attnreg::SoftmaxPartial softmax_from_dict(const py::dict& d, const char* name) {
   const carray mx = d["max"].cast<carray>(), st = d["stats"].cast<carray>();
   p.max.assign(mx.data(), mx.data() + mx.size());
   p.stats.assign(st.data(), st.data() + st.size());
+  if (!d.contains("key_ranges"))
+    throw attnreg::InvalidArgument(std::string(name) +
+                                   ": not a softmax partial (made by softmax_partial)");
+  p.key_ranges = d["key_ranges"].cast<std::vector<std::int64_t>>();
   if (static_cast<std::int64_t>(p.max.size()) != p.batch * p.heads * p.n_query ||
       static_cast<std::int64_t>(p.stats.size()) != p.batch * p.heads * p.n_query * p.n_stats())
     throw attnreg::InvalidArgument(std::string(name) + ": inconsistent partial");

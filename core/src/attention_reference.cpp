@@ -521,21 +521,15 @@ LLAPartial lla_partial(const View<const T>& Q, const View<const T>& K, const Vie
   return part;
 }
 
-void merge(LLAPartial& into, const LLAPartial& other) {
-  const bool same = into.batch == other.batch && into.heads == other.heads &&
-                    into.n_query == other.n_query && into.dim == other.dim &&
-                    into.dim_v == other.dim_v && into.n_keys_total == other.n_keys_total &&
-                    into.max.size() == other.max.size() &&
-                    into.stats.size() == other.stats.size();
-  check::require(same, "other",
-                 "describes different queries or keys (merge partials computed with the same Q, "
-                 "the same options and slices of the same key sequence)");
+std::vector<i64> merge_key_ranges(const std::vector<i64>& a, const std::vector<i64>& b) {
   // Union of the key slices; an overlap would count keys twice.
   std::vector<std::pair<i64, i64>> iv;
-  for (const LLAPartial* q : {static_cast<const LLAPartial*>(&into), &other}) {
-    check::require(q->key_ranges.size() % 2 == 0, "other", "has a malformed key coverage");
-    for (std::size_t k = 0; k < q->key_ranges.size(); k += 2)
-      iv.emplace_back(q->key_ranges[k], q->key_ranges[k + 1]);
+  for (const std::vector<i64>* q : {&a, &b}) {
+    check::require(q->size() % 2 == 0, "other", "has a malformed key coverage");
+    for (std::size_t k = 0; k < q->size(); k += 2) {
+      check::require((*q)[k] < (*q)[k + 1], "other", "has a malformed key coverage");
+      iv.emplace_back((*q)[k], (*q)[k + 1]);
+    }
   }
   std::sort(iv.begin(), iv.end());
   std::vector<i64> ranges;
@@ -554,6 +548,32 @@ void merge(LLAPartial& into, const LLAPartial& other) {
       ranges.push_back(hi);
     }
   }
+  return ranges;
+}
+
+void require_all_keys(const std::vector<i64>& ranges, i64 n_keys_total, const char* what) {
+  if (ranges.size() == 2 && ranges[0] == 0 && ranges[1] == n_keys_total) return;
+  std::ostringstream msg;
+  msg << "covers keys ";
+  if (ranges.empty()) msg << "(none)";
+  for (std::size_t k = 0; k + 1 < ranges.size(); k += 2)
+    msg << (k ? ", " : "") << "[" << ranges[k] << ", " << ranges[k + 1] << ")";
+  msg << " of n_keys_total = " << n_keys_total
+      << "; merge the partials of every key slice before finalising (" << what
+      << " over a subset of the keys is a different estimate)";
+  check::require(false, "partial", msg.str());
+}
+
+void merge(LLAPartial& into, const LLAPartial& other) {
+  const bool same = into.batch == other.batch && into.heads == other.heads &&
+                    into.n_query == other.n_query && into.dim == other.dim &&
+                    into.dim_v == other.dim_v && into.n_keys_total == other.n_keys_total &&
+                    into.max.size() == other.max.size() &&
+                    into.stats.size() == other.stats.size();
+  check::require(same, "other",
+                 "describes different queries or keys (merge partials computed with the same Q, "
+                 "the same options and slices of the same key sequence)");
+  std::vector<i64> ranges = merge_key_ranges(into.key_ranges, other.key_ranges);
   const i64 nf = into.n_stats();
   const i64 rows = static_cast<i64>(into.max.size());
   into.key_ranges = std::move(ranges);
@@ -573,20 +593,7 @@ Diagnostics lla_finalize(const View<const T>& Q, const LLAPartial& stats, const 
   const bool out_ok = out.shape[0] == stats.batch && out.shape[1] == stats.heads &&
                       out.shape[2] == stats.n_query && out.shape[3] == stats.dim_v;
   check::require(out_ok, "out", "must have shape (batch, heads, n_q, dim of V)");
-  const bool complete = stats.key_ranges.size() == 2 && stats.key_ranges[0] == 0 &&
-                        stats.key_ranges[1] == stats.n_keys_total;
-  if (!complete) {
-    std::ostringstream msg;
-    msg << "covers keys ";
-    if (stats.key_ranges.empty()) msg << "(none)";
-    for (std::size_t k = 0; k + 1 < stats.key_ranges.size(); k += 2)
-      msg << (k ? ", " : "") << "[" << stats.key_ranges[k] << ", " << stats.key_ranges[k + 1]
-          << ")";
-    msg << " of n_keys_total = " << stats.n_keys_total
-        << "; merge the partials of every key slice before finalising (LLA over a subset of "
-           "the keys is a different estimate)";
-    check::require(false, "partial", msg.str());
-  }
+  require_all_keys(stats.key_ranges, stats.n_keys_total, "LLA");
   detail::check_finite(Q, "Q");
   p.B = stats.batch;
   p.H = stats.heads;

@@ -220,6 +220,7 @@ SoftmaxPartial softmax_partial(const attention::View<const T>& Q,
   part.dim = p.d;
   part.dim_v = p.dv;
   part.n_keys_total = n_keys_total;
+  if (K.shape[2] > 0) part.key_ranges = {key_offset, key_offset + K.shape[2]};
   const i64 nf = part.n_stats(), nq = p.geo.n_q, d = p.d, dv = p.dv;
   part.max.assign(static_cast<std::size_t>(p.B * p.H * nq), kNegInf);
   part.stats.assign(static_cast<std::size_t>(p.B * p.H * nq * nf), 0.0);
@@ -272,6 +273,7 @@ void merge(SoftmaxPartial& into, const SoftmaxPartial& other) {
   check::require(same, "other",
                  "describes different queries or keys (merge partials computed with the same Q, "
                  "the same options and slices of the same key sequence)");
+  into.key_ranges = attention::merge_key_ranges(into.key_ranges, other.key_ranges);
   const std::int64_t nf = into.n_stats();
   for (std::size_t r = 0; r < into.max.size(); ++r)
     tile::merge_running(into.max[r], into.stats.data() + r * nf, other.max[r],
@@ -284,6 +286,7 @@ void softmax_finalize(const SoftmaxPartial& p, const attention::View<T>& out) {
   check::require(out.shape[0] == p.batch && out.shape[1] == p.heads && out.shape[2] == p.n_query &&
                      out.shape[3] == p.dim_v,
                  "out", "must have shape (batch, heads, n_q, dim of V)");
+  attention::require_all_keys(p.key_ranges, p.n_keys_total, "softmax attention");
   const std::int64_t nf = p.n_stats(), nq = p.n_query;
   std::vector<double> o(static_cast<std::size_t>(p.dim_v));
   for (std::int64_t row = 0; row < p.batch * p.heads * nq; ++row) {

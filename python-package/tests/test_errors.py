@@ -236,6 +236,21 @@ def test_lla_finalize_refuses_partials_missing_keys():
                                atol=1e-12)
 
 
+def test_softmax_finalize_refuses_partials_missing_keys():
+    core = attnreg._core
+    Q = _Q[None, None]
+    K = rng.normal(size=(1, 1, 16, 3))
+    V = rng.normal(size=(1, 1, 16, 2))
+    p = core.softmax_partial(Q, K[:, :, :8].copy(), V[:, :, :8].copy(), 0, 16)
+    with pytest.raises(ValueError, match=r"^partial: covers keys \[0, 8\) of n_keys_total = 16"):
+        core.softmax_finalize(p)
+    with pytest.raises(ValueError, match="exactly once"):
+        core.softmax_merge(p, p)
+    q = core.softmax_partial(Q, K[:, :, 8:].copy(), V[:, :, 8:].copy(), 8, 16)
+    np.testing.assert_allclose(core.softmax_finalize(core.softmax_merge(q, p)),
+                               _A.softmax(Q, K, V), rtol=1e-12, atol=1e-12)
+
+
 _x1 = rng.uniform(size=200)
 _y1 = np.sin(3 * _x1) + rng.normal(0, 0.2, 200)
 

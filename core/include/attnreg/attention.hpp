@@ -239,6 +239,16 @@ struct LLAPartial {
   std::int64_t n_stats() const { return 1 + dim + dim * (dim + 1) / 2 + dim_v + dim_v * dim; }
 };
 
+/// Key coverage of split-key partials (LLAPartial, SoftmaxPartial): sorted, disjoint half-open
+/// intervals [lo, hi) stored flat. merge_key_ranges returns the union of a and b and throws
+/// InvalidArgument naming "other" when they overlap (a key counted twice);
+/// require_all_keys throws InvalidArgument naming "partial" unless the coverage is exactly
+/// [0, n_keys_total) (`what` names the estimate in the message).
+std::vector<std::int64_t> merge_key_ranges(const std::vector<std::int64_t>& a,
+                                           const std::vector<std::int64_t>& b);
+void require_all_keys(const std::vector<std::int64_t>& ranges, std::int64_t n_keys_total,
+                      const char* what);
+
 /// Statistics of every query over keys [key_offset, key_offset + K.seq()) of a sequence of
 /// n_keys_total keys (K and V hold just that slice). The kernel, bandwidth, causal and window
 /// options of `opt` apply with global key positions.

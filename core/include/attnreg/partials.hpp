@@ -101,6 +101,9 @@ struct SoftmaxPartial {
   std::int64_t n_keys_total = 0;
   std::vector<double> max;    ///< (b, h, i) row-major; -inf where no key was seen
   std::vector<double> stats;  ///< (b, h, i, 1 + dim_v): omega, sum w v
+  /// Key positions covered, as LLAPartial::key_ranges: merge() refuses overlapping slices and
+  /// softmax_finalize() anything short of [0, n_keys_total).
+  std::vector<std::int64_t> key_ranges;
   std::int64_t n_stats() const { return 1 + dim_v; }
 };
 
@@ -113,11 +116,13 @@ SoftmaxPartial softmax_partial(const attention::View<const T>& Q,
                                const attention::View<const T>& V, std::int64_t key_offset,
                                std::int64_t n_keys_total, const attention::Options& opt);
 
-/// into <- into (+) other (lla_tile.hpp merge_running per query).
+/// into <- into (+) other (lla_tile.hpp merge_running per query). Throws InvalidArgument when
+/// the partials describe different queries or their key slices overlap.
 void merge(SoftmaxPartial& into, const SoftmaxPartial& other);
 
-/// out (batch, heads, n_q, dim_v) = sum w v / omega. Throws NumericalError when a query saw no
-/// key (merge every key slice first).
+/// out (batch, heads, n_q, dim_v) = sum w v / omega. Throws InvalidArgument when the partial
+/// does not cover every key [0, n_keys_total) (merge every key slice first) and
+/// NumericalError when a query has no key weight.
 template <class T>
 void softmax_finalize(const SoftmaxPartial& p, const attention::View<T>& out);
 
