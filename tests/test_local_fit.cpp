@@ -230,6 +230,33 @@ TEST(LocalFit, ObservationWeightsAndWideDataRange) {
   }
 }
 
+TEST(LocalFit, FixedBandwidthFitIsExactlyScaleEquivariantAtExtremeScales) {
+  // x -> 2^e x with h -> 2^e h is exact in floating point, so fit, fitted values and
+  // gradient * 2^e must equal the unscaled ones bit for bit, also at 2^-990 ~ 1e-298 where
+  // 1 / h^2 overflows (it used to make every local linear design 'singular' at ridge = 0).
+  arma::arma_rng::set_seed(21);
+  const arma::mat X = arma::randu(80, 2), Xq = arma::randu(7, 2) * 0.8 + 0.1;
+  const arma::mat Y = arma::sin(3.0 * X.col(0)) + X.col(1) % X.col(1);
+  const arma::vec h = {0.2, 0.3};
+  for (int degree : {0, 1}) {
+    LocalPolynomial base(options(degree));
+    base.fit(X, Y, h);
+    const arma::mat p0 = base.predict(Xq);
+    for (int e : {-990, 990}) {
+      const double c = std::ldexp(1.0, e);
+      LocalPolynomial m(options(degree));
+      m.fit(X * c, Y, h * c);
+      const arma::mat p = m.predict(Xq * c);
+      EXPECT_EQ(arma::abs(p - p0).max(), 0.0) << degree << " " << e;
+      EXPECT_EQ(arma::abs(m.fitted() - base.fitted()).max(), 0.0) << degree << " " << e;
+      if (degree == 1) {
+        const arma::cube g = m.gradient(Xq * c) * c, g0 = base.gradient(Xq);
+        EXPECT_EQ(arma::abs(g - g0).max(), 0.0) << e;
+      }
+    }
+  }
+}
+
 TEST(LocalFit, IntegerWeightsEqualDuplicatedRows) {
   arma::arma_rng::set_seed(8);
   const arma::mat X = arma::randn(30, 2);

@@ -412,7 +412,10 @@ class MomentSink final : public TileSink {
   bool solve(const double* A, const double* T) {
     std::copy(A, A + q_ * q_, Af_.begin());
     const double omega = Af_[0];
-    for (std::size_t a = 1; a < q_; ++a) Af_[a * q_ + a] += spec_.ridge * omega * pen_[a - 1];
+    // No ridge adds nothing: at h ~ 1e-300 the penalty 1/h^2 is inf and 0 * inf would make
+    // every design 'singular' although the fit is scale-equivariant (x -> c x, h -> c h).
+    if (spec_.ridge > 0)
+      for (std::size_t a = 1; a < q_; ++a) Af_[a * q_ + a] += spec_.ridge * omega * pen_[a - 1];
     const std::size_t r = 1 + k_;
     for (std::size_t i = 0; i < q_; ++i) {
       R_[i * r] = i == 0 ? 1.0 : 0.0;
@@ -616,7 +619,8 @@ void local_polynomial_solve(const arma::mat& A, const arma::mat& T, const arma::
     // Same steps as MomentSink::solve: ridge lambda * omega * penalty on the slope diagonal.
     std::copy(A.colptr(qi), A.colptr(qi) + q * q, Af.begin());
     const double omega = Af[0];
-    for (std::size_t a = 1; a < q; ++a) Af[a * q + a] += ridge * omega * penalty[a - 1];
+    if (ridge > 0)  // as LocalSink::solve: no 0 * inf from 1/h^2 at tiny bandwidths
+      for (std::size_t a = 1; a < q; ++a) Af[a * q + a] += ridge * omega * penalty[a - 1];
     const double* Tq = T.colptr(qi);
     for (std::size_t i = 0; i < q; ++i) {
       R[i * r] = i == 0 ? 1.0 : 0.0;

@@ -58,3 +58,16 @@ def test_diagnose_scales(k, m):
                 "se_bc"]:
         assert _rel(d[col] / cy, base[col]) < 1e-9, col
     assert _rel(d["mse"] / cy ** 2, base["mse"]) < 1e-9
+
+
+@pytest.mark.parametrize("k", [-300, 300])
+@pytest.mark.parametrize("Est", [attnreg.NadarayaWatson, attnreg.LocalLinear])
+def test_fixed_bandwidth_fit_at_extreme_x_scales(Est, k):
+    # x -> c x with h -> c h gives the same fit and gradients / c, also where 1 / h^2 overflows
+    # (the slope penalty at ridge = 0 used to turn every local linear design 'singular').
+    c = 10.0 ** k
+    base = Est(bandwidth=[0.15, 0.2]).fit(X, Y)
+    f = Est(bandwidth=[0.15 * c, 0.2 * c]).fit(X * c, Y)
+    assert _rel(f.predict(XQ * c), base.predict(XQ)) < 1e-12
+    if hasattr(base, "gradient"):
+        assert _rel(np.asarray(f.gradient(XQ * c)) * c, np.asarray(base.gradient(XQ))) < 1e-11
