@@ -1,3 +1,4 @@
+#include "attnreg/detail/pow2_scale.hpp"
 #include "attnreg/bandwidth_select.hpp"
 #include "attnreg/distinct_rows.hpp"
 
@@ -843,10 +844,7 @@ BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
   // Likewise x -> c x with h -> c h for a continuous column: a column spread over 1e-300 is
   // not constant (the message said so) and one over 1e307 overflows the search box; both are
   // brought to order one by a power of two and the bandwidths scaled back.
-  int e = 0;
-  const double s = y.is_empty() ? 0.0 : arma::abs(y).max();
-  if (std::isfinite(s) && s > 0) std::frexp(s, &e);
-  if (e > -200 && e < 200) e = 0;
+  const int e = detail::extreme_scale_exponent(y.is_empty() ? 0.0 : arma::abs(y).max(), 200);
   std::vector<int> ex(X.n_cols, 0);
   bool scale_x = false;
   if (X.is_finite() && X.n_rows >= 2) {
@@ -860,10 +858,8 @@ BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
       if (t[j] != VarType::continuous) continue;
       const double range = X.col(j).max() - X.col(j).min();
       const double mag = arma::abs(X.col(j)).max();
-      int ej = 0;
-      if (!(range > 0) || !std::isfinite(range)) continue;
-      std::frexp(range, &ej);
-      if (ej > -200 && ej < 200) continue;
+      const int ej = detail::extreme_scale_exponent(range, 200);
+      if (ej == 0) continue;
       if (!std::isfinite(std::ldexp(mag, -ej))) continue;
       ex[j] = ej;
       scale_x = true;

@@ -1,3 +1,4 @@
+#include "attnreg/detail/pow2_scale.hpp"
 #include "attnreg/plugin_bandwidth.hpp"
 
 #include <algorithm>
@@ -196,7 +197,38 @@ arma::vec binned_local_poly(const arma::vec& xcounts, const arma::vec& ycounts, 
   return est;
 }
 
-DpiResult dpi_local_linear(const arma::vec& x_in, const arma::vec& y_in, const DpiOptions& opt) {
+namespace {
+DpiResult dpi_local_linear_unscaled(const arma::vec& x_in, const arma::vec& y_in,
+                                    const DpiOptions& opt);
+}  // namespace
+
+DpiResult dpi_local_linear(const arma::vec& x, const arma::vec& y, const DpiOptions& opt) {
+  // The plug-in bandwidth is equivariant in x (h -> c h) and invariant in y, but its pilots
+  // raise x to the 7th power and y to the square: at x or y ~ 1e+-300 they under/overflow and
+  // the message blamed the data ("exact low-order polynomial?"). Bring both to order one by
+  // powers of two (exact), select, and scale every reported quantity back.
+  int ex = 0, ey = 0;
+  if (x.n_elem == y.n_elem && x.is_finite() && y.is_finite() && !x.is_empty()) {
+    ex = detail::extreme_scale_exponent(x.max() - x.min(), 64);
+    if (ex != 0 && !std::isfinite(std::ldexp(arma::abs(x).max(), -ex))) ex = 0;
+    ey = detail::extreme_scale_exponent(arma::abs(y).max(), 64);
+  }
+  if (ex == 0 && ey == 0) return dpi_local_linear_unscaled(x, y, opt);
+  const arma::vec xs = x * std::ldexp(1.0, -ex), ys = y * std::ldexp(1.0, -ey);
+  DpiResult r = dpi_local_linear_unscaled(xs, ys, opt);
+  r.bandwidth = std::ldexp(r.bandwidth, ex);
+  r.gamma = std::ldexp(r.gamma, ex);
+  r.lambda = std::ldexp(r.lambda, ex);
+  r.sigma2 = std::ldexp(r.sigma2, 2 * ey);
+  r.sigma2_blocks = std::ldexp(r.sigma2_blocks, 2 * ey);
+  r.theta22 = std::ldexp(r.theta22, 2 * ey - 4 * ex);                // y^2 / x^4
+  r.theta24_blocks = std::ldexp(r.theta24_blocks, 2 * ey - 6 * ex);  // y^2 / x^6
+  return r;
+}
+
+namespace {
+DpiResult dpi_local_linear_unscaled(const arma::vec& x_in, const arma::vec& y_in,
+                                    const DpiOptions& opt) {
   check::require(x_in.n_elem == y_in.n_elem, "y",
                  "has " + std::to_string(y_in.n_elem) + " values but x has " +
                      std::to_string(x_in.n_elem) + " (pass one y per x)");
@@ -342,5 +374,6 @@ DpiResult dpi_local_linear(const arma::vec& x_in, const arma::vec& y_in, const D
   res.bandwidth = std::pow(res.sigma2 * (b - a) / (2.0 * std::sqrt(kPi) * th22 * nn), 0.2);
   return res;
 }
+}  // namespace
 
 }  // namespace attnreg

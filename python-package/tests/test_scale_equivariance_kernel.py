@@ -71,3 +71,25 @@ def test_fixed_bandwidth_fit_at_extreme_x_scales(Est, k):
     assert _rel(f.predict(XQ * c), base.predict(XQ)) < 1e-12
     if hasattr(base, "gradient"):
         assert _rel(np.asarray(f.gradient(XQ * c)) * c, np.asarray(base.gradient(XQ))) < 1e-11
+
+
+@pytest.mark.parametrize("k,m", [(-300, 0), (300, 0), (0, -300), (0, 300), (-300, 300),
+                                 (300, -300)])
+def test_dpi_plugin_bandwidth_at_extreme_scales(k, m):
+    # The plug-in bandwidth is equivariant in x and invariant in y; its pilots (x^7, y^2) used
+    # to under/overflow at 1e+-300 with a message blaming the data.
+    cx, cy = 10.0 ** k, 10.0 ** m
+    x, y = X[:, 0], Y
+    base = attnreg.bandwidth.dpi(x, y)
+    r = attnreg.bandwidth.dpi(x * cx, y * cy)
+    assert _rel(r.bandwidth / cx, base.bandwidth) < 1e-10
+    assert _rel(r.gamma / cx, base.gamma) < 1e-10
+    assert _rel(r.lambda_ / cx, base.lambda_) < 1e-10
+    # sigma2 (y^2) and theta22 (y^2 / x^4) are not representable at these scales (they
+    # over/underflow in data units); they are checked at a representable scale below.
+    s = attnreg.bandwidth.dpi(x * 2.0 ** -70, y * 2.0 ** -70)
+    assert _rel(s.bandwidth * 2.0 ** 70, base.bandwidth) < 1e-10
+    assert _rel(s.sigma2 * 2.0 ** 140, base.sigma2) < 1e-10
+    assert _rel(s.theta22 * 2.0 ** -140, base.theta22) < 1e-10
+    assert _rel(s.theta24_blocks * 2.0 ** -280, base.theta24_blocks) < 1e-10
+    assert (r.n_blocks, r.n_used) == (base.n_blocks, base.n_used)
