@@ -1,4 +1,5 @@
 // attnreg: bias-variance diagnostics and inference for linear smoothers (see diagnostics.hpp).
+#include "attnreg/detail/pow2_scale.hpp"
 #include "attnreg/diagnostics.hpp"
 #include "attnreg/distinct_rows.hpp"
 
@@ -353,8 +354,44 @@ double rule_of_thumb_bandwidth(const arma::vec& x, const Kernel& kernel) {
   return 1.06 * s * std::pow(static_cast<double>(x.n_elem), -0.2) / std::sqrt(kernel.mu2());
 }
 
-DpiBandwidth dpi_bandwidth(const arma::vec& x, const arma::vec& y, const arma::vec& x_eval_in,
+namespace {
+DpiBandwidth dpi_bandwidth_unscaled(const arma::vec& x, const arma::vec& y,
+                                    const arma::vec& x_eval_in, const DpiBandwidthOptions& opt);
+}  // namespace
+
+DpiBandwidth dpi_bandwidth(const arma::vec& x, const arma::vec& y, const arma::vec& x_eval,
                            const DpiBandwidthOptions& opt) {
+  // Equivariant in x (h -> c h) and invariant in y, but the bias and variance constants square
+  // y and raise h to the rate: at x or y ~ 1e+-300 they under/overflow and the message said
+  // "bias is zero". Bring x and y to order one by powers of two (exact), compute, scale back.
+  int ex = 0, ey = 0;
+  if (x.n_elem == y.n_elem && x.n_elem >= 2 && x.is_finite() && y.is_finite() &&
+      x_eval.is_finite()) {
+    ex = detail::extreme_scale_exponent(x.max() - x.min(), 64);
+    const double mx = std::max(arma::abs(x).max(),
+                               x_eval.is_empty() ? 0.0 : double(arma::abs(x_eval).max()));
+    if (ex != 0 && !std::isfinite(std::ldexp(mx, -ex))) ex = 0;
+    ey = detail::extreme_scale_exponent(arma::abs(y).max(), 64);
+  }
+  if (ex == 0 && ey == 0) return dpi_bandwidth_unscaled(x, y, x_eval, opt);
+  const double cx = std::ldexp(1.0, -ex);
+  DpiBandwidthOptions os = opt;
+  os.preliminary_bandwidth = std::ldexp(opt.preliminary_bandwidth, -ex);
+  os.pilot_bandwidth = std::ldexp(opt.pilot_bandwidth, -ex);
+  DpiBandwidth r = dpi_bandwidth_unscaled(x * cx, y * std::ldexp(1.0, -ey),
+                                          arma::vec(x_eval * cx), os);
+  r.bandwidth = std::ldexp(r.bandwidth, ex);
+  r.h0 = std::ldexp(r.h0, ex);
+  r.pilot_bandwidth = std::ldexp(r.pilot_bandwidth, ex);
+  for (double& v : r.pointwise) v = std::ldexp(v, ex);
+  for (double& v : r.variance_constant) v = std::ldexp(v, 2 * ey + ex);     // n h se^2
+  for (double& v : r.bias_constant) v = std::ldexp(v, ey - r.rate * ex);   // bias / h^r
+  return r;
+}
+
+namespace {
+DpiBandwidth dpi_bandwidth_unscaled(const arma::vec& x, const arma::vec& y,
+                                    const arma::vec& x_eval_in, const DpiBandwidthOptions& opt) {
   check::require(x.n_elem == y.n_elem, "y",
                  "must have the same length as x (" + std::to_string(x.n_elem) + "), got " +
                      std::to_string(y.n_elem));
@@ -411,6 +448,7 @@ DpiBandwidth dpi_bandwidth(const arma::vec& x, const arma::vec& y, const arma::v
   out.bandwidth = std::pow(arma::accu(out.variance_constant) / (2 * r * n * sB2), 1 / (2 * r + 1));
   return out;
 }
+}  // namespace
 
 arma::mat tradeoff_curve(const arma::mat& X, const arma::vec& y, const arma::vec& bandwidths,
                          const LocalFitOptions& fit_options, const arma::mat& X_eval,

@@ -93,3 +93,14 @@ def test_dpi_plugin_bandwidth_at_extreme_scales(k, m):
     assert _rel(s.theta22 * 2.0 ** -140, base.theta22) < 1e-10
     assert _rel(s.theta24_blocks * 2.0 ** -280, base.theta24_blocks) < 1e-10
     assert (r.n_blocks, r.n_used) == (base.n_blocks, base.n_used)
+
+
+@pytest.mark.parametrize("k,m", [(-300, 0), (300, 0), (0, -300), (0, 300), (-300, 300),
+                                 (300, -300)])
+def test_mse_and_imse_dpi_at_extreme_scales(k, m):
+    # Equivariant in x, invariant in y; the constants used to under/overflow at 1e+-300 and
+    # the message said "the estimated bias is zero" or "x is constant".
+    cx, cy = 10.0 ** k, 10.0 ** m
+    x, y = X[:, 0], Y
+    assert _rel(D.imse_dpi(x * cx, y * cy) / cx, D.imse_dpi(x, y)) < 1e-9
+    assert _rel(D.mse_dpi(x * cx, y * cy, 0.4 * cx) / cx, D.mse_dpi(x, y, 0.4)) < 1e-9
