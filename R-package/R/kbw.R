@@ -36,7 +36,13 @@
 #'   the R GUI); it stops within one block of kernel sums with an R error.
 #' @return An object of class `kbw`: `bw` (named, one per regressor), `objective`, `n_evals`,
 #'   `converged`, `bwmethod`, `method`, `kernel`, `curve` (a data frame `bw`, `objective`
-#'   for one continuous regressor, else `NULL`), `lower`, `upper` (the search box).
+#'   for one continuous regressor, else `NULL`), `lower`, `upper` (the search box),
+#'   `at_bound` (per regressor: -1 when the bandwidth sits at the lower end of the box, 1 at
+#'   the upper end, 0 inside). A bandwidth on the box gives a `warning()` naming the
+#'   regressor, the value and the end: at the lower end the search stopped at the smallest
+#'   bandwidth that keeps every point's distinct neighbours within reach (typical of a
+#'   discrete variable); at the upper end the variable is smoothed out (local linear: it
+#'   enters linearly; local constant: it is irrelevant).
 #' @seealso [kreg()] (which accepts a `kbw` object or a criterion name as `bw`).
 #' @examples
 #' b <- kbw(mpg ~ wt, data = mtcars)

@@ -358,6 +358,10 @@ print.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 #'   and bandwidth), `r.squared` (squared correlation of fit and response, as np),
 #'   `sigma` (\eqn{\sqrt{RSS/(n - tr L)}}), `effective_df`, `cv` (leave-one-out mean squared
 #'   error, `Inf` when some row has no leave-one-out fit), `nobs`.
+#'   `notes`: one line per regressor whose bandwidth smooths it out (a continuous
+#'   bandwidth above 3 standard deviations of its column, a categorical lambda at the
+#'   kernel's largest value); np's users read that as an irrelevant regressor (Hall, Li and
+#'   Racine 2007, doi:10.1162/rest.89.4.784). Printed after the table.
 #' @examples
 #' summary(kreg(mpg ~ wt, data = mtcars, bw = 0.5))
 #' @export

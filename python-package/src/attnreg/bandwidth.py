@@ -5,6 +5,7 @@ grid; ``binned=False`` computes the same functionals from exact local fits at th
 """
 from __future__ import annotations
 
+import contextvars
 import numbers
 from dataclasses import dataclass
 
@@ -125,6 +126,10 @@ class BoundaryWarning(UserWarning):
     "ignore", category=attnreg.BoundaryWarning)`` once you have judged the fit."""
 
 
+# Set by an estimator that selects its bandwidth and then warns itself (naming its own call).
+_BOUNDARY_WARNED_BY_CALLER = contextvars.ContextVar("_BOUNDARY_WARNED_BY_CALLER", default=False)
+
+
 def _user_stacklevel() -> int:
     """The stacklevel for warnings.warn (called from the function that calls this one) that
     points at the first frame outside the attnreg package: the user's call."""
@@ -191,7 +196,7 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
                      unordered_kernel: str = "aitchison_aitken", ordered_kernel: str = "li_racine",
                      ridge: float = 0.0, n_starts: int = 3, random_state: int | None = 0,
                      grid_size: int = 30, min_neighbors: int = 0, n_threads: int = 0,
-                     progress=False, _warn: bool = True) -> BandwidthResult:
+                     progress=False) -> BandwidthResult:
     """Data-driven bandwidths for local linear / local constant regression.
 
     Methods: ``cv_ls`` (exact leave-one-out least-squares cross-validation), ``aic`` (AICc of
@@ -292,7 +297,7 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
                            upper=np.asarray(d["upper"]).ravel(), curve=curve,
                            estimator="ll" if degree == 1 else "lc", kernel=str(kernel),
                            at_bound=np.asarray(d.get("at_bound", []), dtype=np.int64).ravel())
-    if _warn:
+    if not _BOUNDARY_WARNED_BY_CALLER.get():
         _warn_boundary(res, names, vt.replace(" ", "").lower() or "c" * X.shape[1],
                        "select_bandwidth")
     return res

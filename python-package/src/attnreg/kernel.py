@@ -158,17 +158,20 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
                     "weights; select with attnreg.select_bandwidth on the unweighted data and "
                     "pass the numbers as bandwidth, or use equal weights"
                 )
-            from .bandwidth import select_bandwidth
+            from .bandwidth import _BOUNDARY_WARNED_BY_CALLER, _warn_boundary, select_bandwidth
 
-            res = select_bandwidth(
-                X, y2[:, 0], "ll" if self._degree == 1 else "lc", key, kernel=str(self.kernel),
-                var_types=var_types, unordered_kernel=str(self.unordered_kernel),
-                ordered_kernel=str(self.ordered_kernel), ridge=float(getattr(self, "ridge", 0.0)),
-                n_threads=int(self.n_threads), _warn=False,
-            )
+            token = _BOUNDARY_WARNED_BY_CALLER.set(True)
+            try:
+                res = select_bandwidth(
+                    X, y2[:, 0], "ll" if self._degree == 1 else "lc", key,
+                    kernel=str(self.kernel), var_types=var_types,
+                    unordered_kernel=str(self.unordered_kernel),
+                    ordered_kernel=str(self.ordered_kernel),
+                    ridge=float(getattr(self, "ridge", 0.0)), n_threads=int(self.n_threads),
+                )
+            finally:
+                _BOUNDARY_WARNED_BY_CALLER.reset(token)
             self.bandwidth_result_ = res
-            from .bandwidth import _warn_boundary
-
             names = getattr(self, "feature_names_in_", None)
             if names is None and hasattr(X, "columns"):
                 names = list(X.columns)
