@@ -435,3 +435,34 @@ TEST(SelectBandwidth, StartOptionRefinesLocallyFromTheGivenBandwidths) {
   l.start = arma::vec{0.1};
   EXPECT_THROW(select_bandwidth(X, y, l), InvalidArgument);
 }
+
+// at_bound: -1 / +1 exactly where the answer equals the box's lower / upper end, 0 inside
+// (the bindings warn from this flag).
+TEST(BandwidthSelect, AtBoundFlagsTheBoxEnds) {
+  arma::arma_rng::set_seed(7);
+  const arma::uword n = 200;
+  // A discrete regressor, local constant: leave-one-out wants the cell means (lower end).
+  arma::mat Xd(n, 1);
+  for (arma::uword i = 0; i < n; ++i) Xd(i, 0) = static_cast<double>(i % 5);
+  const arma::vec yd = arma::square(Xd.col(0)) + 0.1 * arma::randn<arma::vec>(n);
+  BandwidthSelectOptions o;
+  o.degree = 0;
+  const BandwidthSelectResult lo = select_bandwidth(Xd, yd, o);
+  ASSERT_EQ(lo.at_bound.size(), 1u);
+  EXPECT_EQ(lo.at_bound[0], -1);
+  EXPECT_NEAR(lo.bandwidth(0), lo.lower(0), 1e-9 * lo.lower(0));
+  // A smooth curve: interior.
+  const arma::vec x = arma::randu<arma::vec>(n);
+  const arma::vec ys = arma::sin(6.0 * x) + 0.3 * arma::randn<arma::vec>(n);
+  o.degree = 1;
+  const BandwidthSelectResult in = select_bandwidth(arma::mat(x), ys, o);
+  ASSERT_EQ(in.at_bound.size(), 1u);
+  EXPECT_EQ(in.at_bound[0], 0);
+  EXPECT_GT(in.bandwidth(0), in.lower(0) * 1.01);
+  EXPECT_LT(in.bandwidth(0), in.upper(0) * 0.99);
+  // Every flag agrees with the box; the closed-form rules flag nothing.
+  o.method = BandwidthMethod::rot;
+  const BandwidthSelectResult rot = select_bandwidth(arma::mat(x), ys, o);
+  ASSERT_EQ(rot.at_bound.size(), 1u);
+  EXPECT_EQ(rot.at_bound[0], 0);
+}

@@ -25,7 +25,8 @@ OUT = ROOT / "docs" / "reference" / "python.md"
 SECTIONS = [
     ("attnreg", ["NadarayaWatson", "LocalLinear", "OLS", "Ridge", "PCR", "AttentionRegression",
                  "select_bandwidth", "BandwidthResult", "pseudo_out_of_sample", "kernel_constants",
-                 "show_progress", "build_info", "NumericalError", "NoResidualDFWarning"]),
+                 "show_progress", "build_info", "NumericalError", "NoResidualDFWarning",
+                 "BoundaryWarning"]),
     ("attnreg.bandwidth", ["dpi", "PlugInResult", "bandwidth_objective"]),
     ("attnreg.diagnostics", None),
     ("attnreg.plot", ["cv_curve", "fit_with_bands", "partial_effects", "attention_heatmap"]),

@@ -36,7 +36,13 @@
 #'   the R GUI); it stops within one block of kernel sums with an R error.
 #' @return An object of class `kbw`: `bw` (named, one per regressor), `objective`, `n_evals`,
 #'   `converged`, `bwmethod`, `method`, `kernel`, `curve` (a data frame `bw`, `objective`
-#'   for one continuous regressor, else `NULL`), `lower`, `upper` (the search box).
+#'   for one continuous regressor, else `NULL`), `lower`, `upper` (the search box),
+#'   `at_bound` (per regressor: -1 when the bandwidth sits at the lower end of the box, 1 at
+#'   the upper end, 0 inside). A bandwidth on the box gives a `warning()` naming the
+#'   regressor, the value and the end: at the lower end the search stopped at the smallest
+#'   bandwidth that keeps every point's distinct neighbours within reach (typical of a
+#'   discrete variable); at the upper end the variable is smoothed out (local linear: it
+#'   enters linearly; local constant: it is irrelevant).
 #' @seealso [kreg()] (which accepts a `kbw` object or a criterion name as `bw`).
 #' @examples
 #' b <- kbw(mpg ~ wt, data = mtcars)
@@ -65,8 +71,10 @@ kbw <- function(formula, data, subset, na.action, method = c("ll", "lc"),
   }
   spec <- .kreg_spec(mf)
   X <- .kreg_encode(spec, mf)
-  .kbw_fit(X, as.double(y), spec, method, bwmethod, kernel, ridge, ukertype, okertype, nstart,
-           seed, grid_size, progress, n_threads)
+  b <- .kbw_fit(X, as.double(y), spec, method, bwmethod, kernel, ridge, ukertype, okertype,
+                nstart, seed, grid_size, progress, n_threads)
+  .kbw_boundary_warning(b, "kbw")
+  b
 }
 
 .kbw_fit <- function(X, y, spec, method, bwmethod, kernel, ridge, ukertype, okertype,
@@ -95,8 +103,42 @@ kbw <- function(formula, data, subset, na.action, method = c("ll", "lc"),
                  converged = r$converged, bwmethod = bwmethod, method = method,
                  kernel = kernel, ridge = ridge, var_types = spec$types, curve = curve,
                  lower = setNames(r$lower, spec$names), upper = setNames(r$upper, spec$names),
-                 message = r$message, nobs = length(y)),
+                 message = r$message, nobs = length(y),
+                 at_bound = setNames(r$at_bound, spec$names)),
             class = "kbw")
+}
+
+# A warning() when a selected bandwidth sits on the edge of its search box (the core's per-column
+# at_bound flag: -1 lower end, +1 upper end), naming the regressor, the value, the end and what
+# to do. `who` names the user's call.
+.kbw_boundary_warning <- function(b, who) {
+  ab <- b$at_bound
+  if (is.null(ab) || !any(ab != 0L)) return(invisible(NULL))
+  types <- strsplit(b$var_types, "")[[1]]
+  parts <- vapply(which(ab != 0L), function(j) {
+    cont <- types[j] == "c"
+    lower <- ab[j] < 0L
+    advice <- if (lower && cont) {
+      paste("the search stopped at the smallest bandwidth that keeps every point's",
+            "distinct neighbours within reach (typical of a discrete variable: make it a",
+            "factor, or pass a bandwidth by hand)")
+    } else if (lower) {
+      "its categories are kept apart entirely (cell means)"
+    } else if (cont) {
+      paste("the variable is smoothed out: local linear treats it as entering linearly,",
+            "local constant as irrelevant (check it with a significance test, drop it, or",
+            "pass a bandwidth by hand)")
+    } else {
+      paste("the variable is smoothed out (all categories pooled): read it as irrelevant",
+            "(check it with a significance test or drop it)")
+    }
+    sprintf("'%s': %s = %s is at the %s end of the search box [%s, %s]; %s", names(ab)[j],
+            if (cont) "h" else "lambda", format(signif(b$bw[[j]], 4)),
+            if (lower) "lower" else "upper", format(signif(b$lower[[j]], 4)),
+            format(signif(b$upper[[j]], 4)), advice)
+  }, character(1))
+  warning(who, ": the ", b$bwmethod, " bandwidth sits on the edge of its search box for ",
+          paste(parts, collapse = "; "), call. = FALSE)
 }
 
 #' @export

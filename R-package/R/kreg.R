@@ -117,6 +117,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
     }
     bwsel <<- .kbw_fit(X, as.double(Y[, 1]), spec, method, bwmethod, kernel, ridge, ukertype,
                        okertype, n_threads = n_threads, progress = progress)
+    .kbw_boundary_warning(bwsel, sprintf("kreg(bw = \"%s\")", bwmethod))
     bwsel$bw
   }
   bwv <- .kreg_bandwidth(bw, spec, sel)
@@ -152,7 +153,9 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
     bw = bwv, var_types = spec$types, spec = spec, method = method, kernel = kernel,
     ridge = ridge, ukertype = ukertype, okertype = okertype,
     uses_neighbors = res$uses_neighbors, state = res$state, y = Y, terms = mt,
-    na.action = attr(mf, "na.action"), call = cl, nobs = nrow(X), kbw = bwsel
+    na.action = attr(mf, "na.action"), call = cl, nobs = nrow(X), kbw = bwsel,
+    x_sd = setNames(if (nrow(X) > 1L) apply(X, 2L, stats::sd) else rep(0, ncol(X)), spec$names),
+    x_levels = setNames(apply(X, 2L, function(v) length(unique(v))), spec$names)
   ), class = "kreg")
 }
 
@@ -355,6 +358,10 @@ print.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 #'   and bandwidth), `r.squared` (squared correlation of fit and response, as np),
 #'   `sigma` (\eqn{\sqrt{RSS/(n - tr L)}}), `effective_df`, `cv` (leave-one-out mean squared
 #'   error, `Inf` when some row has no leave-one-out fit), `nobs`.
+#'   `notes`: one line per regressor whose bandwidth smooths it out (a continuous
+#'   bandwidth above 3 standard deviations of its column, a categorical lambda at the
+#'   kernel's largest value); np's users read that as an irrelevant regressor (Hall, Li and
+#'   Racine 2007, doi:10.1162/rest.89.4.784). Printed after the table.
 #' @examples
 #' summary(kreg(mpg ~ wt, data = mtcars, bw = 0.5))
 #' @export
@@ -376,8 +383,46 @@ summary.kreg <- function(object, ...) {
                  uses_neighbors = object$uses_neighbors,
                  residual.df = g$residual_df, trace.LtL = g$trace_LtL,
                  sigma.df = if (is.null(g)) NULL else sqrt(g$sigma2),
-                 r.squared.rss = g$r_squared, gcv = g$gcv, aicc = g$aicc),
+                 r.squared.rss = g$r_squared, gcv = g$gcv, aicc = g$aicc,
+                 notes = .kreg_smoothed_out_notes(object)),
             class = "summary.kreg")
+}
+
+# One note per regressor whose bandwidth smooths it out: a continuous h above 3 standard
+# deviations of its column, a categorical lambda at the kernel's largest value (the core's
+# bound). np's users read either as an irrelevant regressor (Hall, Li and Racine 2007).
+.kreg_smoothed_out_notes <- function(object) {
+  sdv <- object$x_sd
+  lev <- object$x_levels
+  if (is.null(sdv) || is.null(lev)) return(character(0))
+  types <- strsplit(object$var_types, "")[[1]]
+  bw <- object$bw
+  notes <- character(0)
+  for (j in seq_along(types)) {
+    nm <- names(bw)[j]
+    if (types[j] == "c") {
+      if (sdv[[j]] > 0 && bw[[j]] > 3 * sdv[[j]]) {
+        notes <- c(notes, sprintf(paste0(
+          "'%s' has h = %s > 3 sd (%s): the variable is smoothed out (the fit is %s in it); ",
+          "np's users read this as an irrelevant regressor (with local linear: one that ",
+          "enters linearly); check it with a significance test or drop it"),
+          nm, format(signif(bw[[j]], 4)), format(signif(3 * sdv[[j]], 4)),
+          if (object$method == "ll") "linear" else "flat"))
+      }
+    } else {
+      kern <- if (types[j] == "o") object$okertype else object$ukertype
+      mx <- .kreg_categorical_max_bw_cpp(kern, types[j] == "o",
+                                         as.integer(lev[[j]]))
+      if (bw[[j]] >= mx * (1 - 1e-5)) {
+        notes <- c(notes, sprintf(paste0(
+          "'%s' has lambda = %s at its upper bound %s: the categories are pooled and the ",
+          "variable is smoothed out; np's users read this as an irrelevant regressor; check ",
+          "it with a significance test or drop it"),
+          nm, format(signif(bw[[j]], 4)), format(signif(mx, 4))))
+      }
+    }
+  }
+  notes
 }
 
 #' @export
@@ -394,6 +439,7 @@ print.summary.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ..
         "\nR-squared (1 - RSS/TSS):", format(signif(x$r.squared.rss, digits)),
         "  GCV:", format(signif(x$gcv, digits)), "  AICc:", format(signif(x$aicc, digits)), "\n")
   }
+  if (length(x$notes)) cat("\n", paste0("Note: ", x$notes, "\n"), sep = "")
   invisible(x)
 }
 

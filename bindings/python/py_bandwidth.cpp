@@ -105,6 +105,9 @@ void init_bandwidth(py::module_& m) {
         d["message"] = r.message;
         d["lower"] = attnreg_py::to_numpy(r.lower);
         d["upper"] = attnreg_py::to_numpy(r.upper);
+        py::list at_bound;
+        for (int v : r.at_bound) at_bound.append(v);
+        d["at_bound"] = at_bound;
         d["curve_grid"] = attnreg_py::to_numpy(r.curve_grid);
         d["curve_values"] = attnreg_py::to_numpy(r.curve_values);
         return d;

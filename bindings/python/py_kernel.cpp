@@ -121,6 +121,16 @@ void init_kernel(py::module_& m) {
       },
       py::arg("kernel"), py::arg("u"), "The kernel density K(u) at each u.");
   m.def("kernel_names", &attnreg::Kernel::names);
+  // Largest valid lambda of a categorical kernel for a column with n_levels levels (summary
+  // notes a lambda there: the variable is smoothed out).
+  m.def(
+      "categorical_max_bandwidth",
+      [](const std::string& name, bool ordered, int n_levels) {
+        return attnreg::CategoricalKernel::from_name(
+                   name, ordered, ordered ? "ordered_kernel" : "unordered_kernel")
+            .max_bandwidth(n_levels);
+      },
+      py::arg("name"), py::arg("ordered"), py::arg("n_levels"));
 
   py::class_<attnreg::LocalPolynomial>(m, "LocalPolynomial")
       .def(py::init([](int degree, const std::string& kernel, const std::string& var_types,

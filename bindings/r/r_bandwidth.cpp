@@ -52,6 +52,7 @@ Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::stri
       Rcpp::Named("message") = r.message,
       Rcpp::Named("lower") = Rcpp::NumericVector(r.lower.begin(), r.lower.end()),
       Rcpp::Named("upper") = Rcpp::NumericVector(r.upper.begin(), r.upper.end()),
+      Rcpp::Named("at_bound") = Rcpp::IntegerVector(r.at_bound.begin(), r.at_bound.end()),
       Rcpp::Named("curve_grid") = Rcpp::NumericVector(r.curve_grid.begin(), r.curve_grid.end()),
       Rcpp::Named("curve_values") =
           Rcpp::NumericVector(r.curve_values.begin(), r.curve_values.end()));

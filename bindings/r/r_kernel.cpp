@@ -107,3 +107,12 @@ Rcpp::List kreg_kernel_constants_cpp(std::string kernel) {
                             Rcpp::Named("support") = k.support(),
                             Rcpp::Named("constant") = k.constant());
 }
+
+// Largest valid lambda of a categorical kernel for a column with n_levels levels (summary
+// notes a lambda there: the variable is smoothed out).
+// [[Rcpp::export(name = ".kreg_categorical_max_bw_cpp")]]
+double kreg_categorical_max_bw_cpp(std::string name, bool ordered, int n_levels) {
+  return attnreg::CategoricalKernel::from_name(name, ordered,
+                                               ordered ? "ordered_kernel" : "unordered_kernel")
+      .max_bandwidth(n_levels);
+}

@@ -943,6 +943,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     res.n_evals = 1;
     res.converged = true;
     res.message = "closed-form rule; objective is the cv_ls score at the bandwidth";
+    res.at_bound.assign(d, 0);
     return res;
   }
   if (opt.kernel.type == KernelType::uniform && !cont.empty() && (d > 1 || opt.grid_size < 2))
@@ -1127,10 +1128,12 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   }
   // Say when the answer sits on the edge of the box: the objective still falls beyond it (for
   // continuous columns at the lower edge: typically discrete data, where the cell means win).
+  res.at_bound.assign(d, 0);
   for (std::size_t j = 0; j < d; ++j) {
     const bool at_lo = res.bandwidth(j) <= obj.lower()(j) * (1.0 + 1e-9);
     const bool at_hi = res.bandwidth(j) >= obj.upper()(j) * (1.0 - 1e-9);
     if (!at_lo && !at_hi) continue;
+    res.at_bound[j] = at_lo ? -1 : 1;
     std::ostringstream m;
     m << "; column " << (j + 1) << " is at the " << (at_lo ? "lower" : "upper")
       << " end of the search box";

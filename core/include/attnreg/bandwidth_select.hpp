@@ -82,6 +82,9 @@ struct BandwidthSelectResult {
   std::string method;
   std::string message;
   arma::vec lower, upper; ///< the search box per column (bandwidth units, not logs)
+  /// Per column: -1 when the answer sits at the lower end of the search box, +1 at the
+  /// upper end, 0 inside (all 0 for rot/dpi, which do not search). Empty only when unset.
+  std::vector<int> at_bound;
   arma::vec curve_grid;   ///< 1-D: bandwidths of the curve (empty otherwise)
   arma::vec curve_values; ///< objective on curve_grid (+inf where undefined)
 };

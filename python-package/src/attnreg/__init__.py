@@ -16,7 +16,7 @@ from .kernel import LocalLinear, NadarayaWatson, kernel_constants
 from . import attention
 from . import bandwidth
 from . import plot
-from .bandwidth import BandwidthResult, select_bandwidth
+from .bandwidth import BandwidthResult, BoundaryWarning, select_bandwidth
 from . import diagnostics
 from ._progress import show_progress
 
@@ -33,3 +33,4 @@ def build_info() -> dict:
 __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample", "NadarayaWatson", "LocalLinear", "kernel_constants", "NumericalError", "build_info", "__version__", "select_bandwidth", "BandwidthResult"]
 __all__ += ["show_progress"]
 __all__ += ["NoResidualDFWarning"]
+__all__ += ["BoundaryWarning"]

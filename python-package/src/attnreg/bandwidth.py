@@ -5,6 +5,7 @@ grid; ``binned=False`` computes the same functionals from exact local fits at th
 """
 from __future__ import annotations
 
+import contextvars
 import numbers
 from dataclasses import dataclass
 
@@ -92,6 +93,9 @@ class BandwidthResult:
     message : str
     lower, upper : ndarray
         The search box per column (the lower continuous bound is the bwcheck guard).
+    at_bound : ndarray of int
+        Per column: -1 when the bandwidth sits at the lower end of the box, +1 at the upper
+        end, 0 inside (a :class:`BoundaryWarning` is issued for the non-zero ones).
     curve : tuple (grid, values) or None
         The objective over a log-spaced bandwidth grid, for one continuous column.
     """
@@ -107,6 +111,71 @@ class BandwidthResult:
     curve: tuple | None
     estimator: str = "ll"
     kernel: str = "gaussian"
+    at_bound: np.ndarray | None = None
+
+
+class BoundaryWarning(UserWarning):
+    """A selected bandwidth sits on the edge of its search box: the criterion still falls
+    beyond it, so the number is the box's end rather than an interior optimum.
+
+    At the lower end of a continuous column the box ends at the smallest bandwidth that still
+    leaves every point ``min_neighbors`` distinct neighbours (typically discrete data, where
+    the cell means win); at the upper end (100 x the column's range, or the largest lambda of
+    a categorical kernel) the variable is smoothed out: local linear treats it as entering
+    linearly, local constant as irrelevant. Silence it with ``warnings.filterwarnings(
+    "ignore", category=attnreg.BoundaryWarning)`` once you have judged the fit."""
+
+
+# Set by an estimator that selects its bandwidth and then warns itself (naming its own call).
+_BOUNDARY_WARNED_BY_CALLER = contextvars.ContextVar("_BOUNDARY_WARNED_BY_CALLER", default=False)
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel for warnings.warn (called from the function that calls this one) that
+    points at the first frame outside the attnreg package: the user's call."""
+    import os
+    import sys
+
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    f = sys._getframe(2)  # the caller of the function that will call warnings.warn
+    level = 2
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(pkg + os.sep):
+        f = f.f_back
+        level += 1
+    return level
+
+
+def _warn_boundary(res: "BandwidthResult", names, var_types: str, who: str) -> None:
+    """Warn (BoundaryWarning) for every column whose selected bandwidth is on the box."""
+    import warnings
+
+    ab = res.at_bound
+    if ab is None or not np.any(ab):
+        return
+    parts = []
+    for j in np.flatnonzero(ab):
+        name = repr(str(names[j])) if names is not None else f"column {j + 1}"
+        cont = var_types[j] == "c" if j < len(var_types) else True
+        sym = "h" if cont else "lambda"
+        end = "lower" if ab[j] < 0 else "upper"
+        box = f"[{res.lower[j]:.4g}, {res.upper[j]:.4g}]"
+        if ab[j] < 0 and cont:
+            advice = ("the search stopped at the smallest bandwidth that keeps "
+                      "min_neighbors distinct neighbours of every point (typical of a discrete "
+                      "variable: declare it categorical in var_types, or pass a bandwidth by hand)")
+        elif ab[j] < 0:
+            advice = "its categories are kept apart entirely (cell means)"
+        elif cont:
+            advice = ("the variable is smoothed out: local linear treats it as entering "
+                      "linearly, local constant as irrelevant (check it with a significance "
+                      "test, drop it, or pass a bandwidth by hand)")
+        else:
+            advice = ("the variable is smoothed out (all categories pooled): read it as "
+                      "irrelevant (check it with a significance test or drop it)")
+        parts.append(f"{name}: {sym} = {res.bandwidth[j]:.4g} is at the {end} end of the "
+                     f"search box {box}; {advice}")
+    warnings.warn(f"{who}: the {res.method} bandwidth sits on the edge of its search box "
+                  f"for " + "; ".join(parts), BoundaryWarning, stacklevel=_user_stacklevel())
 
 
 _ESTIMATORS = {"ll": 1, "lc": 0, "local_linear": 1, "local_constant": 0, "nw": 0}
@@ -169,6 +238,12 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
     -------
     BandwidthResult
 
+    Warns
+    -----
+    BoundaryWarning
+        When a selected bandwidth sits on the edge of its search box (the message names the
+        column, the value and the end; ``BandwidthResult.at_bound`` holds -1/0/+1 per column).
+
     Examples
     --------
     >>> import numpy as np, attnreg
@@ -178,6 +253,8 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
     >>> 0.01 < r.bandwidth[0] < 0.2 and r.converged
     True
     """
+    names = list(X.columns) if hasattr(X, "columns") else (
+        [X.name] if getattr(X, "name", None) is not None and np.ndim(X) == 1 else None)
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
@@ -213,12 +290,17 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
                                    int(n_threads), cb)
     grid = np.asarray(d["curve_grid"]).ravel()
     curve = (grid, np.asarray(d["curve_values"]).ravel()) if grid.size else None
-    return BandwidthResult(bandwidth=np.asarray(d["bandwidth"]).ravel(),
+    res = BandwidthResult(bandwidth=np.asarray(d["bandwidth"]).ravel(),
                            objective=float(d["objective"]), n_evals=int(d["n_evals"]),
                            converged=bool(d["converged"]), method=str(d["method"]),
                            message=str(d["message"]), lower=np.asarray(d["lower"]).ravel(),
                            upper=np.asarray(d["upper"]).ravel(), curve=curve,
-                           estimator="ll" if degree == 1 else "lc", kernel=str(kernel))
+                           estimator="ll" if degree == 1 else "lc", kernel=str(kernel),
+                           at_bound=np.asarray(d.get("at_bound", []), dtype=np.int64).ravel())
+    if not _BOUNDARY_WARNED_BY_CALLER.get():
+        _warn_boundary(res, names, vt.replace(" ", "").lower() or "c" * X.shape[1],
+                       "select_bandwidth")
+    return res
 
 
 def bandwidth_objective(X, y, bandwidth, estimator: str = "ll", method: str = "cv_ls", *,

@@ -190,6 +190,7 @@ class KernelSummary:
     gcv: float
     aicc: float
     residual_quantiles: np.ndarray = field(repr=False)
+    notes: list = field(default_factory=list)
 
     def __repr__(self) -> str:
         q = self.residual_quantiles
@@ -209,6 +210,8 @@ class KernelSummary:
             f"R-squared: {self.r_squared:.4f}",
             f"CV (leave-one-out MSE): {self.cv:.4g}   GCV: {self.gcv:.4g}   AICc: {self.aicc:.4g}",
         ]
+        if self.notes:
+            lines += [""] + [f"Note: {n}" for n in self.notes]
         return "\n".join(lines)
 
     __str__ = __repr__
@@ -222,6 +225,7 @@ def summary(estimator, output: int = 0) -> KernelSummary:
     Simonoff & Tsai (1998) as in np's ``npreg``. Costs O(n^2) (all rows of ``L``).
     """
     model = _fitted_core(estimator)
+    notes = _smoothed_out_notes(estimator)
     g = _core.global_diagnostics(model, int(output))
     res = np.asarray(model.residuals())[:, int(output)]
     return KernelSummary(
@@ -240,7 +244,44 @@ def summary(estimator, output: int = 0) -> KernelSummary:
         gcv=g["gcv"],
         aicc=g["aicc"],
         residual_quantiles=np.quantile(res, [0, 0.25, 0.5, 0.75, 1]),
+        notes=notes,
     )
+
+
+def _smoothed_out_notes(estimator) -> list:
+    """One note per variable whose bandwidth smooths it out: a continuous h above 3 standard
+    deviations of its training column, a categorical lambda at the kernel's largest value
+    (all categories pooled). np's users read either as an irrelevant regressor (Hall, Li and
+    Racine 2007, "Nonparametric estimation of regression functions in the presence of
+    irrelevant regressors", Review of Economics and Statistics 89(4))."""
+    sd = getattr(estimator, "_x_sd", None)
+    levels = getattr(estimator, "_x_levels", None)
+    if sd is None or levels is None:
+        return []
+    bw = np.atleast_1d(np.asarray(estimator.bandwidth_, dtype=np.float64))
+    vt = str(estimator.var_types_)
+    names = getattr(estimator, "feature_names_in_", None)
+    notes = []
+    for j in range(min(bw.size, len(vt))):
+        name = repr(str(names[j])) if names is not None else f"column {j + 1}"
+        if vt[j] == "c":
+            if sd[j] > 0 and bw[j] > 3.0 * sd[j]:
+                what = ("the fit is linear in it" if int(estimator._degree) >= 1
+                        else "the fit is flat in it")
+                notes.append(
+                    f"{name} has h = {bw[j]:.4g} > 3 sd ({3.0 * sd[j]:.4g}): the variable is "
+                    f"smoothed out ({what}); np's users read this as an irrelevant regressor "
+                    "(with local linear: one that enters linearly); check it with a "
+                    "significance test or drop it")
+        else:
+            kern = estimator.ordered_kernel if vt[j] == "o" else estimator.unordered_kernel
+            mx = _core.categorical_max_bandwidth(str(kern), vt[j] == "o", int(levels[j]))
+            if bw[j] >= mx * (1.0 - 1e-5):
+                notes.append(
+                    f"{name} has lambda = {bw[j]:.4g} at its upper bound {mx:.4g}: the "
+                    "categories are pooled and the variable is smoothed out; np's users read "
+                    "this as an irrelevant regressor; check with a significance test or drop it")
+    return notes
 
 
 # ---------------------------------------------------------------------------- bandwidths

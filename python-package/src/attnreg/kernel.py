@@ -158,15 +158,24 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
                     "weights; select with attnreg.select_bandwidth on the unweighted data and "
                     "pass the numbers as bandwidth, or use equal weights"
                 )
-            from .bandwidth import select_bandwidth
+            from .bandwidth import _BOUNDARY_WARNED_BY_CALLER, _warn_boundary, select_bandwidth
 
-            res = select_bandwidth(
-                X, y2[:, 0], "ll" if self._degree == 1 else "lc", key, kernel=str(self.kernel),
-                var_types=var_types, unordered_kernel=str(self.unordered_kernel),
-                ordered_kernel=str(self.ordered_kernel), ridge=float(getattr(self, "ridge", 0.0)),
-                n_threads=int(self.n_threads),
-            )
+            token = _BOUNDARY_WARNED_BY_CALLER.set(True)
+            try:
+                res = select_bandwidth(
+                    X, y2[:, 0], "ll" if self._degree == 1 else "lc", key,
+                    kernel=str(self.kernel), var_types=var_types,
+                    unordered_kernel=str(self.unordered_kernel),
+                    ordered_kernel=str(self.ordered_kernel),
+                    ridge=float(getattr(self, "ridge", 0.0)), n_threads=int(self.n_threads),
+                )
+            finally:
+                _BOUNDARY_WARNED_BY_CALLER.reset(token)
             self.bandwidth_result_ = res
+            names = getattr(self, "feature_names_in_", None)
+            if names is None and hasattr(X, "columns"):
+                names = list(X.columns)
+            _warn_boundary(res, names, var_types, f"{type(self).__name__}(bandwidth={bw!r})")
             return np.asarray(res.bandwidth, dtype=np.float64)
         if isinstance(bw, numbers.Real) and not isinstance(bw, bool):
             if "u" in var_types or "o" in var_types:
@@ -241,6 +250,10 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
         self.var_types_ = var_types
         self.bandwidth_ = model.bandwidth()
         self._cv_score = None
+        # Per-column scale for summary()'s smoothed-out notes: sd of continuous columns,
+        # number of levels of categorical ones.
+        self._x_sd = np.std(Xa, axis=0, ddof=1) if Xa.shape[0] > 1 else np.zeros(Xa.shape[1])
+        self._x_levels = np.array([np.unique(Xa[:, j]).size for j in range(Xa.shape[1])])
         return self
 
     # Training statistics: computed by the core on first use (over the distinct rows), cached.
