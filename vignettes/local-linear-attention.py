@@ -490,7 +490,7 @@ def section_ttr(rep: Report, full: bool) -> None:
         LLA in {n_inc_lose} of {len(inc_sm)} inclusive cells here, which the paper does not
         report. The paper does not say how it chose $h$ and $\\lambda$; our prequential tuning
         cannot pick a recall bandwidth. (4) Our LLA ridge is $\\lambda\\,\\omega_i$ (scaled by
-        the total kernel weight, DESIGN.md sec. 2), the paper's eq. 7 uses a fixed $\\lambda$;
+        the total kernel weight, as the paper's reference code does), the paper's eq. 7 uses a fixed $\\lambda$;
         with the ridge tuned on a grid this is a reparametrisation per position, not a
         different model class. (5) The paper's "random predictor" is replaced by the zero
         predictor, and eq. 52 (which also folds the remaining coordinates) is read as a typo

@@ -139,21 +139,21 @@ struct Engine {
     return 1;
 #endif
   }
-  std::size_t first_in(double t) const {
-    std::size_t lo = 0, hi = P.n;  // first i with left_in(i, t)
+  // First sorted index i with pred(i) (pred is false then true along the sorted x).
+  template <class Pred>
+  std::size_t first_where(Pred pred) const {
+    std::size_t lo = 0, hi = P.n;
     while (lo < hi) {
       const std::size_t mid = lo + (hi - lo) / 2;
-      if (left_in(mid, t)) hi = mid; else lo = mid + 1;
+      if (pred(mid)) hi = mid; else lo = mid + 1;
     }
     return lo;
   }
+  std::size_t first_in(double t) const {
+    return first_where([&](std::size_t i) { return left_in(i, t); });
+  }
   std::size_t first_out(double t) const {
-    std::size_t lo = 0, hi = P.n;  // first i with right_out(i, t)
-    while (lo < hi) {
-      const std::size_t mid = lo + (hi - lo) / 2;
-      if (right_out(mid, t)) hi = mid; else lo = mid + 1;
-    }
-    return lo;
+    return first_where([&](std::size_t i) { return right_out(i, t); });
   }
   bool left_in(std::size_t i, double t) const {  // x_i is not left of the window
     const double u = xs[i] - t;

@@ -13,7 +13,7 @@ test_that("citation() cites the package and the papers it implements, without a 
   expect_true(any(grepl("Ruppert", format(cit, style = "text"), fixed = TRUE)))
 })
 
-test_that("the licence is MIT with the R-style stub", {
+test_that("DESCRIPTION declares the MIT licence with its LICENSE file", {
   expect_identical(unname(utils::packageDescription("attnreg")$License), "MIT + file LICENSE")
 })
 
