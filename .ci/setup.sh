@@ -45,6 +45,8 @@ $PY -m pip install -q --disable-pip-version-check \
   "matplotlib>=3.6" "pytest>=7" "scikit-build-core>=0.11" "pybind11>=2.12" "dask[distributed,dataframe]" 2>&1 | quiet_pip
 # optional: progress bars (attnreg.show_progress falls back to stderr lines without it)
 $PY -m pip install -q --disable-pip-version-check "tqdm>=4.60" 2>&1 | quiet_pip
+# optional: the formula interface (attnreg.ols("y ~ x | fe", data)) parses formulas with formulaic
+$PY -m pip install -q --disable-pip-version-check "formulaic>=1.0" 2>&1 | quiet_pip
 $PY -m pip install -q --disable-pip-version-check "torch==2.13.0" 2>&1 | quiet_pip  # optional: attnreg.torch tests (CPU wheel on the machine: ~30 s)
 
 jobs=${ATTNREG_JOBS:-$(nproc)}
