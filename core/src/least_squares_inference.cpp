@@ -68,7 +68,7 @@ void check_weights(const arma::vec& w, arma::uword n, const std::string& arg) {
     any_positive = any_positive || v > 0.0;
   }
   if (!any_positive) {
-    throw InvalidArgument(arg + ": all weights are 0; at least one row needs a positive weight");
+    throw InvalidArgument(arg + ": all weights are zero; at least one row needs a positive weight");
   }
 }
 
