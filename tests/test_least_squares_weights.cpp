@@ -421,3 +421,82 @@ TEST(WeightedOLS, BadWeightsAndClustersAreRefused) {
   EXPECT_EQ(attnreg::parse_weight_type("fweight"), WeightType::Frequency);
   EXPECT_THROW(attnreg::parse_weight_type("probability"), attnreg::InvalidArgument);
 }
+
+// ---------------------------------------------------------------- weighted ridge and PCR
+
+#include "attnreg/least_squares_spectral.hpp"
+
+TEST(WeightedSpectral, RidgeAndPCRMatchClosedForms) {
+  for (unsigned seed : {51u, 52u, 53u}) {
+    const Case c = make_case(90 + 40 * seed % 3, 4, seed, seed == 53u, true);
+    const arma::mat D = design(c.X, true);
+    const arma::uword n = c.X.n_rows, q = D.n_cols;
+    const double lambda = 2.5;
+    // Ridge: (D'WD + lambda diag(0, I)) b = D'W y, intercept unpenalised.
+    arma::mat P = arma::eye(q, q) * lambda;
+    P(0, 0) = 0.0;
+    const arma::mat DtW = (D.each_col() % c.w).t();
+    const arma::vec b = arma::solve(DtW * D + P, DtW * c.y);
+    attnreg::RidgeOptions ro;
+    ro.lambda = lambda;
+    attnreg::Ridge r(ro);
+    r.fit(c.X, c.y, c.w);
+    expect_mat_near(r.coefficients(), b, 1e-9, "ridge coef");
+    expect_mat_near(r.fitted(), D * b, 1e-9, "ridge fitted (weight-0 rows too)");
+    const arma::mat Xn = arma::randn(6, 4);
+    const arma::mat A = r.attention_weights(Xn);
+    const arma::mat Omega = arma::inv(DtW * D + P);
+    expect_mat_near(A, design(Xn, true) * Omega * DtW, 1e-9, "ridge attention");
+    expect_mat_near(r.embedding(), Omega, 1e-9, "ridge embedding");
+    expect_mat_near(A * c.y, r.predict(Xn), 1e-10, "ridge A y");
+    expect_mat_near(arma::sum(A, 1), arma::ones(6), 1e-12, "ridge rows sum to 1");
+    expect_mat_near(r.factors(Xn) * r.training_factors().t(), A, 1e-10, "ridge factors");
+    const arma::vec h = r.hat_diagonal();
+    for (arma::uword i : {0u, 3u, 7u}) {
+      EXPECT_NEAR(h(i), c.w(i) * arma::as_scalar(D.row(i) * Omega * D.row(i).t()), 1e-10);
+      arma::vec w0 = c.w;
+      w0(i) = 0.0;
+      const arma::mat DtW0 = (D.each_col() % w0).t();
+      const arma::vec bi = arma::solve(DtW0 * D + P, DtW0 * c.y);
+      EXPECT_NEAR(r.loo_predictions()(i), arma::as_scalar(D.row(i) * bi), 1e-9);
+    }
+    EXPECT_NEAR(r.effective_df(), arma::trace(D * Omega * DtW), 1e-9);
+    const attnreg::Ridge rr = attnreg::Ridge::from_state(ro, r.state());
+    expect_mat_near(rr.fitted(), r.fitted(), 1e-13, "ridge restored");
+    // set_lambda reuses the SVD: same as a fresh weighted fit.
+    r.set_lambda(0.3);
+    ro.lambda = 0.3;
+    attnreg::Ridge r2(ro);
+    r2.fit(c.X, c.y, c.w);
+    expect_mat_near(r.fitted(), r2.fitted(), 1e-12, "ridge set_lambda");
+    // PCR with all components = WLS; with L components = the weighted principal components.
+    attnreg::PCR all(attnreg::PCROptions{-1, true, 0});
+    all.fit(c.X, c.y, c.w);
+    OLS wls;
+    wls.fit(c.X, c.y, c.w);
+    expect_mat_near(all.coefficients(), wls.coefficients(), seed == 53u ? 1e-6 : 1e-10, "PCR = WLS");
+    const arma::rowvec xm = (c.w.t() * c.X) / arma::accu(c.w);
+    const double ym = arma::dot(c.w, c.y) / arma::accu(c.w);
+    const arma::mat Xc = (c.X.each_row() - xm).eval().each_col() % arma::sqrt(c.w);
+    arma::mat U, V;
+    arma::vec s;
+    arma::svd_econ(U, s, V, Xc);
+    const arma::vec beta = V.cols(0, 1) * ((U.cols(0, 1).t() * ((c.y - ym) % arma::sqrt(c.w))) / s.head(2));
+    attnreg::PCR two(attnreg::PCROptions{2, true, 0});
+    two.fit(c.X, c.y, c.w);
+    expect_mat_near(two.coefficients().rows(1, 4), beta, 1e-10, "PCR(2) slopes");
+    EXPECT_NEAR(two.coefficients()(0), ym - arma::dot(xm, beta), 1e-10);
+    const arma::mat A2 = two.attention_weights(Xn);
+    expect_mat_near(A2 * c.y, two.predict(Xn), 1e-10, "PCR A y");
+    for (arma::uword i = 0; i < n; ++i) {
+      if (c.w(i) == 0) {
+        EXPECT_EQ(arma::abs(A2.col(i)).max(), 0.0);
+      }
+    }
+    EXPECT_THROW(two.masked_predictions(), attnreg::InvalidArgument);
+  }
+  attnreg::Ridge r;
+  const Case c = make_case(30, 2, 60, false, false);
+  EXPECT_THROW(r.fit(c.X, c.y, arma::zeros(30)), attnreg::InvalidArgument);
+  EXPECT_THROW(r.fit(c.X, c.y, -c.w), attnreg::InvalidArgument);
+}

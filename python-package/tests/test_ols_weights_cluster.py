@@ -241,3 +241,72 @@ def test_stata_grunfeld(name, kind):
         np.testing.assert_allclose(m.pvalues_, tab[:, 3], rtol=1e-9)
         assert m.summary().attrs["df_inference"] == tab[0, 6]
     np.testing.assert_allclose(m.rsquared_, res.r2, rtol=RTOL)
+
+
+# ------------------------------------------------------------------ Ridge and PCR
+
+@pytest.mark.parametrize("n,p,seed", SHAPES)
+def test_weighted_ridge_matches_sklearn(n, p, seed):
+    from sklearn.linear_model import Ridge as SkRidge
+
+    X, y, w, _, _ = _data(n, p, seed, zero_weights=True)
+    m = attnreg.Ridge(alpha=3.0).fit(X, y, sample_weight=w)
+    sk = SkRidge(alpha=3.0, solver="svd").fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(m.coef_, sk.coef_, rtol=1e-10)
+    np.testing.assert_allclose(m.intercept_, sk.intercept_, rtol=1e-10)
+    np.testing.assert_allclose(m.predict(X), sk.predict(X), rtol=1e-10)
+    Xn = X[:7] + 0.5
+    A = m.attention_weights(Xn)
+    np.testing.assert_allclose(A @ y, m.predict(Xn), rtol=1e-12)
+    np.testing.assert_allclose(A.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(A[:, w == 0] == 0)
+    m2 = pickle.loads(pickle.dumps(m))
+    np.testing.assert_allclose(m2.predict(Xn), m.predict(Xn), rtol=1e-14)
+    np.testing.assert_allclose(m2.attention_weights(Xn), A, rtol=1e-12, atol=1e-15)
+
+
+def test_weighted_pcr_all_components_is_wls():
+    X, y, w, _, _ = _data(200, 4, 21, zero_weights=True)
+    pcr = attnreg.PCR().fit(X, y, sample_weight=w)
+    r = sm.WLS(y, sm.add_constant(X), weights=w).fit()
+    np.testing.assert_allclose(np.r_[pcr.intercept_, pcr.coef_], r.params, rtol=1e-10)
+    np.testing.assert_allclose(pcr.predict(X), r.fittedvalues, rtol=1e-10)
+    A = attnreg.PCR(rank=2).fit(X, y, sample_weight=w).attention_weights(X[:5])
+    np.testing.assert_allclose(A.sum(axis=1), 1.0, rtol=1e-12)
+    with pytest.raises(ValueError, match="sample_weight: all weights are zero"):
+        attnreg.Ridge().fit(X, y, sample_weight=np.zeros(200))
+    with pytest.raises(ValueError, match="sample_weight: has length 3"):
+        attnreg.PCR().fit(X, y, sample_weight=[1, 2, 3])
+
+
+@pytest.mark.parametrize("cv", ["gcv", "aicc"])
+def test_weighted_ridge_grid_equals_repeated_rows(cv):
+    X, y, w, _, _ = _data(150, 3, 31)
+    fw = np.floor(w * 2)
+    fw[0] = max(fw[0], 1)
+    rep = np.repeat(np.arange(150), fw.astype(int))
+    grid = np.logspace(-2, 3, 25)
+    a = attnreg.Ridge(alpha=grid, cv=cv).fit(X, y, sample_weight=fw)
+    b = attnreg.Ridge(alpha=grid, cv=cv).fit(X[rep], y[rep])
+    np.testing.assert_allclose(a.cv_results_[cv], b.cv_results_[cv], rtol=1e-10)
+    assert a.alpha_ == b.alpha_
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10)
+    # Single alpha: integer weights = repeated rows (scikit-learn's equivalence check cannot run:
+    # it replaces the ``cv`` criterion by splitter folds).
+    np.testing.assert_allclose(attnreg.Ridge(alpha=0.5).fit(X, y, sample_weight=fw).coef_,
+                               attnreg.Ridge(alpha=0.5).fit(X[rep], y[rep]).coef_, rtol=1e-10)
+
+
+def test_weighted_ridge_loo_criterion_is_weighted_refit():
+    X, y, w, _, _ = _data(60, 2, 32, zero_weights=True)
+    grid = np.array([0.1, 1.0, 10.0])
+    m = attnreg.Ridge(alpha=grid, cv="loo").fit(X, y, sample_weight=w)
+    from sklearn.linear_model import Ridge as SkRidge
+
+    for g, lam in enumerate(grid):
+        err = 0.0
+        for i in range(60):
+            keep = np.arange(60) != i
+            f = SkRidge(alpha=lam, solver="svd").fit(X[keep], y[keep], sample_weight=w[keep])
+            err += w[i] * (y[i] - f.predict(X[i:i + 1])[0]) ** 2
+        np.testing.assert_allclose(m.cv_results_["loo_mse"][g], err / w.sum(), rtol=1e-9)

@@ -514,6 +514,10 @@ class Ridge(_FactorMixin, _AttentionEstimator):
         cross-validation n RSS / (n - tr H)^2; or AICc of Hurvich, Simonoff and Tsai (1998),
         ln(RSS/n) + (1 + tr H / n) / (1 - (tr H + 2) / n) (summed over outputs).
     n_threads : int, default=0
+    weight_type : {"analytic", "frequency"}, default="analytic"
+        Meaning of ``sample_weight`` (Stata's aweight / fweight, see :class:`OLS`). Ridge has no
+        degrees of freedom to correct, so both give the same fit; the parameter keeps the
+        estimators interchangeable.
 
     Attributes
     ----------
@@ -524,25 +528,37 @@ class Ridge(_FactorMixin, _AttentionEstimator):
     singular_values_ : singular values of the centred design.
     """
 
-    def __init__(self, alpha=1.0, fit_intercept: bool = True, cv: str = "loo", n_threads: int = 0):
+    def __init__(self, alpha=1.0, fit_intercept: bool = True, cv: str = "loo", n_threads: int = 0,
+                 weight_type: str = "analytic"):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.cv = cv
         self.n_threads = n_threads
+        self.weight_type = weight_type
 
-    def fit(self, X: ArrayLike, y: ArrayLike):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit the estimator.
 
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Observation weights w_i >= 0 (finite, not all 0): minimises
+            ``sum_i w_i (y_i - b0 - x_i'b)^2 + alpha ||b||^2`` with weighted means for the
+            intercept. The attention weights ``a(x) = w'/sum(w) + (x - x_bar)' V diag(s/(s^2 +
+            alpha)) U' W^{1/2}`` still sum to one (weight-0 rows get 0). For a grid of alphas the
+            criteria count row i w_i times: "loo" is sum_i w_i (y_i - yhat_{-i})^2 / sum(w)
+            (row i left out entirely); "gcv" and "aicc" use RSS = sum_i w_i e_i^2 and n = sum(w),
+            so with integer weights they equal the criteria of the data with rows repeated.
 
         Returns
         -------
         self
         """
+        _check_weight_type(self.weight_type)
         X, y2 = self._validate_fit(X, y)
+        w = _sample_weight_arg(sample_weight, X.shape[0])
         alphas = np.atleast_1d(np.asarray(self.alpha, dtype=np.float64)).ravel()
         if alphas.size == 0:
             raise ValueError("alpha: the grid of penalties is empty")
@@ -550,11 +566,11 @@ class Ridge(_FactorMixin, _AttentionEstimator):
             raise ValueError(f"cv: must be 'loo', 'gcv' or 'aicc', got {self.cv!r}")
         model = _core.Ridge(float(alphas[0]), bool(self.fit_intercept), int(self.n_threads))
         if alphas.size == 1:
-            model.fit(X, y2)
+            model.fit(X, y2, w)
             if hasattr(self, "cv_results_"):
                 del self.cv_results_
         else:
-            res = model.fit_select(X, y2, alphas, str(self.cv))
+            res = model.fit_select(X, y2, alphas, str(self.cv), w)
             self.cv_results_ = {k: (int(v) if k == "best" else np.asarray(v)) for k, v in res.items()}
         self._model = model
         self.alpha_ = float(model.alpha)
@@ -591,6 +607,9 @@ class PCR(_FactorMixin, _AttentionEstimator):
         Number of components L; None keeps all (the numerical rank of the centred X).
     fit_intercept : bool, default=True
     n_threads : int, default=0
+    weight_type : {"analytic", "frequency"}, default="analytic"
+        Meaning of ``sample_weight`` (Stata's aweight / fweight, see :class:`OLS`); PCR reports
+        no degrees of freedom, so both give the same fit.
 
     Attributes
     ----------
@@ -598,18 +617,24 @@ class PCR(_FactorMixin, _AttentionEstimator):
     axes, singular_values_, explained_variance_ratio_.
     """
 
-    def __init__(self, rank: int | None = None, fit_intercept: bool = True, n_threads: int = 0):
+    def __init__(self, rank: int | None = None, fit_intercept: bool = True, n_threads: int = 0,
+                 weight_type: str = "analytic"):
         self.rank = rank
         self.fit_intercept = fit_intercept
         self.n_threads = n_threads
+        self.weight_type = weight_type
 
-    def fit(self, X: ArrayLike, y: ArrayLike):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit the estimator.
 
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Observation weights w_i >= 0 (finite, not all 0): the principal components of
+            ``W^{1/2} (X - x_bar_w)`` (weighted means) and weighted least squares on them; with
+            all components it is weighted least squares (:class:`OLS` with ``sample_weight``).
 
         Returns
         -------
@@ -617,10 +642,12 @@ class PCR(_FactorMixin, _AttentionEstimator):
         """
         if self.rank is not None and (not isinstance(self.rank, numbers.Integral) or self.rank < 0):
             raise ValueError(f"rank: must be None or an integer >= 0, got {self.rank!r}")
+        _check_weight_type(self.weight_type)
         X, y2 = self._validate_fit(X, y)
+        w = _sample_weight_arg(sample_weight, X.shape[0])
         model = _core.PCR(-1 if self.rank is None else int(self.rank), bool(self.fit_intercept),
                           int(self.n_threads))
-        model.fit(X, y2)
+        model.fit(X, y2, w)
         self._model = model
         self.rank_ = int(model.rank)
         self.coef_, self.intercept_ = self._split_coef(model.coefficients(), self.fit_intercept)
