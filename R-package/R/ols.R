@@ -468,7 +468,12 @@ fitted.ols_attention <- function(object, ...) napredict(object$na.action, object
 residuals.ols_attention <- function(object, ...) naresid(object$na.action, object$residuals)
 
 #' @export
-nobs.ols_attention <- function(object, ...) object$nobs
+nobs.ols_attention <- function(object, ...) {
+  # As lm: rows of weight 0 do not count; frequency weights count sum(w) observations.
+  w <- object$weights
+  if (is.null(w)) return(object$nobs)
+  if (identical(object$weight_type, "frequency")) sum(w) else sum(w != 0)
+}
 
 #' @rdname attention_weights
 #' @export

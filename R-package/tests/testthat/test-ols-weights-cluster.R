@@ -35,6 +35,7 @@ test_that("weighted fits equal lm(weights = ): coefficients, classical and HC st
     expect_equal(s$r.squared, sr$r.squared, tolerance = 1e-10)
     expect_equal(s$adj.r.squared, sr$adj.r.squared, tolerance = 1e-10)
     expect_equal(fit$df.residual, ref$df.residual)
+    expect_equal(nobs(fit), nobs(ref))
     expect_equal(unname(fitted(fit)), unname(fitted(ref)), tolerance = 1e-10)
     expect_equal(unname(residuals(fit)), unname(residuals(ref)), tolerance = 1e-10)
     # sandwich::vcovHC mishandles weight-0 rows (recycling warnings); they carry no information,
@@ -66,6 +67,7 @@ test_that("frequency weights equal the data with repeated rows", {
   ref <- ols_attention(y ~ x1 + x2, data = rep_d)
   expect_equal(coef(fit), coef(ref), tolerance = 1e-10)
   expect_equal(fit$df.residual, ref$df.residual)
+  expect_equal(nobs(fit), nrow(rep_d))
   for (type in c("nonrobust", "HC1", "HC3")) {
     expect_equal(vcov(fit, type = type), vcov(ref, type = type), tolerance = 1e-10, info = type)
   }
