@@ -94,9 +94,19 @@ masked_attention <- function(object, strict = FALSE, weights = FALSE, ...) {
 #' \eqn{n RSS/(n - tr H)^2} (`"gcv"`) or AICc of Hurvich, Simonoff and Tsai (1998),
 #' \eqn{\ln(RSS/n) + (1 + tr H/n)/(1 - (tr H + 2)/n)} (`"aicc"`).
 #'
+#' With `weights` (finite, non-negative, not all zero) it minimises
+#' \eqn{\sum_i w_i (y_i - b_0 - x_i'b)^2 + \lambda ||b||^2}: weighted means, the SVD of
+#' \eqn{W^{1/2} X_c}, and attention weights
+#' \eqn{a(x) = w'/\sum w + (x - \bar x_w)' V \mathrm{diag}(s/(s^2+\lambda)) U' W^{1/2}} that
+#' still sum to one (rows of weight 0 get 0). For a grid the criteria count row i
+#' \eqn{w_i} times: LOO is \eqn{\sum_i w_i (y_i - \hat y_{-i})^2 / \sum w} (row i left out
+#' entirely); GCV and AICc use \eqn{RSS = \sum w_i e_i^2} and \eqn{n = \sum w}, equal for
+#' integer weights to the criteria of the data with rows repeated.
+#'
 #' @inheritParams ols_attention
 #' @param lambda Penalty (>= 0) or a grid of penalties.
 #' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
+#' @param weights Optional observation weights, as in [stats::lm()] (see above).
 #' @param select Criterion for a grid: `"loo"`, `"gcv"` or `"aicc"`.
 #' @return An object of class `ridge_attention`: `coefficients`, `lambda`, `effective_df`
 #'   (tr H), `selection` (criteria per lambda, for a grid), `fitted.values`, `residuals`.
@@ -106,7 +116,7 @@ masked_attention <- function(object, strict = FALSE, weights = FALSE, ...) {
 #' A <- attention_weights(fit, mtcars[1:3, ])
 #' rowSums(A)
 #' @export
-ridge_attention <- function(formula, data, subset, na.action, lambda = 1,
+ridge_attention <- function(formula, data, subset, weights, na.action, lambda = 1,
                             select = c("loo", "gcv", "aicc"), n_threads = 0L) {
   cl <- match.call()
   select <- match.arg(select)
@@ -115,10 +125,11 @@ ridge_attention <- function(formula, data, subset, na.action, lambda = 1,
   }
   mf <- .ls_frame(match.call(expand.dots = FALSE), parent.frame())
   d <- .ls_design(mf)
+  w <- .ls_weights(mf)
   res <- .kreg_core(.ridge_fit_cpp(d$X, d$Y, as.double(lambda), select, d$intercept,
-                                   as.integer(n_threads)), rename = c(alpha = "lambda"))
+                                   as.integer(n_threads), w), rename = c(alpha = "lambda"))
   .ls_object(res, d, mf, cl, "ridge_attention",
-             list(lambda = res$lambda, effective_df = res$effective_df,
+             list(lambda = res$lambda, effective_df = res$effective_df, weights = w,
                   selection = if (!is.null(res$selection)) as.data.frame(res$selection[1:5]),
                   select = if (length(lambda) > 1L) select))
 }
@@ -136,6 +147,16 @@ ridge_attention <- function(formula, data, subset, na.action, lambda = 1,
                    design_names = d$names, na.action = attr(mf, "na.action"), call = cl,
                    nobs = nrow(d$X)), extra),
             class = class)
+}
+
+# Weights of a model frame (NULL when none), checked to be a numeric vector.
+.ls_weights <- function(mf) {
+  w <- model.weights(mf)
+  if (is.null(w)) return(NULL)
+  if (!is.numeric(w) || !is.null(dim(w)) && NCOL(w) != 1L) {
+    stop("weights: must be a numeric vector with one weight per row", call. = FALSE)
+  }
+  as.double(w)
 }
 
 .ridge_view <- function(object, what, X = matrix(0, 0, 0), strict = FALSE) {
@@ -185,8 +206,9 @@ print.summary.ridge_attention <- function(x, digits = max(3L, getOption("digits"
 .ls_r2 <- function(object) {
   y <- drop(object$y)
   if (is.matrix(y)) return(NA_real_)
-  tss <- if (object$intercept) sum((y - mean(y))^2) else sum(y^2)
-  1 - sum(object$residuals^2) / tss
+  w <- if (is.null(object$weights)) rep(1, length(y)) else object$weights
+  tss <- if (object$intercept) sum(w * (y - sum(w * y) / sum(w))^2) else sum(w * y^2)
+  1 - sum(w * object$residuals^2) / tss
 }
 
 .ls_predict <- function(object, newdata, view) {
@@ -309,7 +331,8 @@ ridge_path <- function(object, lambda) {
 #' F <- attention_factors(fit)
 #' round(crossprod(F), 12)                      # identity (Goulet Coulombe 2025, eq. 24)
 #' @export
-pcr_attention <- function(formula, data, subset, na.action, rank = NULL, n_threads = 0L) {
+pcr_attention <- function(formula, data, subset, weights, na.action, rank = NULL,
+                          n_threads = 0L) {
   cl <- match.call()
   if (!is.null(rank) && (!is.numeric(rank) || length(rank) != 1L || rank < 0 ||
                          rank != round(rank))) {
@@ -317,10 +340,12 @@ pcr_attention <- function(formula, data, subset, na.action, rank = NULL, n_threa
   }
   mf <- .ls_frame(match.call(expand.dots = FALSE), parent.frame())
   d <- .ls_design(mf)
+  w <- .ls_weights(mf)
   res <- .kreg_core(.pcr_fit_cpp(d$X, d$Y, if (is.null(rank)) -1L else as.integer(rank),
-                                 d$intercept, as.integer(n_threads)))
+                                 d$intercept, as.integer(n_threads), w))
   .ls_object(res, d, mf, cl, "pcr_attention",
-             list(rank = res$rank, explained_variance_ratio = res$explained_variance_ratio))
+             list(rank = res$rank, explained_variance_ratio = res$explained_variance_ratio,
+                  weights = w))
 }
 
 .pcr_view <- function(object, what, X = matrix(0, 0, 0), strict = FALSE) {

@@ -19,26 +19,42 @@
 #' `lm` aliases) to the 7.6 digits its double-rounded design allows.
 #'
 #' Inference: [summary()] and [vcov()] take `vcov = "nonrobust"` (classical), `"HC0"` to
-#' `"HC3"` (as [sandwich::vcovHC()]) or `"HAC"` (Newey-West with Bartlett weights, as
-#' `sandwich::NeweyWest(fit, lag = maxlags, prewhite = FALSE, adjust = hac_adjust)`).
+#' `"HC3"` (as [sandwich::vcovHC()]), `"HAC"` (Newey-West with Bartlett weights, as
+#' `sandwich::NeweyWest(fit, lag = maxlags, prewhite = FALSE, adjust = hac_adjust)`) or a
+#' one-sided formula of one or two clustering variables, `vcov = ~firm` or
+#' `vcov = ~firm + year` (cluster-robust; see [summary.ols_attention()]).
+#'
+#' Weights: `weights` gives weighted least squares, minimising \eqn{\sum_i w_i (y_i - d_i'b)^2}
+#' (as `lm(weights = )`); the fit stays a linear smoother,
+#' \eqn{a(x)' = d(x)' (D'WD)^{-1} D'W}, so [attention_weights()] remain exact (rows of weight 0
+#' get 0). `weight_type` follows Stata: `"analytic"` (aweight, what `lm` does) counts the rows of
+#' positive weight as the N of the residual degrees of freedom \eqn{N - r}; `"frequency"`
+#' (fweight) treats row i as \eqn{w_i} identical observations, \eqn{N = \sum w_i}, and every
+#' statistic equals the unweighted one on the data with rows repeated (HAC is refused).
 #'
 #' @param formula A model formula, as for [stats::lm()] (factors become dummy columns).
 #' @param data A data frame.
-#' @param subset,weights,na.action As in [stats::lm()]. `weights` is not supported yet and
-#'   gives an error if used.
+#' @param subset,weights,na.action As in [stats::lm()]. `weights`: finite, non-negative, not
+#'   all zero.
+#' @param weight_type `"analytic"` (default, Stata's aweight, as `lm`) or `"frequency"`
+#'   (Stata's fweight); see Weights.
 #' @param rank_tol Relative pivot tolerance for aliasing (default `1e-7`, as `lm`) of double
 #'   factorisations; extended-precision fits alias below `1e-11`.
 #' @param precision `"auto"`, `"double"` or `"extended"` (see Precision).
 #' @param n_threads Threads for the core (0 = OpenMP default).
 #' @return An object of class `ols_attention` with components `coefficients`, `std_errors`,
-#'   `sigma`, `rank`, `df.residual`, `fitted.values`, `residuals`, `extended`, `model` (the
-#'   model frame, as `lm`) and what [predict.ols_attention()] and [attention_weights()] need.
+#'   `sigma`, `rank`, `df.residual`, `fitted.values`, `residuals`, `weights` (or `NULL`),
+#'   `extended`, `model` (the model frame, as `lm`) and what [predict.ols_attention()] and
+#'   [attention_weights()] need.
 #' @seealso [predict.ols_attention()], [confint.ols_attention()], [vcov.ols_attention()],
 #'   [summary.ols_attention()], [attention_weights()].
 #' @examples
 #' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
 #' summary(fit)
 #' summary(fit, vcov = "HC3")
+#' summary(fit, vcov = ~cyl)                    # clustered by cylinders (CR1)
+#' wfit <- ols_attention(mpg ~ wt + hp, data = mtcars, weights = 1 / disp)
+#' coef(wfit) - coef(lm(mpg ~ wt + hp, data = mtcars, weights = 1 / disp))
 #' A <- attention_weights(fit, newdata = mtcars[1:2, ])
 #' rowSums(A)                                   # 1 with an intercept
 #' drop(A %*% mtcars$mpg) - predict(fit, mtcars[1:2, ])
@@ -46,22 +62,21 @@
 #' round(crossprod(F), 12)
 #' @export
 ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 1e-7,
-                          precision = c("auto", "double", "extended"), n_threads = 0L) {
+                          precision = c("auto", "double", "extended"), n_threads = 0L,
+                          weight_type = c("analytic", "frequency")) {
   cl <- match.call()
   precision <- match.arg(precision)
+  weight_type <- match.arg(weight_type)
   mf <- match.call(expand.dots = FALSE)
   m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
   mf <- mf[c(1L, m)]
   mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, parent.frame())
-  if (!is.null(model.weights(mf))) {
-    stop("weights: weighted least squares is not supported by ols_attention() yet; ",
-         "drop the 'weights' argument", call. = FALSE)
-  }
+  w <- .ls_weights(mf)
   d <- .ls_design(mf)
   res <- .kreg_core(.ols_fit_cpp(d$X, d$Y, d$intercept, as.double(rank_tol),
-                                 as.integer(n_threads), precision))
+                                 as.integer(n_threads), precision, w, weight_type))
   nm <- d$names
   coef <- drop(res$coefficients)
   se <- drop(res$std_errors)
@@ -79,11 +94,13 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
   if (!is.matrix(fitted)) names(fitted) <- names(resid) <- rownames(mf)
   structure(list(
     coefficients = coef, std_errors = se, sigma = sqrt(res$sigma2), rank = res$rank,
-    aliased = setNames(res$aliased, nm), df.residual = nrow(d$X) - res$rank,
-    fitted.values = fitted, residuals = resid, unscaled_cov = res$unscaled_cov,
+    aliased = setNames(res$aliased, nm), df.residual = res$df_residual,
+    fitted.values = fitted, residuals = resid, weights = w,
+    weight_type = if (!is.null(w)) weight_type, unscaled_cov = res$unscaled_cov,
     extended = res$extended, intercept = d$intercept, y = d$Y, state = res$state,
     terms = d$terms, xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
-    na.action = attr(mf, "na.action"), call = cl, nobs = nrow(d$X), model = mf
+    na.action = attr(mf, "na.action"), call = cl, nobs = nrow(d$X), model = mf,
+    data = if (!missing(data)) data
   ), class = "ols_attention")
 }
 
@@ -105,7 +122,7 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
 # Model frame for a least-squares fitter called as f(formula, data, subset, na.action, ...).
 .ls_frame <- function(call, env) {
   mf <- call
-  m <- match(c("formula", "data", "subset", "na.action"), names(mf), 0L)
+  m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
   mf <- mf[c(1L, m)]
   mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
@@ -130,15 +147,85 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
 }
 .ols_newdesign <- .ls_newdesign
 
-.ols_cov_args <- function(vcov, maxlags) {
-  vcov <- match.arg(vcov, c("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC"))
+.ols_cov_args <- function(vcov, maxlags, object = NULL, cluster_type = "CR1") {
+  clusters <- NULL
+  cluster_vars <- NULL
+  if (inherits(vcov, "formula")) {
+    cluster_type <- match.arg(cluster_type, c("CR1", "CR0", "CR2"))
+    cl <- .ols_cluster_codes(object, vcov)
+    clusters <- cl$codes
+    cluster_vars <- cl$vars
+    vcov <- cluster_type
+  } else {
+    if (is.character(vcov) && length(vcov) == 1L &&
+        tolower(vcov) %in% c("cluster", "cr0", "cr1", "cr2")) {
+      stop("vcov: clustered standard errors need the clustering variables: use vcov = ~firm ",
+           "(or ~firm + year), with cluster_type = \"CR0\", \"CR1\" or \"CR2\"", call. = FALSE)
+    }
+    vcov <- match.arg(vcov, c("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC"))
+  }
   if (is.null(maxlags)) {
     maxlags <- -1L
   } else if (!is.numeric(maxlags) || length(maxlags) != 1L || maxlags < 0 ||
              maxlags != round(maxlags)) {
     stop("maxlags: must be NULL (automatic) or a single integer >= 0", call. = FALSE)
   }
-  list(vcov = vcov, maxlags = as.integer(maxlags))
+  list(vcov = vcov, maxlags = as.integer(maxlags), clusters = clusters,
+       cluster_vars = cluster_vars)
+}
+
+# Integer codes (n x 1 or n x 2) of the clustering variables of a one-sided formula, looked up
+# in the model frame, then in the data of the fit (rows matched by row name), then in the
+# formula's environment.
+.ols_cluster_codes <- function(object, f) {
+  if (is.null(object) || length(f) != 2L) {
+    stop("vcov: give the clustering variables as a one-sided formula, e.g. vcov = ~firm or ",
+         "vcov = ~firm + year", call. = FALSE)
+  }
+  labs <- attr(stats::terms(f), "term.labels")
+  if (length(labs) < 1L || length(labs) > 2L) {
+    stop("vcov: one or two clustering variables (~firm or ~firm + year), got ", length(labs),
+         call. = FALSE)
+  }
+  mf <- object$model
+  n <- object$nobs
+  codes <- vapply(labs, function(v) {
+    x <- NULL
+    if (v %in% names(mf)) {
+      x <- mf[[v]]
+    } else if (!is.null(object$data)) {
+      d <- object$data
+      x <- tryCatch(eval(str2lang(v), d, environment(f)), error = function(e) NULL)
+      if (!is.null(x) && length(x) == NROW(d) && NROW(d) != n) {
+        x <- x[match(rownames(mf), rownames(d))]
+      }
+    } else {
+      x <- tryCatch(eval(str2lang(v), environment(f)), error = function(e) NULL)
+    }
+    if (is.null(x)) {
+      stop("vcov: cannot find the clustering variable '", v, "' in the data of the fit",
+           call. = FALSE)
+    }
+    if (length(x) != n) {
+      stop("vcov: the clustering variable '", v, "' has ", length(x), " values but the fit ",
+           "used ", n, " rows", call. = FALSE)
+    }
+    if (anyNA(x)) {
+      stop("vcov: the clustering variable '", v, "' is missing (NA) in ", sum(is.na(x)),
+           " rows used by the fit; drop those rows (subset) or give them a cluster",
+           call. = FALSE)
+    }
+    g <- as.integer(factor(x))
+    if (length(unique(g)) < 2L) {
+      stop("vcov: the clustering variable '", v, "' has a single level; clustered standard ",
+           "errors need at least 2 clusters (use another variable or vcov = \"HC1\")",
+           call. = FALSE)
+    }
+    g
+  }, integer(n))
+  codes <- matrix(codes, nrow = n)
+  storage.mode(codes) <- "integer"
+  list(codes = codes, vars = labs)
 }
 
 #' @export
@@ -156,27 +243,39 @@ print.ols_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #' `summary(est, vcov = ...)`).
 #'
 #' @param object An `ols_attention` fit.
-#' @param vcov `"nonrobust"` (classical), `"HC0"`, `"HC1"`, `"HC2"`, `"HC3"` or `"HAC"`
-#'   (Newey-West, Bartlett weights).
+#' @param vcov `"nonrobust"` (classical), `"HC0"`, `"HC1"`, `"HC2"`, `"HC3"`, `"HAC"`
+#'   (Newey-West, Bartlett weights), or a one-sided formula of one or two clustering variables
+#'   (`~firm`, `~firm + year`; looked up in the model frame, then in the data of the fit) for
+#'   cluster-robust standard errors of type `cluster_type`. Two variables give the two-way
+#'   covariance of Cameron, Gelbach and Miller (2011, J. Bus. Econ. Stat. 29(2)),
+#'   \eqn{V_1 + V_2 - V_{12}} (\eqn{V_{12}} clustered on the intersection).
 #' @param maxlags HAC lags, 0 to n - 1; `NULL` uses `floor(4 (n/100)^(2/9))`.
 #' @param hac_adjust HAC small-sample factor n/(n - rank) (sandwich's `adjust = TRUE`).
+#' @param cluster_type With a clustering formula: `"CR1"` (default; Stata's `vce(cluster)`
+#'   factor \eqn{G/(G-1) (N-1)/(N-r)}, with \eqn{G = \min(G_1, G_2)} for two-way, as Stata's
+#'   `ivreg2` and `reghdfe`), `"CR0"` (no factor) or `"CR2"` (Bell and McCaffrey 2002:
+#'   residuals of cluster g premultiplied by \eqn{(I - H_{gg})^{-1/2}}; one-way only).
+#'   Clustered p-values use t with \eqn{G - 1} degrees of freedom, as Stata.
 #' @param ... Unused.
 #' @return An object of class `summary.ols_attention`: `coefficients` (estimate, standard
-#'   error, t value, p value with `df` residual degrees of freedom), `r.squared`,
-#'   `adj.r.squared`, `sigma`, `df`, `vcov` (the type used) and `cov` (the covariance matrix).
+#'   error, t value, p value with `df_inference` degrees of freedom), `r.squared`,
+#'   `adj.r.squared`, `sigma`, `df` (residual degrees of freedom), `df_inference`, `vcov` (the
+#'   type used), `n_clusters` and `cov` (the covariance matrix).
 #'   With no residual degrees of freedom (as many observations as estimated coefficients) the
 #'   standard errors, t and p values are `NaN`, with a warning, as in [stats::summary.lm()].
 #' @examples
 #' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
 #' summary(fit, vcov = "HC1")
+#' summary(fit, vcov = ~cyl + gear)              # two-way clustered
 #' @export
 summary.ols_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
-                                  hac_adjust = FALSE, ...) {
+                                  hac_adjust = FALSE, cluster_type = "CR1", ...) {
   if (is.matrix(object$coefficients)) {
     stop("summary: only for a single response; fit one model per column", call. = FALSE)
   }
-  a <- .ols_cov_args(vcov, maxlags)
-  inf <- .ols_inference_cpp(object$state, object$y, a$vcov, a$maxlags, isTRUE(hac_adjust), 1L)
+  a <- .ols_cov_args(vcov, maxlags, object, cluster_type)
+  inf <- .ols_inference_cpp(object$state, object$y, a$vcov, a$maxlags, isTRUE(hac_adjust), 1L,
+                            a$clusters)
   if (inf$df_residual == 0) {
     # As summary.lm: an exact fit leaves no residual variance to estimate.
     warning("summary: all ", object$nobs, " residuals are 0: no residual degrees of freedom ",
@@ -190,9 +289,12 @@ summary.ols_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
   V <- inf$vcov
   dimnames(V) <- list(nm, nm)
   structure(list(call = object$call, coefficients = tab, sigma = inf$sigma, df = inf$df_residual,
+                 df_inference = inf$df_inference,
                  r.squared = inf$r_squared, adj.r.squared = inf$adj_r_squared,
                  rank = object$rank, aliased = object$aliased, vcov = inf$cov_type,
-                 maxlags = inf$maxlags, cov = V, extended = object$extended),
+                 maxlags = inf$maxlags, cov = V, extended = object$extended,
+                 n_clusters = if (length(inf$n_clusters)) setNames(inf$n_clusters, a$cluster_vars),
+                 weighted = !is.null(object$weights)),
             class = "summary.ols_attention")
 }
 
@@ -202,6 +304,11 @@ print.summary.ols_attention <- function(x, digits = max(3L, getOption("digits") 
       "Call:\n", paste(deparse(x$call), collapse = "\n"), "\n\n", sep = "")
   se <- switch(x$vcov, nonrobust = "classical",
                HAC = paste0("HAC (Newey-West, Bartlett, ", x$maxlags, " lags)"), x$vcov)
+  if (length(x$n_clusters)) {
+    se <- paste0(x$vcov, ", clustered by ",
+                 paste0(names(x$n_clusters), " (", x$n_clusters, ")", collapse = " and "),
+                 "; t with ", x$df_inference, " df")
+  }
   cat("Coefficients (standard errors: ", se, "):\n", sep = "")
   printCoefmat(x$coefficients, digits = digits, na.print = "NA", ...)
   cat("\nResidual standard error:", format(signif(x$sigma, digits)), "on", x$df,
@@ -225,8 +332,10 @@ print.summary.ols_attention <- function(x, digits = max(3L, getOption("digits") 
 #' @param interval `"none"`, `"confidence"` (for the mean) or `"prediction"` (for a new
 #'   observation: adds the residual variance \eqn{\sigma^2}).
 #' @param level Confidence level.
-#' @param vcov Covariance type: `"nonrobust"`, `"HC0"` to `"HC3"` or `"HAC"`.
-#' @param ... Passed to [vcov.ols_attention()] (`maxlags`, `hac_adjust`).
+#' @param vcov Covariance type: `"nonrobust"`, `"HC0"` to `"HC3"`, `"HAC"` or a clustering
+#'   formula such as `~firm` (see [summary.ols_attention()]; intervals then use t with
+#'   \eqn{G - 1} degrees of freedom).
+#' @param ... Passed to [summary.ols_attention()] (`maxlags`, `hac_adjust`, `cluster_type`).
 #' @return A named vector (a matrix for several responses); with `interval`, a matrix with
 #'   columns `fit, lwr, upr`; with `se.fit = TRUE` a list `fit`, `se.fit`, `df`,
 #'   `residual.scale`, as `predict.lm`.
@@ -265,11 +374,12 @@ predict.ols_attention <- function(object, newdata, se.fit = FALSE,
   names(fit) <- if (no_new) rownames(object$model) else rownames(newdata)
   D <- if (object$intercept) cbind(1, X) else X
   keep <- !object$aliased
-  V <- vcov(object, type = vcov, ...)[keep, keep, drop = FALSE]
+  s <- summary(object, vcov = vcov, ...)
+  V <- s$cov[keep, keep, drop = FALSE]
   Dk <- D[, keep, drop = FALSE]
   se <- sqrt(pmax(rowSums((Dk %*% V) * Dk), 0))
   names(se) <- names(fit)
-  df <- object$df.residual
+  df <- s$df_inference
   if (interval != "none") {
     half <- stats::qt((1 + level) / 2, df) *
       if (interval == "prediction") sqrt(se^2 + object$sigma^2) else se
@@ -295,13 +405,15 @@ predict.ols_attention <- function(object, newdata, se.fit = FALSE,
 #' @param object An `ols_attention` fit (single response).
 #' @param parm Coefficients (names or positions); default all.
 #' @param level Confidence level.
-#' @param vcov Covariance type, see [summary.ols_attention()].
-#' @param ... Passed to [vcov.ols_attention()] (`maxlags`, `hac_adjust`).
+#' @param vcov Covariance type or clustering formula, see [summary.ols_attention()]
+#'   (clustered intervals use t with \eqn{G - 1} degrees of freedom).
+#' @param ... Passed to [summary.ols_attention()] (`maxlags`, `hac_adjust`, `cluster_type`).
 #' @return A matrix with one row per coefficient and columns for the lower and upper limits.
 #' @examples
 #' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
 #' confint(fit)
 #' confint(fit, "wt", level = 0.9, vcov = "HC3")
+#' confint(fit, vcov = ~cyl)
 #' @export
 confint.ols_attention <- function(object, parm, level = 0.95, vcov = "nonrobust", ...) {
   .check_level(level)
@@ -309,7 +421,8 @@ confint.ols_attention <- function(object, parm, level = 0.95, vcov = "nonrobust"
     stop("confint: only for a single response; fit one model per column", call. = FALSE)
   }
   cf <- object$coefficients
-  se <- sqrt(diag(vcov(object, type = vcov, ...)))
+  s <- summary(object, vcov = vcov, ...)
+  se <- sqrt(diag(s$cov))
   pnames <- names(cf)
   if (missing(parm)) parm <- pnames else if (is.numeric(parm)) parm <- pnames[parm]
   bad <- setdiff(parm, pnames)
@@ -318,7 +431,7 @@ confint.ols_attention <- function(object, parm, level = 0.95, vcov = "nonrobust"
          paste(pnames, collapse = ", "), call. = FALSE)
   }
   a <- (1 - level) / 2
-  q <- stats::qt(1 - a, object$df.residual)
+  q <- stats::qt(1 - a, s$df_inference)
   ci <- cbind(cf[parm] - q * se[parm], cf[parm] + q * se[parm])
   dimnames(ci) <- list(parm, paste(format(100 * c(a, 1 - a), trim = TRUE, digits = 3), "%"))
   ci
@@ -330,18 +443,22 @@ coef.ols_attention <- function(object, ...) object$coefficients
 #' Covariance of OLS-as-attention coefficients
 #'
 #' @param object An `ols_attention` fit (single response).
-#' @param type,maxlags,hac_adjust As `vcov`, `maxlags` and `hac_adjust` of
-#'   [summary.ols_attention()].
+#' @param type,maxlags,hac_adjust,cluster_type As `vcov`, `maxlags`, `hac_adjust` and
+#'   `cluster_type` of [summary.ols_attention()] (`type` may be a clustering formula).
+#' @param vcov Same as `type` (as fixest's `vcov(est, vcov = ~firm)`); overrides it when given.
 #' @param ... Unused.
 #' @return The q x q covariance matrix (NA rows and columns where aliased).
 #' @examples
 #' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
 #' vcov(fit)
 #' vcov(fit, type = "HC3")
+#' vcov(fit, vcov = ~cyl, cluster_type = "CR2")
 #' @export
 vcov.ols_attention <- function(object, type = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
-                               ...) {
-  summary(object, vcov = type, maxlags = maxlags, hac_adjust = hac_adjust)$cov
+                               cluster_type = "CR1", vcov = NULL, ...) {
+  if (!is.null(vcov)) type <- vcov
+  summary(object, vcov = type, maxlags = maxlags, hac_adjust = hac_adjust,
+          cluster_type = cluster_type)$cov
 }
 
 #' @export
@@ -351,7 +468,12 @@ fitted.ols_attention <- function(object, ...) napredict(object$na.action, object
 residuals.ols_attention <- function(object, ...) naresid(object$na.action, object$residuals)
 
 #' @export
-nobs.ols_attention <- function(object, ...) object$nobs
+nobs.ols_attention <- function(object, ...) {
+  # As lm: rows of weight 0 do not count; frequency weights count sum(w) observations.
+  w <- object$weights
+  if (is.null(w)) return(object$nobs)
+  if (identical(object$weight_type, "frequency")) sum(w) else sum(w != 0)
+}
 
 #' @rdname attention_weights
 #' @export

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "attnreg/least_squares.hpp"
 #include "attnreg/least_squares_masked.hpp"
 #include "attnreg/least_squares_softmax.hpp"
 #include "attnreg/least_squares_spectral.hpp"
@@ -20,12 +21,16 @@ namespace {
 
 
 py::tuple spectral_getstate(const attnreg::SpectralState& s) {
-  return py::make_tuple(1, s.fit_intercept, to_numpy(s.x_mean), to_numpy(s.y_mean),
-                        to_numpy(s.U), to_numpy(s.s), to_numpy(s.V), to_numpy(s.y));
+  return py::make_tuple(2, s.fit_intercept, to_numpy(s.x_mean), to_numpy(s.y_mean),
+                        to_numpy(s.U), to_numpy(s.s), to_numpy(s.V), to_numpy(s.y),
+                        to_numpy(s.weights), to_numpy(s.Z));
 }
 
 attnreg::SpectralState spectral_setstate(const py::tuple& t) {
-  if (t.size() != 8 || t[0].cast<int>() != 1) {
+  // Version 1 (before weights): 8 entries; version 2 adds the weights and the scores Z.
+  const bool v1 = t.size() == 8 && t[0].cast<int>() == 1;
+  const bool v2 = t.size() == 10 && t[0].cast<int>() == 2;
+  if (!v1 && !v2) {
     throw py::value_error("state: not an attnreg Ridge/PCR state of this version");
   }
   attnreg::SpectralState s;
@@ -36,7 +41,23 @@ attnreg::SpectralState spectral_setstate(const py::tuple& t) {
   s.s = arma::vectorise(as_mat(t[5].cast<farray>(), "state"));
   s.V = as_mat(t[6].cast<farray>(), "state");
   s.y = as_mat(t[7].cast<farray>(), "state");
+  if (v2) {
+    s.weights = arma::vectorise(as_mat(t[8].cast<farray>(), "state"));
+    if (!s.weights.is_empty()) {
+      s.Z = as_mat(t[9].cast<farray>(), "state");
+      if (s.Z.n_rows != s.y.n_rows) s.Z.reshape(s.y.n_rows, s.s.n_elem);
+    }
+  }
   return s;
+}
+
+arma::vec weights_arg(const py::object& weights, arma::uword n) {
+  arma::vec w;
+  if (!weights.is_none()) {
+    w = arma::vectorise(as_mat(weights.cast<farray>(), "sample_weight"));
+    attnreg::check_weights(w, n, "sample_weight");
+  }
+  return w;
 }
 
 // Methods shared by Ridge and PCR.
@@ -88,23 +109,27 @@ void init_least_squares(py::module_& m) {
            py::arg("alpha") = 1.0, py::arg("fit_intercept") = true, py::arg("n_threads") = 0)
       .def(
           "fit",
-          [](attnreg::Ridge& self, const farray& X, const farray& Y) -> attnreg::Ridge& {
+          [](attnreg::Ridge& self, const farray& X, const farray& Y,
+             const py::object& weights) -> attnreg::Ridge& {
             const arma::mat x = as_mat(X, "X"), y = as_mat(Y, "y");
+            const arma::vec w = weights_arg(weights, x.n_rows);
             py::gil_scoped_release nogil;
-            return self.fit(x, y);
+            return self.fit(x, y, w);
           },
-          py::arg("X"), py::arg("Y"), py::return_value_policy::reference_internal)
+          py::arg("X"), py::arg("Y"), py::arg("weights") = py::none(),
+          py::return_value_policy::reference_internal)
       .def(
           "fit_select",
           [](attnreg::Ridge& self, const farray& X, const farray& Y, const farray& alphas,
-             const std::string& criterion) {
+             const std::string& criterion, const py::object& weights) {
             const arma::mat x = as_mat(X, "X"), y = as_mat(Y, "y");
             const arma::vec a = arma::vectorise(as_mat(alphas, "alpha"));
             const attnreg::RidgeCriterion crit = attnreg::parse_ridge_criterion(criterion);
+            const arma::vec w = weights_arg(weights, x.n_rows);
             attnreg::RidgeSelection sel;
             {
               py::gil_scoped_release nogil;
-              sel = self.fit_select(x, y, a, crit);
+              sel = self.fit_select(x, y, a, crit, w);
             }
             py::dict d;
             d["alphas"] = to_numpy(sel.lambdas);
@@ -115,7 +140,8 @@ void init_least_squares(py::module_& m) {
             d["best"] = sel.best;
             return d;
           },
-          py::arg("X"), py::arg("Y"), py::arg("alphas"), py::arg("criterion") = "loo")
+          py::arg("X"), py::arg("Y"), py::arg("alphas"), py::arg("criterion") = "loo",
+          py::arg("weights") = py::none())
       .def("set_alpha", &attnreg::Ridge::set_lambda, py::arg("alpha"))
       .def_property_readonly("alpha", &attnreg::Ridge::lambda)
       .def(
@@ -151,12 +177,15 @@ void init_least_squares(py::module_& m) {
           py::arg("rank") = -1, py::arg("fit_intercept") = true, py::arg("n_threads") = 0)
       .def(
           "fit",
-          [](attnreg::PCR& self, const farray& X, const farray& Y) -> attnreg::PCR& {
+          [](attnreg::PCR& self, const farray& X, const farray& Y,
+             const py::object& weights) -> attnreg::PCR& {
             const arma::mat x = as_mat(X, "X"), y = as_mat(Y, "y");
+            const arma::vec w = weights_arg(weights, x.n_rows);
             py::gil_scoped_release nogil;
-            return self.fit(x, y);
+            return self.fit(x, y, w);
           },
-          py::arg("X"), py::arg("Y"), py::return_value_policy::reference_internal)
+          py::arg("X"), py::arg("Y"), py::arg("weights") = py::none(),
+          py::return_value_policy::reference_internal)
       .def_property_readonly("rank", &attnreg::PCR::rank)
       .def("explained_variance_ratio",
            [](const attnreg::PCR& s) { return to_numpy(s.explained_variance_ratio()); })

@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
+
 #include "attnreg/least_squares.hpp"
 #include "convert.hpp"
 
@@ -25,23 +27,46 @@ attnreg::Precision parse_precision(const std::string& s) {
   throw py::value_error("precision: must be \"auto\", \"double\" or \"extended\", got \"" + s + "\"");
 }
 
-attnreg::CovOptions cov_options(const std::string& cov_type, int maxlags, bool hac_adjust) {
+using iarray = py::array_t<std::int64_t, py::array::f_style | py::array::forcecast>;
+
+// Cluster codes (n, d) from the face (non-negative integers, one column per dimension).
+arma::umat cluster_codes(const py::object& groups) {
+  if (groups.is_none()) return arma::umat();
+  const iarray a = groups.cast<iarray>();
+  if (a.ndim() != 2) throw py::value_error("groups: internal codes must be a 2-D array");
+  const auto n = static_cast<arma::uword>(a.shape(0)), d = static_cast<arma::uword>(a.shape(1));
+  arma::umat out(n, d);
+  const std::int64_t* p = a.data();
+  for (arma::uword i = 0; i < n * d; ++i) {
+    if (p[i] < 0) throw py::value_error("groups: cluster codes must be >= 0");
+    out(i) = static_cast<arma::uword>(p[i]);
+  }
+  return out;
+}
+
+attnreg::CovOptions cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
+                                const py::object& groups = py::none()) {
   attnreg::CovOptions c;
   c.type = attnreg::parse_cov_type(cov_type);
   c.maxlags = maxlags;
   c.hac_adjust = hac_adjust;
+  c.clusters = cluster_codes(groups);
   return c;
 }
 
 py::tuple ols_getstate(const attnreg::OLS& m) {
   const attnreg::OLSState& s = m.state();
-  return py::make_tuple(2, s.fit_intercept, s.rank_tol, to_numpy(s.qr), to_numpy(s.tau),
+  return py::make_tuple(3, s.fit_intercept, s.rank_tol, to_numpy(s.qr), to_numpy(s.tau),
                         to_numpy(s.pivot), to_numpy(s.scale), to_numpy(s.coef), s.rank,
-                        to_numpy(m.training_y()), to_numpy(s.cov_unscaled), s.extended);
+                        to_numpy(m.training_y()), to_numpy(s.cov_unscaled), s.extended,
+                        to_numpy(s.weights), s.frequency_weights, to_numpy(s.fitted));
 }
 
 attnreg::OLS ols_setstate(const py::tuple& t) {
-  if (t.size() != 12 || t[0].cast<int>() != 2) {
+  // Version 2 (before weights): 12 entries; version 3 adds weights, their type and fitted values.
+  const bool v2 = t.size() == 12 && t[0].cast<int>() == 2;
+  const bool v3 = t.size() == 15 && t[0].cast<int>() == 3;
+  if (!v2 && !v3) {
     throw py::value_error("state: not an attnreg OLS state of this version");
   }
   attnreg::OLSState s;
@@ -56,6 +81,12 @@ attnreg::OLS ols_setstate(const py::tuple& t) {
   const arma::mat y = as_mat(t[9].cast<farray>(), "state");
   s.cov_unscaled = as_mat(t[10].cast<farray>(), "state");
   s.extended = t[11].cast<bool>();
+  if (v3) {
+    s.weights = arma::vectorise(as_mat(t[12].cast<farray>(), "state"));
+    s.frequency_weights = t[13].cast<bool>();
+    s.fitted = as_mat(t[14].cast<farray>(), "state");
+    if (s.weights.is_empty()) s.fitted.reset();
+  }
   return attnreg::OLS::from_state(s, y);
 }
 
@@ -65,25 +96,35 @@ attnreg::OLS ols_setstate(const py::tuple& t) {
 void init_ols(py::module_& m) {
   py::class_<attnreg::OLS>(m, "OLS")
       .def(py::init([](bool fit_intercept, double rank_tol, int n_threads,
-                       const std::string& precision, double extended_rank_tol) {
+                       const std::string& precision, double extended_rank_tol,
+                       const std::string& weight_type) {
              attnreg::OLSOptions o;
              o.fit_intercept = fit_intercept;
              o.rank_tol = rank_tol;
              o.n_threads = n_threads;
              o.precision = parse_precision(precision);
              o.extended_rank_tol = extended_rank_tol;
+             o.weight_type = attnreg::parse_weight_type(weight_type);
              return attnreg::OLS(o);
            }),
            py::arg("fit_intercept") = true, py::arg("rank_tol") = 1e-7, py::arg("n_threads") = 0,
-           py::arg("precision") = "auto", py::arg("extended_rank_tol") = 1e-11)
+           py::arg("precision") = "auto", py::arg("extended_rank_tol") = 1e-11,
+           py::arg("weight_type") = "analytic")
       .def(
           "fit",
-          [](attnreg::OLS& self, const farray& X, const farray& Y) -> attnreg::OLS& {
+          [](attnreg::OLS& self, const farray& X, const farray& Y,
+             const py::object& weights) -> attnreg::OLS& {
             const arma::mat x = as_mat(X, "X"), y = as_mat(Y, "y");
+            arma::vec w;
+            if (!weights.is_none()) {
+              w = arma::vectorise(as_mat(weights.cast<farray>(), "sample_weight"));
+              attnreg::check_weights(w, x.n_rows, "sample_weight");
+            }
             py::gil_scoped_release nogil;
-            return self.fit(x, y);
+            return self.fit(x, y, w);
           },
-          py::arg("X"), py::arg("Y"), py::return_value_policy::reference_internal)
+          py::arg("X"), py::arg("Y"), py::arg("weights") = py::none(),
+          py::return_value_policy::reference_internal)
       .def(
           "predict",
           [](const attnreg::OLS& self, const farray& X) {
@@ -107,22 +148,26 @@ void init_ols(py::module_& m) {
       .def("coefficients", [](const attnreg::OLS& s) { return to_numpy(s.coefficients()); })
       .def(
           "std_errors",
-          [](const attnreg::OLS& s, const std::string& cov_type, int maxlags, bool hac_adjust) {
-            return to_numpy(s.std_errors(cov_options(cov_type, maxlags, hac_adjust)));
+          [](const attnreg::OLS& s, const std::string& cov_type, int maxlags, bool hac_adjust,
+             const py::object& groups) {
+            return to_numpy(s.std_errors(cov_options(cov_type, maxlags, hac_adjust, groups)));
           },
-          py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false)
+          py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false,
+          py::arg("groups") = py::none())
       .def(
           "covariance",
           [](const attnreg::OLS& s, const std::string& cov_type, int maxlags, bool hac_adjust,
-             arma::uword output) {
-            return to_numpy(s.covariance(cov_options(cov_type, maxlags, hac_adjust), output));
+             arma::uword output, const py::object& groups) {
+            return to_numpy(s.covariance(cov_options(cov_type, maxlags, hac_adjust, groups), output));
           },
           py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false,
-          py::arg("output") = 0)
+          py::arg("output") = 0, py::arg("groups") = py::none())
       .def(
           "inference",
-          [](const attnreg::OLS& s, const std::string& cov_type, int maxlags, bool hac_adjust) {
-            const attnreg::Inference inf = s.inference(cov_options(cov_type, maxlags, hac_adjust));
+          [](const attnreg::OLS& s, const std::string& cov_type, int maxlags, bool hac_adjust,
+             const py::object& groups) {
+            const attnreg::Inference inf =
+                s.inference(cov_options(cov_type, maxlags, hac_adjust, groups));
             py::dict d;
             d["estimate"] = to_numpy(inf.estimate);
             d["std_error"] = to_numpy(inf.std_error);
@@ -132,11 +177,14 @@ void init_ols(py::module_& m) {
             d["adj_r_squared"] = to_numpy(inf.adj_r_squared);
             d["sigma"] = to_numpy(inf.sigma);
             d["df_residual"] = inf.df_residual;
+            d["df_inference"] = inf.df_inference;
+            d["n_clusters"] = inf.n_clusters;
             d["cov_type"] = attnreg::cov_type_name(inf.cov_type);
             d["maxlags"] = inf.maxlags;
             return d;
           },
-          py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false)
+          py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false,
+          py::arg("groups") = py::none())
       .def("sigma2", [](const attnreg::OLS& s) { return to_numpy(s.sigma2()); })
       .def("unscaled_covariance",
            [](const attnreg::OLS& s) { return to_numpy(s.unscaled_covariance()); })
@@ -154,6 +202,8 @@ void init_ols(py::module_& m) {
           py::arg("strict") = false)
       .def_property_readonly("rank", [](const attnreg::OLS& s) { return s.rank(); })
       .def_property_readonly("n_obs", [](const attnreg::OLS& s) { return s.n_obs(); })
+      .def_property_readonly("n_effective", [](const attnreg::OLS& s) { return s.n_effective(); })
+      .def_property_readonly("weighted", [](const attnreg::OLS& s) { return !s.weights().is_empty(); })
       .def_property_readonly("extended_precision",
                              [](const attnreg::OLS& s) { return s.extended_precision(); })
       .def("aliased", &attnreg::OLS::aliased)

@@ -16,7 +16,13 @@ Rcpp::List spectral_to_list(const attnreg::SpectralState& s) {
   return Rcpp::List::create(Rcpp::Named("fit_intercept") = s.fit_intercept,
                             Rcpp::Named("x_mean") = as_r(s.x_mean),
                             Rcpp::Named("y_mean") = as_r(s.y_mean), Rcpp::Named("U") = s.U,
-                            Rcpp::Named("s") = as_r(s.s), Rcpp::Named("V") = s.V);
+                            Rcpp::Named("s") = as_r(s.s), Rcpp::Named("V") = s.V,
+                            Rcpp::Named("weights") = as_r(s.weights), Rcpp::Named("Z") = s.Z);
+}
+
+arma::vec weights_arg(const Rcpp::Nullable<Rcpp::NumericVector>& weights) {
+  if (weights.isNull()) return arma::vec();
+  return Rcpp::as<arma::vec>(Rcpp::NumericVector(weights));
 }
 
 attnreg::SpectralState spectral_from_list(const Rcpp::List& L, const arma::mat& Y) {
@@ -30,6 +36,13 @@ attnreg::SpectralState spectral_from_list(const Rcpp::List& L, const arma::mat& 
   if (s.V.n_rows != s.x_mean.n_elem) s.V.reshape(s.x_mean.n_elem, s.s.n_elem);
   if (s.U.n_rows != Y.n_rows) s.U.reshape(Y.n_rows, s.s.n_elem);
   s.y = Y;
+  if (L.containsElementNamed("weights")) {
+    s.weights = Rcpp::as<arma::vec>(L["weights"]);
+    if (!s.weights.is_empty()) {
+      s.Z = Rcpp::as<arma::mat>(L["Z"]);
+      if (s.Z.n_rows != Y.n_rows) s.Z.reshape(Y.n_rows, s.s.n_elem);
+    }
+  }
   return s;
 }
 
@@ -64,7 +77,8 @@ attnreg::AttentionRegressionOptions ar_options(const Rcpp::List& o) {
 
 // [[Rcpp::export(name = ".ridge_fit_cpp")]]
 Rcpp::List ridge_fit_cpp(const arma::mat& X, const arma::mat& Y, const arma::vec& lambdas,
-                         std::string criterion, bool fit_intercept, int n_threads) {
+                         std::string criterion, bool fit_intercept, int n_threads,
+                         Rcpp::Nullable<Rcpp::NumericVector> weights) {
   attnreg::RidgeOptions o;
   o.fit_intercept = fit_intercept;
   o.lambda = lambdas.n_elem ? lambdas(0) : 1.0;
@@ -73,7 +87,7 @@ Rcpp::List ridge_fit_cpp(const arma::mat& X, const arma::mat& Y, const arma::vec
   Rcpp::List sel = R_NilValue;
   if (lambdas.n_elem > 1) {
     const attnreg::RidgeSelection s =
-        m.fit_select(X, Y, lambdas, attnreg::parse_ridge_criterion(criterion));
+        m.fit_select(X, Y, lambdas, attnreg::parse_ridge_criterion(criterion), weights_arg(weights));
     sel = Rcpp::List::create(Rcpp::Named("lambda") = as_r(s.lambdas),
                              Rcpp::Named("loo_mse") = as_r(s.loo_mse), Rcpp::Named("gcv") = as_r(s.gcv),
                              Rcpp::Named("aicc") = as_r(s.aicc),
@@ -81,7 +95,7 @@ Rcpp::List ridge_fit_cpp(const arma::mat& X, const arma::mat& Y, const arma::vec
                              Rcpp::Named("best") = static_cast<double>(s.best) + 1.0,
                              Rcpp::Named("criterion") = criterion);
   } else {
-    m.fit(X, Y);
+    m.fit(X, Y, weights_arg(weights));
   }
   return Rcpp::List::create(
       Rcpp::Named("lambda") = m.lambda(), Rcpp::Named("coefficients") = m.coefficients(),
@@ -109,9 +123,9 @@ arma::cube ridge_path_cpp(const Rcpp::List& state, const arma::mat& Y, const arm
 
 // [[Rcpp::export(name = ".pcr_fit_cpp")]]
 Rcpp::List pcr_fit_cpp(const arma::mat& X, const arma::mat& Y, int rank, bool fit_intercept,
-                       int n_threads) {
+                       int n_threads, Rcpp::Nullable<Rcpp::NumericVector> weights) {
   attnreg::PCR m(attnreg::PCROptions{rank, fit_intercept, n_threads});
-  m.fit(X, Y);
+  m.fit(X, Y, weights_arg(weights));
   return Rcpp::List::create(
       Rcpp::Named("rank") = m.rank(), Rcpp::Named("coefficients") = m.coefficients(),
       Rcpp::Named("fitted") = m.fitted(), Rcpp::Named("residuals") = m.residuals(),

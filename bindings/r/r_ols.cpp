@@ -13,7 +13,9 @@ Rcpp::List state_to_list(const attnreg::OLSState& s) {
       Rcpp::Named("pivot") = Rcpp::NumericVector(s.pivot.begin(), s.pivot.end()),
       Rcpp::Named("scale") = Rcpp::NumericVector(s.scale.begin(), s.scale.end()),
       Rcpp::Named("coef") = s.coef, Rcpp::Named("rank") = s.rank,
-      Rcpp::Named("cov_unscaled") = s.cov_unscaled, Rcpp::Named("extended") = s.extended);
+      Rcpp::Named("cov_unscaled") = s.cov_unscaled, Rcpp::Named("extended") = s.extended,
+      Rcpp::Named("weights") = Rcpp::NumericVector(s.weights.begin(), s.weights.end()),
+      Rcpp::Named("frequency_weights") = s.frequency_weights, Rcpp::Named("fitted") = s.fitted);
 }
 
 attnreg::OLS from_list(const Rcpp::List& L, const arma::mat& Y) {
@@ -28,6 +30,14 @@ attnreg::OLS from_list(const Rcpp::List& L, const arma::mat& Y) {
   s.rank = Rcpp::as<double>(L["rank"]);
   if (L.containsElementNamed("cov_unscaled")) s.cov_unscaled = Rcpp::as<arma::mat>(L["cov_unscaled"]);
   if (L.containsElementNamed("extended")) s.extended = Rcpp::as<bool>(L["extended"]);
+  if (L.containsElementNamed("weights")) {
+    s.weights = Rcpp::as<arma::vec>(L["weights"]);
+    s.frequency_weights = Rcpp::as<bool>(L["frequency_weights"]);
+    if (!s.weights.is_empty()) {
+      s.fitted = Rcpp::as<arma::mat>(L["fitted"]);
+      if (s.fitted.n_rows != Y.n_rows) s.fitted.reshape(Y.n_rows, Y.n_cols);
+    }
+  }
   return attnreg::OLS::from_state(s, Y);
 }
 
@@ -42,14 +52,19 @@ attnreg::Precision parse_precision(const std::string& p) {
 
 // [[Rcpp::export(name = ".ols_fit_cpp")]]
 Rcpp::List ols_fit_cpp(const arma::mat& X, const arma::mat& Y, bool fit_intercept,
-                       double rank_tol, int n_threads, std::string precision = "auto") {
+                       double rank_tol, int n_threads, std::string precision = "auto",
+                       Rcpp::Nullable<Rcpp::NumericVector> weights = R_NilValue,
+                       std::string weight_type = "analytic") {
   attnreg::OLSOptions o;
   o.fit_intercept = fit_intercept;
   o.rank_tol = rank_tol;
   o.n_threads = n_threads;
   o.precision = parse_precision(precision);
+  o.weight_type = attnreg::parse_weight_type(weight_type);
   attnreg::OLS m(o);
-  m.fit(X, Y);
+  arma::vec w;
+  if (weights.isNotNull()) w = Rcpp::as<arma::vec>(Rcpp::NumericVector(weights));
+  m.fit(X, Y, w);
   const std::vector<bool> al = m.aliased();
   const arma::rowvec s2 = m.sigma2();
   return Rcpp::List::create(
@@ -57,6 +72,7 @@ Rcpp::List ols_fit_cpp(const arma::mat& X, const arma::mat& Y, bool fit_intercep
       Rcpp::Named("sigma2") = Rcpp::NumericVector(s2.begin(), s2.end()),
       Rcpp::Named("fitted") = m.fitted(), Rcpp::Named("residuals") = m.residuals(),
       Rcpp::Named("rank") = static_cast<double>(m.rank()),
+      Rcpp::Named("df_residual") = m.df_residual(),
       Rcpp::Named("aliased") = Rcpp::LogicalVector(al.begin(), al.end()),
       Rcpp::Named("unscaled_cov") = m.unscaled_covariance(),
       Rcpp::Named("extended") = m.extended_precision(),
@@ -73,15 +89,25 @@ arma::mat ols_attention_cpp(const Rcpp::List& state, const arma::mat& Y, const a
   return from_list(state, Y).attention_weights(X);
 }
 
-// Coefficient table and covariance of output `output` (1-based) under a covariance type.
+// Coefficient table and covariance of output `output` (1-based) under a covariance type;
+// clusters: NULL or an integer matrix of cluster codes (>= 1, one column per dimension).
 // [[Rcpp::export(name = ".ols_inference_cpp")]]
 Rcpp::List ols_inference_cpp(const Rcpp::List& state, const arma::mat& Y, std::string cov_type,
-                             int maxlags, bool hac_adjust, int output) {
+                             int maxlags, bool hac_adjust, int output,
+                             Rcpp::Nullable<Rcpp::IntegerMatrix> clusters = R_NilValue) {
   const attnreg::OLS m = from_list(state, Y);
   attnreg::CovOptions c;
   c.type = attnreg::parse_cov_type(cov_type);
   c.maxlags = maxlags;
   c.hac_adjust = hac_adjust;
+  if (clusters.isNotNull()) {
+    const Rcpp::IntegerMatrix cl(clusters);
+    c.clusters.set_size(cl.nrow(), cl.ncol());
+    for (R_xlen_t i = 0; i < cl.size(); ++i) {
+      if (cl[i] == NA_INTEGER || cl[i] < 1) Rcpp::stop("vcov: cluster ids must not be missing");
+      c.clusters(static_cast<arma::uword>(i)) = static_cast<arma::uword>(cl[i]);
+    }
+  }
   const attnreg::Inference inf = m.inference(c);
   const auto j = static_cast<arma::uword>(output - 1);
   return Rcpp::List::create(
@@ -92,6 +118,9 @@ Rcpp::List ols_inference_cpp(const Rcpp::List& state, const arma::mat& Y, std::s
           Rcpp::NumericVector(inf.adj_r_squared.begin(), inf.adj_r_squared.end()),
       Rcpp::Named("sigma") = Rcpp::NumericVector(inf.sigma.begin(), inf.sigma.end()),
       Rcpp::Named("df_residual") = inf.df_residual,
+      Rcpp::Named("df_inference") = inf.df_inference,
+      Rcpp::Named("n_clusters") =
+          Rcpp::NumericVector(inf.n_clusters.begin(), inf.n_clusters.end()),
       Rcpp::Named("cov_type") = attnreg::cov_type_name(inf.cov_type),
       Rcpp::Named("maxlags") = inf.maxlags, Rcpp::Named("vcov") = m.covariance(c, j));
 }

@@ -51,16 +51,20 @@ void OLS::check_new_x(const arma::mat& X_new, const char* what) const {
   check::all_finite(X_new, "X");
 }
 
-OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) {
+OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) { return fit(X, Y, arma::vec()); }
+
+OLS& OLS::fit(const arma::mat& X, const arma::mat& Yin, const arma::vec& weights) {
   check::require(X.n_rows >= 1, "X", "needs at least one row");
-  check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
-  check::rows_match(Y, X.n_rows, "y", "X");
+  check::require(Yin.n_cols >= 1, "y", "needs at least one column (one output)");
+  check::rows_match(Yin, X.n_rows, "y", "X");
   check::require(opt_.rank_tol >= 0.0 && opt_.rank_tol < 1.0, "rank_tol",
                  "must be in [0, 1); the default 1e-7 matches R's lm");
   check::require(opt_.extended_rank_tol >= 0.0 && opt_.extended_rank_tol < 1.0,
                  "extended_rank_tol", "must be in [0, 1); the default is 1e-11");
   check::all_finite(X, "X");
-  check::all_finite(Y, "y");
+  check::all_finite(Yin, "y");
+  const bool weighted = !weights.is_empty();
+  if (weighted) check_weights(weights, X.n_rows, "weights");
   const int threads = resolve_threads(opt_.n_threads);
   check::require(X.n_cols + (opt_.fit_intercept ? 1 : 0) >= 1, "X",
                  "has no columns and fit_intercept is false: nothing to fit");
@@ -69,8 +73,23 @@ OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) {
   st_ = OLSState{};
   st_.fit_intercept = opt_.fit_intercept;
   st_.rank_tol = opt_.rank_tol;
+  if (weighted) {
+    st_.weights = weights;
+    st_.frequency_weights = opt_.weight_type == WeightType::Frequency;
+  }
 
-  const arma::mat D = design(X);
+  // Weighted least squares is least squares on W^{1/2} D and W^{1/2} Y: everything below
+  // factors and refines the transformed problem; finish_fit maps residuals back.
+  const arma::mat D0 = design(X);
+  arma::vec sw;
+  arma::mat Dw, Yw;
+  if (weighted) {
+    sw = arma::sqrt(weights);
+    Dw = D0.each_col() % sw;
+    Yw = Yin.each_col() % sw;
+  }
+  const arma::mat& D = weighted ? Dw : D0;
+  const arma::mat& Y = weighted ? Yw : Yin;
   const arma::uword n = D.n_rows, q = D.n_cols, k = Y.n_cols;
 
   st_.scale.set_size(q);
@@ -147,7 +166,7 @@ OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) {
   }
   if (r00 == 0.0) extended = false;  // all-zero design: nothing to refine
 
-  y_ = Y;
+  y_ = Yin;
   st_.coef.set_size(q, k);
   st_.coef.fill(kNaN);
   if (extended) {
@@ -166,16 +185,14 @@ OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) {
       st_.coef.row(j) = ext.coef.row(c) / st_.scale(j);
     }
     st_.cov_unscaled = unpivot_cov(ext.cov);
-    fitted_ = Y - ext.resid;
-    fitted_flag_ = true;
+    finish_fit(D0, Y, ext.resid);
     return *this;
   }
 
   st_.rank = static_cast<double>(r);
   if (r == 0) {
     st_.cov_unscaled = unpivot_cov(arma::mat());
-    fitted_.zeros(n, k);
-    fitted_flag_ = true;
+    finish_fit(D0, Y, Y);
     return *this;
   }
   // x = R^{-1} (Q'y)_{1:r}; residual e = Q [0; (Q'y)_{r+1:n}].
@@ -244,9 +261,37 @@ OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) {
     st_.coef.row(j) = x.row(c) / st_.scale(j);
   }
   st_.cov_unscaled = cov_from_r();
-  fitted_ = Y - e;
-  fitted_flag_ = true;
+  finish_fit(D0, Y, e);
   return *this;
+}
+
+void OLS::finish_fit(const arma::mat& D0, const arma::mat& Yf, const arma::mat& e) {
+  if (st_.weights.is_empty()) {
+    fitted_ = Yf - e;
+    fitted_flag_ = true;
+    return;
+  }
+  // e is the residual of the transformed problem, W^{1/2} (y - D b): rows of positive weight
+  // divide it back (keeping the refined residual); rows of weight 0 carry no information in
+  // the factor and get d_i' b, accumulated in long double.
+  const arma::uword n = y_.n_rows, k = y_.n_cols, q = D0.n_cols;
+  fitted_.set_size(n, k);
+  for (arma::uword c = 0; c < k; ++c) {
+    for (arma::uword i = 0; i < n; ++i) {
+      const double w = st_.weights(i);
+      if (w > 0.0) {
+        fitted_(i, c) = y_(i, c) - e(i, c) / std::sqrt(w);
+      } else {
+        long double acc = 0.0L;
+        for (arma::uword j = 0; j < q; ++j) {
+          if (std::isfinite(st_.coef(j, c))) acc += static_cast<long double>(D0(i, j)) * st_.coef(j, c);
+        }
+        fitted_(i, c) = static_cast<double>(acc);
+      }
+    }
+  }
+  st_.fitted = fitted_;
+  fitted_flag_ = true;
 }
 
 OLS OLS::from_state(const OLSState& state, const arma::mat& Y) {
@@ -258,15 +303,25 @@ OLS OLS::from_state(const OLSState& state, const arma::mat& Y) {
                       (state.cov_unscaled.n_rows == q && state.cov_unscaled.n_cols == q)),
                  "state", "inconsistent OLS state (was it produced by this version of attnreg?)");
   check::rows_match(Y, state.qr.n_rows, "y", "the saved model");
+  check::require(state.weights.is_empty() ||
+                     (state.weights.n_elem == state.qr.n_rows &&
+                      state.fitted.n_rows == state.qr.n_rows && state.fitted.n_cols == Y.n_cols),
+                 "state", "inconsistent weighted OLS state (weights or fitted values missing)");
   check::require(Y.n_cols == state.coef.n_cols, "y", "has a different number of outputs than the saved model");
   OLSOptions o;
   o.fit_intercept = state.fit_intercept;
   o.rank_tol = state.rank_tol;
+  o.weight_type = state.frequency_weights ? WeightType::Frequency : WeightType::Analytic;
   OLS m(o);
   m.q1_cache_ = std::make_shared<Q1Cache>();
   m.st_ = state;
   m.y_ = Y;
   if (m.st_.cov_unscaled.is_empty()) m.st_.cov_unscaled = m.cov_from_r();
+  if (!state.weights.is_empty()) {
+    m.fitted_ = state.fitted;
+    m.fitted_flag_ = true;
+    return m;
+  }
   // Fitted values are the projection Q_1 Q_1' Y: no training X needed.
   const arma::uword r = m.rank();
   arma::mat f = Y;
@@ -374,12 +429,14 @@ void OLS::attention_weights(const arma::mat& X_new, arma::mat& out) const {
   if (cached || m >= 8) {
     // Q_1 (n x r) once, then a cache-blocked G Q_1' straight into the m x n result.
     lapack::gemm_nt_streamed(Gt.t(), q1(), out, 0.0, opt_.n_threads);
-    return;
+  } else {
+    arma::mat B(n, m, arma::fill::zeros);
+    B.rows(0, r - 1) = Gt;
+    apply_q(B, false);
+    out = B.t();
   }
-  arma::mat B(n, m, arma::fill::zeros);
-  B.rows(0, r - 1) = Gt;
-  apply_q(B, false);
-  out = B.t();
+  // Weighted: Q_1 factors W^{1/2} D, so G Q_1' = d(x)' (D'WD)^{-1} D' W^{1/2}; one more W^{1/2}.
+  if (!st_.weights.is_empty()) out.each_row() %= arma::sqrt(st_.weights).t();
 }
 
 void OLS::spectral(arma::mat& Ur, arma::vec& s, arma::mat& Vr) const {
@@ -431,7 +488,9 @@ arma::mat OLS::training_factors() const {
   arma::mat Ur, Vr;
   arma::vec s;
   spectral(Ur, s, Vr);
-  return q1() * Ur;
+  arma::mat F = q1() * Ur;
+  if (!st_.weights.is_empty()) F.each_col() %= arma::sqrt(st_.weights);  // keys W D U Lambda^{-1/2}
+  return F;
 }
 
 arma::mat OLS::embedding() const {
@@ -446,14 +505,31 @@ const arma::mat& OLS::unscaled_covariance() const {
   return st_.cov_unscaled;
 }
 
+double OLS::n_effective() const {
+  require_fitted("n_effective");
+  if (st_.weights.is_empty()) return static_cast<double>(n_obs());
+  if (st_.frequency_weights) {
+    long double s = 0.0L;
+    for (arma::uword i = 0; i < st_.weights.n_elem; ++i) s += st_.weights(i);
+    return static_cast<double>(s);
+  }
+  return static_cast<double>(arma::accu(st_.weights > 0.0));
+}
+
+double OLS::df_residual() const { return n_effective() - st_.rank; }
+
 arma::rowvec OLS::sigma2() const {
   require_fitted("sigma2");
-  const double df = static_cast<double>(n_obs()) - st_.rank;
+  const double df = df_residual();
   arma::rowvec s(y_.n_cols);
   const arma::mat e = residuals();
+  const bool weighted = !st_.weights.is_empty();
   for (arma::uword c = 0; c < y_.n_cols; ++c) {
     long double acc = 0.0L;
-    for (arma::uword i = 0; i < e.n_rows; ++i) acc += static_cast<long double>(e(i, c)) * e(i, c);
+    for (arma::uword i = 0; i < e.n_rows; ++i) {
+      const long double sq = static_cast<long double>(e(i, c)) * e(i, c);
+      acc += weighted ? sq * st_.weights(i) : sq;
+    }
     s(c) = df > 0 ? static_cast<double>(acc / df) : kNaN;
   }
   return s;
@@ -483,14 +559,26 @@ arma::mat OLS::loo_predictions() const {
   return out;
 }
 
+namespace {
+void refuse_weighted_masked(const arma::vec& w, const char* what) {
+  if (!w.is_empty()) {
+    throw InvalidArgument(std::string(what) +
+                          ": masked (causal) attention is defined for unweighted fits only; "
+                          "refit without weights");
+  }
+}
+}  // namespace
+
 arma::mat OLS::masked_predictions(bool strict) const {
   require_fitted("masked_predictions");
+  refuse_weighted_masked(st_.weights, "masked_predictions");
   if (rank() == 0) return masked_attention_predict(arma::mat(n_obs(), 0), y_, strict);
   return masked_attention_predict(q1(), y_, strict);
 }
 
 arma::mat OLS::masked_weights(bool strict) const {
   require_fitted("masked_weights");
+  refuse_weighted_masked(st_.weights, "masked_weights");
   if (rank() == 0) return masked_attention_weights(arma::mat(n_obs(), 0), strict);
   return masked_attention_weights(q1(), strict);
 }

@@ -8,6 +8,7 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/lapack.hpp"
+#include "attnreg/least_squares.hpp"
 #include "attnreg/least_squares_masked.hpp"
 #include "attnreg/runtime.hpp"
 #include "attnreg/detail/least_squares_internal.hpp"
@@ -84,27 +85,51 @@ void SpectralLS::check_new_x(const arma::mat& X_new, const char* what) const {
   check::all_finite(X_new, "X");
 }
 
+double SpectralLS::total_weight() const {
+  if (w_.is_empty()) return static_cast<double>(n_obs());
+  long double s = 0.0L;
+  for (arma::uword i = 0; i < w_.n_elem; ++i) s += w_(i);
+  return static_cast<double>(s);
+}
+
 void SpectralLS::decompose(const arma::mat& X, const arma::mat& Y, bool fit_intercept,
-                           int n_threads) {
+                           int n_threads, const arma::vec& weights) {
   check::require(X.n_rows >= 1, "X", "needs at least one row");
   check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
   check::rows_match(Y, X.n_rows, "y", "X");
   check::all_finite(X, "X");
   check::all_finite(Y, "y");
+  const bool weighted = !weights.is_empty();
+  if (weighted) check_weights(weights, X.n_rows, "weights");
   resolve_threads(n_threads);
   fitted_flag_ = false;
   intercept_ = fit_intercept;
   n_threads_ = n_threads;
   const arma::uword n = X.n_rows, p = X.n_cols, k = Y.n_cols;
   y_ = Y;
+  w_ = weights;
+  Z_.reset();
+  arma::vec sw;
+  if (weighted) sw = arma::sqrt(weights);
   if (fit_intercept) {
-    x_mean_ = arma::mean(X, 0);
-    y_mean_ = arma::mean(Y, 0);
+    if (weighted) {
+      const double tw = total_weight();
+      x_mean_ = (weights.t() * X) / tw;
+      y_mean_ = (weights.t() * Y) / tw;
+    } else {
+      x_mean_ = arma::mean(X, 0);
+      y_mean_ = arma::mean(Y, 0);
+    }
   } else {
     x_mean_.zeros(p);
     y_mean_.zeros(k);
   }
   arma::mat Xc = fit_intercept ? arma::mat(X.each_row() - x_mean_) : X;
+  arma::mat Xraw;  // weighted: the unweighted centred design, for the scores Z = Xc V
+  if (weighted) {
+    Xraw = Xc;
+    Xc.each_col() %= sw;
+  }
   arma::mat U, V;
   arma::vec s;
   if (p == 0) {
@@ -130,7 +155,11 @@ void SpectralLS::decompose(const arma::mat& X, const arma::mat& Y, bool fit_inte
       U_.col(j) *= -1.0;
     }
   }
-  const arma::mat Yc = fit_intercept ? arma::mat(Y.each_row() - y_mean_) : Y;
+  arma::mat Yc = fit_intercept ? arma::mat(Y.each_row() - y_mean_) : Y;
+  if (weighted) {
+    Yc.each_col() %= sw;
+    Z_ = Xraw * V_;
+  }
   Uty_ = U_.t() * Yc;
 }
 
@@ -143,7 +172,9 @@ void SpectralLS::refresh_fit() {
     fitted_.zeros(n_obs(), y_.n_cols);
   } else {
     beta_ = V_ * (Uty_.each_col() % gain());
-    fitted_ = U_ * (Uty_.each_col() % phi);
+    // Weighted: U carries W^{1/2}; the scores Z = (X - x_bar) V give every row (weight 0 too).
+    fitted_ = w_.is_empty() ? arma::mat(U_ * (Uty_.each_col() % phi))
+                            : arma::mat(Z_ * (Uty_.each_col() % gain()));
   }
   fitted_.each_row() += y_mean_;
   fitted_flag_ = true;
@@ -177,8 +208,15 @@ void SpectralLS::attention_weights(const arma::mat& X_new, arma::mat& out) const
   arma::mat G = (X_new.each_row() - x_mean_) * V_;  // m x r
   G.each_row() %= gain().t();
   out.set_size(X_new.n_rows, n_obs());
-  lapack::gemm_nt_streamed(G, U_, out, intercept_ ? 1.0 / static_cast<double>(n_obs()) : 0.0,
-                           n_threads_);
+  if (w_.is_empty()) {
+    lapack::gemm_nt_streamed(G, U_, out, intercept_ ? 1.0 / static_cast<double>(n_obs()) : 0.0,
+                             n_threads_);
+    return;
+  }
+  // a(x) = w'/sum(w) + (x - x_bar)' V diag(phi/s) U' W^{1/2}.
+  lapack::gemm_nt_streamed(G, U_, out, 0.0, n_threads_);
+  out.each_row() %= arma::sqrt(w_).t();
+  if (intercept_) out.each_row() += (w_ / total_weight()).t();
 }
 
 arma::mat SpectralLS::factors(const arma::mat& X_new) const {
@@ -189,7 +227,7 @@ arma::mat SpectralLS::factors(const arma::mat& X_new) const {
   F.each_row() %= (arma::sqrt(phi(act)) / s_(act)).t();
   if (intercept_) {
     F = arma::join_horiz(arma::mat(X_new.n_rows, 1,
-                                   arma::fill::value(1.0 / std::sqrt(static_cast<double>(n_obs())))),
+                                   arma::fill::value(1.0 / std::sqrt(total_weight()))),
                          F);
   }
   return F;
@@ -201,10 +239,16 @@ arma::mat SpectralLS::training_factors() const {
   const arma::uvec act = arma::find(phi > 0.0);
   arma::mat F = U_.cols(act);
   F.each_row() %= arma::sqrt(phi(act)).t();
-  if (intercept_) {
-    F = arma::join_horiz(
-        arma::mat(n_obs(), 1, arma::fill::value(1.0 / std::sqrt(static_cast<double>(n_obs())))), F);
+  if (w_.is_empty()) {
+    if (intercept_) {
+      F = arma::join_horiz(
+          arma::mat(n_obs(), 1, arma::fill::value(1.0 / std::sqrt(static_cast<double>(n_obs())))), F);
+    }
+    return F;
   }
+  // Weighted: the keys carry W^{1/2} (so that F_test F_train' = A), the constant w / sqrt(sum w).
+  F.each_col() %= arma::sqrt(w_);
+  if (intercept_) F = arma::join_horiz(w_ / std::sqrt(total_weight()), F);
   return F;
 }
 
@@ -221,8 +265,9 @@ arma::mat SpectralLS::embedding() const {
   const double w0 = null_space_weight();
   if (w0 > 0.0) C += w0 * (arma::eye(p, p) - V_ * V_.t());
   if (!intercept_) return C;
-  // Block inverse of [[n, n x_bar'], [n x_bar, X'X + lambda I]] (intercept unpenalised).
-  const double n = static_cast<double>(n_obs());
+  // Block inverse of [[n, n x_bar'], [n x_bar, X'X + lambda I]] (intercept unpenalised); with
+  // weights n is sum(w) and the cross-products are weighted.
+  const double n = total_weight();
   arma::mat O(p + 1, p + 1);
   const arma::vec Cx = C * x_mean_.t();
   O(0, 0) = 1.0 / n + arma::dot(x_mean_, Cx);
@@ -239,7 +284,13 @@ arma::vec SpectralLS::hat_diagonal() const {
   const arma::vec phi = filter();
   arma::vec h = arma::square(U_) * phi;
   if (U_.n_cols == 0) h.zeros(n_obs());
-  if (intercept_) h += 1.0 / static_cast<double>(n_obs());
+  if (intercept_) {
+    if (w_.is_empty()) {
+      h += 1.0 / static_cast<double>(n_obs());
+    } else {
+      h += w_ / total_weight();
+    }
+  }
   return h;
 }
 
@@ -258,6 +309,8 @@ SpectralState SpectralLS::state() const {
   st.s = s_;
   st.V = V_;
   st.y = y_;
+  st.weights = w_;
+  st.Z = Z_;
   return st;
 }
 
@@ -274,17 +327,36 @@ void SpectralLS::restore(const SpectralState& st) {
   s_ = st.s;
   V_ = st.V;
   y_ = st.y;
-  const arma::mat Yc = intercept_ ? arma::mat(y_.each_row() - y_mean_) : y_;
+  check::require(st.weights.is_empty() ||
+                     (st.weights.n_elem == st.y.n_rows && st.Z.n_rows == st.y.n_rows &&
+                      st.Z.n_cols == r),
+                 "state", "inconsistent weighted Ridge/PCR state (weights or scores missing)");
+  w_ = st.weights;
+  Z_ = st.Z;
+  arma::mat Yc = intercept_ ? arma::mat(y_.each_row() - y_mean_) : y_;
+  if (!w_.is_empty()) Yc.each_col() %= arma::sqrt(w_);
   Uty_ = U_.t() * Yc;
 }
 
+namespace {
+void refuse_weighted(const arma::vec& w, const char* what) {
+  if (!w.is_empty()) {
+    throw InvalidArgument(std::string(what) +
+                          ": masked (causal) attention is defined for unweighted fits only; "
+                          "refit without weights");
+  }
+}
+}  // namespace
+
 arma::mat SpectralLS::masked_predictions(bool strict) const {
   require_fitted("masked_predictions");
+  refuse_weighted(w_, "masked_predictions");
   return masked_attention_predict(training_factors(), y_, strict);
 }
 
 arma::mat SpectralLS::masked_weights(bool strict) const {
   require_fitted("masked_weights");
+  refuse_weighted(w_, "masked_weights");
   return masked_attention_weights(training_factors(), strict);
 }
 
@@ -305,9 +377,9 @@ arma::vec Ridge::gain() const { return ridge_gain(s_, opt_.lambda); }
 
 double Ridge::null_space_weight() const { return opt_.lambda > 0.0 ? 1.0 / opt_.lambda : 0.0; }
 
-Ridge& Ridge::fit(const arma::mat& X, const arma::mat& Y) {
+Ridge& Ridge::fit(const arma::mat& X, const arma::mat& Y, const arma::vec& weights) {
   check_lambda(opt_.lambda);
-  decompose(X, Y, opt_.fit_intercept, opt_.n_threads);
+  decompose(X, Y, opt_.fit_intercept, opt_.n_threads, weights);
   refresh_fit();
   return *this;
 }
@@ -359,14 +431,21 @@ Ridge Ridge::from_state(const RidgeOptions& options, const SpectralState& state)
 }
 
 RidgeSelection Ridge::fit_select(const arma::mat& X, const arma::mat& Y, const arma::vec& lambdas,
-                                 RidgeCriterion criterion) {
+                                 RidgeCriterion criterion, const arma::vec& weights) {
   check::require(lambdas.n_elem >= 1, "alpha", "the grid of penalties is empty");
   for (arma::uword g = 0; g < lambdas.n_elem; ++g) check_lambda(lambdas(g));
-  decompose(X, Y, opt_.fit_intercept, opt_.n_threads);
+  decompose(X, Y, opt_.fit_intercept, opt_.n_threads, weights);
   const arma::uword n = n_obs(), k = y_.n_cols, G = lambdas.n_elem, r = s_.n_elem;
-  const double dn = static_cast<double>(n);
+  const bool weighted = !w_.is_empty();
+  // n of the criteria: the number of rows, or sum(w) with weights (rows counted w_i times).
+  const double dn = total_weight();
   arma::mat Phi(r, G);  // phi_jg
   for (arma::uword g = 0; g < G; ++g) Phi.col(g) = ridge_phi(s_, lambdas(g));
+  arma::mat Gain;  // weighted: gain_jg = phi_jg / s_j, applied to the unweighted scores Z
+  if (weighted) {
+    Gain.set_size(r, G);
+    for (arma::uword g = 0; g < G; ++g) Gain.col(g) = ridge_gain(s_, lambdas(g));
+  }
   RidgeSelection sel;
   sel.lambdas = lambdas;
   sel.criterion = criterion;
@@ -382,13 +461,32 @@ RidgeSelection Ridge::fit_select(const arma::mat& X, const arma::mat& Y, const a
     const arma::uword i1 = std::min(n, i0 + kRowBlock);
     const arma::mat Ub = U_.rows(i0, i1 - 1);
     arma::mat Hb = r ? arma::mat(arma::square(Ub) * Phi) : arma::mat(i1 - i0, G, arma::fill::zeros);
-    if (intercept_) Hb += 1.0 / dn;
+    arma::vec wb;
+    if (weighted) wb = w_.rows(i0, i1 - 1);
+    if (intercept_) {
+      if (weighted) {
+        Hb.each_col() += wb / dn;
+      } else {
+        Hb += 1.0 / dn;
+      }
+    }
     for (arma::uword c = 0; c < k; ++c) {
-      arma::mat Eb = r ? arma::mat(-(Ub * (Phi.each_col() % Uty_.col(c))))
-                       : arma::mat(i1 - i0, G, arma::fill::zeros);
+      arma::mat Eb(i1 - i0, G, arma::fill::zeros);
+      if (r && weighted) {
+        Eb = -(Z_.rows(i0, i1 - 1) * (Gain.each_col() % Uty_.col(c)));
+      } else if (r) {
+        Eb = -(Ub * (Phi.each_col() % Uty_.col(c)));
+      }
       Eb.each_col() += Yc.col(c).rows(i0, i1 - 1);
-      rss.col(c) += arma::sum(arma::square(Eb), 0).t();
-      loo.col(c) += arma::sum(arma::square(Eb / (1.0 - Hb)), 0).t();
+      arma::mat Lb = arma::square(Eb / (1.0 - Hb));
+      Eb = arma::square(Eb);
+      if (weighted) {
+        Eb.each_col() %= wb;
+        Lb.each_col() %= wb;
+        // A row of weight 0 has leverage 0 and contributes nothing (0 * finite).
+      }
+      rss.col(c) += arma::sum(Eb, 0).t();
+      loo.col(c) += arma::sum(Lb, 0).t();
     }
   }
   guard.rethrow_if_interrupted();
@@ -438,12 +536,12 @@ arma::vec PCR::filter() const {
   return phi;
 }
 
-PCR& PCR::fit(const arma::mat& X, const arma::mat& Y) {
+PCR& PCR::fit(const arma::mat& X, const arma::mat& Y, const arma::vec& weights) {
   if (opt_.rank < -1) {
     throw InvalidArgument("rank: the number of principal components must be >= 0 (or -1 for "
                           "all), got " + std::to_string(opt_.rank));
   }
-  decompose(X, Y, opt_.fit_intercept, opt_.n_threads);
+  decompose(X, Y, opt_.fit_intercept, opt_.n_threads, weights);
   used_ = opt_.rank < 0 ? static_cast<int>(s_.n_elem) : opt_.rank;
   if (static_cast<arma::uword>(used_) > s_.n_elem) {
     fitted_flag_ = false;

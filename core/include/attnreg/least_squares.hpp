@@ -48,12 +48,38 @@ enum class Precision { Auto, Double, Extended };
 /// e_i^2/(1-h_i)^2 (as sandwich::vcovHC and statsmodels). HAC: Newey-West with Bartlett
 /// weights 1 - l/(L+1), l = 1..L, on the scores d_i e_i (as sandwich::NeweyWest with
 /// prewhite = FALSE and statsmodels cov_type="HAC").
-enum class CovType { Classical, HC0, HC1, HC2, HC3, HAC };
+/// Cluster-robust (Liang and Zeger 1986; Cameron and Miller 2015): the meat sums the scores
+/// within clusters, sum_g (D_g' e_g)(D_g' e_g)'. CR0: no factor; CR1: Stata's factor
+/// G/(G-1) (N-1)/(N-r); CR2: Bell and McCaffrey (2002), residuals of cluster g premultiplied by
+/// (I - H_gg)^{-1/2} (pseudo-inverse square root), no factor. Two clustering dimensions:
+/// Cameron, Gelbach and Miller (2011), V = V_1 + V_2 - V_12 (V_12 clustered on the
+/// intersection), CR1 scaled once by G/(G-1) (N-1)/(N-r) with G = min(G_1, G_2) (Stata's
+/// ivreg2 and reghdfe); CR2 is one-way only.
+enum class CovType { Classical, HC0, HC1, HC2, HC3, HAC, CR0, CR1, CR2 };
 
-/// "nonrobust" (or "classical", "const"), "HC0".."HC3", "HAC" (case-insensitive) -> CovType.
+/// "nonrobust" (or "classical", "const"), "HC0".."HC3", "HAC", "cluster" (= "CR1"), "CR0",
+/// "CR1", "CR2" (case-insensitive) -> CovType.
 CovType parse_cov_type(const std::string& name);
-/// The canonical name: "nonrobust", "HC0", ..., "HAC".
+/// The canonical name: "nonrobust", "HC0", ..., "HAC", "CR0", "CR1", "CR2".
 std::string cov_type_name(CovType type);
+/// Whether the type is cluster-robust (CR0, CR1, CR2).
+bool is_cluster_cov(CovType type);
+
+/// Observation weights of a weighted least-squares fit (Stata's conventions). Both give the
+/// same coefficients, (D'WD)^{-1} D'W y; they differ in what counts as an observation:
+///   Analytic (aweight): each row is one observation whose variance is proportional to 1/w_i;
+///     N = the number of rows with w_i > 0 (rows with w_i = 0 are left out, as lm and Stata).
+///   Frequency (fweight): row i stands for w_i identical observations; N = sum(w), and every
+///     statistic equals the unweighted one on the data with row i repeated w_i times.
+/// N enters the residual degrees of freedom N - r, sigma^2 = sum w_i e_i^2 / (N - r), HC1's and
+/// CR1's small-sample factors and adjusted R^2.
+enum class WeightType { Analytic, Frequency };
+/// "analytic" (or "aweight") / "frequency" (or "fweight") -> WeightType.
+WeightType parse_weight_type(const std::string& name);
+
+/// Validate observation weights for n rows: finite, >= 0, not all zero. `arg` names the
+/// argument in the message (faces call it sample_weight or weights).
+void check_weights(const arma::vec& w, arma::uword n, const std::string& arg = "weights");
 
 struct CovOptions {
   CovType type = CovType::Classical;
@@ -61,6 +87,9 @@ struct CovOptions {
   int maxlags = -1;
   /// HAC only: multiply by n/(n-r) (sandwich's adjust = TRUE, statsmodels use_correction).
   bool hac_adjust = false;
+  /// CR0-CR2 only: cluster ids, one column per clustering dimension (1 or 2), one row per
+  /// training row; any non-negative integer codes (they need not be consecutive).
+  arma::umat clusters;
 };
 
 /// The lags a HAC covariance uses for n observations (maxlags < 0 -> the rule above).
@@ -77,6 +106,11 @@ struct Inference {
   arma::mat p_value;    ///< two-sided, Student t with df_residual degrees of freedom
   arma::rowvec r_squared, adj_r_squared, sigma;  ///< per output (centred R^2 with an intercept)
   double df_residual = 0;
+  /// Degrees of freedom of the t distribution behind the p-values: df_residual, or for
+  /// cluster-robust covariances G - 1 (G = min over clustering dimensions, as Stata).
+  double df_inference = 0;
+  /// Number of clusters per dimension (empty unless cluster-robust).
+  std::vector<arma::uword> n_clusters;
   CovType cov_type = CovType::Classical;
   int maxlags = 0;  ///< lags actually used (HAC), else 0
 };
@@ -88,6 +122,7 @@ struct OLSOptions {
   int n_threads = 0;          ///< 0 = OpenMP default
   Precision precision = Precision::Auto;
   double extended_rank_tol = 1e-11;  ///< relative pivot tolerance of extended factorisations
+  WeightType weight_type = WeightType::Analytic;  ///< meaning of the weights given to fit
 };
 
 /// Everything a fitted OLS needs, as plain arrays, so the faces can save and restore a model
@@ -103,6 +138,11 @@ struct OLSState {
   double rank = 0;    ///< numerical rank r
   arma::mat cov_unscaled;  ///< (D'D)^{-1}, q x q, NaN rows/columns where aliased
   bool extended = false;   ///< whether the coefficients came from the extended-precision path
+  arma::vec weights;       ///< observation weights (n); empty for an unweighted fit
+  bool frequency_weights = false;  ///< WeightType::Frequency
+  /// Fitted values (n x k) of a weighted fit (rows of weight 0 cannot be recovered from the
+  /// factor of W^{1/2} D); empty for an unweighted fit.
+  arma::mat fitted;
 };
 
 class OLS {
@@ -111,12 +151,18 @@ class OLS {
 
   /// Fit on X (n x p) and Y (n x k). Throws InvalidArgument on NaN/Inf, shape mismatch, n < 1.
   OLS& fit(const arma::mat& X, const arma::mat& Y);
+  /// Weighted least squares: minimise sum_i w_i ||y_i - d_i' b||^2 (weights: n, >= 0, not all
+  /// zero; empty = unweighted). The factor is that of W^{1/2} D; options().weight_type says how
+  /// the weights count in degrees of freedom (see WeightType). Still a linear smoother:
+  /// attention_weights(x) = d(x)' (D'WD)^{-1} D'W.
+  OLS& fit(const arma::mat& X, const arma::mat& Y, const arma::vec& weights);
 
   /// Predictions at new rows (m x p) -> m x k.
   arma::mat predict(const arma::mat& X_new) const;
 
   /// Attention weights A (m x n): predict(X_new) == A * Y. Rows sum to 1 with an intercept.
   /// Computed as G Q_1' with G = d(x)' P R^{-1}: nothing n x n is formed beyond A itself.
+  /// Weighted fits: A = d(x)' (D'WD)^{-1} D'W (columns of rows with w_i = 0 are 0).
   arma::mat attention_weights(const arma::mat& X_new) const;
   /// The same, written into `out` (resized unless it is a fixed view of caller memory of the
   /// right shape, m x n): lets a face hand over its own array and avoid a copy of the result.
@@ -125,14 +171,16 @@ class OLS {
   /// Factors of new rows, F = d(x)' W (m x r, eq. 5/13); F_test F_train' = attention weights.
   arma::mat factors(const arma::mat& X_new) const;
   /// Factors of the training rows, F_train = D W (n x r) with F_train' F_train = I (eq. 6).
+  /// Weighted fits: F_train = W_obs D W (the keys, so that F_test F_train' = A still holds)
+  /// with F_train' W_obs^{-1} F_train = I over the rows of positive weight.
   arma::mat training_factors() const;
   /// The encoder W = U Lambda^{-1/2} (q x r, design order, zero rows where aliased), with the
   /// eigenvalues Lambda of D'D in decreasing order (eq. 12).
   arma::mat encoder() const;
-  /// Eigenvalues of D'D over the non-aliased columns, decreasing (r).
+  /// Eigenvalues of D'D (D'WD when weighted) over the non-aliased columns, decreasing (r).
   arma::vec eigenvalues() const;
   /// The embedding Omega = W W' = (D'D)^{-1} (q x q, eq. 21), zero where aliased, so that
-  /// attention_weights(X) == d(X) Omega D'.
+  /// attention_weights(X) == d(X) Omega D' (d(X) Omega D'W when weighted, Omega = (D'WD)^{-1}).
   arma::mat embedding() const;
 
   /// Coefficients in design order (intercept first when fitted), q x k; NaN where aliased.
@@ -146,18 +194,26 @@ class OLS {
   arma::mat covariance(const CovOptions& cov, arma::uword output = 0) const;
   /// Coefficient table (estimate, se, t, p) and R^2, adjusted R^2, sigma.
   Inference inference(const CovOptions& cov = {}) const;
-  /// Residual variance per output: RSS / (n - rank); NaN when n == rank.
+  /// Residual variance per output: RSS / (n - rank); NaN when n == rank. Weighted fits:
+  /// sum w_i e_i^2 / (N - rank) with N as in WeightType (as lm and statsmodels' WLS).
   arma::rowvec sigma2() const;
+  /// Residual degrees of freedom N - rank (N: rows, rows of positive weight, or sum(w)).
+  double df_residual() const;
+  /// N of WeightType: n unweighted, the rows of positive weight (analytic) or sum(w) (frequency).
+  double n_effective() const;
+  /// Observation weights of the fit (empty when unweighted).
+  const arma::vec& weights() const { return st_.weights; }
   /// (D'D)^{-1} over the non-aliased columns (q x q, NaN rows/cols where aliased), from
   /// R^{-1} (triangular solve, in double-double for extended fits), never by inverting D'D.
   const arma::mat& unscaled_covariance() const;
 
-  /// Leverages h_i = diag of the hat matrix (n).
+  /// Leverages h_i = diag of the hat matrix (n); weighted: of D (D'WD)^{-1} D'W.
   arma::vec hat_diagonal() const;
   /// Exact leave-one-out predictions y_i - e_i / (1 - h_i) (n x k; NaN where h_i = 1).
   arma::mat loo_predictions() const;
   /// Masked (causal) in-sample predictions of seed 004 eq. 35 for time-ordered rows: the
   /// weights of row t on rows tau <= t (tau < t when strict), renormalised to sum to 1.
+  /// Unweighted fits only (InvalidArgument otherwise).
   arma::mat masked_predictions(bool strict = false) const;
   /// The n x n matrix of those masked weights (lower triangular).
   arma::mat masked_weights(bool strict = false) const;
@@ -182,6 +238,14 @@ class OLS {
 
  private:
   arma::mat design(const arma::mat& X) const;
+  /// Fitted values from the residuals e of the (possibly W^{1/2}-transformed) problem Yf.
+  void finish_fit(const arma::mat& D0, const arma::mat& Yf, const arma::mat& e);
+  /// The r x r meat of a robust covariance in orthonormal coordinates for residuals e (n,
+  /// original scale, possibly divided by a power of two), all small-sample factors included.
+  arma::mat robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOptions& cov,
+                        std::vector<arma::uword>* n_clusters = nullptr) const;
+  /// Validate maxlags (HAC) and that clusters come only with a cluster-robust type.
+  void check_cov_options(const CovOptions& cov) const;
   void check_new_x(const arma::mat& X_new, const char* what) const;
   /// Apply Q' (transpose=true) or Q to the n x c matrix B in place (first `rank` reflectors).
   void apply_q(arma::mat& B, bool transpose) const;

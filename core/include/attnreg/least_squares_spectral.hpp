@@ -20,6 +20,12 @@
 // intercept re-estimation included. Over a grid of lambdas, every criterion (LOO-CV, GCV, AICc)
 // comes from the one SVD in a single pass over the rows (blocked GEMMs), as scikit-learn's RidgeCV
 // does for LOO.
+//
+// Observation weights w_i >= 0 (weighted ridge / PCR, minimising sum_i w_i ||y_i - b0 - x_i'b||^2
+// + lambda ||b||^2): x_bar and y_bar become weighted means, the SVD is that of W^{1/2} Xc, and the
+// attention weights a(x) = w'/sum(w) + (x - x_bar)' V diag(phi/s) U' W^{1/2} still sum to 1 and
+// reproduce the predictions (rows of weight 0 get 0). Exact LOO holds with the weighted leverages
+// h_ii = w_i/sum(w) + sum_j phi_j U_ij^2 (see fit_select for the weighted criteria).
 #pragma once
 
 #include "attnreg/arma.hpp"
@@ -35,6 +41,8 @@ struct SpectralState {
   arma::vec s;    ///< r
   arma::mat V;    ///< p x r
   arma::mat y;    ///< n x k training responses
+  arma::vec weights;  ///< observation weights (n); empty for an unweighted fit
+  arma::mat Z;        ///< weighted fits: (X - x_mean) V (n x r), the unweighted scores
 };
 
 /// Shared machinery of Ridge and PCR: the centred thin SVD and everything derived from a filter.
@@ -73,6 +81,8 @@ class SpectralLS {
   arma::uword n_obs() const { return U_.n_rows; }
   arma::uword n_features() const { return x_mean_.n_elem; }
   bool fit_intercept() const { return intercept_; }
+  /// Observation weights of the fit (empty when unweighted).
+  const arma::vec& weights() const { return w_; }
   bool is_fitted() const { return fitted_flag_; }
   const arma::mat& training_y() const { return y_; }
   SpectralState state() const;
@@ -81,7 +91,9 @@ class SpectralLS {
   /// Restore from a saved state (validates shapes), then refresh_fit().
   void restore(const SpectralState& st);
   /// Centre, take the thin SVD, store it. Returns nothing; filters are applied by subclasses.
-  void decompose(const arma::mat& X, const arma::mat& Y, bool fit_intercept, int n_threads);
+  /// `weights` (n, or empty): weighted means and the SVD of W^{1/2} Xc.
+  void decompose(const arma::mat& X, const arma::mat& Y, bool fit_intercept, int n_threads,
+                 const arma::vec& weights = arma::vec());
   /// The spectral filter phi (length r) of the current estimator.
   virtual arma::vec filter() const = 0;
   /// phi / s (length r): the coefficient gain of each component.
@@ -103,7 +115,11 @@ class SpectralLS {
   arma::mat y_;          ///< n x k
   arma::mat beta_;       ///< p x k (centred coefficients)
   arma::mat fitted_;     ///< n x k
+  arma::vec w_;          ///< observation weights (empty = unweighted)
+  arma::mat Z_;          ///< weighted: (X - x_bar) V, n x r
   bool fitted_flag_ = false;
+  /// sum(w) (weighted) or n: the weight of the intercept's constant column.
+  double total_weight() const;
 };
 
 struct RidgeOptions {
@@ -131,11 +147,14 @@ class Ridge : public SpectralLS {
  public:
   explicit Ridge(RidgeOptions options = {}) : opt_(options) {}
 
-  /// Fit with options().lambda.
-  Ridge& fit(const arma::mat& X, const arma::mat& Y);
-  /// One SVD, every criterion over `lambdas`, then the fit at the chosen lambda.
+  /// Fit with options().lambda; `weights` (n, >= 0, not all zero; empty = unweighted).
+  Ridge& fit(const arma::mat& X, const arma::mat& Y, const arma::vec& weights = arma::vec());
+  /// One SVD, every criterion over `lambdas`, then the fit at the chosen lambda. With weights
+  /// the criteria count row i w_i times: loo_mse = sum_i w_i loo_i^2 / sum(w) (leaving row i
+  /// out entirely), and GCV / AICc use RSS = sum w_i e_i^2 and n = sum(w), so that for integer
+  /// weights they equal the unweighted criteria of the data with rows repeated.
   RidgeSelection fit_select(const arma::mat& X, const arma::mat& Y, const arma::vec& lambdas,
-                            RidgeCriterion criterion);
+                            RidgeCriterion criterion, const arma::vec& weights = arma::vec());
   /// Switch to another lambda without refactoring (the SVD is reused).
   void set_lambda(double lambda);
   double lambda() const { return opt_.lambda; }
@@ -163,7 +182,7 @@ struct PCROptions {
 class PCR : public SpectralLS {
  public:
   explicit PCR(PCROptions options = {}) : opt_(options) {}
-  PCR& fit(const arma::mat& X, const arma::mat& Y);
+  PCR& fit(const arma::mat& X, const arma::mat& Y, const arma::vec& weights = arma::vec());
   /// Components in use (the numerical rank when constructed with rank = -1).
   int rank() const { return used_; }
   static PCR from_state(const PCROptions& options, const SpectralState& state);

@@ -27,7 +27,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _core
 from ._validation import as_2d_y, require_numeric_columns, squeeze_outputs
 
-_COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC")
+_COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2")
+_CLUSTER_TYPES = ("cluster", "CR0", "CR1", "CR2")
+_WEIGHT_TYPES = ("analytic", "frequency")
 
 
 class NoResidualDFWarning(UserWarning):
@@ -59,6 +61,74 @@ def _check_cov_type(cov_type: str) -> str:
         if isinstance(cov_type, str) and cov_type.lower() == c.lower():
             return c
     raise ValueError(f"cov_type: must be one of {', '.join(_COV_TYPES)}; got {cov_type!r}")
+
+
+def _check_weight_type(weight_type) -> str:
+    if isinstance(weight_type, str) and weight_type.lower() in _WEIGHT_TYPES:
+        return weight_type.lower()
+    raise ValueError(
+        f"weight_type: must be 'analytic' (Stata's aweight) or 'frequency' (Stata's fweight), "
+        f"got {weight_type!r}"
+    )
+
+
+def _sample_weight_arg(sample_weight, n: int):
+    """sample_weight -> float64 (n,) or None; the core checks the values (finite, >= 0, not all 0)."""
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight: must be numeric, one weight per row ({exc})") from None
+    if w.ndim == 2 and w.shape[1] == 1:
+        w = w[:, 0]
+    if w.ndim != 1:
+        raise ValueError(f"sample_weight: must be 1-D with one weight per row, got shape {w.shape}")
+    if w.shape[0] != n:
+        raise ValueError(f"sample_weight: has length {w.shape[0]} but X has {n} rows (one weight per row)")
+    return np.ascontiguousarray(w)
+
+
+def _cluster_codes(groups, n: int) -> np.ndarray:
+    """Cluster ids (n,), (n, 1) or (n, 2) of any hashable labels -> int64 codes (n, d), Fortran order."""
+    import pandas as pd
+
+    if isinstance(groups, pd.DataFrame):
+        cols = [groups.iloc[:, j].to_numpy() for j in range(groups.shape[1])]
+    elif isinstance(groups, pd.Series):
+        cols = [groups.to_numpy()]
+    else:
+        arr = groups if isinstance(groups, np.ndarray) else np.asarray(groups, dtype=object)
+        if arr.ndim == 1:
+            cols = [arr]
+        elif arr.ndim == 2:
+            cols = [arr[:, j] for j in range(arr.shape[1])]
+        else:
+            raise ValueError(f"groups: must have shape (n,) or (n, 2), got {arr.shape}")
+    if not 1 <= len(cols) <= 2:
+        raise ValueError(
+            f"groups: one or two columns of cluster ids (one- or two-way clustering), got {len(cols)}"
+        )
+    codes = np.empty((n, len(cols)), dtype=np.int64, order="F")
+    for j, c in enumerate(cols):
+        if len(c) != n:
+            raise ValueError(f"groups: has {len(c)} rows but X has {n} (one cluster id per row)")
+        cj, uniq = pd.factorize(c)
+        if (cj < 0).any():
+            i = int(np.flatnonzero(cj < 0)[0])
+            raise ValueError(
+                f"groups: cluster id missing (NaN or None) in row {i}"
+                + (f" of column {j}" if len(cols) > 1 else "")
+                + "; drop those rows or give them a cluster"
+            )
+        if len(uniq) < 2:
+            raise ValueError(
+                f"groups: {'column ' + str(j) + ' has' if len(cols) > 1 else 'has'} a single cluster "
+                f"({uniq[0]!r}); clustered standard errors need at least 2 (use another clustering "
+                "variable or a heteroskedasticity-robust cov_type such as 'HC1')"
+            )
+        codes[:, j] = cj
+    return codes
 
 
 class _AttentionEstimator(RegressorMixin, BaseEstimator):
@@ -185,11 +255,18 @@ class OLS(_FactorMixin, _AttentionEstimator):
     ----------
     fit_intercept : bool, default=True
         Add an (unpenalised) intercept column.
-    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC"}, default="nonrobust"
+    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2"}, default="nonrobust"
         Covariance of the coefficients behind ``coef_se_`` and ``summary()``: classical,
-        White's heteroskedasticity-robust HC0-HC3 (as ``sandwich::vcovHC`` and statsmodels), or
+        White's heteroskedasticity-robust HC0-HC3 (as ``sandwich::vcovHC`` and statsmodels),
         Newey-West HAC with Bartlett weights (as ``sandwich::NeweyWest(prewhite=FALSE)`` and
-        statsmodels ``cov_type="HAC"``).
+        statsmodels ``cov_type="HAC"``), or cluster-robust with the cluster ids passed to
+        ``fit(..., groups=)``: "cluster" = "CR1" (Stata's ``vce(cluster)``: factor
+        G/(G-1) (N-1)/(N-k), p-values from t with G - 1 degrees of freedom), "CR0" (no factor),
+        "CR2" (Bell and McCaffrey 2002: residuals of cluster g premultiplied by
+        (I - H_gg)^{-1/2}; one-way only). With two columns of ids the covariance is two-way
+        (Cameron, Gelbach and Miller 2011, J. Bus. Econ. Stat. 29(2)): V_1 + V_2 - V_12, CR1
+        scaled once with G = min(G_1, G_2) as Stata's ``ivreg2``/``reghdfe`` (statsmodels scales
+        each term by its own G instead).
     maxlags : int or None, default=None
         HAC lags, 0 to n - 1; None uses floor(4 (n/100)^(2/9)).
     hac_adjust : bool, default=False
@@ -207,6 +284,15 @@ class OLS(_FactorMixin, _AttentionEstimator):
         ``UserWarning`` says which). Extended-precision fits use 1e-11.
     n_threads : int, default=0
         Threads for the core (0 = OpenMP default).
+    weight_type : {"analytic", "frequency"}, default="analytic"
+        Meaning of ``sample_weight`` (Stata's conventions; the coefficients are the same
+        weighted least squares (D'WD)^{-1} D'W y either way). "analytic" (Stata's aweight; what
+        statsmodels' WLS and R's ``lm(weights=)`` do): row i is one observation with variance
+        proportional to 1/w_i; N = the number of rows with positive weight (rows of weight 0
+        are left out, as ``lm``). "frequency" (Stata's fweight): row i stands for w_i identical
+        observations, N = sum(w), and every statistic equals the unweighted one on the data
+        with row i repeated w_i times (HAC is refused). N enters the residual degrees of freedom
+        N - rank, sigma2 = sum w_i e_i^2 / (N - rank), the HC1/CR1 factors and adjusted R^2.
 
     Attributes
     ----------
@@ -220,6 +306,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
         the standard errors, t statistics and p-values are nan and fit warns with
         ``NoResidualDFWarning``, as R's ``summary.lm`` does.
     rank_ : int, numerical rank of the design.
+    n_clusters_ : int or tuple of two ints, clusters per dimension (cluster cov_types only).
     aliased_ : ndarray of bool, one per design column (intercept first).
     extended_precision_ : bool, whether the double-double path produced the fit.
     eigenvalues_ : eigenvalues of D'D (decreasing), the Lambda of eq. 4.
@@ -245,6 +332,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
         precision: str = "auto",
         rank_tol: float = 1e-7,
         n_threads: int = 0,
+        weight_type: str = "analytic",
     ):
         self.fit_intercept = fit_intercept
         self.cov_type = cov_type
@@ -253,32 +341,64 @@ class OLS(_FactorMixin, _AttentionEstimator):
         self.precision = precision
         self.rank_tol = rank_tol
         self.n_threads = n_threads
+        self.weight_type = weight_type
 
     def _cov_args(self, cov_type=None, maxlags=None, hac_adjust=None):
+        """(cov_type, maxlags, hac_adjust, cluster codes or None) for the core."""
         ct = _check_cov_type(self.cov_type if cov_type is None else cov_type)
         ml = _maxlags_arg(self.maxlags if maxlags is None else maxlags)
         adj = bool(self.hac_adjust if hac_adjust is None else hac_adjust)
-        return ct, ml, adj
+        groups = None
+        if ct in _CLUSTER_TYPES:
+            groups = getattr(self, "_groups", None)
+            if groups is None:
+                raise ValueError(
+                    f"cov_type: {ct!r} needs cluster ids; pass groups= (one or two columns) to fit"
+                )
+        return ct, ml, adj, groups
 
-    def fit(self, X: ArrayLike, y: ArrayLike):
-        """Fit by column-pivoted QR.
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+            groups=None):
+        """Fit by column-pivoted QR (weighted least squares when ``sample_weight`` is given).
 
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Observation weights w_i >= 0 (finite, not all 0): minimises sum_i w_i (y_i - d_i'b)^2.
+            ``weight_type`` says how they count in degrees of freedom. The fit stays a linear
+            smoother: ``attention_weights(x) = d(x)' (D'WD)^{-1} D'W`` (weight-0 rows get 0).
+        groups : array-like, pandas.Series or DataFrame of shape (n_samples,) or (n_samples, 2), optional
+            Cluster ids (any hashable labels; one column for one-way, two for two-way clustering)
+            for ``cov_type`` "cluster", "CR0", "CR1" or "CR2"; kept for ``standard_errors``,
+            ``cov_params`` and ``summary`` with those types.
 
         Returns
         -------
         self
         """
+        ct = _check_cov_type(self.cov_type)
+        wt = _check_weight_type(self.weight_type)
+        if groups is not None and ct not in _CLUSTER_TYPES:
+            raise ValueError(
+                f"groups: given, but cov_type={self.cov_type!r}; use cov_type='cluster' (or 'CR0', "
+                "'CR1', 'CR2') for clustered standard errors, or drop groups"
+            )
+        if groups is None and ct in _CLUSTER_TYPES:
+            raise ValueError(
+                f"cov_type: {self.cov_type!r} needs cluster ids; pass groups= (one or two columns "
+                "of ids, one row per observation) to fit"
+            )
         X, y2 = self._validate_fit(X, y)
+        w = _sample_weight_arg(sample_weight, X.shape[0])
+        self._groups = None if groups is None else _cluster_codes(groups, X.shape[0])
         cov = self._cov_args()
         model = _core.OLS(
             bool(self.fit_intercept), float(self.rank_tol), int(self.n_threads),
-            str(self.precision),
+            str(self.precision), weight_type=wt,
         )
-        model.fit(X, y2)
+        model.fit(X, y2, w)
         self._model = model
         inf = model.inference(*cov)
         self.aliased_ = np.asarray(model.aliased(), dtype=bool)
@@ -295,9 +415,14 @@ class OLS(_FactorMixin, _AttentionEstimator):
         self.rsquared_adj_ = one(inf["adj_r_squared"])
         self.sigma2_ = one(model.sigma2())
         self.df_resid_ = float(inf["df_residual"])
+        if inf["n_clusters"]:
+            nc = tuple(int(g) for g in inf["n_clusters"])
+            self.n_clusters_ = nc[0] if len(nc) == 1 else nc
+        elif hasattr(self, "n_clusters_"):
+            del self.n_clusters_
         self.eigenvalues_ = model.eigenvalues()
         if self.df_resid_ == 0:
-            _warn_no_residual_df(int(model.n_obs), self.rank_)
+            _warn_no_residual_df(int(round(model.n_effective)), self.rank_)
         if self.aliased_.any():
             names = self._design_names()
             dropped = [names[j] for j in np.flatnonzero(self.aliased_)]
@@ -312,7 +437,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
 
     def standard_errors(self, cov_type=None, maxlags=None, hac_adjust=None) -> np.ndarray:
         """Standard errors in design order (intercept first) under any covariance type,
-        without refitting: shape (q,) or (n_targets, q)."""
+        without refitting: shape (q,) or (n_targets, q). Cluster types use the ``groups``
+        given to fit."""
         check_is_fitted(self)
         se = self._model.std_errors(*self._cov_args(cov_type, maxlags, hac_adjust))
         return se[:, 0].copy() if self._y_1d else se.T.copy()
@@ -327,7 +453,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
                 f"output: must be an integer in [0, {k - 1}] (the index of a column of y; the model "
                 f"has {k} output{'s' if k > 1 else ''}), got {output!r}"
             )
-        return self._model.covariance(*self._cov_args(cov_type, maxlags, hac_adjust), int(output))
+        ct, ml, adj, groups = self._cov_args(cov_type, maxlags, hac_adjust)
+        return self._model.covariance(ct, ml, adj, int(output), groups)
 
     def encoder(self) -> np.ndarray:
         """W = U Lambda^{-1/2} (q, rank) with Omega = W W' (Goulet Coulombe 2025, arXiv:2504.09663, eq. 12)."""
@@ -359,7 +486,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
         df.attrs.update(
             cov_type=inf["cov_type"], maxlags=inf["maxlags"], r_squared=float(inf["r_squared"][0]),
             adj_r_squared=float(inf["adj_r_squared"][0]), sigma=float(inf["sigma"][0]),
-            df_resid=inf["df_residual"],
+            df_resid=inf["df_residual"], df_inference=inf["df_inference"],
+            n_clusters=list(inf["n_clusters"]),
         )
         return df
 
@@ -386,6 +514,10 @@ class Ridge(_FactorMixin, _AttentionEstimator):
         cross-validation n RSS / (n - tr H)^2; or AICc of Hurvich, Simonoff and Tsai (1998),
         ln(RSS/n) + (1 + tr H / n) / (1 - (tr H + 2) / n) (summed over outputs).
     n_threads : int, default=0
+    weight_type : {"analytic", "frequency"}, default="analytic"
+        Meaning of ``sample_weight`` (Stata's aweight / fweight, see :class:`OLS`). Ridge has no
+        degrees of freedom to correct, so both give the same fit; the parameter keeps the
+        estimators interchangeable.
 
     Attributes
     ----------
@@ -396,25 +528,37 @@ class Ridge(_FactorMixin, _AttentionEstimator):
     singular_values_ : singular values of the centred design.
     """
 
-    def __init__(self, alpha=1.0, fit_intercept: bool = True, cv: str = "loo", n_threads: int = 0):
+    def __init__(self, alpha=1.0, fit_intercept: bool = True, cv: str = "loo", n_threads: int = 0,
+                 weight_type: str = "analytic"):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.cv = cv
         self.n_threads = n_threads
+        self.weight_type = weight_type
 
-    def fit(self, X: ArrayLike, y: ArrayLike):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit the estimator.
 
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Observation weights w_i >= 0 (finite, not all 0): minimises
+            ``sum_i w_i (y_i - b0 - x_i'b)^2 + alpha ||b||^2`` with weighted means for the
+            intercept. The attention weights ``a(x) = w'/sum(w) + (x - x_bar)' V diag(s/(s^2 +
+            alpha)) U' W^{1/2}`` still sum to one (weight-0 rows get 0). For a grid of alphas the
+            criteria count row i w_i times: "loo" is sum_i w_i (y_i - yhat_{-i})^2 / sum(w)
+            (row i left out entirely); "gcv" and "aicc" use RSS = sum_i w_i e_i^2 and n = sum(w),
+            so with integer weights they equal the criteria of the data with rows repeated.
 
         Returns
         -------
         self
         """
+        _check_weight_type(self.weight_type)
         X, y2 = self._validate_fit(X, y)
+        w = _sample_weight_arg(sample_weight, X.shape[0])
         alphas = np.atleast_1d(np.asarray(self.alpha, dtype=np.float64)).ravel()
         if alphas.size == 0:
             raise ValueError("alpha: the grid of penalties is empty")
@@ -422,11 +566,11 @@ class Ridge(_FactorMixin, _AttentionEstimator):
             raise ValueError(f"cv: must be 'loo', 'gcv' or 'aicc', got {self.cv!r}")
         model = _core.Ridge(float(alphas[0]), bool(self.fit_intercept), int(self.n_threads))
         if alphas.size == 1:
-            model.fit(X, y2)
+            model.fit(X, y2, w)
             if hasattr(self, "cv_results_"):
                 del self.cv_results_
         else:
-            res = model.fit_select(X, y2, alphas, str(self.cv))
+            res = model.fit_select(X, y2, alphas, str(self.cv), w)
             self.cv_results_ = {k: (int(v) if k == "best" else np.asarray(v)) for k, v in res.items()}
         self._model = model
         self.alpha_ = float(model.alpha)
@@ -463,6 +607,9 @@ class PCR(_FactorMixin, _AttentionEstimator):
         Number of components L; None keeps all (the numerical rank of the centred X).
     fit_intercept : bool, default=True
     n_threads : int, default=0
+    weight_type : {"analytic", "frequency"}, default="analytic"
+        Meaning of ``sample_weight`` (Stata's aweight / fweight, see :class:`OLS`); PCR reports
+        no degrees of freedom, so both give the same fit.
 
     Attributes
     ----------
@@ -470,18 +617,24 @@ class PCR(_FactorMixin, _AttentionEstimator):
     axes, singular_values_, explained_variance_ratio_.
     """
 
-    def __init__(self, rank: int | None = None, fit_intercept: bool = True, n_threads: int = 0):
+    def __init__(self, rank: int | None = None, fit_intercept: bool = True, n_threads: int = 0,
+                 weight_type: str = "analytic"):
         self.rank = rank
         self.fit_intercept = fit_intercept
         self.n_threads = n_threads
+        self.weight_type = weight_type
 
-    def fit(self, X: ArrayLike, y: ArrayLike):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit the estimator.
 
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Observation weights w_i >= 0 (finite, not all 0): the principal components of
+            ``W^{1/2} (X - x_bar_w)`` (weighted means) and weighted least squares on them; with
+            all components it is weighted least squares (:class:`OLS` with ``sample_weight``).
 
         Returns
         -------
@@ -489,10 +642,12 @@ class PCR(_FactorMixin, _AttentionEstimator):
         """
         if self.rank is not None and (not isinstance(self.rank, numbers.Integral) or self.rank < 0):
             raise ValueError(f"rank: must be None or an integer >= 0, got {self.rank!r}")
+        _check_weight_type(self.weight_type)
         X, y2 = self._validate_fit(X, y)
+        w = _sample_weight_arg(sample_weight, X.shape[0])
         model = _core.PCR(-1 if self.rank is None else int(self.rank), bool(self.fit_intercept),
                           int(self.n_threads))
-        model.fit(X, y2)
+        model.fit(X, y2, w)
         self._model = model
         self.rank_ = int(model.rank)
         self.coef_, self.intercept_ = self._split_coef(model.coefficients(), self.fit_intercept)
