@@ -37,19 +37,87 @@ void check_xyz(const arma::mat& X, const arma::vec& y, const arma::mat& Z) {
 }
 
 /// Responses of the degree-0 moment fit of the smooth-coefficient model: W_a W_b (a <= b), then
-/// W_a y, rows in the space's internal order.
-arma::mat product_responses(const arma::mat& W, const arma::vec& y, const KernelSpace& space) {
+/// W_a y, one row per observation (original order).
+arma::mat product_responses(const arma::mat& W, const arma::vec& y) {
   const std::size_t n = W.n_rows, q = W.n_cols;
   arma::mat P(n, q * (q + 1) / 2 + q);
-  const auto& order = space.order();
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = order[k];
+  for (std::size_t i = 0; i < n; ++i) {
     std::size_t c = 0;
     for (std::size_t a = 0; a < q; ++a)
-      for (std::size_t b = a; b < q; ++b) P(k, c++) = W(i, a) * W(i, b);
-    for (std::size_t a = 0; a < q; ++a) P(k, c++) = W(i, a) * y(i);
+      for (std::size_t b = a; b < q; ++b) P(i, c++) = W(i, a) * W(i, b);
+    for (std::size_t a = 0; a < q; ++a) P(i, c++) = W(i, a) * y(i);
   }
   return P;
+}
+
+QueryStatus weight_status_of(double row_max) {
+  if (!(row_max > 0.0)) return QueryStatus::no_weight;
+  if (row_max < KernelSpace::kTinyWeight) return QueryStatus::underflow;
+  return QueryStatus::ok;
+}
+
+/// The kernel space over the distinct rows of Z (tie grouping, distinct_rows.hpp): group g
+/// enters as one row with observation weight c_g (its count) and response S_g / c_g, S_g the sum
+/// of its rows' product responses, which gives the same kernel sums at every query.
+struct GroupedZ {
+  DistinctRows groups;
+  KernelSpace space;
+  arma::mat sums;           ///< G x r: S_g
+  arma::mat resp_internal;  ///< G x r: S_g / c_g in the space's internal order
+};
+
+GroupedZ group_z(const arma::mat& Z, const arma::vec& bandwidth, const KernelSpec& ks,
+                 const arma::mat& P) {
+  GroupedZ gz;
+  gz.groups = distinct_rows(Z);
+  const std::size_t G = gz.groups.X.n_rows, r = P.n_cols;
+  gz.space = KernelSpace(gz.groups.X, bandwidth, ks,
+                         gz.groups.has_ties() ? gz.groups.count : arma::vec());
+  gz.sums.zeros(G, r);
+  for (std::size_t i = 0; i < P.n_rows; ++i) gz.sums.row(gz.groups.group_of[i]) += P.row(i);
+  gz.resp_internal.set_size(G, r);
+  const auto& order = gz.space.order();
+  for (std::size_t k = 0; k < G; ++k)
+    gz.resp_internal.row(k) = gz.sums.row(order[k]) / gz.groups.count(order[k]);
+  return gz;
+}
+
+/// Kernel sums of the product responses at each training row, with (full) and without (loo)
+/// the row itself: one pass over the pairs of distinct rows (the raw moments without the own
+/// group), then the group's other rows added back as in LocalPolynomial's grouped statistics.
+/// Rows: observations in original order. Sums are in the space's weight units (any common
+/// factor cancels from beta).
+void training_sums(const GroupedZ& gz, const arma::mat& P, bool want_full, int n_threads,
+                   arma::mat& full, std::vector<QueryStatus>& st, arma::mat& loo,
+                   std::vector<QueryStatus>& lst) {
+  const KernelSpace& gs = gz.space;
+  const std::size_t G = gs.n(), n = P.n_rows, r = P.n_cols;
+  LocalEvalRequest req;
+  req.fit = false;
+  req.moments = true;
+  const LocalEvalResult res = local_polynomial_eval(gs, gz.resp_internal, LocalPolySpec{0, 0.0},
+                                                    gs.training_queries(), req, n_threads);
+  std::vector<double> unit(G);
+  for (std::size_t g = 0; g < G; ++g)
+    unit[g] = gs.self_weight(gs.position()[g]) / gz.groups.count(g);
+  if (want_full) {
+    full.set_size(n, r);
+    st.assign(n, QueryStatus::ok);
+  }
+  loo.set_size(n, r);
+  lst.assign(n, QueryStatus::ok);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t g = gz.groups.group_of[i];
+    const double c = gz.groups.count(g), u = unit[g];
+    const double others = u * (c - 1.0);  // exact 0 when the row is alone in its group
+    for (std::size_t o = 0; o < r; ++o) {
+      const double base = res.moment_T(o, g);
+      loo(i, o) = base + u * (gz.sums(g, o) - P(i, o));
+      if (want_full) full(i, o) = base + u * gz.sums(g, o);
+    }
+    lst[i] = weight_status_of(std::max(res.moment_max(g), others));
+    if (want_full) st[i] = weight_status_of(std::max(res.moment_max(g), u * c));
+  }
 }
 
 /// beta per row of M (the weighted means of product_responses): m x q; status singular where
@@ -280,32 +348,21 @@ SmoothCoefficient& SmoothCoefficient::fit(const arma::mat& X, const arma::vec& y
   check::require(X.n_rows > q_, "X",
                  "needs more rows than coefficients (" + std::to_string(q_) + "), got " +
                      std::to_string(X.n_rows));
-  space_ = KernelSpace(Z, bandwidth, kernel_spec(opt_.kernel, Z.n_cols));
+  const KernelSpec ks = kernel_spec(opt_.kernel, Z.n_cols);
+  space_ = KernelSpace(Z, bandwidth, ks);  // validates Z and the bandwidths, names them
   y_ = y;
-  prod_internal_ = product_responses(W_, y, space_);
-  LocalEvalRequest req;
-  req.fit = true;
-  req.loo = true;
-  const LocalEvalResult r = local_polynomial_eval(space_, prod_internal_, LocalPolySpec{0, 0.0},
-                                                  space_.training_queries(), req,
-                                                  opt_.kernel.n_threads);
-  std::vector<QueryStatus> st = r.status, lst = r.loo_status;
-  const arma::mat B = solve_coefficients(r.fit, q_, st);
-  const arma::mat Bl = solve_coefficients(r.loo, q_, lst);
-  // Internal order -> original rows.
-  const auto& order = space_.order();
-  const std::size_t n = X.n_rows;
-  std::vector<QueryStatus> st_rows(n);
-  fitted_.set_size(n);
-  loo_.set_size(n);
-  loo_status_.assign(n, QueryStatus::ok);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t i = order[k];
-    st_rows[i] = st[k];
-    loo_status_[i] = lst[k];
-    fitted_(i) = arma::dot(W_.row(i), B.row(k));
-    loo_(i) = arma::dot(W_.row(i), Bl.row(k));
-  }
+  const arma::mat P = product_responses(W_, y);
+  GroupedZ gz = group_z(Z, bandwidth, ks, P);
+  arma::mat full, loo;
+  std::vector<QueryStatus> st_rows, lst;
+  training_sums(gz, P, true, opt_.kernel.n_threads, full, st_rows, loo, lst);
+  const arma::mat B = solve_coefficients(full, q_, st_rows);
+  const arma::mat Bl = solve_coefficients(loo, q_, lst);
+  fitted_ = arma::sum(W_ % B, 1);
+  loo_ = arma::sum(W_ % Bl, 1);
+  loo_status_ = lst;
+  gspace_ = std::move(gz.space);
+  gresp_internal_ = std::move(gz.resp_internal);
   throw_scoef_failure(st_rows, space_, "Z (fitted values at the training rows)", false);
   fitted_flag_ = true;
   return *this;
@@ -313,10 +370,10 @@ SmoothCoefficient& SmoothCoefficient::fit(const arma::mat& X, const arma::vec& y
 
 arma::mat SmoothCoefficient::coefficients(const arma::mat& Z_new) const {
   require_fitted("coefficients");
-  const PreparedQueries Q = space_.prepare(Z_new, "Z");
+  const PreparedQueries Q = gspace_.prepare(Z_new, "Z");
   LocalEvalRequest req;
-  const LocalEvalResult r = local_polynomial_eval(space_, prod_internal_, LocalPolySpec{0, 0.0}, Q,
-                                                  req, opt_.kernel.n_threads);
+  const LocalEvalResult r = local_polynomial_eval(gspace_, gresp_internal_, LocalPolySpec{0, 0.0},
+                                                  Q, req, opt_.kernel.n_threads);
   std::vector<QueryStatus> st = r.status;
   const arma::mat B = solve_coefficients(r.fit, q_, st);
   throw_scoef_failure(st, space_, "Z", false);
@@ -349,22 +406,16 @@ double smooth_coefficient_cv(const arma::mat& X, const arma::vec& y, const arma:
   check_xyz(X, y, Z);
   const arma::mat W = opt.fit_intercept ? arma::mat(arma::join_rows(arma::ones(X.n_rows), X)) : X;
   const std::size_t q = W.n_cols, n = X.n_rows;
-  const KernelSpace space(Z, bandwidth, kernel_spec(opt.kernel, Z.n_cols));
-  const arma::mat P = product_responses(W, y, space);
-  LocalEvalRequest req;
-  req.fit = false;
-  req.loo = true;
-  const LocalEvalResult r = local_polynomial_eval(space, P, LocalPolySpec{0, 0.0},
-                                                  space.training_queries(), req,
-                                                  opt.kernel.n_threads);
-  std::vector<QueryStatus> lst = r.loo_status;
-  const arma::mat Bl = solve_coefficients(r.loo, q, lst);
-  const auto& order = space.order();
+  const arma::mat P = product_responses(W, y);
+  const GroupedZ gz = group_z(Z, bandwidth, kernel_spec(opt.kernel, Z.n_cols), P);
+  arma::mat full, loo;
+  std::vector<QueryStatus> st, lst;
+  training_sums(gz, P, false, opt.kernel.n_threads, full, st, loo, lst);
+  const arma::mat Bl = solve_coefficients(loo, q, lst);
   double ss = 0.0;
-  for (std::size_t k = 0; k < n; ++k) {
-    if (lst[k] != QueryStatus::ok) return kInf;
-    const std::size_t i = order[k];
-    const double e = y(i) - arma::dot(W.row(i), Bl.row(k));
+  for (std::size_t i = 0; i < n; ++i) {
+    if (lst[i] != QueryStatus::ok) return kInf;
+    const double e = y(i) - arma::dot(W.row(i), Bl.row(i));
     ss += e * e;
   }
   return ss / static_cast<double>(n);

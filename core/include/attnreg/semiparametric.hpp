@@ -22,7 +22,9 @@
 // (degree 0) fit of the responses W_a W_b and W_a y on Z (local_polynomial_eval), whose ratio
 // does not depend on the weights' common scale -- then one small equilibrated Cholesky solve
 // (local_spd_solve). Leave-one-out: the same with row i's moments removed (the local fit's
-// exact leave-one-out sums), so CV(h) = (1/n) sum_i (y_i - W_i' beta_{-i}(Z_i))^2 exactly.
+// exact leave-one-out sums), so CV(h) = (1/n) sum_i (y_i - W_i' beta_{-i}(Z_i))^2 exactly. The
+// sums run over the distinct rows of Z (ties grouped as in local_fit.hpp), so discrete or
+// rounded Z (years of experience, ...) costs O(G^2), G distinct rows, not O(n^2).
 #pragma once
 
 #include <string>
@@ -142,8 +144,9 @@ class SmoothCoefficient {
   /// Solve beta per query from the degree-0 moment fits (rows = queries): m x q, status.
   arma::mat solve(const arma::mat& M, std::vector<QueryStatus>& status) const;
   SmoothCoefficientOptions opt_;
-  KernelSpace space_;
-  arma::mat W_, prod_internal_;
+  KernelSpace space_;    ///< over Z (validation, bandwidths)
+  KernelSpace gspace_;   ///< over the distinct rows of Z, weighted by their counts
+  arma::mat W_, gresp_internal_;
   arma::vec y_, fitted_, loo_;
   std::vector<QueryStatus> loo_status_;
   std::size_t q_ = 0, p_ = 0;
