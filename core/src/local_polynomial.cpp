@@ -74,6 +74,7 @@ arma::cube local_polynomial_derivative(const LocalPolynomial& model, const arma:
       for (std::size_t o = 0; o < k; ++o) out.slice(o).col(j) = f.col(o);
     return out;
   }
+  if (order == 1) return model.gradient(X_new);  // the local fit's own slopes
   const arma::cube S = local_solution(model, X_new);
   arma::cube out(S.n_rows, d, k);
   out.fill(kNaN);
@@ -83,10 +84,7 @@ arma::cube local_polynomial_derivative(const LocalPolynomial& model, const arma:
     const double ha = h.n_elem == 1 ? h(0) : h(col);
     std::size_t idx;
     double scale;
-    if (order == 1) {
-      idx = 1 + a;
-      scale = 1.0 / ha;
-    } else if (dc == 1) {
+    if (dc == 1) {
       idx = static_cast<std::size_t>(order);
       scale = factorial(order) / std::pow(ha, order);
     } else {  // degree 2, several continuous columns, order 2: the square term
