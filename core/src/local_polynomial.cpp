@@ -140,34 +140,30 @@ double local_polynomial_criterion(const arma::mat& X, const arma::vec& y,
   fo.n_threads = opt.n_threads;
   fo.compute_fitted = false;
   LocalPolynomial model(fo);
-  model.fit(X, arma::mat(y), bandwidth);  // validates; no O(n^2) work
-  const KernelSpace& space = model.space();
+  model.fit(X, arma::mat(y), bandwidth);  // validates; no O(n^2) work yet
+  // The model's own training statistics: one pass over the pairs of distinct rows (ties
+  // grouped, local_fit.hpp), exact leave-one-out fits and leverages.
   const std::size_t n = X.n_rows;
-  arma::mat Yi(n, 1);
-  const auto& order = space.order();
-  for (std::size_t i = 0; i < n; ++i) Yi(i, 0) = y(order[i]);
-  LocalEvalRequest req;
-  req.fit = true;
-  req.loo = true;
-  const LocalEvalResult r = local_polynomial_eval(space, Yi, LocalPolySpec{opt.degree, opt.ridge},
-                                                  space.training_queries(), req, opt.n_threads);
+  const double nn = static_cast<double>(n);
   double ss = 0.0;
   if (opt.method == BandwidthMethod::cv_ls) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (r.loo_status[i] != QueryStatus::ok) return kInf;
-      const double e = Yi(i, 0) - r.loo(i, 0);
-      ss += e * e;
+    arma::mat loo;
+    try {
+      loo = model.loo_fitted();
+    } catch (const NumericalError&) {
+      return kInf;  // some fit (full or leave-one-out) does not exist
     }
-    return ss / static_cast<double>(n);
+    for (std::size_t i = 0; i < n; ++i) ss += (y(i) - loo(i, 0)) * (y(i) - loo(i, 0));
+    return ss / nn;
   }
-  double tr = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (r.status[i] != QueryStatus::ok) return kInf;
-    const double e = Yi(i, 0) - r.fit(i, 0);
-    ss += e * e;
-    tr += r.leverage(i);
+  double tr;
+  try {
+    const arma::mat& f = model.fitted();
+    for (std::size_t i = 0; i < n; ++i) ss += (y(i) - f(i, 0)) * (y(i) - f(i, 0));
+    tr = model.effective_df();
+  } catch (const NumericalError&) {
+    return kInf;
   }
-  const double nn = static_cast<double>(n);
   if (opt.method == BandwidthMethod::gcv) {
     if (!(tr < nn)) return kInf;
     return nn * ss / ((nn - tr) * (nn - tr));
@@ -311,6 +307,11 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
       }
   }
   // Multistart; an undefined start moves its continuous bandwidths up (doubling, <= 12 times).
+  // Each finite-difference gradient costs 2 d evaluations: a start that crawls along a flat
+  // ridge (h -> infinity: the global polynomial) is cut at 100 iterations / 80 d evaluations.
+  MinimizeOptions mopt = opt.minimize;
+  mopt.max_iter = std::min(mopt.max_iter, 100);
+  mopt.max_evals = std::min(mopt.max_evals, 80 * static_cast<int>(std::max<std::size_t>(d, 2)) + 20);
   MinimizeResult mr;
   mr.f = kInf;
   bool have = false;
@@ -318,7 +319,7 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
     arma::vec t = starts.col(s);
     for (int k = 0;; ++k) {
       try {
-        MinimizeResult r = minimize_box(f, t, lo, hi, opt.minimize);
+        MinimizeResult r = minimize_box(f, t, lo, hi, mopt);
         if (!have || r.f < mr.f) {
           mr = std::move(r);
           have = true;
