@@ -97,11 +97,15 @@ def main(argv=None):
              "(peer: 1 run).", "",
              "R np 0.70-4 is not installed here: its times are the ones measured on this kind of "
              "machine (npplreg 1.4 s, npscoef 0.8 s on wage1) and are not from this run.", "",
-             "| what | CPU s | wall s | np wall s | np / attnreg | result |",
-             "|---|---:|---:|---:|---:|---|"]
+             "np / attnreg compares np's single-threaded time with attnreg's wall time in this "
+             "run and, because this run's load inflates wall times, with its CPU time.", "",
+             "| what | CPU s | wall s | np s | np / wall | np / CPU | result |",
+             "|---|---:|---:|---:|---:|---:|---|"]
     for name, c, t, npt, res in rows:
         ratio = f"{npt / t:.0f}x" if npt else ""
-        lines.append(f"| {name} | {c:.3f} | {t:.3f} | {npt if npt else ''} | {ratio} | {res} |")
+        rcpu = f"{npt / c:.0f}x" if npt else ""
+        lines.append(f"| {name} | {c:.3f} | {t:.3f} | {npt if npt else ''} | {ratio} | {rcpu} "
+                     f"| {res} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -230,6 +230,28 @@ def test_smooth_coefficient_cv_on_wage1():
             pd.read_csv(DATA)[["female", "educ"]], w["lwage"], Z=w[["exper"]])
 
 
+def test_pickle_and_diagnostics():
+    import pickle
+
+    w = wage1()
+    X, Z = w[["female", "married", "educ", "tenure"]], w[["exper"]]
+    plm = attnreg.PartiallyLinear().fit(X, w["lwage"], Z=Z)
+    scm = attnreg.SmoothCoefficient().fit(X, w["lwage"], Z=Z)
+    new = pd.DataFrame({"female": [0.0, 1.0], "married": [1.0, 0.0], "educ": [12.0, 16.0],
+                        "tenure": [2.0, 5.0]})
+    nz = pd.DataFrame({"exper": [5.0, 20.0]})
+    for m in (plm, scm):
+        m2 = pickle.loads(pickle.dumps(m))
+        np.testing.assert_array_equal(m2.predict(new, Z=nz), m.predict(new, Z=nz))
+    lp = attnreg.LocalPolynomial(degree=2, bandwidth=5.0).fit(Z, w["lwage"])
+    lp2 = pickle.loads(pickle.dumps(lp))
+    np.testing.assert_array_equal(lp2.derivative(nz, order=2), lp.derivative(nz, order=2))
+    d = lp.diagnose(nz)  # bias from a local cubic pilot, HC3 standard errors
+    np.testing.assert_allclose(d["fit"], lp.predict(nz), rtol=1e-12)
+    assert np.all(np.isfinite(d[["se", "bias", "rbc_low", "rbc_high"]].to_numpy()))
+    assert np.all(d["se"] > 0)
+
+
 # ------------------------------------------------------------------ scikit-learn conventions
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 

@@ -200,6 +200,18 @@ class _ZEncoder:
     def _z_var_types(self, inferred, n: int) -> str:
         return _KernelRegression._resolve_var_types(self, inferred, n)
 
+    # Pickling: the core model is rebuilt from the training data at the fitted bandwidths (no
+    # selection runs again), which reproduces it exactly.
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_model", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "_train" in state:
+            self._model = self._rebuild(*state["_train"])
+
 
 def _as_2d(A, name: str) -> np.ndarray:
     a = np.asarray(A, dtype=np.float64)
@@ -359,6 +371,7 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
                                      3, int(self.n_threads))
         core.fit(Xa, ya, Za, bwm)
         self._model = core
+        self._train = (Xa, ya, Za)
         self.var_types_ = vt
         self.n_features_in_ = k
         if xn is not None:
@@ -381,6 +394,13 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         self.r_squared_ = float(core.r_squared())
         self.n_obs_ = Xa.shape[0]
         return self
+
+    def _rebuild(self, Xa, ya, Za):
+        core = _core.PartiallyLinear(int(self.degree), str(self.kernel), self.var_types_,
+                                     str(self.unordered_kernel), str(self.ordered_kernel),
+                                     "cv_ls", 3, int(self.n_threads))
+        core.fit(Xa, ya, Za, self.bandwidth_)
+        return core
 
     def _check_xz(self, X, Z):
         check_is_fitted(self)
@@ -538,6 +558,7 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
                                        int(self.n_threads))
         core.fit(Xa, ya, Za, bwv)
         self._model = core
+        self._train = (Xa, ya, Za)
         self.var_types_ = vt
         self.n_features_in_ = Xa.shape[1]
         xn = _names(X)
@@ -546,6 +567,13 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
         self.bandwidth_ = core.bandwidth().ravel()
         self.cv_score_ = float(core.cv_score())
         return self
+
+    def _rebuild(self, Xa, ya, Za):
+        core = _core.SmoothCoefficient(str(self.kernel), self.var_types_,
+                                       str(self.unordered_kernel), str(self.ordered_kernel),
+                                       bool(self.fit_intercept), int(self.n_threads))
+        core.fit(Xa, ya, Za, self.bandwidth_)
+        return core
 
     def coefficients(self, Z: ArrayLike) -> np.ndarray:
         """beta(z) at new rows of Z: shape (m, 1 + k) with the intercept first (or (m, k)
