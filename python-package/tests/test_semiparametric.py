@@ -230,6 +230,26 @@ def test_smooth_coefficient_cv_on_wage1():
             pd.read_csv(DATA)[["female", "educ"]], w["lwage"], Z=w[["exper"]])
 
 
+def test_categorical_z():
+    w = wage1()
+    region = np.where(w["south"] == 1, "south", np.where(w["west"] == 1, "west", "other"))
+    Z = pd.DataFrame({"exper": w["exper"], "region": pd.Categorical(region)})
+    X = w[["female", "educ"]]
+    m = attnreg.PartiallyLinear(bandwidth=np.array([[3.0, 0.2]] * 3)).fit(X, w["lwage"], Z=Z)
+    assert m.var_types_ == "cu"
+    # Oracle: Gaussian x Aitchison-Aitken (3 levels) local-constant conditional means.
+    codes = Z["region"].cat.codes.to_numpy()
+    K = (np.exp(-0.5 * ((w["exper"].to_numpy()[:, None] - w["exper"].to_numpy()[None, :]) / 3.0)
+                ** 2) * np.where(codes[:, None] == codes[None, :], 1 - 0.2, 0.2 / 2))
+    res = [v - K @ v / K.sum(axis=1) for v in
+           (w["lwage"].to_numpy(), w["female"].to_numpy(), w["educ"].to_numpy(float))]
+    beta = np.linalg.lstsq(np.column_stack(res[1:]), res[0], rcond=None)[0]
+    np.testing.assert_allclose(m.coef_, beta, atol=1e-10)
+    s = attnreg.SmoothCoefficient(bandwidth=[3.0, 0.2]).fit(w[["educ"]], w["lwage"], Z=Z)
+    with pytest.raises(ValueError, match="^Z: column 'region' has the level 'north'"):
+        s.coefficients(pd.DataFrame({"exper": [3.0], "region": pd.Categorical(["north"])}))
+
+
 def test_pickle_and_diagnostics():
     import pickle
 

@@ -194,8 +194,11 @@ class _ZEncoder:
         holder = self
         if fitting:
             holder._categories = {}
-        Ze, inferred = _KernelRegression._encode(holder, Z, fitting)
-        return Ze, inferred
+        try:
+            return _KernelRegression._encode(holder, Z, fitting)
+        except ValueError as e:  # the shared encoder names X; here the columns are Z's
+            msg = str(e)
+            raise ValueError("Z:" + msg[2:] if msg.startswith("X:") else msg) from None
 
     def _z_var_types(self, inferred, n: int) -> str:
         return _KernelRegression._resolve_var_types(self, inferred, n)
