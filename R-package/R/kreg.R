@@ -89,6 +89,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
                  degree = NULL, bw = "cv.ls", kernel = "gaussian", ridge = 0, ukertype = "aitchisonaitken",
                  okertype = "liracine", n_threads = 0L, progress = FALSE, ...) {
   cl <- match.call()
+  method_given <- !missing(method)
   method <- match.arg(method)
   if (!is.null(degree)) {
     if (!is.numeric(degree) || length(degree) != 1L || !degree %in% 0:3) {
@@ -96,7 +97,12 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
            "(local cubic), got ", format(degree), call. = FALSE)
     }
     degree <- as.integer(degree)
-    method <- c("lc", "ll", "lp", "lp")[degree + 1L]
+    implied <- c("lc", "ll", "lp", "lp")[degree + 1L]
+    if (method_given && implied != method) {
+      stop("method, degree: method = \"", method, "\" contradicts degree = ", degree,
+           " (give one of them: degree 0 is \"lc\", 1 is \"ll\")", call. = FALSE)
+    }
+    method <- implied
   } else {
     degree <- if (method == "ll") 1L else 0L
   }

@@ -37,6 +37,8 @@ test_that("kreg(degree = 2, 3) matches weighted least squares per query point", 
   expect_true(all(q$bw > 0) && is.finite(q$cv))
   expect_error(kreg(y ~ x1 + x2, data = d2, degree = 3, bw = 0.3), "degree")
   expect_error(kreg(y ~ x1, data = d2, degree = 5), "degree")
+  expect_error(kreg(y ~ x1, data = d2, method = "lc", degree = 1), "contradicts")
+  expect_error(kreg(y ~ x1, data = d2, method = "ll", degree = 2, bw = 0.3), "contradicts")
   expect_error(kreg(y ~ x1, data = d2, degree = 2, bw = "rot"), "cv_ls, aic or gcv")
 })
 
