@@ -6,7 +6,7 @@
 // number of continuous columns: linear terms and all products z_a z_b, a <= b), 3 (local cubic,
 // one continuous column). Categorical columns enter only through the kernel weights.
 //
-// Derivatives (Fan and Gijbels 1996, Local Polynomial Modelling and Its Applications, eq. 3.4):
+// Derivatives (Fan and Gijbels 1996, Local Polynomial Modelling and Its Applications, section 3.1):
 // with the basis in bandwidth units, u = (x_i - x) / h, the local coefficient beta_s of u^s
 // estimates h^s m^(s)(x) / s!, so  m^(s)(x) = s! beta_s / h^s  (one continuous column). For
 // degree 2 with several continuous columns the coefficient of u_a u_b estimates

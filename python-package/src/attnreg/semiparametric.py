@@ -152,7 +152,7 @@ class LocalPolynomial(_KernelRegression):
     def derivative(self, X: ArrayLike, order: int = 1) -> np.ndarray:
         """Pure partial derivatives ``d^s m / dx_j^s`` (s = ``order``) at new rows.
 
-        ``m^(s)(x) = s! beta_s`` from the local coefficients (Fan and Gijbels 1996, eq. 3.4);
+        ``m^(s)(x) = s! beta_s`` from the local coefficients (Fan and Gijbels 1996, section 3.1);
         order 1 is the gradient (marginal effects), order 0 the fit itself.
 
         Parameters
