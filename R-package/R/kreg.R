@@ -40,6 +40,10 @@
 #' @param subset,weights,na.action As in [stats::lm()]; `weights` multiply the kernel
 #'   weights.
 #' @param method `"ll"` (local linear) or `"lc"` (local constant, Nadaraya-Watson).
+#' @param degree Degree of the local polynomial (overrides `method`): 0 (local constant), 1
+#'   (local linear), 2 (local quadratic, any number of continuous regressors) or 3 (local cubic,
+#'   one continuous regressor). Degrees 2 and 3 select bandwidths with `"cv.ls"`, `"cv.aic"` or
+#'   `"gcv"`; `predict(type = "gradient")` gives their local slopes.
 #' @param bw Bandwidths: one per regressor (in formula order, optionally named), or one number
 #'   when every regressor is continuous; \eqn{\lambda} for categorical regressors; or a
 #'   selector, `"cv.ls"` (default), `"cv.aic"`, `"gcv"`, `"rot"`, `"dpi"`, run by [kbw()]; or
@@ -82,10 +86,26 @@
 #' }
 #' @export
 kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"),
-                 bw = "cv.ls", kernel = "gaussian", ridge = 0, ukertype = "aitchisonaitken",
+                 degree = NULL, bw = "cv.ls", kernel = "gaussian", ridge = 0, ukertype = "aitchisonaitken",
                  okertype = "liracine", n_threads = 0L, progress = FALSE, ...) {
   cl <- match.call()
+  method_given <- !missing(method)
   method <- match.arg(method)
+  if (!is.null(degree)) {
+    if (!is.numeric(degree) || length(degree) != 1L || !degree %in% 0:3) {
+      stop("degree: must be 0 (local constant), 1 (local linear), 2 (local quadratic) or 3 ",
+           "(local cubic), got ", format(degree), call. = FALSE)
+    }
+    degree <- as.integer(degree)
+    implied <- c("lc", "ll", "lp", "lp")[degree + 1L]
+    if (method_given && implied != method) {
+      stop("method, degree: method = \"", method, "\" contradicts degree = ", degree,
+           " (give one of them: degree 0 is \"lc\", 1 is \"ll\")", call. = FALSE)
+    }
+    method <- implied
+  } else {
+    degree <- if (method == "ll") 1L else 0L
+  }
   mf <- match.call(expand.dots = FALSE)
   m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
   mf <- mf[c(1L, m)]
@@ -115,6 +135,21 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
       stop("bw = \"", bwmethod, "\": selection does not use weights; select with kbw() ",
            "and pass the bandwidths", call. = FALSE)
     }
+    if (degree >= 2L) {
+      key <- c(cv.ls = "cv_ls", cv.aic = "aic", gcv = "gcv", rot = "rot", dpi = "dpi")[[bwmethod]]
+      r <- .kreg_core(.klp_select_cpp(X, as.double(Y[, 1]), degree, key, kernel, spec$types,
+                                      ukertype, okertype, as.double(ridge),
+                                      as.integer(n_threads)), spec)
+      if (any(r$at_bound != 0L)) {
+        j <- which(r$at_bound != 0L)[1]
+        warning(sprintf(paste0("kreg(bw = \"%s\"): the bandwidth of '%s' (%s) is at the %s ",
+                               "end of its search box; pass a bandwidth by hand or check the ",
+                               "variable"), bwmethod, spec$names[j], format(signif(r$bw[j], 4)),
+                        if (r$at_bound[j] < 0) "lower" else "upper"), call. = FALSE)
+      }
+      bwsel <<- r
+      return(r$bw)
+    }
     bwsel <<- .kbw_fit(X, as.double(Y[, 1]), spec, method, bwmethod, kernel, ridge, ukertype,
                        okertype, n_threads = n_threads, progress = progress)
     .kbw_boundary_warning(bwsel, sprintf("kreg(bw = \"%s\")", bwmethod))
@@ -133,7 +168,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
     on.exit(.attnreg_progress(FALSE), add = TRUE)
   }
   res <- .kreg_core(.kreg_fit_cpp(X, Y, bwv, if (is.null(w)) numeric(0) else as.double(w),
-                                  if (method == "ll") 1L else 0L, kernel, spec$types,
+                                  degree, kernel, spec$types,
                                   ukertype, okertype, as.double(ridge), "auto",
                                   as.integer(n_threads)), spec)
   if (isTRUE(progress)) .attnreg_progress(FALSE, complete = TRUE)
@@ -150,7 +185,8 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   structure(list(
     fitted.values = fitted, residuals = resid, leverage = setNames(res$leverage, rn),
     loo = loo, loo_error = res$loo_error, cv = cv, effective_df = res$effective_df,
-    bw = bwv, var_types = spec$types, spec = spec, method = method, kernel = kernel,
+    bw = bwv, var_types = spec$types, spec = spec, method = method, degree = degree,
+    kernel = kernel,
     ridge = ridge, ukertype = ukertype, okertype = okertype,
     uses_neighbors = res$uses_neighbors, state = res$state, y = Y, terms = mt,
     na.action = attr(mf, "na.action"), call = cl, nobs = nrow(X), kbw = bwsel,
@@ -334,7 +370,8 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
 }
 
 .kreg_title <- function(x) {
-  paste0(if (x$method == "ll") "Local linear" else "Local constant (Nadaraya-Watson)",
+  paste0(if (identical(x$method, "lp")) c("", "", "Local quadratic", "Local cubic")[x$degree + 1L]
+         else if (x$method == "ll") "Local linear" else "Local constant (Nadaraya-Watson)",
          " kernel regression, ", x$kernel, " kernel",
          if (x$method == "ll" && x$ridge > 0) paste0(", ridge ", format(x$ridge)))
 }
@@ -493,7 +530,7 @@ predict.kreg <- function(object, newdata, type = c("response", "gradient"), se.f
   if (missing(newdata) || is.null(newdata)) {
     stop("newdata: needed for type = \"gradient\"", call. = FALSE)
   }
-  if (type == "gradient" && object$method != "ll") {
+  if (type == "gradient" && object$method == "lc") {
     stop("type = \"gradient\": needs method = \"ll\" (a local constant fit has no slope)",
          call. = FALSE)
   }

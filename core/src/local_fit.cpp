@@ -271,6 +271,29 @@ ATTNREG_SIMD_CLONES void build_basis(const KernelSpace& space, const PreparedQue
     }
     return;
   }
+  const std::size_t dc = space.n_continuous();
+  if (degree == 2 && dc > 1) {
+    // Linear terms z_a, then the products z_a z_b (a <= b), as documented in local_fit.hpp.
+    for (std::size_t a = 0; a < dc; ++a) {
+      const double* x = xs.colptr(a) + first;
+      const double qa = qc[a];
+      double* b = buf + a * len;
+#pragma omp simd
+      for (std::size_t i = 0; i < len; ++i) b[i] = x[i] - qa;
+      ptrs[a] = b;
+    }
+    std::size_t t = dc;
+    for (std::size_t a = 0; a < dc; ++a)
+      for (std::size_t c = a; c < dc; ++c, ++t) {
+        const double* za = buf + a * len;
+        const double* zc = buf + c * len;
+        double* b = buf + t * len;
+#pragma omp simd
+        for (std::size_t i = 0; i < len; ++i) b[i] = za[i] * zc[i];
+        ptrs[t] = b;
+      }
+    return;
+  }
   const double* x = xs.colptr(0) + first;
   const double q0 = qc[0];
   double* b0 = buf;
@@ -466,10 +489,15 @@ class MomentSink final : public TileSink {
     if (req_.coefficients)
       for (std::size_t a = 0; a < q_; ++a) out_.coefficients(a, qi) = ok ? R_[a * r] : kNaN;
     if (req_.loo && self >= 0) out_.leverage(qi) = ok ? w_self * R_[0] : kNaN;
+    if (req_.solution)
+      for (std::size_t a = 0; a < q_; ++a)
+        for (std::size_t o = 0; o < k_; ++o)
+          out_.solution(qi, a, o) = ok ? R_[a * r + 1 + o] : kNaN;
     if (req_.gradient) {
-      // Slopes in bandwidth units divided by h give d m / d x in data units.
+      // Slopes in bandwidth units divided by h give d m / d x in data units (the first
+      // n_continuous basis terms are the linear ones for every degree >= 1).
       const auto& cc = space_.continuous_columns();
-      const std::size_t n_grad = spec_.degree == 1 ? cc.size() : 1;
+      const std::size_t n_grad = cc.size();
       for (std::size_t a = 0; a < n_grad; ++a) {
         const std::size_t col = cc[a];
         const double h = space_.bandwidth()(col);
@@ -597,12 +625,20 @@ std::vector<double> local_penalty_scales(const arma::vec& h, int degree) {
   // Ridge on the slopes in data units: lambda * omega * sum_a beta_a^2. In bandwidth units the
   // coefficient of (x_a / h_a)^e is beta h^e, so the penalty weight is h^(-2e).
   std::vector<double> pen;
-  if (degree == 1) {
+  if (degree == 1 || (degree == 2 && h.n_elem > 1)) {
     for (std::size_t a = 0; a < h.n_elem; ++a) pen.push_back(1.0 / (h(a) * h(a)));
+    if (degree == 2)  // products z_a z_b: coefficient beta h_a h_b
+      for (std::size_t a = 0; a < h.n_elem; ++a)
+        for (std::size_t c = a; c < h.n_elem; ++c) pen.push_back(1.0 / (h(a) * h(a) * h(c) * h(c)));
   } else if (degree >= 2 && h.n_elem >= 1) {
     for (int e = 1; e <= degree; ++e) pen.push_back(std::pow(h(0), -2.0 * e));
   }
   return pen;
+}
+
+bool local_spd_solve(const double* A, std::size_t q, double* R, std::size_t r, double* L,
+                     double* s) {
+  return spd_solve(A, q, R, r, L, s);
 }
 
 void local_polynomial_solve(const arma::mat& A, const arma::mat& T, const arma::vec& row_max,
@@ -638,8 +674,11 @@ LocalEvalResult local_polynomial_eval(const KernelSpace& space, const arma::mat&
                                       const LocalPolySpec& spec, const PreparedQueries& Q,
                                       const LocalEvalRequest& request, int n_threads) {
   check::require(spec.degree >= 0 && spec.degree <= 3, "degree", "must be 0, 1, 2 or 3");
-  check::require(spec.degree <= 1 || space.n_continuous() == 1, "degree",
-                 "degree 2 and 3 need exactly one continuous column (use degree 1 for several)");
+  check::require(spec.degree <= 1 || (spec.degree == 2 && space.n_continuous() >= 1) ||
+                     space.n_continuous() == 1,
+                 "degree",
+                 "degree 2 needs a continuous column and degree 3 exactly one (use degree 1 or 2 "
+                 "for several)");
   check::require(std::isfinite(spec.ridge) && spec.ridge >= 0.0, "ridge",
                  "must be >= 0 and finite");
   check::require(!request.gradient || spec.degree >= 1, "gradient",
@@ -655,6 +694,7 @@ LocalEvalResult local_polynomial_eval(const KernelSpace& space, const arma::mat&
   if (request.gradient) out.gradient.set_size(m, space.dim(), k);
   if (request.gradient) out.gradient.fill(kNaN);
   if (request.coefficients) out.coefficients.set_size(q, m);
+  if (request.solution) out.solution.set_size(m, q, k);
   if (request.moments) {
     out.moment_A.zeros(q * q, m);
     out.moment_T.zeros(q * k, m);
@@ -789,10 +829,13 @@ LocalPolynomial& LocalPolynomial::fit(const arma::mat& X, const arma::mat& Y,
   KernelSpace space(X, bandwidth, ks, sample_weight);
 
   const std::size_t dc = space.n_continuous();
-  if (opt_.degree >= 2 && dc != 1) {
+  if ((opt_.degree == 3 && dc != 1) || (opt_.degree == 2 && dc == 0)) {
     std::ostringstream msg;
-    msg << "degree " << opt_.degree << " needs exactly one continuous column, X has " << dc
-        << " (use degree 1 for several continuous columns)";
+    msg << "degree " << opt_.degree << " needs "
+        << (opt_.degree == 3 ? "exactly one continuous column" : "a continuous column")
+        << ", X has " << dc
+        << (opt_.degree == 3 ? " (use degree 1 or 2 for several continuous columns)"
+                             : " (use degree 0 for categorical regressors only)");
     throw InvalidArgument("degree: " + msg.str());
   }
   const std::size_t q = 1 + LocalPolySpec::n_terms(opt_.degree, dc);

@@ -7,7 +7,9 @@
 // Estimator (DESIGN.md §2; seed 002 eqs. 6-8). For a query x let w_i(x) be the product-kernel
 // weight of training row i (kernel_pairs.hpp) and z_i = basis(x_i - x) over the continuous
 // columns: (x_i - x) for local linear (degree 1), ((x_i - x), (x_i - x)^2, ..., (x_i - x)^p)
-// for degree p >= 2 with one continuous column, nothing for degree 0. The fit solves
+// for degree p >= 2 with one continuous column, for degree 2 with d > 1 continuous columns the
+// d linear terms (x_ia - x_a) followed by the products (x_ia - x_a)(x_ib - x_b), a <= b, in
+// the order (1,1), (1,2), ..., (1,d), (2,2), ..., (d,d), and nothing for degree 0. The fit solves
 //     (a, B) = argmin sum_i w_i ||y_i - a - B z_i||^2 + lambda * omega * ||B||_F^2,
 // omega = sum_i w_i, i.e. the DESIGN's normalised-weight objective multiplied by omega. With the
 // statistics of eq. 7 but the ridge scaled by the weight sum,
@@ -64,8 +66,9 @@
 namespace attnreg {
 
 struct LocalFitOptions {
-  int degree = 1;                ///< 0 = local constant (NW), 1 = local linear, 2 or 3 = local
-                                 ///< polynomial (needs exactly one continuous column)
+  int degree = 1;                ///< 0 = local constant (NW), 1 = local linear, 2 = local
+                                 ///< quadratic (any number of continuous columns), 3 = local
+                                 ///< cubic (exactly one continuous column)
   Kernel kernel{KernelType::gaussian};  ///< kernel of the continuous columns
   std::string var_types;         ///< "c"/"u"/"o" per column (spaces ignored); "" = all continuous
   CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
@@ -101,6 +104,10 @@ struct LocalEvalRequest {
   /// q x q row-major matrix, without the ridge), T (q x k row-major) and the largest weight.
   /// When PreparedQueries::self names a query's own training row, that row is excluded.
   bool moments = false;
+  /// The local coefficients A^{-1} T per query (m x q x k, in the basis of bandwidth units:
+  /// the coefficient of z^e is h^e times the data-unit one); local_polynomial.hpp turns them
+  /// into derivatives.
+  bool solution = false;
 };
 
 /// Results of local_polynomial_eval. A failed query has status != ok and NaN in its rows; the
@@ -117,6 +124,7 @@ struct LocalEvalResult {
   arma::mat moment_A;                ///< (q*q) x m (request.moments; lower triangle 0)
   arma::mat moment_T;                ///< (q*k) x m
   arma::vec moment_max;              ///< m: largest weight seen (0 = none positive)
+  arma::cube solution;               ///< m x q x k (request.solution; NaN where failed)
 };
 
 /// Static description of a local polynomial fit over a KernelSpace (degree and ridge, and the
@@ -126,7 +134,10 @@ struct LocalPolySpec {
   double ridge = 0.0;
   /// Number of basis terms (q - 1) for this degree and space.
   static std::size_t n_terms(int degree, std::size_t n_continuous) {
-    return degree == 0 ? 0 : (degree == 1 ? n_continuous : static_cast<std::size_t>(degree));
+    if (degree == 0) return 0;
+    if (degree == 1) return n_continuous;
+    if (degree == 2 && n_continuous > 1) return n_continuous + n_continuous * (n_continuous + 1) / 2;
+    return static_cast<std::size_t>(degree);
   }
 };
 
@@ -254,6 +265,14 @@ std::vector<double> local_penalty_scales(const arma::vec& h_continuous, int degr
 void local_polynomial_solve(const arma::mat& A, const arma::mat& T, const arma::vec& row_max,
                             std::size_t k, double ridge, const std::vector<double>& penalty,
                             arma::mat& fit, std::vector<QueryStatus>& status);
+
+/// Solve A X = R in place in R for a symmetric positive definite q x q A (row-major, upper
+/// triangle read) and a q x r right-hand side R (row-major) by Cholesky of the diagonally
+/// equilibrated matrix: the one small solve of every local fit (scratch L: q*q, s: q).
+/// Returns false when a diagonal entry is not positive or an equilibrated pivot is below
+/// kSingularPivot (a singular local design).
+bool local_spd_solve(const double* A, std::size_t q, double* R, std::size_t r, double* L,
+                     double* s);
 
 /// throw_on_failed_query without a KernelSpace: the kernel of the continuous columns and the
 /// number of continuous and categorical columns are all the message needs.

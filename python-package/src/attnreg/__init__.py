@@ -34,3 +34,5 @@ __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample",
 __all__ += ["show_progress"]
 __all__ += ["NoResidualDFWarning"]
 __all__ += ["BoundaryWarning"]
+from .semiparametric import LocalPolynomial, PartiallyLinear, SmoothCoefficient  # noqa: E402
+__all__ += ["LocalPolynomial", "PartiallyLinear", "SmoothCoefficient"]
