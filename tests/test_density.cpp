@@ -306,3 +306,250 @@ TEST(Density, ConditionalObjectivesMatchOracle) {
     }
   }
 }
+
+TEST(Density, KernelPiecesMatchNumericalIntegrals) {
+  // G = int K, Kbar = K * K and Kbar' by a fine midpoint rule, for every kernel.
+  for (const std::string& name : Kernel::names()) {
+    const Kernel k = Kernel::from_name(name);
+    const double lim = k.compact() ? 1.0 : 12.0;
+    const int M = 200000;
+    const double du = 2 * lim / M;
+    for (double u : {-1.7, -0.6, -0.2, 0.0, 0.3, 0.95, 1.4}) {
+      double G = 0;
+      for (int i = 0; i < M; ++i) {
+        const double s = -lim + (i + 0.5) * du;
+        if (s <= u) G += k(s) * du;
+      }
+      EXPECT_NEAR(density_detail::kcdf(k, u), G, 2e-5) << name << " u=" << u;
+    }
+    for (double t : {0.0, 0.13, -0.5, 0.77, 1.3, -1.9, 2.5}) {
+      double C = 0, Cp = 0, Cm = 0;
+      const double e = 1e-4;
+      for (int i = 0; i < M; ++i) {
+        const double s = -lim + (i + 0.5) * du;
+        C += k(s) * k(s + t) * du;
+        Cp += k(s) * k(s + t + e) * du;
+        Cm += k(s) * k(s + t - e) * du;
+      }
+      double dv = 0;
+      EXPECT_NEAR(density_detail::kconv(k, t, &dv), C, 2e-6) << name << " t=" << t;
+      if (t != 0.0 || k.type != KernelType::triangular)
+        EXPECT_NEAR(dv, (Cp - Cm) / (2 * e), 2e-3) << name << " t=" << t;
+      // Kernel derivative K'(u) against central differences.
+      const double h = 1e-6;
+      if (std::abs(std::abs(t) - 1) > 1e-3 && t != 0.0)
+        EXPECT_NEAR(density_detail::kderiv(k, t), (k(t + h) - k(t - h)) / (2 * h), 1e-5)
+            << name << " t=" << t;
+    }
+  }
+}
+
+TEST(Density, CompactKernelObjectivesMatchOracle) {
+  // Epanechnikov / biweight / cosine: cv_ls uses the kernel's own convolution (oracle by
+  // numerical integration per pair), cv_ml the leave-one-out density.
+  Data d = make_data(21, "c", "", 41, true);
+  for (const char* name : {"epanechnikov", "biweight", "cosine", "triangular"}) {
+    DensityOptions opt;
+    opt.kernel = Kernel::from_name(name);
+    DensityData dd(DensityKind::density, d.X, "c", arma::mat(), "", opt);
+    const arma::vec bw{2.5};
+    const double n = 21;
+    double F = 0, L = 0, ML = 0;
+    for (std::size_t i = 0; i < 21; ++i) {
+      double s = 0;
+      for (std::size_t j = 0; j < 21; ++j) {
+        const double t = (d.X(i, 0) - d.X(j, 0)) / bw(0);
+        double c = 0;
+        const int M = 20000;
+        for (int q = 0; q < M; ++q) {
+          const double z = -1 + (q + 0.5) * 2.0 / M;
+          c += opt.kernel(z) * opt.kernel(z + t) * 2.0 / M;
+        }
+        F += c / bw(0);
+        if (j != i) s += opt.kernel(t) / bw(0);
+      }
+      L += s;
+      ML -= std::log(s / (n - 1));
+    }
+    DensityObjective ls(dd, DensityMethod::cv_ls), ml(dd, DensityMethod::cv_ml);
+    EXPECT_NEAR(ls(bw), F / (n * n) - 2 * L / (n * (n - 1)), 1e-8) << name;
+    EXPECT_NEAR(ml(bw), ML, 1e-11 * std::abs(ML)) << name;
+  }
+}
+
+TEST(Density, IntegratesToOne) {
+  // 1-D, every kernel; 2-D continuous x unordered (sum over levels of the integral).
+  Data d = make_data(30, "cu", "", 51, true);
+  for (const std::string& name : Kernel::names()) {
+    DensityOptions opt;
+    opt.kernel = Kernel::from_name(name);
+    DensityData dd(DensityKind::density, arma::mat(d.X.col(0)), "c", arma::mat(), "", opt);
+    const double h = 0.6;
+    const double lo = d.X.col(0).min() - 15 * h, hi = d.X.col(0).max() + 15 * h;
+    const int M = 60001;
+    arma::mat grid(M, 1);
+    for (int i = 0; i < M; ++i) grid(i, 0) = lo + (hi - lo) * i / (M - 1.0);
+    const arma::vec f = density_evaluate(dd, arma::vec{h}, grid);
+    const double I = arma::accu(f) * (hi - lo) / (M - 1.0);
+    // The trapezoid rule's error is O(step^2) for continuous kernels, O(step) at the uniform
+    // kernel's jumps (60 jumps of height 1/(2 n h), step 5e-4).
+    EXPECT_NEAR(I, 1.0, opt.kernel.type == KernelType::uniform ? 5e-5 : 1e-6) << name;
+  }
+  DensityData dd(DensityKind::density, d.X, "cu", arma::mat(), "", DensityOptions());
+  const arma::vec bw{0.5, 0.3};
+  double I = 0;
+  const int M = 4001;
+  const double lo = d.X.col(0).min() - 8, hi = d.X.col(0).max() + 8;
+  for (double lvl : d.lx[1]) {
+    arma::mat grid(M, 2);
+    for (int i = 0; i < M; ++i) { grid(i, 0) = lo + (hi - lo) * i / (M - 1.0); grid(i, 1) = lvl; }
+    I += arma::accu(density_evaluate(dd, bw, grid)) * (hi - lo) / (M - 1.0);
+  }
+  EXPECT_NEAR(I, 1.0, 1e-9);
+  // 2-D continuous on a grid; conditional density integrates to one in y.
+  Data c = make_data(25, "cc", "", 52, false);
+  DensityData d2(DensityKind::density, c.X, "cc", arma::mat(), "", DensityOptions());
+  const int Q = 501;
+  const double a0 = c.X.col(0).min() - 6, a1 = c.X.col(0).max() + 6;
+  const double b0 = c.X.col(1).min() - 6, b1 = c.X.col(1).max() + 6;
+  arma::mat g2(Q * Q, 2);
+  for (int i = 0; i < Q; ++i)
+    for (int j = 0; j < Q; ++j) {
+      g2(i * Q + j, 0) = a0 + (a1 - a0) * i / (Q - 1.0);
+      g2(i * Q + j, 1) = b0 + (b1 - b0) * j / (Q - 1.0);
+    }
+  const double I2 = arma::accu(density_evaluate(d2, arma::vec{0.7, 0.9}, g2)) * (a1 - a0) *
+                    (b1 - b0) / ((Q - 1.0) * (Q - 1.0));
+  EXPECT_NEAR(I2, 1.0, 1e-6);
+  DensityData cd(DensityKind::conditional_density, arma::mat(c.X.col(0)), "c",
+                 arma::mat(c.X.col(1)), "c", DensityOptions());
+  arma::mat xq(Q, 1, arma::fill::value(0.4)), yq(Q, 1);
+  for (int j = 0; j < Q; ++j) yq(j, 0) = b0 + (b1 - b0) * j / (Q - 1.0);
+  const double Iy = arma::accu(density_evaluate(cd, arma::vec{0.7, 0.9}, xq, yq)) * (b1 - b0) / (Q - 1.0);
+  EXPECT_NEAR(Iy, 1.0, 1e-6);
+}
+
+TEST(Density, CdfMonotoneBoundedAndQuantileInverts) {
+  for (const char* name : {"gaussian", "epanechnikov"}) {
+    DensityOptions opt;
+    opt.kernel = Kernel::from_name(name);
+    Data d = make_data(40, "co", "c", 61, true);
+    DensityData cf(DensityKind::conditional_distribution, d.X, "co", d.Y, "c", opt);
+    const arma::vec bw{1.2, 0.4, 0.8};
+    const int M = 400;
+    for (std::size_t i : {0u, 5u, 17u}) {
+      arma::mat xq(M, 2), yq(M, 1);
+      for (int k = 0; k < M; ++k) {
+        xq.row(k) = d.X.row(i);
+        yq(k, 0) = -15 + 30.0 * k / (M - 1.0);
+      }
+      const arma::vec F = density_evaluate(cf, bw, xq, yq);
+      for (int k = 0; k < M; ++k) {
+        EXPECT_GE(F(k), 0.0);
+        EXPECT_LE(F(k), 1.0);
+        if (k) EXPECT_GE(F(k), F(k - 1));
+      }
+      EXPECT_NEAR(F(0), 0.0, 1e-12);
+      EXPECT_NEAR(F(M - 1), 1.0, 1e-12);
+      for (double tau : {0.01, 0.25, 0.5, 0.9, 0.999}) {
+        const arma::vec q = conditional_quantile(cf, bw, arma::mat(d.X.row(i)), arma::vec{tau});
+        const arma::vec Fq = density_evaluate(cf, bw, arma::mat(d.X.row(i)), arma::mat{q(0)});
+        EXPECT_GE(Fq(0), tau);
+        const double eps = 1e-9 * std::max(1.0, std::abs(q(0)));
+        const arma::vec Fm =
+            density_evaluate(cf, bw, arma::mat(d.X.row(i)), arma::mat{q(0) - eps});
+        EXPECT_LT(Fm(0), tau) << name << " tau " << tau;
+      }
+    }
+  }
+}
+
+TEST(Density, SameResultsForAnyThreadCount) {
+  Data d = make_data(300, "co", "c", 71, true);
+  for (DensityKind kind : {DensityKind::density, DensityKind::conditional_density,
+                           DensityKind::conditional_distribution}) {
+    std::vector<double> vals;
+    for (int th : {1, 2, 3}) {
+      DensityOptions opt;
+      opt.n_threads = th;
+      const bool cond = kind != DensityKind::density;
+      DensityData dd(kind, d.X, "co", cond ? d.Y : arma::mat(), cond ? "c" : "", opt);
+      const arma::vec bw = cond ? arma::vec{0.9, 0.3, 0.7} : arma::vec{0.9, 0.3};
+      DensityObjective ls(dd, DensityMethod::cv_ls);
+      arma::vec g;
+      vals.push_back(ls(bw, &g));
+      vals.insert(vals.end(), g.begin(), g.end());
+      if (kind != DensityKind::conditional_distribution) {
+        DensityObjective ml(dd, DensityMethod::cv_ml);
+        vals.push_back(ml(bw, &g));
+        vals.insert(vals.end(), g.begin(), g.end());
+      }
+      const arma::vec e = density_evaluate(dd, bw, d.X, cond ? d.Y : arma::mat());
+      vals.insert(vals.end(), e.begin(), e.end());
+    }
+    const std::size_t k = vals.size() / 3;
+    for (std::size_t i = 0; i < k; ++i) {
+      EXPECT_EQ(vals[i], vals[k + i]);
+      EXPECT_EQ(vals[i], vals[2 * k + i]);
+    }
+  }
+}
+
+TEST(Density, SelectionFindsTheMinimum) {
+  Data d = make_data(60, "co", "c", 81, false);
+  for (DensityKind kind : {DensityKind::density, DensityKind::conditional_density,
+                           DensityKind::conditional_distribution}) {
+    for (DensityMethod m : {DensityMethod::cv_ml, DensityMethod::cv_ls}) {
+      if (kind == DensityKind::conditional_distribution && m == DensityMethod::cv_ml) continue;
+      const bool cond = kind != DensityKind::density;
+      DensityData dd(kind, d.X, "co", cond ? d.Y : arma::mat(), cond ? "c" : "", DensityOptions());
+      const DensityBandwidthResult r = select_density_bandwidth(dd, m);
+      DensityObjective obj(dd, m);
+      EXPECT_NEAR(obj(r.bandwidth), r.objective, 1e-12 * std::abs(r.objective));
+      // No better point nearby (interior columns: +-2% in h, +-0.01 in lambda).
+      for (std::size_t j = 0; j < r.bandwidth.n_elem; ++j)
+        for (double s : {-1.0, 1.0}) {
+          arma::vec b = r.bandwidth;
+          if (dd.types()[j] == VarType::continuous) b(j) *= 1 + 0.02 * s;
+          else b(j) = std::min(std::max(b(j) + 0.01 * s, 0.0), obj.upper()(j));
+          EXPECT_GE(obj(b), r.objective - 1e-12 * std::abs(r.objective));
+        }
+    }
+  }
+}
+
+TEST(Density, BadInputNamesTheArgument) {
+  Data d = make_data(20, "co", "c", 91, false);
+  DensityData cf(DensityKind::conditional_distribution, d.X, "co", d.Y, "c", DensityOptions());
+  auto msg = [](auto f) {
+    try { f(); } catch (const InvalidArgument& e) { return std::string(e.what()); }
+    return std::string("no error");
+  };
+  const arma::vec bw{1.0, 0.3, 1.0};
+  for (double tau : {0.0, 1.0, -0.2, 1.5, std::nan("")})
+    EXPECT_EQ(msg([&] { conditional_quantile(cf, bw, d.X, arma::vec{tau}); }).rfind("tau:", 0), 0u);
+  DensityData cat(DensityKind::density, arma::mat(d.X.col(1)), "o", arma::mat(), "", DensityOptions());
+  EXPECT_NE(msg([&] { select_density_bandwidth(cat, DensityMethod::normal_reference); })
+                .find("normal_reference needs at least one continuous column"),
+            std::string::npos);
+  arma::mat Xn = d.X;
+  Xn(3, 0) = std::nan("");
+  EXPECT_EQ(msg([&] { DensityData(DensityKind::density, Xn, "co", arma::mat(), "", DensityOptions()); })
+                .rfind("X:", 0), 0u);
+  arma::mat Yn = d.Y;
+  Yn(2, 0) = std::nan("");
+  EXPECT_EQ(msg([&] { DensityData(DensityKind::conditional_density, d.X, "co", Yn, "c", DensityOptions()); })
+                .rfind("y:", 0), 0u);
+  EXPECT_EQ(msg([&] { density_evaluate(cf, bw, Xn, d.Y); }).rfind("X_new:", 0), 0u);
+  EXPECT_EQ(msg([&] { density_evaluate(cf, arma::vec{1.0, 0.3}, d.X, d.Y); }).rfind("bandwidth:", 0), 0u);
+  EXPECT_EQ(msg([&] { density_evaluate(cf, arma::vec{-1.0, 0.3, 1.0}, d.X, d.Y); }).rfind("bandwidth[1]", 0), 0u);
+  EXPECT_EQ(msg([&] { density_evaluate(cf, arma::vec{1.0, 1.3, 1.0}, d.X, d.Y); }).rfind("bandwidth[2]", 0), 0u);
+  EXPECT_EQ(msg([&] { DensityObjective(cf, DensityMethod::cv_ml); }).rfind("bandwidth:", 0), 0u);
+  DensityOptions lr;
+  lr.ordered = CategoricalKernel(CategoricalKernelType::li_racine_ordered);
+  EXPECT_EQ(msg([&] { DensityData(DensityKind::density, d.X, "co", arma::mat(), "", lr); })
+                .rfind("ordered_kernel:", 0), 0u);
+  EXPECT_EQ(msg([&] { DensityData(DensityKind::conditional_distribution, d.X, "co",
+                                  arma::mat(d.X.col(1)), "u", DensityOptions()); })
+                .rfind("y_types:", 0), 0u);
+}
