@@ -97,50 +97,51 @@ double DensityObjective::Impl::rows(const arma::vec& bw, arma::vec* grad) const 
   arma::mat out(width, R);
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<double> f(d * R), df(der ? d * R : 0), P(R), Px(R), g(R), wgt(R);
+    std::vector<double> f(d * R), df(der ? d * R : 0), P(R), Px(R), g(R);
     std::vector<double> fb(ls ? d * R : 0), dfb(ls && der ? d * R : 0);
 #pragma omp for schedule(static)
     for (std::size_t a = 0; a < R; ++a) {
       for (std::size_t j = 0; j < d; ++j)
         density_detail::eval_column(cols[j], K, st[j], Zu(a, j), Zu.colptr(j), R, &f[j * R],
                                     der ? &df[j * R] : nullptr);
-      for (std::size_t b = 0; b < R; ++b) wgt[b] = c(b);
-      wgt[a] = c(a) - 1.0;
       double* o = out.colptr(a);
-      // Full product and (conditional) the x product.
-      for (std::size_t b = 0; b < R; ++b) { P[b] = 1.0; Px[b] = 1.0; }
-      for (std::size_t j = 0; j < d; ++j)
-        for (std::size_t b = 0; b < R; ++b) {
-          P[b] *= f[j * R + b];
-          if (j < dx) Px[b] *= f[j * R + b];
+      // Leave-one-out sum: the own row enters with count c_a - 1 (no subtraction).
+      const double ca1 = c(a) - 1.0;
+      auto loo = [&](const double* w) {
+        double s1 = 0.0, s2 = 0.0;
+        for (std::size_t b = 0; b < a; ++b) s1 += c(b) * w[b];
+        for (std::size_t b = a + 1; b < R; ++b) s2 += c(b) * w[b];
+        return s1 + s2 + ca1 * w[a];
+      };
+      // Product over columns [j0, j1) except `skip`, times `first` (or 1).
+      auto product = [&](std::size_t j0, std::size_t j1, std::size_t skip, const double* first,
+                         double* outp) -> const double* {
+        std::size_t cnt = 0;
+        const double* only = nullptr;
+        for (std::size_t k = j0; k < j1; ++k)
+          if (k != skip) { ++cnt; only = &f[k * R]; }
+        if (!first && cnt == 1) return only;
+        if (!first && cnt == 0) {
+          for (std::size_t b = 0; b < R; ++b) outp[b] = 1.0;
+          return outp;
         }
-      double s = 0.0, sx = 0.0;
-      for (std::size_t b = 0; b < R; ++b) {
-        s += wgt[b] * P[b];
-        sx += wgt[b] * Px[b];
-      }
-      o[0] = s;
-      if (!dens) o[1 + d] = sx;
+        bool init = false;
+        if (first) { for (std::size_t b = 0; b < R; ++b) outp[b] = first[b]; init = true; }
+        for (std::size_t k = j0; k < j1; ++k) {
+          if (k == skip) continue;
+          const double* fk = &f[k * R];
+          if (!init) { for (std::size_t b = 0; b < R; ++b) outp[b] = fk[b]; init = true; }
+          else for (std::size_t b = 0; b < R; ++b) outp[b] *= fk[b];
+        }
+        return outp;
+      };
+      const std::size_t none = d;
+      o[0] = loo(product(0, d, none, nullptr, P.data()));
+      if (!dens) o[1 + d] = loo(product(0, dx, none, nullptr, Px.data()));
       if (der) {
         for (std::size_t j = 0; j < d; ++j) {
-          for (std::size_t b = 0; b < R; ++b) g[b] = df[j * R + b];
-          for (std::size_t k = 0; k < d; ++k)
-            if (k != j)
-              for (std::size_t b = 0; b < R; ++b) g[b] *= f[k * R + b];
-          double ds = 0.0;
-          for (std::size_t b = 0; b < R; ++b) ds += wgt[b] * g[b];
-          o[1 + j] = ds;
-          if (!dens) {
-            double dsx = 0.0;
-            if (j < dx) {
-              for (std::size_t b = 0; b < R; ++b) g[b] = df[j * R + b];
-              for (std::size_t k = 0; k < dx; ++k)
-                if (k != j)
-                  for (std::size_t b = 0; b < R; ++b) g[b] *= f[k * R + b];
-              for (std::size_t b = 0; b < R; ++b) dsx += wgt[b] * g[b];
-            }
-            o[2 + d + j] = dsx;
-          }
+          o[1 + j] = loo(product(0, d, j, &df[j * R], g.data()));
+          if (!dens) o[2 + d + j] = j < dx ? loo(product(0, dx, j, &df[j * R], g.data())) : 0.0;
         }
       }
       if (ls) {  // density cv_ls: T = sum_b c_b Kbar(a, b), every b
@@ -394,29 +395,62 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
   // Gm(t, r) = G(y_t | Y_r): Ty x R (column r contiguous), with y derivatives.
   arma::mat Gm(Ty, R, arma::fill::ones);
   std::vector<arma::mat> dGm(der ? dy : 0);
+  std::vector<std::size_t> colmap(R);  // column of Gm holding row r
+  for (std::size_t r = 0; r < R; ++r) colmap[r] = r;
+  bool by_value = false;
   {
     std::vector<arma::mat> F(dy), dF(der ? dy : 0);
     for (std::size_t k = 0; k < dy; ++k) {
       const std::size_t j = dx + k;
-      F[k].set_size(Ty, R);
-      if (der) dF[k].set_size(Ty, R);
       const double off = cols[j].continuous() ? 0.0 : 1.0;  // cdf query = levels <= value
-#pragma omp parallel for num_threads(threads) schedule(static)
-      for (std::size_t r = 0; r < R; ++r) {
-        // Query is the training row r's value against every distinct y: swap the roles (the
-        // kernel depends on y_t - Y_r), so evaluate per t with one training value.
-        for (std::size_t t = 0; t < Ty; ++t) {
-          double fv, dfv;
-          const double yt = Yv(t, k) + off;
-          const double yr = Zu(r, j);
-          density_detail::eval_column(cols[j], K, st[j], yt, &yr, 1, &fv, der ? &dfv : nullptr);
-          F[k](t, r) = fv;
-          if (der) dF[k](t, r) = dfv;
+      arma::vec yq = Yv.col(k) + off;
+      if (dy == 1 && cols[j].continuous()) {
+        // G(y_t | y_s) over pairs of distinct y values: G(-u) = 1 - G(u) for the symmetric
+        // kernels, so each pair costs one evaluation at u <= 0 (absolute accuracy 1e-16,
+        // what the squared-error objective needs).
+        const std::size_t T = Ty;
+        arma::mat H(T, T), dH(der ? T : 0, der ? T : 0);
+        const double ih = 1.0 / bw(j);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
+        for (std::size_t s2 = 0; s2 < T; ++s2) {
+          for (std::size_t t = 0; t <= s2; ++t) {  // upper triangle, contiguous
+            const double u = (Yv(t, k) - Yv(s2, k)) * ih;
+            const double a = -std::abs(u);
+            const double g = density_detail::kcdf(K, a);
+            H(t, s2) = u <= 0 ? g : 1.0 - g;
+            // d/dlog h G(u) = -u K(u); at -|u| it is dg, and -dg at +|u|.
+            if (der) {
+              const double dg = -a * density_detail::kdens(K, a);
+              dH(t, s2) = u <= 0 ? dg : -dg;
+            }
+          }
         }
+        // Lower triangle from the upper one, in tiles (G(-u) = 1 - G(u), dG(-u) = -dG(u)).
+        constexpr std::size_t B = 64;
+        for (std::size_t t0 = 0; t0 < T; t0 += B)
+          for (std::size_t s0 = 0; s0 <= t0; s0 += B)
+            for (std::size_t t = t0; t < std::min(T, t0 + B); ++t)
+              for (std::size_t s2 = s0; s2 < std::min(t, s0 + B); ++s2) {
+                H(t, s2) = 1.0 - H(s2, t);
+                if (der) dH(t, s2) = -dH(s2, t);
+              }
+        // Columns by distinct y value: row r reads column ty_of[r] (no R x Ty copies).
+        Gm = std::move(H);
+        if (der) dGm[0] = std::move(dH);
+        colmap = ty_of;
+        by_value = true;
+        break;
+      } else {
+        F[k].set_size(Ty, R);
+        if (der) dF[k].set_size(Ty, R);
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (std::size_t r = 0; r < R; ++r)
+          density_detail::eval_column_cdf_reversed(cols[j], K, st[j], Zu(r, j), yq.memptr(), Ty,
+                                                   F[k].colptr(r), der ? dF[k].colptr(r) : nullptr);
       }
       Gm %= F[k];
     }
-    for (std::size_t k = 0; der && k < dy; ++k) {
+    for (std::size_t k = 0; der && !by_value && k < dy; ++k) {
       dGm[k] = dF[k];
       for (std::size_t l = 0; l < dy; ++l)
         if (l != k) dGm[k] %= F[l];
@@ -425,7 +459,7 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
   auto group_sum = [&](const arma::mat& M) {  // Ty x Gx
     arma::mat W(Ty, Gx, arma::fill::zeros);
     for (std::size_t g = 0; g < Gx; ++g)
-      for (std::size_t r : members[g]) W.col(g) += c(r) * M.col(r);
+      for (std::size_t r : members[g]) W.col(g) += c(r) * M.col(colmap[r]);
     return W;
   };
   const arma::mat W = group_sum(Gm);
@@ -469,7 +503,7 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
           bool le = true;
           for (std::size_t k = 0; k < dy; ++k) le = le && Zu(r, dx + k) <= Yv(t, k);
           Iv(t) = le ? 1.0 : 0.0;
-          num(t) = Ag(t) + s * (W(t, g) - Gm(t, r));
+          num(t) = Ag(t) + s * (W(t, g) - Gm(t, colmap[r]));
           Fv(t) = num(t) / Den;
         }
         const double cr = c(r);
@@ -485,14 +519,14 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
             const double ds = dPx[j](g, g);
             const double dDen = dB[j] + ds * (ng(g) - 1.0);
             for (std::size_t t = 0; t < Ty; ++t) {
-              const double dnum = dAg[j](t) + ds * (W(t, g) - Gm(t, r));
+              const double dnum = dAg[j](t) + ds * (W(t, g) - Gm(t, colmap[r]));
               const double dF = (dnum - Fv(t) * dDen) / Den;
               dacc += mt(t) * (Iv(t) - Fv(t)) * dF;
             }
           } else {
             const std::size_t k = j - dx;
             for (std::size_t t = 0; t < Ty; ++t) {
-              const double dnum = dAg[j](t) + s * (dW[k](t, g) - dGm[k](t, r));
+              const double dnum = dAg[j](t) + s * (dW[k](t, g) - dGm[k](t, colmap[r]));
               dacc += mt(t) * (Iv(t) - Fv(t)) * dnum / Den;
             }
           }

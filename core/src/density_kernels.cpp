@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attnreg/kernel_pairs.hpp"  // ATTNREG_SIMD_CLONES
+
 namespace attnreg {
 namespace density_detail {
 
@@ -19,6 +21,50 @@ constexpr double kGLx[6] = {0.1252334085114689154724414, 0.367831498998180193752
 constexpr double kGLw[6] = {0.2491470458134027850005624, 0.2334925365383548087608499,
                             0.2031674267230659217490645, 0.1600783285433462263346525,
                             0.1069393259953184309602547, 0.0471753363865118271946160};
+
+// Gaussian pdf-mode column: f = phi(u) / h, df = f (u^2 - 1), u = (q - t) / h. Compiled for
+// AVX-512, AVX2 and the baseline (kernel_pairs.hpp).
+ATTNREG_SIMD_CLONES void gauss_pdf(double q, const double* t, std::size_t m, double ih, double* f,
+                                   double* df) {
+  const double c = 0.39894228040143267794 * ih;
+  if (df) {
+#pragma omp simd
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (q - t[b]) * ih;
+      const double v = c * kernel_detail::exp_nonpositive(-0.5 * u * u);
+      f[b] = v;
+      df[b] = v * (u * u - 1.0);
+    }
+  } else {
+#pragma omp simd
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (q - t[b]) * ih;
+      f[b] = c * kernel_detail::exp_nonpositive(-0.5 * u * u);
+    }
+  }
+}
+
+// Gaussian conv-mode column: Kbar(u) = exp(-u^2/4) / (2 sqrt(pi)), f = Kbar / h,
+// df = f (u^2/2 - 1).
+ATTNREG_SIMD_CLONES void gauss_conv(double q, const double* t, std::size_t m, double ih, double* f,
+                                    double* df) {
+  const double c = kInv2SqrtPi * ih;
+  if (df) {
+#pragma omp simd
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (q - t[b]) * ih;
+      const double v = c * kernel_detail::exp_nonpositive(-0.25 * u * u);
+      f[b] = v;
+      df[b] = v * (0.5 * u * u - 1.0);
+    }
+  } else {
+#pragma omp simd
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (q - t[b]) * ih;
+      f[b] = c * kernel_detail::exp_nonpositive(-0.25 * u * u);
+    }
+  }
+}
 
 }  // namespace
 
@@ -189,22 +235,7 @@ void eval_column(const Column& col, const Kernel& k, const ColumnState& st, doub
   switch (st.mode) {
     case Mode::pdf:
       if (k.type == KernelType::gaussian) {
-        const double c = 0.39894228040143267794 * ih;
-        if (df) {
-#pragma omp simd
-          for (std::size_t b = 0; b < m; ++b) {
-            const double u = (q - t[b]) * ih;
-            const double v = c * kernel_detail::exp_nonpositive(-0.5 * u * u);
-            f[b] = v;
-            df[b] = v * (u * u - 1.0);
-          }
-        } else {
-#pragma omp simd
-          for (std::size_t b = 0; b < m; ++b) {
-            const double u = (q - t[b]) * ih;
-            f[b] = c * kernel_detail::exp_nonpositive(-0.5 * u * u);
-          }
-        }
+        gauss_pdf(q, t, m, ih, f, df);
       } else {
         for (std::size_t b = 0; b < m; ++b) {
           const double u = (q - t[b]) * ih;
@@ -222,6 +253,10 @@ void eval_column(const Column& col, const Kernel& k, const ColumnState& st, doub
       }
       return;
     case Mode::conv:
+      if (k.type == KernelType::gaussian) {
+        gauss_conv(q, t, m, ih, f, df);
+        return;
+      }
       for (std::size_t b = 0; b < m; ++b) {
         const double u = (q - t[b]) * ih;
         double d = 0.0;
@@ -230,6 +265,25 @@ void eval_column(const Column& col, const Kernel& k, const ColumnState& st, doub
         if (df) df[b] = -(v + u * d) * ih;
       }
       return;
+  }
+}
+
+void eval_column_cdf_reversed(const Column& col, const Kernel& k, const ColumnState& st,
+                              double t, const double* q, std::size_t m, double* f, double* df) {
+  if (!col.continuous()) {
+    const std::size_t L = static_cast<std::size_t>(st.L), tc = static_cast<std::size_t>(t);
+    for (std::size_t a = 0; a < m; ++a) {
+      const std::size_t row = static_cast<std::size_t>(q[a]) * L + tc;
+      f[a] = st.tab[row];
+      if (df) df[a] = st.dtab[row];
+    }
+    return;
+  }
+  const double ih = 1.0 / st.bw;
+  for (std::size_t a = 0; a < m; ++a) {
+    const double u = (q[a] - t) * ih;
+    f[a] = kcdf(k, u);
+    if (df) df[a] = -u * kdens(k, u);
   }
 }
 

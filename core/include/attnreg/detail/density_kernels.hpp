@@ -60,6 +60,11 @@ ColumnState make_state(const Column& col, Mode mode, double bw, bool derivs);
 void eval_column(const Column& col, const Kernel& k, const ColumnState& st, double q,
                  const double* t, std::size_t m, double* f, double* df);
 
+/// cdf mode with the roles swapped: f[a] = G(q[a] | training value t) for queries q[0..m)
+/// (categorical queries as cdf row indices, i.e. the number of levels <= the value).
+void eval_column_cdf_reversed(const Column& col, const Kernel& k, const ColumnState& st,
+                              double t, const double* q, std::size_t m, double* f, double* df);
+
 /// The value and derivative of a column at distance zero (q == t), pdf mode.
 double self_value(const Column& col, const Kernel& k, const ColumnState& st, double q,
                   double* deriv);
