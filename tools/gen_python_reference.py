@@ -32,6 +32,7 @@ SECTIONS = [
     ("attnreg.plot", ["cv_curve", "fit_with_bands", "partial_effects", "attention_heatmap"]),
     ("attnreg.attention", None),
     ("attnreg.dask", None),
+    ("attnreg.density", None),
 ]
 
 

@@ -34,3 +34,5 @@ __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample",
 __all__ += ["show_progress"]
 __all__ += ["NoResidualDFWarning"]
 __all__ += ["BoundaryWarning"]
+from .density import KernelDensity, ConditionalDensity, ConditionalDistribution, ConditionalQuantile
+__all__ += ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]
