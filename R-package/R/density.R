@@ -15,8 +15,8 @@
 #' (`"cv.ls"`: the integrated squared error for densities, Li and Racine 2007, sec. 1.3.3;
 #' Hall, Racine and Li 2004, doi:10.1198/016214504000000548, for conditional densities; Li,
 #' Lin and Racine 2013, doi:10.1080/07350015.2012.738955, for conditional distributions), the
-#' normal-reference rule (`"normal-reference"`: \eqn{1.06 \min(sd, IQR/1.349) n^{-1/(4+q)}}
-#' per numeric variable scaled by the kernel's canonical constant, \eqn{\lambda = 0} for
+#' normal-reference rule (`"normal-reference"`: \eqn{(4/3)^{1/5} \min(sd, IQR/1.349)
+#' n^{-1/(4+q)}} per numeric variable, np's constants, scaled by the kernel's canonical constant, \eqn{\lambda = 0} for
 #' factors), or given as numbers. The search is a projected L-BFGS in log-bandwidth with
 #' exact gradients from several starts, in the C++ core.
 #'

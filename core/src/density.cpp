@@ -6,7 +6,6 @@
 #include <limits>
 #include <sstream>
 
-#include "attnreg/bandwidth_select.hpp"
 #include "attnreg/detail/density_kernels.hpp"
 #include "attnreg/distinct_rows.hpp"
 #include "attnreg/error.hpp"
@@ -386,9 +385,25 @@ arma::vec density_normal_reference(const DensityData& data, const std::string& a
       throw InvalidArgument(msg.str());
     }
   }
-  const arma::vec r = rot_bandwidth(Zc, data.options().kernel);
+  // np's constants: (4/3)^(1/5) = 1.059224 (Silverman's 1.06 unrounded) and the normal
+  // IQR 1.348979500392163 (np's EssDee); quantiles as R's default (type 7).
+  const double n = static_cast<double>(data.n()), q = static_cast<double>(cont.size());
+  const Kernel& K = data.options().kernel;
+  const double delta_k = std::pow(K.roughness() / (K.mu2() * K.mu2()), 0.2);
+  const double delta_phi = std::pow(0.28209479177387814347, 0.2);  // 1/(2 sqrt(pi))
   arma::vec bw(d, arma::fill::zeros);
-  for (std::size_t a = 0; a < cont.size(); ++a) bw(cont[a]) = r(a);
+  for (std::size_t a = 0; a < cont.size(); ++a) {
+    const arma::vec x = arma::sort(Zc.col(a));
+    auto quant = [&](double p) {
+      const double pos = p * (n - 1.0);
+      const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+      const std::size_t hi = std::min<std::size_t>(lo + 1, x.n_elem - 1);
+      return x(lo) + (pos - lo) * (x(hi) - x(lo));
+    };
+    const double sd = arma::stddev(x), iqr = quant(0.75) - quant(0.25);
+    const double s = iqr > 0.0 ? std::min(sd, iqr / 1.348979500392163) : sd;
+    bw(cont[a]) = std::pow(4.0 / 3.0, 0.2) * s * std::pow(n, -1.0 / (4.0 + q)) * delta_k / delta_phi;
+  }
   return bw;
 }
 

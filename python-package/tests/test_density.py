@@ -194,8 +194,49 @@ def test_integrates_to_one_and_normal_reference():
     rng = np.random.default_rng(4)
     x = rng.normal(size=200)
     kd = KernelDensity(bandwidth="normal_reference").fit(x)
-    s = min(x.std(ddof=1), (np.quantile(x, 0.75) - np.quantile(x, 0.25)) / 1.349)
-    assert kd._bw[0] == pytest.approx(1.06 * s * 200 ** (-0.2), rel=1e-12)
+    s = min(x.std(ddof=1), (np.quantile(x, 0.75) - np.quantile(x, 0.25)) / 1.348979500392163)
+    assert kd._bw[0] == pytest.approx((4 / 3) ** 0.2 * s * 200 ** (-0.2), rel=1e-12)
     g = np.linspace(x.min() - 6, x.max() + 6, 20001)
     assert np.trapezoid(kd.density(g), g) == pytest.approx(1.0, abs=1e-8)
     assert kd.score(x) == pytest.approx(np.log(kd.density(x)).sum())
+
+
+def test_np_published_values():
+    """R np's numbers as hard-coded in statsmodels' test suite (Italy$gdp[1:50],
+    ordered(Italy$year[1:50]), oecdpanel$growth[1:50]; the R code is quoted there)."""
+    from statsmodels.nonparametric.tests.test_kernel_density import KDETestBase
+
+    b = KDETestBase()
+    b.setup_method()
+    gdp, year, growth = (np.asarray(v, float) for v in (b.Italy_gdp, b.Italy_year, b.growth))
+    # npcdensbw(gdp ~ ordered(year), bwmethod = "cv.ls"): bws 0.2317373 (year), 1.6448 (gdp).
+    cd = ConditionalDensity("cv_ls", var_types="o").fit(year, gdp)
+    np.testing.assert_allclose(cd._bw, [0.2317373, 1.6448], rtol=2e-4)
+    np.testing.assert_allclose(cd.density(year[:5], gdp[:5]),
+                               [0.08469226, 0.01737731, 0.05679909, 0.09744726, 0.15086674],
+                               rtol=0, atol=1e-8)  # 8 decimals printed; np stops its search within 2e-6 of h
+    # npcdensbw(gdp ~ growth, bwmethod = "cv.ml"): 0.04510836 (growth), 0.5341164 (gdp).
+    c2 = ConditionalDensity("cv_ml").fit(growth, gdp)
+    np.testing.assert_allclose(c2._bw, [0.04510836, 0.5341164], rtol=1e-6)
+    # normal-reference bandwidths and npcdist at them.
+    c3 = ConditionalDistribution("normal_reference").fit(growth, gdp)
+    np.testing.assert_allclose(c3._bw, [0.01535401, 1.283532], rtol=1e-6)
+    np.testing.assert_allclose(c3.cdf(growth[:5], gdp[:5]),
+                               [0.81304920, 0.95046942, 0.86878727, 0.71961748, 0.38685423],
+                               rtol=0, atol=5e-8)
+    # npudensbw(~ growth + gdp, bwmethod = "cv.ls"), fitted densities: np stops its search on
+    # a flat stretch of the objective (the bandwidths that reproduce np's five densities to
+    # 4e-8 differ from ours by 2.5e-5 in h_gdp and have a higher cv_ls), so the densities
+    # agree to 2e-5.
+    from scipy.optimize import least_squares
+
+    X = np.column_stack([growth, gdp])
+    R = np.array([1.6202284, 0.7914245, 1.6084174, 2.4987204, 1.3705258])
+    kd = KernelDensity("cv_ls").fit(X)
+    np.testing.assert_allclose(kd.density(X[:5]), R, rtol=2e-5)
+    fit = least_squares(lambda t: KernelDensity(bandwidth=np.exp(t)).fit(X).density(X[:5]) - R,
+                        np.log(kd._bw), xtol=1e-14, ftol=1e-14)
+    assert np.abs(fit.fun).max() < 1e-7
+    v_np, _ = attnreg._core.density_objective("density", np.asfortranarray(X), "cc", None, "",
+                                              method="cv_ls", bandwidth=np.exp(fit.x))
+    assert kd.objective_ <= v_np

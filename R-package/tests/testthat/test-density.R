@@ -89,7 +89,7 @@ test_that("print, summary and plot work", {
   f <- kdens(~ x, data = d, bw = "normal-reference")
   expect_output(print(f), "Kernel density estimate")
   expect_output(print(summary(f)), "continuous")
-  s <- 1.06 * min(sd(d$x), IQR(d$x) / 1.349) * 30^(-1 / 5)
+  s <- (4 / 3)^(1 / 5) * min(sd(d$x), IQR(d$x) / 1.348979500392163) * 30^(-1 / 5)
   expect_equal(f$bw[["x"]], s, tolerance = 1e-12)
   pdf(NULL)
   on.exit(dev.off())

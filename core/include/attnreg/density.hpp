@@ -40,8 +40,9 @@
 //          conditional distribution: Li, Lin and Racine (2013, JBES 31, eq. 2.4) with the
 //            empirical distribution of Y as the weight, as np's npcdistbw:
 //            (1/n^2) sum_l sum_j ( 1(Y_l <= Y_j) - F_{-l}(Y_j | X_l) )^2.
-//   normal_reference  h_j = 1.06 min(sd_j, IQR_j / 1.349) n^(-1/(4 + q)) delta(K) / delta(phi)
-//          for each continuous column (q continuous columns in all, x and y together),
+//   normal_reference  h_j = (4/3)^(1/5) min(sd_j, IQR_j / 1.349) n^(-1/(4 + q)) delta(K) / delta(phi)
+//          for each continuous column (q continuous columns in all, x and y together; np's
+//          constants: (4/3)^(1/5) = 1.0592 is Silverman's 1.06 unrounded, 1.348979500392163),
 //          delta the canonical-bandwidth constant (R(K) / mu2(K)^2)^(1/5) (Marron and Nolan
 //          1988); categorical columns get lambda = 0 (cell frequencies).
 //

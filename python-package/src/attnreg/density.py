@@ -13,8 +13,9 @@ for categorical ones) by
   Racine 2007, *Nonparametric Econometrics*, sec. 1.3.3 and 4.5), Hall, Racine and Li (2004,
   doi:10.1198/016214504000000548) for conditional densities, Li, Lin and Racine (2013,
   doi:10.1080/07350015.2012.738955) for conditional distributions;
-* ``"normal_reference"``: ``1.06 min(sd, IQR/1.349) n^(-1/(4+q))`` per continuous column, scaled
-  by the kernel's canonical constant (categorical columns get ``lambda = 0``);
+* ``"normal_reference"``: ``(4/3)^(1/5) min(sd, IQR/1.349) n^(-1/(4+q))`` per continuous column
+  (np's constants: ``(4/3)^(1/5) = 1.0592``, Silverman's 1.06 unrounded), scaled by the kernel's
+  canonical constant (categorical columns get ``lambda = 0``);
 
 or given as numbers. Everything numeric happens in the C++ core; the search is a projected
 L-BFGS in log-bandwidth with exact gradients, from several starts.
