@@ -108,10 +108,11 @@ double DensityObjective::Impl::rows(const arma::vec& bw, arma::vec* grad) const 
       double* o = out.colptr(a);
       // Leave-one-out sum: the own row enters with count c_a - 1 (no subtraction).
       const double ca1 = c(a) - 1.0;
+      const double* cp = c.memptr();  // raw pointers: Armadillo's operator() checks bounds
       auto loo = [&](const double* w) {
         double s1 = 0.0, s2 = 0.0;
-        for (std::size_t b = 0; b < a; ++b) s1 += c(b) * w[b];
-        for (std::size_t b = a + 1; b < R; ++b) s2 += c(b) * w[b];
+        for (std::size_t b = 0; b < a; ++b) s1 += cp[b] * w[b];
+        for (std::size_t b = a + 1; b < R; ++b) s2 += cp[b] * w[b];
         return s1 + s2 + ca1 * w[a];
       };
       // Product over columns [j0, j1) except `skip`, times `first` (or 1).
@@ -153,7 +154,7 @@ double DensityObjective::Impl::rows(const arma::vec& bw, arma::vec* grad) const 
         for (std::size_t j = 0; j < d; ++j)
           for (std::size_t b = 0; b < R; ++b) P[b] *= fb[j * R + b];
         double t = 0.0;
-        for (std::size_t b = 0; b < R; ++b) t += c(b) * P[b];
+        for (std::size_t b = 0; b < R; ++b) t += cp[b] * P[b];
         o[1 + d] = t;
         if (der)
           for (std::size_t j = 0; j < d; ++j) {
@@ -162,7 +163,7 @@ double DensityObjective::Impl::rows(const arma::vec& bw, arma::vec* grad) const 
               if (k != j)
                 for (std::size_t b = 0; b < R; ++b) g[b] *= fb[k * R + b];
             double dt = 0.0;
-            for (std::size_t b = 0; b < R; ++b) dt += c(b) * g[b];
+            for (std::size_t b = 0; b < R; ++b) dt += cp[b] * g[b];
             o[2 + d + j] = dt;
           }
       }
@@ -323,8 +324,10 @@ double DensityObjective::Impl::cond_ls(const arma::vec& bw, arma::vec* grad) con
           eAe += e(t) * row;
         }
         const double Q = uAu + 2.0 * eAU + eAe;
+        const double* Pyr = Py.colptr(r);
+        const double* up = u.memptr();
         double Num = 0.0;
-        for (std::size_t r2 = 0; r2 < R; ++r2) Num += u(r2) * Py(r2, r);
+        for (std::size_t r2 = 0; r2 < R; ++r2) Num += up[r2] * Pyr[r2];
         double own = 0.0;
         for (std::size_t t = 0; t < mg; ++t) own += (c(mem[t]) - (t == ir ? 1.0 : 0.0)) * Py(mem[t], r);
         Num += s * own;
@@ -345,7 +348,8 @@ double DensityObjective::Impl::cond_ls(const arma::vec& bw, arma::vec* grad) con
             }
             dQ = duAu[j] + 2.0 * (deAU + edAU) + 2.0 * deAe;
             double dn = 0.0;
-            for (std::size_t r2 = 0; r2 < R; ++r2) dn += dus[j](r2) * Py(r2, r);
+            const double* dup = dus[j].memptr();
+            for (std::size_t r2 = 0; r2 < R; ++r2) dn += dup[r2] * Pyr[r2];
             dnum_own = ds * own;
             dNum = dn + dnum_own;
             dDen = dB[j] + ds * (ng(g) - 1.0);
@@ -360,7 +364,8 @@ double DensityObjective::Impl::cond_ls(const arma::vec& bw, arma::vec* grad) con
             }
             dQ = duAu[j] + 2.0 * edAU + edAe;
             double dn = 0.0;
-            for (std::size_t r2 = 0; r2 < R; ++r2) dn += u(r2) * dPy[k](r2, r);
+            const double* dPyr = dPy[k].colptr(r);
+            for (std::size_t r2 = 0; r2 < R; ++r2) dn += up[r2] * dPyr[r2];
             double down = 0.0;
             for (std::size_t t = 0; t < mg; ++t)
               down += (c(mem[t]) - (t == ir ? 1.0 : 0.0)) * dPy[k](mem[t], r);
@@ -426,7 +431,10 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
             H(t, s2) = u <= 0 ? g : 1.0 - g;
             // d/dlog h G(u) = -u K(u); at -|u| it is dg, and -dg at +|u|.
             if (der) {
-              const double dg = far ? 0.0 : -a * density_detail::kdens(K, a);
+              const double ka = K.type == KernelType::gaussian
+                                    ? 0.39894228040143267794 * kernel_detail::exp_nonpositive(-0.5 * a * a)
+                                    : density_detail::kdens(K, a);
+              const double dg = far ? 0.0 : -a * ka;
               dH(t, s2) = u <= 0 ? dg : -dg;
             }
           }
@@ -476,7 +484,7 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
   std::vector<char> bad(Gx, 0);
 #pragma omp parallel num_threads(threads)
   {
-    arma::vec Ag(Ty), num(Ty), Fv(Ty), Iv(Ty);
+    arma::vec Ag(Ty), Fv(Ty), Iv(Ty);
     std::vector<arma::vec> dAg(np, arma::vec(Ty));
 #pragma omp for schedule(static)
     for (std::size_t g = 0; g < Gx; ++g) {
@@ -504,36 +512,51 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
         }
       }
       double* pp = part.colptr(g);
+      // Raw pointers in the hot loops (Armadillo's operator() checks bounds).
+      const double* Wg = W.colptr(g);
+      const double* Ap = Ag.memptr();
+      const double* mp = mt.memptr();
+      double* Ip = Iv.memptr();
+      double* Fp = Fv.memptr();
       for (std::size_t r : members[g]) {
-        for (std::size_t t = 0; t < Ty; ++t) {
-          bool le = true;
-          for (std::size_t k = 0; k < dy; ++k) le = le && Zu(r, dx + k) <= Yv(t, k);
-          Iv(t) = le ? 1.0 : 0.0;
-          num(t) = Ag(t) + s * (W(t, g) - Gm(t, colmap[r]));
-          Fv(t) = num(t) / Den;
+        const double* Gr = Gm.colptr(colmap[r]);
+        if (dy == 1) {
+          const double yr = Zu(r, dx);
+          const double* yv = Yv.colptr(0);
+          for (std::size_t t = 0; t < Ty; ++t) Ip[t] = yr <= yv[t] ? 1.0 : 0.0;
+        } else {
+          for (std::size_t t = 0; t < Ty; ++t) {
+            bool le = true;
+            for (std::size_t k = 0; k < dy; ++k) le = le && Zu(r, dx + k) <= Yv(t, k);
+            Ip[t] = le ? 1.0 : 0.0;
+          }
         }
+        for (std::size_t t = 0; t < Ty; ++t) Fp[t] = (Ap[t] + s * (Wg[t] - Gr[t])) / Den;
         const double cr = c(r);
         double acc = 0.0;
         for (std::size_t t = 0; t < Ty; ++t) {
-          const double e = Iv(t) - Fv(t);
-          acc += mt(t) * e * e;
+          const double e = Ip[t] - Fp[t];
+          acc += mp[t] * e * e;
         }
         pp[0] += cr * acc;
         for (std::size_t j = 0; der && j < np; ++j) {
           double dacc = 0.0;
+          const double* dA = dAg[j].memptr();
           if (j < dx) {
             const double ds = dPx[j](g, g);
             const double dDen = dB[j] + ds * (ng(g) - 1.0);
             for (std::size_t t = 0; t < Ty; ++t) {
-              const double dnum = dAg[j](t) + ds * (W(t, g) - Gm(t, colmap[r]));
-              const double dF = (dnum - Fv(t) * dDen) / Den;
-              dacc += mt(t) * (Iv(t) - Fv(t)) * dF;
+              const double dnum = dA[t] + ds * (Wg[t] - Gr[t]);
+              const double dF = (dnum - Fp[t] * dDen) / Den;
+              dacc += mp[t] * (Ip[t] - Fp[t]) * dF;
             }
           } else {
             const std::size_t k = j - dx;
+            const double* dWg = dW[k].colptr(g);
+            const double* dGr = dGm[k].colptr(colmap[r]);
             for (std::size_t t = 0; t < Ty; ++t) {
-              const double dnum = dAg[j](t) + s * (dW[k](t, g) - dGm[k](t, colmap[r]));
-              dacc += mt(t) * (Iv(t) - Fv(t)) * dnum / Den;
+              const double dnum = dA[t] + s * (dWg[t] - dGr[t]);
+              dacc += mp[t] * (Ip[t] - Fp[t]) * dnum / Den;
             }
           }
           pp[1 + j] += -2.0 * cr * dacc;
