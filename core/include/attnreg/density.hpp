@@ -39,7 +39,8 @@
 //            mu_{-l} = sum_{i != l} Kx(X_l, X_i), f_{-l}(X_l, Y_l) = sum_{i != l} Kx Ky;
 //          conditional distribution: Li, Lin and Racine (2013, JBES 31, eq. 2.4) with the
 //            empirical distribution of Y as the weight, as np's npcdistbw:
-//            (1/n^2) sum_l sum_j ( 1(Y_l <= Y_j) - F_{-l}(Y_j | X_l) )^2.
+//            (1/n^2) sum_l sum_j ( 1(Y_l <= Y_j) - F_{-l}(Y_j | X_l) )^2
+//          (Gaussian G taken as 0 / 1 beyond 8.5 bandwidths, where it is below 1e-17).
 //   normal_reference  h_j = (4/3)^(1/5) min(sd_j, IQR_j / 1.349) n^(-1/(4 + q)) delta(K) / delta(phi)
 //          for each continuous column (q continuous columns in all, x and y together; np's
 //          constants: (4/3)^(1/5) = 1.0592 is Silverman's 1.06 unrounded, 1.348979500392163),
