@@ -36,3 +36,5 @@ __all__ += ["NoResidualDFWarning"]
 __all__ += ["BoundaryWarning"]
 from .semiparametric import LocalPolynomial, PartiallyLinear, SmoothCoefficient  # noqa: E402
 __all__ += ["LocalPolynomial", "PartiallyLinear", "SmoothCoefficient"]
+from .density import KernelDensity, ConditionalDensity, ConditionalDistribution, ConditionalQuantile
+__all__ += ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]

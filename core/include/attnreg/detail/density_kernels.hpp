@@ -1,0 +1,83 @@
+// attnreg (internal): one column of a density product kernel, in the three forms the density
+// estimators need, with the derivative with respect to the column's search parameter
+// (log h for continuous columns, lambda for categorical ones). See density.hpp.
+//
+//   pdf   continuous K(u)/h, u = (q - t)/h;         d/dlog h = -(K(u) + u K'(u)) / h
+//         categorical l(q, t; lambda);              d/dlambda
+//   cdf   continuous G(u) = int_{-inf}^u K;         d/dlog h = -u K(u)
+//         ordered sum_{levels z <= q} l(z, t)       (query index = number of levels <= q)
+//   conv  continuous Kbar(u)/h, Kbar = K * K;       d/dlog h = -(Kbar(u) + u Kbar'(u)) / h
+//         categorical sum_{levels z} l(z, q) l(z, t)
+//
+// Categorical values are level indices (0 .. L-1, stored as doubles); the kernel between two
+// levels is read from an L x L table (cdf: (L+1) x L) built once per bandwidth.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "attnreg/arma.hpp"
+#include "attnreg/density.hpp"
+#include "attnreg/kernel.hpp"
+#include <string>
+
+namespace attnreg {
+namespace density_detail {
+
+enum class Mode : int { pdf = 0, cdf, conv };
+
+/// Kernel density K(u), its derivative K'(u), integral G(u), self-convolution Kbar(t) and
+/// Kbar'(t) (scalar; Kbar by Gauss-Legendre on the pieces where it is polynomial/smooth).
+double kdens(const Kernel& k, double u);
+double kderiv(const Kernel& k, double u);
+double kcdf(const Kernel& k, double u);
+double kconv(const Kernel& k, double t, double* deriv);
+
+/// Categorical kernel derivative d l / d lambda.
+double cat_deriv(const CategoricalKernel& ck, double x, double xi, double lambda, int n_levels);
+
+/// A column: its type, its categorical kernel and levels (categorical columns).
+struct Column {
+  VarType type = VarType::continuous;
+  CategoricalKernel ck;
+  std::vector<double> levels;
+  bool continuous() const { return type == VarType::continuous; }
+  int n_levels() const { return static_cast<int>(levels.size()); }
+};
+
+/// Per-bandwidth state of a column in one mode: h (continuous) or the tables (categorical).
+struct ColumnState {
+  Mode mode = Mode::pdf;
+  double bw = 1.0;
+  std::vector<double> tab, dtab;
+  int L = 0;
+};
+
+ColumnState make_state(const Column& col, Mode mode, double bw, bool derivs);
+
+/// f[b] (and df[b] when df is non-null) for query value q against training values t[0..m).
+/// Continuous: raw values. Categorical: level indices (cdf: q = number of levels <= query).
+void eval_column(const Column& col, const Kernel& k, const ColumnState& st, double q,
+                 const double* t, std::size_t m, double* f, double* df);
+
+/// cdf mode with the roles swapped: f[a] = G(q[a] | training value t) for queries q[0..m)
+/// (categorical queries as cdf row indices, i.e. the number of levels <= the value).
+void eval_column_cdf_reversed(const Column& col, const Kernel& k, const ColumnState& st,
+                              double t, const double* q, std::size_t m, double* f, double* df);
+
+/// The value and derivative of a column at distance zero (q == t), pdf mode.
+double self_value(const Column& col, const Kernel& k, const ColumnState& st, double q,
+                  double* deriv);
+
+/// Columns of a data set, x columns then y columns, with the training levels.
+std::vector<Column> make_columns(const DensityData& data);
+/// [X Y] with categorical values replaced by their level index.
+arma::mat encode_training(const std::vector<Column>& cols, const arma::mat& Z);
+/// One query value of column `col` in `mode`: continuous values as they are, categorical ones
+/// as a level index (cdf: the number of levels <= v). Throws InvalidArgument naming `arg`,
+/// the row and the column for a category never seen in training (pdf / conv).
+double encode_query(const Column& col, Mode mode, double v, const std::string& arg,
+                    std::size_t row, std::size_t column);
+
+}  // namespace density_detail
+}  // namespace attnreg

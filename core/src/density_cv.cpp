@@ -1,0 +1,765 @@
+// Cross-validation objectives and bandwidth search for the density estimators (density.hpp).
+//
+// Notation: the training data are grouped into R distinct rows r of [X Y] (encoded, counts
+// c_r, n = sum c_r). For the conditional objectives the rows are further grouped by their x
+// part into Gx distinct x values g (n_g observations; Px(g, g') the x product kernel, whose
+// diagonal Px(g, g) is the weight of a point on itself).
+//
+// Leave-one-out sums never subtract a point's own term from a full sum when the own term can
+// dominate: a row's own group enters with the count c - 1 (row streaming), or, in the
+// conditional cv_ls objectives, the observations of the own x group enter through s_g = Px(g, g)
+// times their counts with the left-out one removed. The only subtraction left is in the
+// distribution objective's y factor (W - G, both in [0, n]), where absolute accuracy is what
+// counts.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "attnreg/density.hpp"
+#include "attnreg/detail/density_kernels.hpp"
+#include "attnreg/distinct_rows.hpp"
+#include "attnreg/error.hpp"
+#include "attnreg/runtime.hpp"
+
+namespace attnreg {
+
+using density_detail::Column;
+using density_detail::ColumnState;
+using density_detail::Mode;
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kGaussTail = 8.5;
+
+double spread(const arma::vec& x) {
+  arma::vec s = arma::sort(x);
+  const double n = static_cast<double>(s.n_elem);
+  auto quant = [&](double p) {
+    const double pos = p * (n - 1.0);
+    const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t hi = std::min<std::size_t>(lo + 1, s.n_elem - 1);
+    return s(lo) + (pos - lo) * (s(hi) - s(lo));
+  };
+  const double sd = arma::stddev(s), iqr = quant(0.75) - quant(0.25);
+  double v = iqr > 0.0 ? std::min(sd, iqr / 1.349) : sd;
+  if (!(v > 0.0)) v = s.max() - s.min();
+  return v;
+}
+}  // namespace
+
+struct DensityObjective::Impl {
+  DensityKind kind;
+  DensityMethod method;
+  std::vector<Column> cols;
+  Kernel K;
+  std::size_t dx = 0, dy = 0, d = 0;
+  arma::mat Zu;     // R x d
+  arma::vec c;      // R
+  double n = 0;
+  int threads = 1;
+  // x groups (conditional cv_ls)
+  arma::mat Xg;                                // Gx x dx
+  std::vector<std::size_t> gx_of;              // R
+  std::vector<std::vector<std::size_t>> members;
+  arma::vec ng;                                // Gx
+  // distinct y values (distribution cv_ls)
+  arma::mat Yv;                                // Ty x dy
+  arma::vec mt;                                // Ty
+  std::vector<std::size_t> ty_of;              // R
+
+  std::vector<ColumnState> states(Mode xmode, Mode ymode, const arma::vec& bw, bool der) const {
+    std::vector<ColumnState> st(d);
+    for (std::size_t j = 0; j < d; ++j)
+      st[j] = density_detail::make_state(cols[j], j < dx ? xmode : ymode, bw(j), der);
+    return st;
+  }
+
+  double rows(const arma::vec& bw, arma::vec* grad) const;
+  double cond_ls(const arma::vec& bw, arma::vec* grad) const;
+  double dist_ls(const arma::vec& bw, arma::vec* grad) const;
+  // Gx x Gx x-kernel matrix and its derivatives (one per x column).
+  void x_matrix(const std::vector<ColumnState>& st, bool der, arma::mat& P,
+                std::vector<arma::mat>& dP) const;
+};
+
+// Row streaming: density cv_ml / cv_ls and conditional density cv_ml, O(R^2 d^2).
+double DensityObjective::Impl::rows(const arma::vec& bw, arma::vec* grad) const {
+  const bool der = grad != nullptr;
+  const bool dens = kind == DensityKind::density;
+  const bool ls = method == DensityMethod::cv_ls;
+  const std::vector<ColumnState> st = states(Mode::pdf, Mode::pdf, bw, der);
+  const std::vector<ColumnState> cst = ls ? states(Mode::conv, Mode::conv, bw, der)
+                                          : std::vector<ColumnState>();
+  const std::size_t R = Zu.n_rows;
+  // Per row: [S or Num, dS_j..., (T, dT_j...) or (Den, dDen_j...)]
+  const std::size_t width = 2 * (1 + d);
+  arma::mat out(width, R);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<double> f(d * R), df(der ? d * R : 0), P(R), Px(R), g(R);
+    std::vector<double> fb(ls ? d * R : 0), dfb(ls && der ? d * R : 0);
+#pragma omp for schedule(static)
+    for (std::size_t a = 0; a < R; ++a) {
+      for (std::size_t j = 0; j < d; ++j)
+        density_detail::eval_column(cols[j], K, st[j], Zu(a, j), Zu.colptr(j), R, &f[j * R],
+                                    der ? &df[j * R] : nullptr);
+      double* o = out.colptr(a);
+      // Leave-one-out sum: the own row enters with count c_a - 1 (no subtraction).
+      const double ca1 = c(a) - 1.0;
+      const double* cp = c.memptr();  // raw pointers: Armadillo's operator() checks bounds
+      auto loo = [&](const double* w) {
+        double s1 = 0.0, s2 = 0.0;
+        for (std::size_t b = 0; b < a; ++b) s1 += cp[b] * w[b];
+        for (std::size_t b = a + 1; b < R; ++b) s2 += cp[b] * w[b];
+        return s1 + s2 + ca1 * w[a];
+      };
+      // Product over columns [j0, j1) except `skip`, times `first` (or 1).
+      auto product = [&](std::size_t j0, std::size_t j1, std::size_t skip, const double* first,
+                         double* outp) -> const double* {
+        std::size_t cnt = 0;
+        const double* only = nullptr;
+        for (std::size_t k = j0; k < j1; ++k)
+          if (k != skip) { ++cnt; only = &f[k * R]; }
+        if (!first && cnt == 1) return only;
+        if (!first && cnt == 0) {
+          for (std::size_t b = 0; b < R; ++b) outp[b] = 1.0;
+          return outp;
+        }
+        bool init = false;
+        if (first) { for (std::size_t b = 0; b < R; ++b) outp[b] = first[b]; init = true; }
+        for (std::size_t k = j0; k < j1; ++k) {
+          if (k == skip) continue;
+          const double* fk = &f[k * R];
+          if (!init) { for (std::size_t b = 0; b < R; ++b) outp[b] = fk[b]; init = true; }
+          else for (std::size_t b = 0; b < R; ++b) outp[b] *= fk[b];
+        }
+        return outp;
+      };
+      const std::size_t none = d;
+      o[0] = loo(product(0, d, none, nullptr, P.data()));
+      if (!dens) o[1 + d] = loo(product(0, dx, none, nullptr, Px.data()));
+      if (der) {
+        for (std::size_t j = 0; j < d; ++j) {
+          o[1 + j] = loo(product(0, d, j, &df[j * R], g.data()));
+          if (!dens) o[2 + d + j] = j < dx ? loo(product(0, dx, j, &df[j * R], g.data())) : 0.0;
+        }
+      }
+      if (ls) {  // density cv_ls: T = sum_b c_b Kbar(a, b), every b
+        for (std::size_t j = 0; j < d; ++j)
+          density_detail::eval_column(cols[j], K, cst[j], Zu(a, j), Zu.colptr(j), R, &fb[j * R],
+                                      der ? &dfb[j * R] : nullptr);
+        for (std::size_t b = 0; b < R; ++b) P[b] = 1.0;
+        for (std::size_t j = 0; j < d; ++j)
+          for (std::size_t b = 0; b < R; ++b) P[b] *= fb[j * R + b];
+        double t = 0.0;
+        for (std::size_t b = 0; b < R; ++b) t += cp[b] * P[b];
+        o[1 + d] = t;
+        if (der)
+          for (std::size_t j = 0; j < d; ++j) {
+            for (std::size_t b = 0; b < R; ++b) g[b] = dfb[j * R + b];
+            for (std::size_t k = 0; k < d; ++k)
+              if (k != j)
+                for (std::size_t b = 0; b < R; ++b) g[b] *= fb[k * R + b];
+            double dt = 0.0;
+            for (std::size_t b = 0; b < R; ++b) dt += cp[b] * g[b];
+            o[2 + d + j] = dt;
+          }
+      }
+    }
+  }
+  double obj = 0.0;
+  arma::vec gr(d, arma::fill::zeros);
+  for (std::size_t a = 0; a < R; ++a) {
+    const double* o = out.colptr(a);
+    const double ca = c(a);
+    if (dens && !ls) {
+      if (!(o[0] > 0.0)) return kInf;
+      obj -= ca * std::log(o[0] / (n - 1.0));
+      if (der) for (std::size_t j = 0; j < d; ++j) gr(j) -= ca * o[1 + j] / o[0];
+    } else if (dens) {
+      obj += ca * (o[1 + d] / (n * n) - 2.0 * o[0] / (n * (n - 1.0)));
+      if (der)
+        for (std::size_t j = 0; j < d; ++j)
+          gr(j) += ca * (o[2 + d + j] / (n * n) - 2.0 * o[1 + j] / (n * (n - 1.0)));
+    } else {
+      if (!(o[0] > 0.0) || !(o[1 + d] > 0.0)) return kInf;
+      obj -= ca * (std::log(o[0]) - std::log(o[1 + d]));
+      if (der)
+        for (std::size_t j = 0; j < d; ++j) gr(j) -= ca * (o[1 + j] / o[0] - o[2 + d + j] / o[1 + d]);
+    }
+  }
+  if (der) *grad = gr;
+  return obj;
+}
+
+void DensityObjective::Impl::x_matrix(const std::vector<ColumnState>& st, bool der, arma::mat& P,
+                                      std::vector<arma::mat>& dP) const {
+  const std::size_t Gx = Xg.n_rows;
+  P.ones(Gx, Gx);
+  std::vector<arma::mat> F(dx), dF(der ? dx : 0);
+  for (std::size_t j = 0; j < dx; ++j) {
+    F[j].set_size(Gx, Gx);
+    if (der) dF[j].set_size(Gx, Gx);
+    for (std::size_t g = 0; g < Gx; ++g)
+      density_detail::eval_column(cols[j], K, st[j], Xg(g, j), Xg.colptr(j), Gx, F[j].colptr(g),
+                                  der ? dF[j].colptr(g) : nullptr);
+    P %= F[j];
+  }
+  dP.assign(der ? dx : 0, arma::mat());
+  for (std::size_t j = 0; der && j < dx; ++j) {
+    dP[j] = dF[j];
+    for (std::size_t k = 0; k < dx; ++k)
+      if (k != j) dP[j] %= F[k];
+  }
+  // Column g holds Px(g, .): P(g', g) = kernel of query g against training g' -- symmetric.
+}
+
+// Conditional density cv_ls (Hall, Racine and Li 2004), see density.hpp.
+double DensityObjective::Impl::cond_ls(const arma::vec& bw, arma::vec* grad) const {
+  const bool der = grad != nullptr;
+  const std::size_t R = Zu.n_rows, Gx = Xg.n_rows;
+  const std::vector<ColumnState> st = states(Mode::pdf, Mode::pdf, bw, der);
+  const std::vector<ColumnState> cst = states(Mode::pdf, Mode::conv, bw, der);
+  arma::mat Px;
+  std::vector<arma::mat> dPx;
+  x_matrix(st, der, Px, dPx);
+  // R x R y matrices: A (convolution) and Py (density), with derivatives per y column.
+  arma::mat A(R, R, arma::fill::ones), Py(R, R, arma::fill::ones);
+  std::vector<arma::mat> dA(der ? dy : 0), dPy(der ? dy : 0);
+  {
+    std::vector<arma::mat> FA(dy), FP(dy), dFA(der ? dy : 0), dFP(der ? dy : 0);
+    for (std::size_t k = 0; k < dy; ++k) {
+      const std::size_t j = dx + k;
+      FA[k].set_size(R, R);
+      FP[k].set_size(R, R);
+      if (der) { dFA[k].set_size(R, R); dFP[k].set_size(R, R); }
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (std::size_t r = 0; r < R; ++r) {
+        density_detail::eval_column(cols[j], K, cst[j], Zu(r, j), Zu.colptr(j), R, FA[k].colptr(r),
+                                    der ? dFA[k].colptr(r) : nullptr);
+        density_detail::eval_column(cols[j], K, st[j], Zu(r, j), Zu.colptr(j), R, FP[k].colptr(r),
+                                    der ? dFP[k].colptr(r) : nullptr);
+      }
+      A %= FA[k];
+      Py %= FP[k];
+    }
+    for (std::size_t k = 0; der && k < dy; ++k) {
+      dA[k] = dFA[k];
+      dPy[k] = dFP[k];
+      for (std::size_t l = 0; l < dy; ++l)
+        if (l != k) { dA[k] %= FA[l]; dPy[k] %= FP[l]; }
+    }
+  }
+  // V(:, g') = sum_{r' in g'} c_r' A(:, r'), and its y derivatives.
+  auto group_sum = [&](const arma::mat& M) {
+    arma::mat V(R, Gx, arma::fill::zeros);
+    for (std::size_t g = 0; g < Gx; ++g)
+      for (std::size_t r : members[g]) V.col(g) += c(r) * M.col(r);
+    return V;
+  };
+  const arma::mat V = group_sum(A);
+  std::vector<arma::mat> dV(der ? dy : 0);
+  for (std::size_t k = 0; der && k < dy; ++k) dV[k] = group_sum(dA[k]);
+  const std::size_t np = d;
+  arma::mat part(1 + np, Gx, arma::fill::zeros);
+  std::vector<char> bad(Gx, 0);
+#pragma omp parallel num_threads(threads)
+  {
+    arma::vec u(R), AU(R), du(R), dAU(R), e;
+#pragma omp for schedule(static)
+    for (std::size_t g = 0; g < Gx; ++g) {
+      const std::vector<std::size_t>& mem = members[g];
+      const double s = Px(g, g);
+      // u: weights of rows outside the own x group; AU = A u.
+      for (std::size_t r = 0; r < R; ++r) u(r) = gx_of[r] == g ? 0.0 : c(r) * Px(gx_of[r], g);
+      AU.zeros();
+      double B = 0.0;
+      for (std::size_t h = 0; h < Gx; ++h)
+        if (h != g) {
+          AU += Px(h, g) * V.col(h);
+          B += Px(h, g) * ng(h);
+        }
+      const double uAu = arma::dot(u, AU);
+      const double Den = B + s * (ng(g) - 1.0);
+      if (!(Den > 0.0)) { bad[g] = 1; continue; }
+      const std::size_t mg = mem.size();
+      e.set_size(mg);
+      double* pp = part.colptr(g);
+      // Per-parameter pieces that do not depend on the left-out row.
+      std::vector<arma::vec> dAUs(np);
+      std::vector<double> duAu(np, 0.0), dB(np, 0.0), dsv(np, 0.0);
+      std::vector<arma::vec> dus(np);
+      for (std::size_t j = 0; der && j < np; ++j) {
+        if (j < dx) {
+          for (std::size_t r = 0; r < R; ++r)
+            du(r) = gx_of[r] == g ? 0.0 : c(r) * dPx[j](gx_of[r], g);
+          dAU.zeros();
+          for (std::size_t h = 0; h < Gx; ++h)
+            if (h != g) {
+              dAU += dPx[j](h, g) * V.col(h);
+              dB[j] += dPx[j](h, g) * ng(h);
+            }
+          duAu[j] = 2.0 * arma::dot(du, AU);
+          dsv[j] = dPx[j](g, g);
+          dus[j] = du;
+        } else {
+          const std::size_t k = j - dx;
+          dAU.zeros();
+          for (std::size_t h = 0; h < Gx; ++h)
+            if (h != g) dAU += Px(h, g) * dV[k].col(h);
+          duAu[j] = arma::dot(u, dAU);
+        }
+        dAUs[j] = dAU;
+      }
+      for (std::size_t ir = 0; ir < mg; ++ir) {
+        const std::size_t r = mem[ir];
+        for (std::size_t t = 0; t < mg; ++t) e(t) = s * (c(mem[t]) - (t == ir ? 1.0 : 0.0));
+        double eAU = 0.0, eAe = 0.0;
+        for (std::size_t t = 0; t < mg; ++t) {
+          eAU += e(t) * AU(mem[t]);
+          double row = 0.0;
+          for (std::size_t v = 0; v < mg; ++v) row += A(mem[t], mem[v]) * e(v);
+          eAe += e(t) * row;
+        }
+        const double Q = uAu + 2.0 * eAU + eAe;
+        const double* Pyr = Py.colptr(r);
+        const double* up = u.memptr();
+        double Num = 0.0;
+        for (std::size_t r2 = 0; r2 < R; ++r2) Num += up[r2] * Pyr[r2];
+        double own = 0.0;
+        for (std::size_t t = 0; t < mg; ++t) own += (c(mem[t]) - (t == ir ? 1.0 : 0.0)) * Py(mem[t], r);
+        Num += s * own;
+        const double cr = c(r);
+        pp[0] += cr * (Q / Den / Den - 2.0 * Num / Den);
+        for (std::size_t j = 0; der && j < np; ++j) {
+          double dQ, dNum, dDen;
+          if (j < dx) {
+            const double ds = dsv[j];
+            double deAU = 0.0, edAU = 0.0, deAe = 0.0, dnum_own = 0.0;
+            for (std::size_t t = 0; t < mg; ++t) {
+              const double det = ds * (c(mem[t]) - (t == ir ? 1.0 : 0.0));
+              deAU += det * AU(mem[t]);
+              edAU += e(t) * dAUs[j](mem[t]);
+              double row = 0.0;
+              for (std::size_t v = 0; v < mg; ++v) row += A(mem[t], mem[v]) * e(v);
+              deAe += det * row;
+            }
+            dQ = duAu[j] + 2.0 * (deAU + edAU) + 2.0 * deAe;
+            double dn = 0.0;
+            const double* dup = dus[j].memptr();
+            for (std::size_t r2 = 0; r2 < R; ++r2) dn += dup[r2] * Pyr[r2];
+            dnum_own = ds * own;
+            dNum = dn + dnum_own;
+            dDen = dB[j] + ds * (ng(g) - 1.0);
+          } else {
+            const std::size_t k = j - dx;
+            double edAU = 0.0, edAe = 0.0;
+            for (std::size_t t = 0; t < mg; ++t) {
+              edAU += e(t) * dAUs[j](mem[t]);
+              double row = 0.0;
+              for (std::size_t v = 0; v < mg; ++v) row += dA[k](mem[t], mem[v]) * e(v);
+              edAe += e(t) * row;
+            }
+            dQ = duAu[j] + 2.0 * edAU + edAe;
+            double dn = 0.0;
+            const double* dPyr = dPy[k].colptr(r);
+            for (std::size_t r2 = 0; r2 < R; ++r2) dn += up[r2] * dPyr[r2];
+            double down = 0.0;
+            for (std::size_t t = 0; t < mg; ++t)
+              down += (c(mem[t]) - (t == ir ? 1.0 : 0.0)) * dPy[k](mem[t], r);
+            dNum = dn + s * down;
+            dDen = 0.0;
+          }
+          const double rq = Q / Den / Den, rd = dDen / Den;  // no Den^3: it can underflow
+          pp[1 + j] += cr * (dQ / Den / Den - 2.0 * rq * rd - 2.0 * (dNum / Den - Num / Den * rd));
+        }
+      }
+    }
+  }
+  for (std::size_t g = 0; g < Gx; ++g)
+    if (bad[g]) return kInf;
+  double obj = 0.0;
+  arma::vec gr(np, arma::fill::zeros);
+  for (std::size_t g = 0; g < Gx; ++g) {
+    obj += part(0, g);
+    for (std::size_t j = 0; der && j < np; ++j) gr(j) += part(1 + j, g);
+  }
+  if (der) *grad = gr / n;
+  return obj / n;
+}
+
+// Conditional distribution cv_ls (Li, Lin and Racine 2013), see density.hpp.
+double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) const {
+  const bool der = grad != nullptr;
+  const std::size_t R = Zu.n_rows, Gx = Xg.n_rows, Ty = Yv.n_rows;
+  const std::vector<ColumnState> st = states(Mode::pdf, Mode::cdf, bw, der);
+  arma::mat Px;
+  std::vector<arma::mat> dPx;
+  x_matrix(st, der, Px, dPx);
+  // Gm(t, r) = G(y_t | Y_r): Ty x R (column r contiguous), with y derivatives.
+  arma::mat Gm(Ty, R, arma::fill::ones);
+  std::vector<arma::mat> dGm(der ? dy : 0);
+  std::vector<std::size_t> colmap(R);  // column of Gm holding row r
+  for (std::size_t r = 0; r < R; ++r) colmap[r] = r;
+  bool by_value = false;
+  {
+    std::vector<arma::mat> F(dy), dF(der ? dy : 0);
+    for (std::size_t k = 0; k < dy; ++k) {
+      const std::size_t j = dx + k;
+      const double off = cols[j].continuous() ? 0.0 : 1.0;  // cdf query = levels <= value
+      arma::vec yq = Yv.col(k) + off;
+      if (dy == 1 && cols[j].continuous()) {
+        // G(y_t | y_s) over pairs of distinct y values: G(-u) = 1 - G(u) for the symmetric
+        // kernels, so each pair costs one evaluation at u <= 0 (absolute accuracy 1e-16,
+        // what the squared-error objective needs).
+        const std::size_t T = Ty;
+        arma::mat H(T, T), dH(der ? T : 0, der ? T : 0);
+        const double ih = 1.0 / bw(j);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
+        for (std::size_t s2 = 0; s2 < T; ++s2) {
+          for (std::size_t t = 0; t <= s2; ++t) {  // upper triangle, contiguous
+            const double u = (Yv(t, k) - Yv(s2, k)) * ih;
+            const double a = -std::abs(u);
+            // Gaussian tails beyond 8.5 h: G(-8.5) = 9.5e-18 and |dG| < 2e-16 are below what
+            // the squared-error objective resolves (it compares G with 0/1 indicators; as the
+            // regression engine's truncation, kernel_pairs.hpp); compact kernels are exactly
+            // 0 / 1 beyond their support anyway.
+            const bool far = a < -kGaussTail && K.type == KernelType::gaussian;
+            const double g = far ? 0.0 : density_detail::kcdf(K, a);
+            H(t, s2) = u <= 0 ? g : 1.0 - g;
+            // d/dlog h G(u) = -u K(u); at -|u| it is dg, and -dg at +|u|.
+            if (der) {
+              const double ka = K.type == KernelType::gaussian
+                                    ? 0.39894228040143267794 * kernel_detail::exp_nonpositive(-0.5 * a * a)
+                                    : density_detail::kdens(K, a);
+              const double dg = far ? 0.0 : -a * ka;
+              dH(t, s2) = u <= 0 ? dg : -dg;
+            }
+          }
+        }
+        // Lower triangle from the upper one, in tiles (G(-u) = 1 - G(u), dG(-u) = -dG(u)).
+        constexpr std::size_t B = 64;
+        for (std::size_t t0 = 0; t0 < T; t0 += B)
+          for (std::size_t s0 = 0; s0 <= t0; s0 += B)
+            for (std::size_t t = t0; t < std::min(T, t0 + B); ++t)
+              for (std::size_t s2 = s0; s2 < std::min(t, s0 + B); ++s2) {
+                H(t, s2) = 1.0 - H(s2, t);
+                if (der) dH(t, s2) = -dH(s2, t);
+              }
+        // Columns by distinct y value: row r reads column ty_of[r] (no R x Ty copies).
+        Gm = std::move(H);
+        if (der) dGm[0] = std::move(dH);
+        colmap = ty_of;
+        by_value = true;
+        break;
+      } else {
+        F[k].set_size(Ty, R);
+        if (der) dF[k].set_size(Ty, R);
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (std::size_t r = 0; r < R; ++r)
+          density_detail::eval_column_cdf_reversed(cols[j], K, st[j], Zu(r, j), yq.memptr(), Ty,
+                                                   F[k].colptr(r), der ? dF[k].colptr(r) : nullptr);
+      }
+      Gm %= F[k];
+    }
+    for (std::size_t k = 0; der && !by_value && k < dy; ++k) {
+      dGm[k] = dF[k];
+      for (std::size_t l = 0; l < dy; ++l)
+        if (l != k) dGm[k] %= F[l];
+    }
+  }
+  auto group_sum = [&](const arma::mat& M) {  // Ty x Gx
+    arma::mat W(Ty, Gx, arma::fill::zeros);
+    for (std::size_t g = 0; g < Gx; ++g)
+      for (std::size_t r : members[g]) W.col(g) += c(r) * M.col(colmap[r]);
+    return W;
+  };
+  const arma::mat W = group_sum(Gm);
+  std::vector<arma::mat> dW(der ? dy : 0);
+  for (std::size_t k = 0; der && k < dy; ++k) dW[k] = group_sum(dGm[k]);
+  const std::size_t np = d;
+  arma::mat part(1 + np, Gx, arma::fill::zeros);
+  std::vector<char> bad(Gx, 0);
+#pragma omp parallel num_threads(threads)
+  {
+    arma::vec Ag(Ty), Fv(Ty), Iv(Ty);
+    std::vector<arma::vec> dAg(np, arma::vec(Ty));
+#pragma omp for schedule(static)
+    for (std::size_t g = 0; g < Gx; ++g) {
+      const double s = Px(g, g);
+      Ag.zeros();
+      double B = 0.0;
+      for (std::size_t h = 0; h < Gx; ++h)
+        if (h != g) {
+          Ag += Px(h, g) * W.col(h);
+          B += Px(h, g) * ng(h);
+        }
+      const double Den = B + s * (ng(g) - 1.0);
+      if (!(Den > 0.0)) { bad[g] = 1; continue; }
+      std::vector<double> dB(np, 0.0);
+      for (std::size_t j = 0; der && j < np; ++j) {
+        dAg[j].zeros();
+        for (std::size_t h = 0; h < Gx; ++h) {
+          if (h == g) continue;
+          if (j < dx) {
+            dAg[j] += dPx[j](h, g) * W.col(h);
+            dB[j] += dPx[j](h, g) * ng(h);
+          } else {
+            dAg[j] += Px(h, g) * dW[j - dx].col(h);
+          }
+        }
+      }
+      double* pp = part.colptr(g);
+      // Raw pointers in the hot loops (Armadillo's operator() checks bounds).
+      const double* Wg = W.colptr(g);
+      const double* Ap = Ag.memptr();
+      const double* mp = mt.memptr();
+      double* Ip = Iv.memptr();
+      double* Fp = Fv.memptr();
+      for (std::size_t r : members[g]) {
+        const double* Gr = Gm.colptr(colmap[r]);
+        if (dy == 1) {
+          const double yr = Zu(r, dx);
+          const double* yv = Yv.colptr(0);
+          for (std::size_t t = 0; t < Ty; ++t) Ip[t] = yr <= yv[t] ? 1.0 : 0.0;
+        } else {
+          for (std::size_t t = 0; t < Ty; ++t) {
+            bool le = true;
+            for (std::size_t k = 0; k < dy; ++k) le = le && Zu(r, dx + k) <= Yv(t, k);
+            Ip[t] = le ? 1.0 : 0.0;
+          }
+        }
+        for (std::size_t t = 0; t < Ty; ++t) Fp[t] = (Ap[t] + s * (Wg[t] - Gr[t])) / Den;
+        const double cr = c(r);
+        double acc = 0.0;
+        for (std::size_t t = 0; t < Ty; ++t) {
+          const double e = Ip[t] - Fp[t];
+          acc += mp[t] * e * e;
+        }
+        pp[0] += cr * acc;
+        for (std::size_t j = 0; der && j < np; ++j) {
+          double dacc = 0.0;
+          const double* dA = dAg[j].memptr();
+          if (j < dx) {
+            const double ds = dPx[j](g, g);
+            const double dDen = dB[j] + ds * (ng(g) - 1.0);
+            for (std::size_t t = 0; t < Ty; ++t) {
+              const double dnum = dA[t] + ds * (Wg[t] - Gr[t]);
+              const double dF = (dnum - Fp[t] * dDen) / Den;
+              dacc += mp[t] * (Ip[t] - Fp[t]) * dF;
+            }
+          } else {
+            const std::size_t k = j - dx;
+            const double* dWg = dW[k].colptr(g);
+            const double* dGr = dGm[k].colptr(colmap[r]);
+            for (std::size_t t = 0; t < Ty; ++t) {
+              const double dnum = dA[t] + s * (dWg[t] - dGr[t]);
+              dacc += mp[t] * (Ip[t] - Fp[t]) * dnum / Den;
+            }
+          }
+          pp[1 + j] += -2.0 * cr * dacc;
+        }
+      }
+    }
+  }
+  for (std::size_t g = 0; g < Gx; ++g)
+    if (bad[g]) return kInf;
+  double obj = 0.0;
+  arma::vec gr(np, arma::fill::zeros);
+  for (std::size_t g = 0; g < Gx; ++g) {
+    obj += part(0, g);
+    for (std::size_t j = 0; der && j < np; ++j) gr(j) += part(1 + j, g);
+  }
+  if (der) *grad = gr / (n * n);
+  return obj / (n * n);
+}
+
+DensityObjective::DensityObjective(const DensityData& data, DensityMethod method)
+    : data_(&data), method_(method), impl_(std::make_shared<Impl>()) {
+  check::require(method != DensityMethod::normal_reference, "method",
+                 "normal_reference has no objective; use cv_ml or cv_ls");
+  check::require(!(method == DensityMethod::cv_ml &&
+                   data.kind() == DensityKind::conditional_distribution),
+                 "bandwidth",
+                 "a conditional distribution has no likelihood: use cv_ls or normal_reference "
+                 "(as np's npcdistbw)");
+  check::require(data.n() >= 3, "X", "cross-validation needs at least 3 rows (got " +
+                                         std::to_string(data.n()) + "); pass the bandwidths");
+  Impl& I = *impl_;
+  I.kind = data.kind();
+  I.method = method;
+  I.cols = density_detail::make_columns(data);
+  I.K = data.options().kernel;
+  I.dx = data.X().n_cols;
+  I.dy = data.Y().n_cols;
+  I.d = I.dx + I.dy;
+  I.threads = resolve_threads(data.options().n_threads);
+  const arma::mat Z = I.kind == DensityKind::density ? data.X()
+                                                     : arma::mat(arma::join_rows(data.X(), data.Y()));
+  DistinctRows g = distinct_rows(density_detail::encode_training(I.cols, Z));
+  I.Zu = std::move(g.X);
+  I.c = std::move(g.count);
+  I.n = static_cast<double>(data.n());
+  const std::size_t R = I.Zu.n_rows;
+  if (static_cast<double>(R) * R < 4e4) I.threads = 1;
+  const bool triple = method == DensityMethod::cv_ls && I.kind != DensityKind::density;
+  if (triple) {
+    DistinctRows gx = distinct_rows(arma::mat(I.Zu.cols(0, I.dx - 1)));
+    I.Xg = std::move(gx.X);
+    I.gx_of = gx.group_of;
+    I.members.assign(I.Xg.n_rows, {});
+    I.ng.zeros(I.Xg.n_rows);
+    for (std::size_t r = 0; r < R; ++r) {
+      I.members[I.gx_of[r]].push_back(r);
+      I.ng(I.gx_of[r]) += I.c(r);
+    }
+    if (I.kind == DensityKind::conditional_density) {
+      check::require(R <= 4000, "bandwidth",
+                     "cv_ls for a conditional density keeps (distinct rows)^2 kernel values; "
+                     "with " + std::to_string(R) + " distinct rows (more than 4000) use cv_ml");
+    } else {
+      DistinctRows gy = distinct_rows(arma::mat(I.Zu.cols(I.dx, I.d - 1)));
+      I.Yv = std::move(gy.X);
+      I.ty_of = gy.group_of;
+      I.mt.zeros(I.Yv.n_rows);
+      for (std::size_t r = 0; r < R; ++r) I.mt(I.ty_of[r]) += I.c(r);
+      check::require(static_cast<double>(R) * I.Yv.n_rows <= 2.5e7, "bandwidth",
+                     "cv_ls for a conditional distribution keeps (distinct rows) x (distinct y) "
+                     "values; this sample has too many (more than 2.5e7): use normal_reference "
+                     "or a subsample");
+    }
+  }
+  // Search box.
+  lower_.set_size(I.d);
+  upper_.set_size(I.d);
+  for (std::size_t j = 0; j < I.d; ++j) {
+    const Column& col = I.cols[j];
+    if (col.continuous()) {
+      const arma::vec v = j < I.dx ? arma::vec(data.X().col(j)) : arma::vec(data.Y().col(j - I.dx));
+      const double sp = spread(v);
+      if (!(sp > 0.0)) {
+        std::ostringstream msg;
+        msg << (j < I.dx ? "X" : "y") << ": continuous column " << ((j < I.dx ? j : j - I.dx) + 1)
+            << " is constant: no bandwidth can be selected (drop the column)";
+        throw InvalidArgument(msg.str());
+      }
+      lower_(j) = 1e-3 * sp;
+      upper_(j) = 100.0 * (v.max() - v.min());
+    } else {
+      if (col.n_levels() < 2) {
+        std::ostringstream msg;
+        msg << (j < I.dx ? "X" : "y") << ": categorical column "
+            << ((j < I.dx ? j : j - I.dx) + 1)
+            << " has a single level: drop it (it cannot change the estimate)";
+        throw InvalidArgument(msg.str());
+      }
+      lower_(j) = 0.0;
+      upper_(j) = col.ck.max_bandwidth(col.n_levels()) * (1.0 - 1e-6);
+    }
+  }
+}
+
+std::size_t DensityObjective::n_unique() const { return impl_->Zu.n_rows; }
+
+double DensityObjective::operator()(const arma::vec& bandwidth, arma::vec* grad) const {
+  data_->check_bandwidth(bandwidth, "bandwidth");
+  const Impl& I = *impl_;
+  if (I.kind != DensityKind::density && method_ == DensityMethod::cv_ls) {
+    return I.kind == DensityKind::conditional_density ? I.cond_ls(bandwidth, grad)
+                                                      : I.dist_ls(bandwidth, grad);
+  }
+  return I.rows(bandwidth, grad);
+}
+
+DensityBandwidthResult select_density_bandwidth(const DensityData& data, DensityMethod method) {
+  DensityBandwidthResult res;
+  res.method = density_method_name(method);
+  if (method == DensityMethod::normal_reference) {
+    res.bandwidth = density_normal_reference(data);
+    res.objective = std::numeric_limits<double>::quiet_NaN();
+    res.converged = true;
+    res.message = "normal-reference rule";
+    return res;
+  }
+  const DensityObjective obj(data, method);
+  const std::size_t d = data.n_bandwidths();
+  const std::vector<VarType>& types = data.types();
+  res.lower = obj.lower();
+  res.upper = obj.upper();
+  arma::vec lo(d), hi(d), base(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    const bool cont = types[j] == VarType::continuous;
+    lo(j) = cont ? std::log(obj.lower()(j)) : obj.lower()(j);
+    hi(j) = cont ? std::log(obj.upper()(j)) : obj.upper()(j);
+  }
+  // Normal-reference start for continuous columns (all-categorical data: the box's middle).
+  bool any_cont = false;
+  for (VarType t : types) any_cont = any_cont || t == VarType::continuous;
+  const arma::vec nr = any_cont ? density_normal_reference(data) : arma::vec(d, arma::fill::zeros);
+  for (std::size_t j = 0; j < d; ++j)
+    base(j) = types[j] == VarType::continuous
+                  ? std::min(std::max(std::log(nr(j)), lo(j)), hi(j))
+                  : 0.5 * (lo(j) + hi(j));
+  const DensityOptions& opt = data.options();
+  arma::mat starts(d, static_cast<std::size_t>(opt.n_starts));
+  starts.col(0) = base;
+  std::mt19937_64 rng(opt.seed);
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  for (int s = 1; s < opt.n_starts; ++s)
+    for (std::size_t j = 0; j < d; ++j) {
+      const double u = unif(rng);
+      starts(j, s) = types[j] == VarType::continuous
+                         ? std::min(std::max(base(j) + std::log(4.0) * (2.0 * u - 1.0), lo(j)), hi(j))
+                         : lo(j) + (0.05 + 0.9 * u) * (hi(j) - lo(j));
+    }
+  int evals = 0;
+  auto to_bw = [&](const arma::vec& t) {
+    arma::vec b(d);
+    for (std::size_t j = 0; j < d; ++j) b(j) = types[j] == VarType::continuous ? std::exp(t(j)) : t(j);
+    return b;
+  };
+  const Objective f = [&](const arma::vec& t, arma::vec& g) {
+    ++evals;
+    return obj(to_bw(t), &g);
+  };
+  MinimizeResult best;
+  best.f = kInf;
+  bool have = false;
+  for (arma::uword s = 0; s < starts.n_cols; ++s) {
+    arma::vec t = starts.col(s);
+    for (int k = 0;; ++k) {
+      try {
+        MinimizeResult r = minimize_box(f, t, lo, hi, opt.minimize);
+        if (!have || r.f < best.f) {
+          best = std::move(r);
+          have = true;
+        }
+        break;
+      } catch (const NumericalError&) {  // undefined at the start: widen the bandwidths
+        bool moved = false;
+        for (std::size_t j = 0; j < d; ++j)
+          if (types[j] == VarType::continuous) {
+            const double up = std::min(t(j) + std::log(2.0), hi(j));
+            moved = moved || up > t(j);
+            t(j) = up;
+          }
+        if (!moved || k >= 12) break;
+      }
+    }
+  }
+  if (!have || !std::isfinite(best.f))
+    throw NumericalError(
+        "bandwidth: the cross-validation objective is undefined (+inf) everywhere the search "
+        "went: some leave-one-out estimate is zero (isolated points with a compact kernel); "
+        "use the Gaussian kernel or normal_reference");
+  res.bandwidth = to_bw(best.x);
+  res.objective = best.f;
+  res.n_evals = evals;
+  res.converged = best.converged;
+  res.message = best.message;
+  return res;
+}
+
+}  // namespace attnreg

@@ -1,0 +1,304 @@
+#include "attnreg/detail/density_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnreg/kernel_pairs.hpp"  // ATTNREG_SIMD_CLONES
+
+namespace attnreg {
+namespace density_detail {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr double kInv2SqrtPi = 0.28209479177387814347;  // 1 / (2 sqrt(pi))
+
+// 12-point Gauss-Legendre nodes and weights on [-1, 1] (exact for polynomials of degree 23).
+constexpr double kGLx[6] = {0.1252334085114689154724414, 0.3678314989981801937526915,
+                            0.5873179542866174472967024, 0.7699026741943046870368938,
+                            0.9041172563704748566784659, 0.9815606342467192506905491};
+constexpr double kGLw[6] = {0.2491470458134027850005624, 0.2334925365383548087608499,
+                            0.2031674267230659217490645, 0.1600783285433462263346525,
+                            0.1069393259953184309602547, 0.0471753363865118271946160};
+
+// Gaussian pdf-mode column: f = phi(u) / h, df = f (u^2 - 1), u = (q - t) / h. Compiled for
+// AVX-512, AVX2 and the baseline (kernel_pairs.hpp).
+ATTNREG_SIMD_CLONES void gauss_pdf(double q, const double* t, std::size_t m, double ih, double* f,
+                                   double* df) {
+  const double c = 0.39894228040143267794 * ih;
+  if (df) {
+#pragma omp simd
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (q - t[b]) * ih;
+      const double v = c * kernel_detail::exp_nonpositive(-0.5 * u * u);
+      f[b] = v;
+      df[b] = v * (u * u - 1.0);
+    }
+  } else {
+#pragma omp simd
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (q - t[b]) * ih;
+      f[b] = c * kernel_detail::exp_nonpositive(-0.5 * u * u);
+    }
+  }
+}
+
+// Gaussian conv-mode column: Kbar(u) = exp(-u^2/4) / (2 sqrt(pi)), f = Kbar / h,
+// df = f (u^2/2 - 1).
+ATTNREG_SIMD_CLONES void gauss_conv(double q, const double* t, std::size_t m, double ih, double* f,
+                                    double* df) {
+  const double c = kInv2SqrtPi * ih;
+  if (df) {
+#pragma omp simd
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (q - t[b]) * ih;
+      const double v = c * kernel_detail::exp_nonpositive(-0.25 * u * u);
+      f[b] = v;
+      df[b] = v * (0.5 * u * u - 1.0);
+    }
+  } else {
+#pragma omp simd
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (q - t[b]) * ih;
+      f[b] = c * kernel_detail::exp_nonpositive(-0.25 * u * u);
+    }
+  }
+}
+
+}  // namespace
+
+double kdens(const Kernel& k, double u) {
+  if (k.type == KernelType::gaussian) return 0.39894228040143267794 * std::exp(-0.5 * u * u);
+  return k(u);
+}
+
+double kderiv(const Kernel& k, double u) {
+  const double a = std::abs(u);
+  const double c = k.constant();
+  switch (k.type) {
+    case KernelType::gaussian: return -u * kdens(k, u);
+    case KernelType::epanechnikov: return a < 1.0 ? c * (-2.0 * u) : 0.0;
+    case KernelType::uniform: return 0.0;
+    case KernelType::triangular: return a < 1.0 ? c * (u > 0 ? -1.0 : (u < 0 ? 1.0 : 0.0)) : 0.0;
+    case KernelType::biweight: return a < 1.0 ? c * (-4.0 * u * (1.0 - u * u)) : 0.0;
+    case KernelType::triweight: {
+      const double t = 1.0 - u * u;
+      return a < 1.0 ? c * (-6.0 * u * t * t) : 0.0;
+    }
+    case KernelType::tricube: {
+      const double t = 1.0 - a * a * a;
+      return a < 1.0 ? c * (-9.0 * u * a * t * t) : 0.0;
+    }
+    case KernelType::cosine: return a < 1.0 ? c * (-0.5 * kPi * std::sin(0.5 * kPi * u)) : 0.0;
+  }
+  return 0.0;
+}
+
+double kcdf(const Kernel& k, double u) {
+  if (k.type == KernelType::gaussian) return 0.5 * std::erfc(-u * kInvSqrt2);
+  if (u <= -1.0) return 0.0;
+  if (u >= 1.0) return 1.0;
+  const double u2 = u * u;
+  switch (k.type) {
+    case KernelType::epanechnikov: return 0.5 + 0.75 * (u - u * u2 / 3.0);
+    case KernelType::uniform: return 0.5 * (u + 1.0);
+    case KernelType::triangular:
+      return u < 0.0 ? 0.5 * (1.0 + u) * (1.0 + u) : 1.0 - 0.5 * (1.0 - u) * (1.0 - u);
+    case KernelType::biweight:
+      return 0.5 + 15.0 / 16.0 * (u - 2.0 * u * u2 / 3.0 + u * u2 * u2 / 5.0);
+    case KernelType::triweight:
+      return 0.5 + 35.0 / 32.0 *
+                       (u - u * u2 + 0.6 * u * u2 * u2 - u * u2 * u2 * u2 / 7.0);
+    case KernelType::tricube: {
+      const double a = std::abs(u), a3 = a * a * a;
+      const double v = 70.0 / 81.0 * (a - 0.75 * a * a3 + 3.0 / 7.0 * a * a3 * a3 -
+                                       0.1 * a * a3 * a3 * a3);
+      return u < 0.0 ? 0.5 - v : 0.5 + v;
+    }
+    case KernelType::cosine: return 0.5 + 0.5 * std::sin(0.5 * kPi * u);
+    case KernelType::gaussian: break;
+  }
+  return 0.0;
+}
+
+double kconv(const Kernel& k, double t, double* deriv) {
+  if (k.type == KernelType::gaussian) {
+    const double v = kInv2SqrtPi * std::exp(-0.25 * t * t);
+    if (deriv) *deriv = -0.5 * t * v;
+    return v;
+  }
+  const double a = std::abs(t);
+  if (a >= 2.0) {
+    if (deriv) *deriv = 0.0;
+    return 0.0;
+  }
+  if (k.type == KernelType::uniform) {  // (2 - |t|) / 4: its derivative is not an integral
+    if (deriv) *deriv = t > 0 ? -0.25 : (t < 0 ? 0.25 : 0.0);
+    return 0.25 * (2.0 - a);
+  }
+  // int K(s) K(s + t) ds over [max(-1, -1 - t), min(1, 1 - t)], split where either factor
+  // has a kink (s = 0 and s = -t); each piece is a polynomial (or smooth) of low degree.
+  const double lo = std::max(-1.0, -1.0 - t), hi = std::min(1.0, 1.0 - t);
+  double cuts[4] = {lo, hi, 0.0, -t};
+  std::sort(cuts, cuts + 4);
+  double v = 0.0, dv = 0.0;
+  for (int p = 0; p < 3; ++p) {
+    const double x0 = std::max(cuts[p], lo), x1 = std::min(cuts[p + 1], hi);
+    if (!(x1 > x0)) continue;
+    const double m = 0.5 * (x0 + x1), r = 0.5 * (x1 - x0);
+    for (int q = 0; q < 6; ++q) {
+      for (int sgn = -1; sgn <= 1; sgn += 2) {
+        const double s = m + sgn * r * kGLx[q];
+        const double ks = k(s);
+        v += kGLw[q] * r * ks * k(s + t);
+        dv += kGLw[q] * r * ks * kderiv(k, s + t);
+      }
+    }
+  }
+  if (deriv) *deriv = dv;
+  return v;
+}
+
+double cat_deriv(const CategoricalKernel& ck, double x, double xi, double lambda, int n_levels) {
+  const double dist = std::abs(x - xi);
+  switch (ck.type) {
+    case CategoricalKernelType::aitchison_aitken:
+      return dist == 0.0 ? -1.0 : (n_levels > 1 ? 1.0 / (n_levels - 1) : 0.0);
+    case CategoricalKernelType::li_racine_unordered: return dist == 0.0 ? 0.0 : 1.0;
+    case CategoricalKernelType::wang_van_ryzin:
+      if (dist == 0.0) return -1.0;
+      return 0.5 * (-std::pow(lambda, dist) + (1.0 - lambda) * dist * std::pow(lambda, dist - 1.0));
+    case CategoricalKernelType::li_racine_ordered:
+      return dist == 0.0 ? 0.0 : dist * std::pow(lambda, dist - 1.0);
+  }
+  return 0.0;
+}
+
+ColumnState make_state(const Column& col, Mode mode, double bw, bool derivs) {
+  ColumnState st;
+  st.mode = mode;
+  st.bw = bw;
+  if (col.continuous()) return st;
+  const int L = col.n_levels();
+  st.L = L;
+  const std::vector<double>& lv = col.levels;
+  auto l = [&](int a, int b) { return col.ck(lv[a], lv[b], bw, L); };
+  auto dl = [&](int a, int b) { return cat_deriv(col.ck, lv[a], lv[b], bw, L); };
+  if (mode == Mode::pdf) {
+    st.tab.resize(static_cast<std::size_t>(L) * L);
+    if (derivs) st.dtab.resize(st.tab.size());
+    for (int a = 0; a < L; ++a)
+      for (int b = 0; b < L; ++b) {
+        st.tab[a * L + b] = l(a, b);
+        if (derivs) st.dtab[a * L + b] = dl(a, b);
+      }
+  } else if (mode == Mode::cdf) {
+    // Row a: query with a levels <= it (a = 0: below every level).
+    st.tab.assign(static_cast<std::size_t>(L + 1) * L, 0.0);
+    if (derivs) st.dtab.assign(st.tab.size(), 0.0);
+    for (int a = 1; a <= L; ++a)
+      for (int b = 0; b < L; ++b) {
+        st.tab[a * L + b] = st.tab[(a - 1) * L + b] + l(a - 1, b);
+        if (derivs) st.dtab[a * L + b] = st.dtab[(a - 1) * L + b] + dl(a - 1, b);
+      }
+  } else {
+    st.tab.assign(static_cast<std::size_t>(L) * L, 0.0);
+    if (derivs) st.dtab.assign(st.tab.size(), 0.0);
+    for (int a = 0; a < L; ++a)
+      for (int b = 0; b < L; ++b) {
+        double s = 0.0, ds = 0.0;
+        for (int z = 0; z < L; ++z) {
+          s += l(z, a) * l(z, b);
+          if (derivs) ds += dl(z, a) * l(z, b) + l(z, a) * dl(z, b);
+        }
+        st.tab[a * L + b] = s;
+        if (derivs) st.dtab[a * L + b] = ds;
+      }
+  }
+  return st;
+}
+
+void eval_column(const Column& col, const Kernel& k, const ColumnState& st, double q,
+                 const double* t, std::size_t m, double* f, double* df) {
+  if (!col.continuous()) {
+    const std::size_t row = static_cast<std::size_t>(q) * static_cast<std::size_t>(st.L);
+    const double* tr = st.tab.data() + row;
+    for (std::size_t b = 0; b < m; ++b) f[b] = tr[static_cast<std::size_t>(t[b])];
+    if (df) {
+      const double* dr = st.dtab.data() + row;
+      for (std::size_t b = 0; b < m; ++b) df[b] = dr[static_cast<std::size_t>(t[b])];
+    }
+    return;
+  }
+  const double h = st.bw, ih = 1.0 / h;
+  switch (st.mode) {
+    case Mode::pdf:
+      if (k.type == KernelType::gaussian) {
+        gauss_pdf(q, t, m, ih, f, df);
+      } else {
+        for (std::size_t b = 0; b < m; ++b) {
+          const double u = (q - t[b]) * ih;
+          const double v = k(u);
+          f[b] = v * ih;
+          if (df) df[b] = -(v + u * kderiv(k, u)) * ih;
+        }
+      }
+      return;
+    case Mode::cdf:
+      for (std::size_t b = 0; b < m; ++b) {
+        const double u = (q - t[b]) * ih;
+        f[b] = kcdf(k, u);
+        if (df) df[b] = -u * kdens(k, u);
+      }
+      return;
+    case Mode::conv:
+      if (k.type == KernelType::gaussian) {
+        gauss_conv(q, t, m, ih, f, df);
+        return;
+      }
+      for (std::size_t b = 0; b < m; ++b) {
+        const double u = (q - t[b]) * ih;
+        double d = 0.0;
+        const double v = kconv(k, u, df ? &d : nullptr);
+        f[b] = v * ih;
+        if (df) df[b] = -(v + u * d) * ih;
+      }
+      return;
+  }
+}
+
+void eval_column_cdf_reversed(const Column& col, const Kernel& k, const ColumnState& st,
+                              double t, const double* q, std::size_t m, double* f, double* df) {
+  if (!col.continuous()) {
+    const std::size_t L = static_cast<std::size_t>(st.L), tc = static_cast<std::size_t>(t);
+    for (std::size_t a = 0; a < m; ++a) {
+      const std::size_t row = static_cast<std::size_t>(q[a]) * L + tc;
+      f[a] = st.tab[row];
+      if (df) df[a] = st.dtab[row];
+    }
+    return;
+  }
+  const double ih = 1.0 / st.bw;
+  for (std::size_t a = 0; a < m; ++a) {
+    const double u = (q[a] - t) * ih;
+    f[a] = kcdf(k, u);
+    if (df) df[a] = -u * kdens(k, u);
+  }
+}
+
+double self_value(const Column& col, const Kernel& k, const ColumnState& st, double q,
+                  double* deriv) {
+  if (!col.continuous()) {
+    const std::size_t i = static_cast<std::size_t>(q) * static_cast<std::size_t>(st.L) +
+                          static_cast<std::size_t>(q);
+    if (deriv) *deriv = st.dtab[i];
+    return st.tab[i];
+  }
+  const double v = k.constant() / st.bw;
+  if (deriv) *deriv = -v;
+  return v;
+}
+
+}  // namespace density_detail
+}  // namespace attnreg
