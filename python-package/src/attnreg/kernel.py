@@ -150,14 +150,6 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
                     f"X: bandwidth={bw!r} needs at least 5 rows to select a bandwidth, got "
                     f"n_samples = {X.shape[0]}; pass a bandwidth by hand"
                 )
-            if sample_weight is not None and np.ptp(sample_weight) > 0:
-                # Equal weights cancel from every fit and every selection objective, so they
-                # are fine; unequal ones would need a weighted criterion the selector lacks.
-                raise ValueError(
-                    f"sample_weight: bandwidth={bw!r} selection does not use unequal sample "
-                    "weights; select with attnreg.select_bandwidth on the unweighted data and "
-                    "pass the numbers as bandwidth, or use equal weights"
-                )
             from .bandwidth import _BOUNDARY_WARNED_BY_CALLER, _warn_boundary, select_bandwidth
 
             token = _BOUNDARY_WARNED_BY_CALLER.set(True)
@@ -168,6 +160,7 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
                     unordered_kernel=str(self.unordered_kernel),
                     ordered_kernel=str(self.ordered_kernel),
                     ridge=float(getattr(self, "ridge", 0.0)), n_threads=int(self.n_threads),
+                    sample_weight=sample_weight,
                 )
             finally:
                 _BOUNDARY_WARNED_BY_CALLER.reset(token)
@@ -223,7 +216,8 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights multiplying each row's kernel weight. With a bandwidth
-            selector only equal weights are accepted (they cancel).
+            selector they also weight the criterion (see ``sample_weight`` of
+            :func:`attnreg.select_bandwidth`).
 
         Returns
         -------
