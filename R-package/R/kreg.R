@@ -38,7 +38,7 @@
 #'   (numeric: continuous; factor, character, logical: unordered; ordered factor: ordered).
 #' @param data A data frame.
 #' @param subset,weights,na.action As in [stats::lm()]; `weights` multiply the kernel
-#'   weights.
+#'   weights, and with a criterion as `bw` they weight it too (see [kbw()]).
 #' @param method `"ll"` (local linear) or `"lc"` (local constant, Nadaraya-Watson).
 #' @param bw Bandwidths: one per regressor (in formula order, optionally named), or one number
 #'   when every regressor is continuous; \eqn{\lambda} for categorical regressors; or a
@@ -111,12 +111,8 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
       stop("bw = \"", bwmethod, "\": bandwidth selection needs a single response",
            call. = FALSE)
     }
-    if (!is.null(w)) {
-      stop("bw = \"", bwmethod, "\": selection does not use weights; select with kbw() ",
-           "and pass the bandwidths", call. = FALSE)
-    }
     bwsel <<- .kbw_fit(X, as.double(Y[, 1]), spec, method, bwmethod, kernel, ridge, ukertype,
-                       okertype, n_threads = n_threads, progress = progress)
+                       okertype, n_threads = n_threads, progress = progress, weights = w)
     .kbw_boundary_warning(bwsel, sprintf("kreg(bw = \"%s\")", bwmethod))
     bwsel$bw
   }
