@@ -28,6 +28,7 @@ SECTIONS = [
                  "show_progress", "build_info", "NumericalError", "NoResidualDFWarning",
                  "BoundaryWarning"]),
     ("attnreg.bandwidth", ["dpi", "PlugInResult", "bandwidth_objective"]),
+    ("attnreg.effects", ["marginal_effects"]),
     ("attnreg.diagnostics", None),
     ("attnreg.plot", ["cv_curve", "fit_with_bands", "partial_effects", "attention_heatmap"]),
     ("attnreg.attention", None),

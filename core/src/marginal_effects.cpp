@@ -86,7 +86,8 @@ bool query_weights(const Ctx& c, const PreparedQueries& Q, std::size_t q, double
     for (std::size_t r = 0; r < p; ++r)
       for (std::size_t s = r; s < p; ++s) A(r, s) += w[i] * Z(r, i) * Z(s, i);
   }
-  for (std::size_t a = 0; a < dc; ++a) A(1 + a, 1 + a) += c.ridge * A(0, 0) * c.pen[a];
+  if (c.ridge > 0.0)  // (1 / h^2 overflows at extreme x scales; no ridge, no term)
+    for (std::size_t a = 0; a < dc; ++a) A(1 + a, 1 + a) += c.ridge * A(0, 0) * c.pen[a];
   A = arma::symmatu(A);
   arma::vec s(p);
   for (std::size_t r = 0; r < p; ++r) {

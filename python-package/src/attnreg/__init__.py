@@ -34,3 +34,5 @@ __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample",
 __all__ += ["show_progress"]
 __all__ += ["NoResidualDFWarning"]
 __all__ += ["BoundaryWarning"]
+from .effects import marginal_effects  # noqa: E402
+__all__ += ["marginal_effects"]
