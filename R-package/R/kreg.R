@@ -48,6 +48,9 @@
 #' @param ridge \eqn{\lambda \ge 0} on the local slopes (`method = "ll"`).
 #' @param ukertype,okertype Kernels of unordered and ordered categorical regressors.
 #' @param n_threads Threads for the core (0 = OpenMP default); results do not depend on it.
+#' @param gradients `TRUE`: also compute the marginal effects and their standard errors at the
+#'   observations, stored as `grad` and `gerr` (as np's `npreg(gradients = TRUE)`); see
+#'   [gradients()].
 #' @param progress Show a text progress bar (on stderr) while the kernel sums run, and the
 #'   bandwidth search's status line when `bw` is a selector. Long fits can be interrupted with
 #'   Ctrl-C (Esc in the R GUI) at any time; the core stops within one block of work.
@@ -83,7 +86,8 @@
 #' @export
 kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"),
                  bw = "cv.ls", kernel = "gaussian", ridge = 0, ukertype = "aitchisonaitken",
-                 okertype = "liracine", n_threads = 0L, progress = FALSE, ...) {
+                 okertype = "liracine", n_threads = 0L, progress = FALSE,
+                 gradients = FALSE, ...) {
   cl <- match.call()
   method <- match.arg(method)
   mf <- match.call(expand.dots = FALSE)
@@ -143,7 +147,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   }
   cv <- if (is.null(loo)) Inf else mean((Y - res$loo)^2)
   names(bwv) <- spec$names
-  structure(list(
+  fit <- structure(list(
     fitted.values = fitted, residuals = resid, leverage = setNames(res$leverage, rn),
     loo = loo, loo_error = res$loo_error, cv = cv, effective_df = res$effective_df,
     bw = bwv, var_types = spec$types, spec = spec, method = method, kernel = kernel,
@@ -153,6 +157,14 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
     x_sd = setNames(if (nrow(X) > 1L) apply(X, 2L, stats::sd) else rep(0, ncol(X)), spec$names),
     x_levels = setNames(apply(X, 2L, function(v) length(unique(v))), spec$names)
   ), class = "kreg")
+  if (isTRUE(gradients)) {
+    # As npreg(gradients = TRUE): the marginal effects and their standard errors at the
+    # observations (see gradients()).
+    g <- .kreg_gradients(fit, X)
+    fit$grad <- matrix(g$gradient, nrow(X), dimnames = list(rn, spec$names))
+    fit$gerr <- matrix(g$se, nrow(X), dimnames = list(rn, spec$names))
+  }
+  fit
 }
 
 # The core names its own arguments (X, Y, bandwidth[j], sample_weight, column j); say which
