@@ -254,3 +254,29 @@ TEST(MarginalEffects, BadInputIsRejected) {
   // A query far outside the data: every Gaussian weight underflows.
   EXPECT_THROW(local_gradient(m, arma::mat(1, 1, arma::fill::value(1e6)), GradientOptions{}), NumericalError);
 }
+
+TEST(MarginalEffects, RepeatedQueryRowsAreEvaluatedOnce) {
+  // Integer-valued regressor: each distinct query row is evaluated once and copied back; the
+  // results are those of the rows one by one, and the average's weights count every row.
+  arma::arma_rng::set_seed(71);
+  const arma::uword n = 200;
+  Data D;
+  D.X = arma::floor(10.0 * arma::randu<arma::mat>(n, 1));
+  D.y = arma::sqrt(D.X.col(0)) + 0.2 * arma::randn<arma::vec>(n);
+  const LocalPolynomial m = fit(D, 1, "c", KernelType::gaussian, arma::vec{1.5});
+  GradientOptions go;
+  go.se = GradientSE::asymptotic;
+  go.average = true;
+  const GradientResult r = local_gradient(m, D.X, go);
+  for (arma::uword i = 0; i < 12; ++i) {
+    const GradientResult ri = local_gradient(m, D.X.row(i), go);
+    EXPECT_EQ(r.gradient(i, 0), ri.gradient(0, 0));
+    EXPECT_EQ(r.se(i, 0), ri.se(0, 0));
+  }
+  const arma::mat G = gradient_weights(m, D.X, 0);
+  const arma::rowvec a = arma::mean(G, 0);
+  const arma::vec e = D.y - m.fitted().col(0);
+  EXPECT_NEAR(r.average(0), arma::mean(r.gradient.col(0)), 1e-13);
+  const double ase = std::sqrt(arma::dot(arma::square(a), arma::square(e)));
+  EXPECT_NEAR(r.average_se(0), ase, 1e-12 * ase);
+}

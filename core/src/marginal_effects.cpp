@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "attnreg/distinct_rows.hpp"
 #include "attnreg/error.hpp"
 #include "attnreg/kernel_pairs.hpp"
 #include "attnreg/runtime.hpp"
@@ -212,8 +213,17 @@ GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_n
     check::require(opt.n_boot >= 2 && opt.n_boot <= 100000, "n_boot",
                    "must be between 2 and 100000, got " + std::to_string(opt.n_boot));
   check::require(opt.n_threads >= 0, "n_threads", "must be >= 0 (0 = all available)");
-  const Plan P = make_plan(model, X_new);
+  // Identical query rows have identical effects: evaluate each distinct row once (m_u of
+  // them, with multiplicities mult) and copy back (integer-valued regressors: a few dozen
+  // distinct rows among tens of thousands).
+  check::require(X_new.n_rows >= 1, "X", "needs at least one row");
+  const std::size_t m_all = X_new.n_rows;
+  DistinctRows dq;
+  if (X_new.is_finite()) dq = distinct_rows(X_new);
+  const bool grouped = X_new.is_finite() && dq.X.n_rows < m_all;
+  const Plan P = make_plan(model, grouped ? dq.X : X_new);
   const std::size_t n = P.ctx.n, d = P.d, m = P.m;
+  const arma::vec mult = grouped ? dq.count : arma::vec(m, arma::fill::ones);
   const KernelSpace& sp = model.space();
   GradientResult res;
   res.gradient.set_size(m, d);
@@ -291,21 +301,30 @@ GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_n
             res.se(q, j) = boot_sd(g, buf.data());
           }
         }
-        if (opt.average) blk_sum[b] += G;
+        if (opt.average) blk_sum[b] += mult(q) * G;
       }
     }
   }
   for (std::size_t b = 0; b < nblk; ++b)
-    if (failed[b] >= 0) throw_failed(static_cast<std::size_t>(failed[b]));
+    if (failed[b] >= 0) {
+      std::size_t row = static_cast<std::size_t>(failed[b]);
+      if (grouped)  // the first row of that distinct row's group
+        for (std::size_t i = 0; i < m_all; ++i)
+          if (dq.group_of[i] == row) {
+            row = i;
+            break;
+          }
+      throw_failed(row);
+    }
   if (opt.average) {
     arma::mat a(n, d, arma::fill::zeros);
     for (std::size_t b = 0; b < nblk; ++b) a += blk_sum[b];
-    a /= static_cast<double>(m);
+    a /= static_cast<double>(m_all);
     res.average.set_size(d);
     for (std::size_t j = 0; j < d; ++j) {
       double s = 0.0;
-      for (std::size_t q = 0; q < m; ++q) s += res.gradient(q, j);
-      res.average(j) = s / static_cast<double>(m);
+      for (std::size_t q = 0; q < m; ++q) s += mult(q) * res.gradient(q, j);
+      res.average(j) = s / static_cast<double>(m_all);
     }
     if (want_se) {
       res.average_se.set_size(d);
@@ -321,6 +340,15 @@ GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_n
         }
       }
     }
+  }
+  if (grouped) {
+    arma::mat G(m_all, d), S(want_se ? m_all : 0, d);
+    for (std::size_t i = 0; i < m_all; ++i) {
+      G.row(i) = res.gradient.row(dq.group_of[i]);
+      if (want_se) S.row(i) = res.se.row(dq.group_of[i]);
+    }
+    res.gradient = std::move(G);
+    if (want_se) res.se = std::move(S);
   }
   return res;
 }
