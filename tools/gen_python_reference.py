@@ -31,6 +31,7 @@ SECTIONS = [
                  "ConditionalQuantile"]),
     ("attnreg.bandwidth", ["dpi", "PlugInResult", "bandwidth_objective"]),
     ("attnreg.semiparametric", ["LocalPolynomial", "PartiallyLinear", "SmoothCoefficient"]),
+    ("attnreg.effects", ["marginal_effects"]),
     ("attnreg.diagnostics", None),
     ("attnreg.plot", ["cv_curve", "fit_with_bands", "partial_effects", "attention_heatmap"]),
     ("attnreg.attention", None),

@@ -2,7 +2,7 @@
 # is in the C++ core (core/include/attnreg/diagnostics.hpp); these functions convert and format.
 
 .diag_kind <- function(kind) {
-  kinds <- c("hc3", "hc2", "hc1", "hc0", "const", "cr1")
+  kinds <- c("hc3", "hc2", "hc1", "hc0", "const", "cr1", "nn")
   if (!is.character(kind) || length(kind) != 1L || !tolower(kind) %in% kinds) {
     stop("kind: must be one of ", paste0("\"", kinds, "\"", collapse = ", "), call. = FALSE)
   }
@@ -33,7 +33,11 @@
 #' @param fit A `kreg` fit (single response).
 #' @param newdata A data frame with the regressors; missing: the training data.
 #' @param level Confidence level.
-#' @param kind Variance estimator: `"hc3"`, `"hc2"`, `"hc1"`, `"hc0"`, `"const"`, `"cr1"`.
+#' @param kind Variance estimator: `"hc3"`, `"hc2"`, `"hc1"`, `"hc0"`, `"const"`, `"cr1"`, or
+#'   `"nn"`: nearest-neighbour residuals (one continuous regressor; nprobust's default
+#'   `vce = "nn"` with 3 neighbours, Calonico, Cattaneo and Farrell 2018,
+#'   \doi{10.1080/01621459.2017.1285776}), \eqn{\sigma_i^2 = J/(J+1) (y_i - \bar y_{J(i)})^2}
+#'   over the \eqn{J} nearest observations in \eqn{x} (whole tie groups).
 #' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth).
 #' @param pilot_degree Pilot degree (> the fit's degree).
 #' @param cluster Cluster ids, one per training row, for `kind = "cr1"`: integers or labels

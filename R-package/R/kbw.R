@@ -18,14 +18,22 @@
 #' with the exact gradient, computed in the same pass over the pairs as the criterion, from
 #' `nstart` starting points (reproducible with `seed`). With one continuous regressor the
 #' criterion is first computed over a grid of bandwidths (the curve that [plot.kbw()] draws),
-#' whose best local minima start the search. Each continuous bandwidth is at least the
-#' distance from every observation to its `degree + 1`-th nearest other distinct value (for
-#' the Gaussian kernel a third of it), so every local fit has enough neighbours (as
-#' nprobust's `bwcheck`). Degenerate data (a constant regressor, too few distinct values,
+#' whose best local minima start the search. The search box of a continuous bandwidth starts at
+#' the estimator's own limit: the smallest bandwidth at which every leave-one-out fit exists
+#' (local constant: one neighbour whose kernel weight does not underflow; local linear: a
+#' local design whose Cholesky pivots stay above 1e-8, so the fit keeps 8 digits), checked on
+#' the criterion and raised where the criterion is undefined there. Degenerate data (a constant regressor, too few distinct values,
 #' fewer than 5 rows) give an error naming the argument.
 #'
 #' @inheritParams kreg
 #' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
+#' @param weights Optional observation weights (finite, \eqn{\ge 0}, not all 0; as in
+#'   [stats::lm()]). They multiply each observation's kernel weight in every local fit and
+#'   weight the criterion: cv.ls is \eqn{\sum_i w_i (y_i - m_{-i}(x_i))^2 / \sum_i w_i}, with
+#'   \eqn{m_{-i}} the weighted fit without observation \eqn{i} (all of its weight leaves, so
+#'   integer weights are sampling weights, not repeated rows); cv.aic and gcv use the weighted
+#'   mean squared residual and the number of observations in their penalties. np's
+#'   `npregbw()` takes no weights.
 #' @param method `"ll"` (local linear) or `"lc"` (local constant).
 #' @param bwmethod `"cv.ls"`, `"cv.aic"`, `"gcv"`, `"rot"` or `"dpi"`.
 #' @param nstart Number of starting points of the search.
@@ -40,8 +48,8 @@
 #'   `at_bound` (per regressor: -1 when the bandwidth sits at the lower end of the box, 1 at
 #'   the upper end, 0 inside). A bandwidth on the box gives a `warning()` naming the
 #'   regressor, the value and the end: at the lower end the search stopped at the smallest
-#'   bandwidth that keeps every point's distinct neighbours within reach (typical of a
-#'   discrete variable); at the upper end the variable is smoothed out (local linear: it
+#'   bandwidth at which every leave-one-out fit exists (typical of a discrete variable, where
+#'   the cell means win); at the upper end the variable is smoothed out (local linear: it
 #'   enters linearly; local constant: it is irrelevant).
 #' @seealso [kreg()] (which accepts a `kbw` object or a criterion name as `bw`).
 #' @examples
@@ -52,18 +60,19 @@
 #' d <- transform(mtcars, am = factor(am))
 #' kbw(mpg ~ wt + am, data = d, method = "lc", bwmethod = "cv.aic")
 #' @export
-kbw <- function(formula, data, subset, na.action, method = c("ll", "lc"),
+kbw <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"),
                 bwmethod = c("cv.ls", "cv.aic", "gcv", "rot", "dpi"), kernel = "gaussian",
                 ridge = 0, ukertype = "aitchisonaitken", okertype = "liracine", nstart = 3L,
                 seed = 0L, grid_size = 30L, progress = FALSE, n_threads = 0L, ...) {
   method <- match.arg(method)
   bwmethod <- match.arg(bwmethod)
   mf <- match.call(expand.dots = FALSE)
-  m <- match(c("formula", "data", "subset", "na.action"), names(mf), 0L)
+  m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
   mf <- mf[c(1L, m)]
   mf$drop.unused.levels <- TRUE
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, parent.frame())
+  w <- model.weights(mf)
   y <- model.response(mf, "numeric")
   if (is.null(y)) stop("formula: needs a response on the left of '~'", call. = FALSE)
   if (is.matrix(y) && ncol(y) > 1L) {
@@ -72,14 +81,18 @@ kbw <- function(formula, data, subset, na.action, method = c("ll", "lc"),
   spec <- .kreg_spec(mf)
   X <- .kreg_encode(spec, mf)
   b <- .kbw_fit(X, as.double(y), spec, method, bwmethod, kernel, ridge, ukertype, okertype,
-                nstart, seed, grid_size, progress, n_threads)
+                nstart, seed, grid_size, progress, n_threads, weights = w)
   .kbw_boundary_warning(b, "kbw")
   b
 }
 
 .kbw_fit <- function(X, y, spec, method, bwmethod, kernel, ridge, ukertype, okertype,
                      nstart = 3L, seed = 0L, grid_size = 30L, progress = FALSE,
-                     n_threads = 0L) {
+                     n_threads = 0L, weights = NULL) {
+  if (!is.null(weights) && (!is.numeric(weights) || length(weights) != length(y))) {
+    stop("weights: need one number per observation (got ", length(weights), " for ",
+         length(y), ")", call. = FALSE)
+  }
   if (!is.numeric(nstart) || length(nstart) != 1L || nstart < 1) {
     stop("nstart: must be a single integer >= 1", call. = FALSE)
   }
@@ -92,7 +105,8 @@ kbw <- function(formula, data, subset, na.action, method = c("ll", "lc"),
   r <- .kreg_core(.kbw_cpp(X, y, if (method == "ll") 1L else 0L, bwmethod, kernel, spec$types,
                            ukertype, okertype, as.double(ridge), as.integer(nstart),
                            as.double(seed), as.integer(grid_size), 0L, as.integer(n_threads),
-                           isTRUE(progress)), spec)
+                           isTRUE(progress),
+                           if (is.null(weights)) numeric(0) else as.double(weights)), spec)
   bw <- setNames(r$bw, spec$names)
   curve <- if (length(r$curve_grid)) {
     data.frame(bw = r$curve_grid, objective = r$curve_values)
@@ -119,8 +133,8 @@ kbw <- function(formula, data, subset, na.action, method = c("ll", "lc"),
     cont <- types[j] == "c"
     lower <- ab[j] < 0L
     advice <- if (lower && cont) {
-      paste("the search stopped at the smallest bandwidth that keeps every point's",
-            "distinct neighbours within reach (typical of a discrete variable: make it a",
+      paste("the search stopped at the smallest bandwidth at which every leave-one-out",
+            "fit exists (typical of a discrete variable, where the cell means win: make it a",
             "factor, or pass a bandwidth by hand)")
     } else if (lower) {
       "its categories are kept apart entirely (cell means)"

@@ -38,7 +38,7 @@
 #'   (numeric: continuous; factor, character, logical: unordered; ordered factor: ordered).
 #' @param data A data frame.
 #' @param subset,weights,na.action As in [stats::lm()]; `weights` multiply the kernel
-#'   weights.
+#'   weights, and with a criterion as `bw` they weight it too (see [kbw()]).
 #' @param method `"ll"` (local linear) or `"lc"` (local constant, Nadaraya-Watson).
 #' @param degree Degree of the local polynomial (overrides `method`): 0 (local constant), 1
 #'   (local linear), 2 (local quadratic, any number of continuous regressors) or 3 (local cubic,
@@ -52,6 +52,9 @@
 #' @param ridge \eqn{\lambda \ge 0} on the local slopes (`method = "ll"`).
 #' @param ukertype,okertype Kernels of unordered and ordered categorical regressors.
 #' @param n_threads Threads for the core (0 = OpenMP default); results do not depend on it.
+#' @param gradients `TRUE`: also compute the marginal effects and their standard errors at the
+#'   observations, stored as `grad` and `gerr` (as np's `npreg(gradients = TRUE)`); see
+#'   [gradients()].
 #' @param progress Show a text progress bar (on stderr) while the kernel sums run, and the
 #'   bandwidth search's status line when `bw` is a selector. Long fits can be interrupted with
 #'   Ctrl-C (Esc in the R GUI) at any time; the core stops within one block of work.
@@ -87,7 +90,8 @@
 #' @export
 kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"),
                  degree = NULL, bw = "cv.ls", kernel = "gaussian", ridge = 0, ukertype = "aitchisonaitken",
-                 okertype = "liracine", n_threads = 0L, progress = FALSE, ...) {
+                 okertype = "liracine", n_threads = 0L, progress = FALSE,
+                 gradients = FALSE, ...) {
   cl <- match.call()
   method_given <- !missing(method)
   method <- match.arg(method)
@@ -131,11 +135,12 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
       stop("bw = \"", bwmethod, "\": bandwidth selection needs a single response",
            call. = FALSE)
     }
-    if (!is.null(w)) {
-      stop("bw = \"", bwmethod, "\": selection does not use weights; select with kbw() ",
-           "and pass the bandwidths", call. = FALSE)
-    }
     if (degree >= 2L) {
+      if (!is.null(w)) {
+        stop("bw = \"", bwmethod, "\": selection for degree ", degree, " does not use weights; ",
+             "pass the bandwidths by hand (or use degree 0 or 1, whose selectors take weights)",
+             call. = FALSE)
+      }
       key <- c(cv.ls = "cv_ls", cv.aic = "aic", gcv = "gcv", rot = "rot", dpi = "dpi")[[bwmethod]]
       r <- .kreg_core(.klp_select_cpp(X, as.double(Y[, 1]), degree, key, kernel, spec$types,
                                       ukertype, okertype, as.double(ridge),
@@ -151,7 +156,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
       return(r$bw)
     }
     bwsel <<- .kbw_fit(X, as.double(Y[, 1]), spec, method, bwmethod, kernel, ridge, ukertype,
-                       okertype, n_threads = n_threads, progress = progress)
+                       okertype, n_threads = n_threads, progress = progress, weights = w)
     .kbw_boundary_warning(bwsel, sprintf("kreg(bw = \"%s\")", bwmethod))
     bwsel$bw
   }
@@ -182,7 +187,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   }
   cv <- if (is.null(loo)) Inf else mean((Y - res$loo)^2)
   names(bwv) <- spec$names
-  structure(list(
+  fit <- structure(list(
     fitted.values = fitted, residuals = resid, leverage = setNames(res$leverage, rn),
     loo = loo, loo_error = res$loo_error, cv = cv, effective_df = res$effective_df,
     bw = bwv, var_types = spec$types, spec = spec, method = method, degree = degree,
@@ -193,6 +198,14 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
     x_sd = setNames(if (nrow(X) > 1L) apply(X, 2L, stats::sd) else rep(0, ncol(X)), spec$names),
     x_levels = setNames(apply(X, 2L, function(v) length(unique(v))), spec$names)
   ), class = "kreg")
+  if (isTRUE(gradients)) {
+    # As npreg(gradients = TRUE): the marginal effects and their standard errors at the
+    # observations (see gradients()).
+    g <- .kreg_gradients(fit, X)
+    fit$grad <- matrix(g$gradient, nrow(X), dimnames = list(rn, spec$names))
+    fit$gerr <- matrix(g$se, nrow(X), dimnames = list(rn, spec$names))
+  }
+  fit
 }
 
 # The core names its own arguments (X, Y, bandwidth[j], sample_weight, column j); say which

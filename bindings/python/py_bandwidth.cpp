@@ -79,12 +79,14 @@ void init_bandwidth(py::module_& m) {
          const std::string& method, const std::string& kernel, const std::string& var_types,
          const std::string& unordered_kernel, const std::string& ordered_kernel, double ridge,
          int n_starts, std::uint64_t seed, int grid_size, int min_neighbors, int n_threads,
-         py::object progress) {
+         py::object progress, py::object weights) {
         const arma::mat Xm = attnreg_py::as_mat(X, "X");
         const arma::vec yv = to_vec(y, "y");
         attnreg::BandwidthSelectOptions o =
             select_options(degree, method, kernel, var_types, unordered_kernel, ordered_kernel,
                            ridge, n_starts, seed, grid_size, min_neighbors, n_threads);
+        if (!weights.is_none())
+          o.weights = to_vec(weights.cast<attnreg_py::farray>(), "sample_weight");
         if (!progress.is_none()) {
           o.on_eval = [progress](int evals, double best) {
             py::gil_scoped_acquire gil;
@@ -115,7 +117,8 @@ void init_bandwidth(py::module_& m) {
       py::arg("X"), py::arg("y"), py::arg("degree"), py::arg("method"), py::arg("kernel"),
       py::arg("var_types"), py::arg("unordered_kernel"), py::arg("ordered_kernel"),
       py::arg("ridge"), py::arg("n_starts"), py::arg("seed"), py::arg("grid_size"),
-      py::arg("min_neighbors"), py::arg("n_threads"), py::arg("progress") = py::none());
+      py::arg("min_neighbors"), py::arg("n_threads"), py::arg("progress") = py::none(),
+      py::arg("weights") = py::none());
 
   m.def(
       "bandwidth_objective",
@@ -123,13 +126,15 @@ void init_bandwidth(py::module_& m) {
          const attnreg_py::farray& bandwidth, int degree, const std::string& method,
          const std::string& kernel, const std::string& var_types,
          const std::string& unordered_kernel, const std::string& ordered_kernel, double ridge,
-         bool gradient) {
+         bool gradient, py::object weights) {
         const arma::mat Xm = attnreg_py::as_mat(X, "X");
         const arma::vec yv = to_vec(y, "y");
         const arma::vec bw = to_vec(bandwidth, "bandwidth");
-        const attnreg::BandwidthSelectOptions o = select_options(
+        attnreg::BandwidthSelectOptions o = select_options(
             degree, method, kernel, var_types, unordered_kernel, ordered_kernel, ridge, 1, 0, 0,
             0, 0);
+        if (!weights.is_none())
+          o.weights = to_vec(weights.cast<attnreg_py::farray>(), "sample_weight");
         attnreg::BandwidthObjective obj(Xm, yv, o);
         arma::vec g;
         double v;
@@ -141,5 +146,6 @@ void init_bandwidth(py::module_& m) {
       },
       py::arg("X"), py::arg("y"), py::arg("bandwidth"), py::arg("degree"), py::arg("method"),
       py::arg("kernel"), py::arg("var_types"), py::arg("unordered_kernel"),
-      py::arg("ordered_kernel"), py::arg("ridge"), py::arg("gradient") = true);
+      py::arg("ordered_kernel"), py::arg("ridge"), py::arg("gradient") = true,
+      py::arg("weights") = py::none());
 }

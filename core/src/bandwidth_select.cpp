@@ -534,6 +534,105 @@ double kth_distinct_gap(const arma::vec& x, int k) {
   return worst;
 }
 
+// The estimator's own limit of definition in one continuous column (the default floor of the
+// search box; see "Floor" in bandwidth_select.hpp). For each distinct value v_t of the column
+// (c_t rows), the leave-one-out fit at a row with that value sees the other rows: its own value
+// again when c_t >= 2 (distance 0) and the other distinct values. d1 <= d2 are the distances to
+// the nearest two such design values. The smallest bandwidth h_t at which that fit exists and
+// keeps its digits:
+//   local constant: one neighbour with weight the engine accepts: d1 < h (compact kernels;
+//     the point at distance exactly h has weight 0) or k(d1/h) >= KernelSpace::kTinyWeight
+//     (Gaussian: d1/h < r = sqrt(2 ln(1/kTinyWeight)) ~ 36.5);
+//   local linear: two distinct design values; compact kernels: d2 < h; the Gaussian: the nearer
+//     one accepted as above, and the equilibrated 2 x 2 local design [S0 S1; S1 S2] of the two
+//     keeps its smallest Cholesky pivot 1 - S1^2 / (S0 S2) >= kFloorPivot, so the fit loses at
+//     most 8 of its 16 digits. With weights w1, w2 = rho w1 at signed distances s1 d1, s2 d2
+//     the pivot is rho D / ((1 + rho)(a + rho b)), D = (s1 d1 - s2 d2)^2, a = d1^2, b = d2^2,
+//     which rises with rho = exp(-(d2^2 - d1^2) / (2 h^2)); the smallest admissible rho is the
+//     smaller root of tau b rho^2 + (tau (a + b) - D) rho + tau a = 0 and gives
+//     h = sqrt((d2^2 - d1^2) / (-2 ln rho)); the nearest value is paired with each of the next
+//     five and the best pair counts (two values almost on top of each other on one side never
+//     make a good design alone). (d1 = 0, a tied own value: the pivot is c / (c + rho) ~ 1, so
+//     only d2 / h < r is needed.)
+// The floor is max_t h_t. When that is 0 (every value repeated, local constant) the column's
+// objective is constant below the smallest gap between distinct values divided by r (compact:
+// the gap itself), where the column already acts as exact matching; that is the floor then.
+// This is a per-column necessary condition: a multivariate bandwidth whose leave-one-out fits
+// fail is scored +inf by the objective (and the search steps back).
+constexpr double kFloorPivot = 1e-8;
+
+double definition_floor(const arma::vec& x, int degree, const Kernel& kernel) {
+  arma::vec u = arma::sort(x);
+  std::vector<double> val;
+  std::vector<std::size_t> cnt;
+  for (double v : u) {
+    if (val.empty() || v != val.back()) {
+      val.push_back(v);
+      cnt.push_back(1);
+    } else {
+      ++cnt.back();
+    }
+  }
+  const std::size_t m = val.size();
+  const bool compact = kernel.compact();
+  const double r = std::sqrt(-2.0 * std::log(KernelSpace::kTinyWeight));
+  double floor = 0.0, min_gap = kInf;
+  for (std::size_t t = 0; t + 1 < m; ++t) min_gap = std::min(min_gap, val[t + 1] - val[t]);
+  for (std::size_t t = 0; t < m; ++t) {
+    // The nearest design values (signed distances), own value first when repeated.
+    constexpr int kNear = 6;
+    double sd[kNear];
+    int have = 0;
+    if (cnt[t] >= 2) sd[have++] = 0.0;
+    std::size_t l = t, rr = t;
+    while (have < kNear) {
+      const double dl = l > 0 ? val[t] - val[l - 1] : kInf;
+      const double dr = rr + 1 < m ? val[rr + 1] - val[t] : kInf;
+      if (!std::isfinite(dl) && !std::isfinite(dr)) break;
+      if (dl <= dr) {
+        sd[have++] = -dl;
+        --l;
+      } else {
+        sd[have++] = dr;
+        ++rr;
+      }
+    }
+    const double d1 = std::fabs(sd[0]);
+    double ht;
+    if (degree == 0) {
+      ht = compact ? d1 : d1 / r;
+    } else {
+      const double d2 = have > 1 ? std::fabs(sd[1]) : kInf;
+      if (compact) {
+        ht = d2;
+      } else if (d1 == 0.0 || d2 == d1) {
+        ht = d2 / r;
+      } else {
+        // The nearest value paired with each of the next ones: the best such 2-point design
+        // (two values almost on top of each other on one side never make a good one alone).
+        ht = kInf;
+        for (int k = 1; k < have; ++k) {
+          const double dk = std::fabs(sd[k]);
+          const double a = d1 * d1, b = dk * dk, D = (sd[0] - sd[k]) * (sd[0] - sd[k]);
+          const double tau = kFloorPivot;
+          const double B = tau * (a + b) - D, disc = B * B - 4.0 * tau * b * tau * a;
+          if (!(B < 0.0 && disc >= 0.0)) continue;  // pivot < tau at every h
+          // Smaller root, computed without cancellation: rho = 2 C / (-B + sqrt(disc)).
+          const double rho = std::min(2.0 * tau * a / (-B + std::sqrt(disc)), std::exp(-1.0));
+          const double hk = b > a ? std::sqrt((b - a) / (-2.0 * std::log(rho))) : 0.0;
+          ht = std::min(ht, std::max(d1 / r, hk));
+        }
+        if (!std::isfinite(ht)) ht = std::max(d1 / r, std::sqrt((d2 * d2 - d1 * d1) / 2.0));
+      }
+    }
+    floor = std::max(floor, ht);
+  }
+  if (!(floor > 0.0)) floor = compact ? min_gap : min_gap / r;
+  // Step just beyond the limit: compact kernels give a point exactly at distance h weight 0,
+  // and the Gaussian's weight at exactly r bandwidths is the threshold itself.
+  return floor * (1.0 + 1e-9);
+}
+
 std::string lower_copy(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -563,9 +662,30 @@ const char* bandwidth_method_name(BandwidthMethod m) {
   return "?";
 }
 
-BandwidthObjective::BandwidthObjective(const arma::mat& X, const arma::vec& y,
+BandwidthObjective::BandwidthObjective(const arma::mat& X_in, const arma::vec& y_in,
                                        const BandwidthSelectOptions& opt)
-    : X_(X), y_(y), opt_(opt) {
+    : X_(X_in), y_(y_in), opt_(opt) {
+  if (!opt.weights.is_empty()) {
+    // Observation weights (see "Weights" in bandwidth_select.hpp): rows of weight 0 take no
+    // part in any fit nor in the criterion, so they are dropped; the rest are divided by their
+    // maximum (every criterion is invariant to a common factor).
+    check::require(opt.weights.n_elem == X_in.n_rows, "weights",
+                   "must have one value per row of X (got " + std::to_string(opt.weights.n_elem) +
+                       " weights for " + std::to_string(X_in.n_rows) + " rows)");
+    check::require(opt.weights.is_finite() && arma::all(opt.weights >= 0.0), "weights",
+                   "must be finite and >= 0");
+    check::require(arma::any(opt.weights > 0.0), "weights",
+                   "are all zero; give at least one positive weight");
+    const arma::uvec keep = arma::find(opt.weights > 0.0);
+    if (keep.n_elem < X_in.n_rows) {
+      X_ = X_in.rows(keep);
+      if (y_in.n_elem == X_in.n_rows) y_ = y_in.elem(keep);
+    }
+    w_ = opt.weights.elem(keep);
+    w_ /= w_.max();
+  }
+  const arma::mat& X = X_;
+  const arma::vec& y = y_;
   check::require(opt.degree == 0 || opt.degree == 1, "estimator",
                  "must be local constant (lc, degree 0) or local linear (ll, degree 1)");
   check::require(opt.method == BandwidthMethod::cv_ls || opt.method == BandwidthMethod::aic ||
@@ -602,10 +722,15 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X, const arma::vec& y,
           << "bandwidth by hand)";
         throw InvalidArgument(m.str());
       }
-      const double gap = kth_distinct_gap(col, k);
-      const double factor = opt.kernel.compact() ? 1.0 : 1.0 / 3.0;
-      // Compact kernels: a point exactly at distance h has weight 0, so step just beyond.
-      lower_(j) = gap * factor * (opt.kernel.compact() ? 1.0 + 1e-9 : 1.0);
+      if (opt.min_neighbors > 0) {
+        // The bwcheck guard asked for: k distinct neighbours within reach of every point.
+        const double gap = kth_distinct_gap(col, k);
+        const double factor = opt.kernel.compact() ? 1.0 : 1.0 / 3.0;
+        // Compact kernels: a point exactly at distance h has weight 0, so step just beyond.
+        lower_(j) = gap * factor * (opt.kernel.compact() ? 1.0 + 1e-9 : 1.0);
+      } else {
+        lower_(j) = definition_floor(col, opt.degree, opt.kernel);
+      }
       upper_(j) = 100.0 * (col.max() - col.min());
     } else {
       for (double v : col)
@@ -628,16 +753,25 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X, const arma::vec& y,
   }
   (void)n_cont;
 
-  // Group identical rows (see "Ties"; distinct_rows.hpp).
+  // Group identical rows (see "Ties"; distinct_rows.hpp); with weights, rows identical in X and
+  // in their weight (see "Weights").
   const std::size_t n = X.n_rows;
-  DistinctRows groups = distinct_rows(X);
+  DistinctRows groups = distinct_rows(w_.is_empty() ? X : arma::mat(arma::join_rows(X, w_)));
   const std::size_t G = groups.X.n_rows;
-  Xu_ = std::move(groups.X);
-  count_ = std::move(groups.count);
+  rows_ = std::move(groups.count);
+  if (w_.is_empty()) {
+    Xu_ = std::move(groups.X);
+    unit_.ones(G);
+  } else {
+    Xu_ = groups.X.cols(0, X.n_cols - 1);
+    unit_ = groups.X.col(X.n_cols);
+  }
+  count_ = rows_ % unit_;
+  weight_sum_ = arma::accu(count_);
   ybar_.zeros(G);
   ss_.zeros(G);
   for (std::size_t i = 0; i < n; ++i) ybar_(groups.group_of[i]) += y(i);
-  ybar_ /= count_;
+  ybar_ /= rows_;
   for (std::size_t i = 0; i < n; ++i) {  // two-pass: no cancellation in SS
     const std::size_t g = groups.group_of[i];
     const double e = y(i) - ybar_(g);
@@ -656,7 +790,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   spec.ordered = opt_.ordered_kernel;
   spec.algorithm = opt_.algorithm;
   spec.truncation = opt_.truncation;
-  const bool ties = Xu_.n_rows < X_.n_rows;
+  const bool ties = Xu_.n_rows < X_.n_rows || !w_.is_empty();
   KernelSpace space(Xu_, bandwidth, spec, ties ? count_ : arma::vec());
   const PreparedQueries Q = space.training_queries();
   const arma::vec y_int = ybar_.elem(arma::conv_to<arma::uvec>::from(space.order()));
@@ -665,7 +799,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   sh.space = &space;
   sh.y_int = &y_int;
   sh.y = &ybar_;
-  sh.count = &count_;
+  sh.count = &rows_;
   sh.ss = &ss_;
   sh.degree = opt_.degree;
   sh.ridge = opt_.degree == 1 ? opt_.ridge : 0.0;
@@ -752,39 +886,45 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   double rss = 0.0, tr = 0.0;
   arma::vec drss(sh.n_par, arma::fill::zeros), dtr(sh.n_par, arma::fill::zeros);
   for (std::size_t i = 0; i < n; ++i) {
-    const double e = sh.resid[i], cg = count_(i), ss = ss_(i);
+    // Group g: rows_ rows of weight unit_ each (1 without weights).
+    const double e = sh.resid[i], cg = rows_(i), ss = ss_(i), wg = unit_(i);
     if (sh.full) {  // RSS_g = SS_g + c_g (ybar_g - m_g)^2
-      rss += ss + cg * e * e;
+      rss += wg * (ss + cg * e * e);
       tr += sh.lev[i];
       for (std::size_t p = 0; p < sh.n_par; ++p) {
-        drss(p) -= 2.0 * cg * e * sh.dm[i * sh.n_par + p];
+        drss(p) -= 2.0 * wg * cg * e * sh.dm[i * sh.n_par + p];
         dtr(p) += sh.dlev[i * sh.n_par + p];
       }
     } else {  // eq. (4): (1 + b)^2 SS_g + c_g r_g^2
-      const double ob = 1.0 + sh.b[i];
-      rss += ob * ob * ss + cg * e * e;
+      // Without ties (ss = 0) the (1 + b)^2 SS_g term is absent: b = w1 c_0 can overflow
+      // where the leave-one-out weights are near the underflow limit (0 * inf).
+      const double ob = ss > 0.0 ? 1.0 + sh.b[i] : 0.0;
+      rss += wg * (ob * ob * ss + cg * e * e);
       for (std::size_t p = 0; p < sh.n_par; ++p) {
-        const double db = sh.db[i * sh.n_par + p];
+        const double db = cg > 1.0 ? sh.db[i * sh.n_par + p] : 0.0;
         const double dr = -sh.dm[i * sh.n_par + p] - db * (cg - 1.0) * ybar_(i);
-        drss(p) += 2.0 * ob * db * ss + 2.0 * cg * e * dr;
+        drss(p) += wg * (2.0 * ob * db * ss + 2.0 * cg * e * dr);
       }
     }
   }
   last_rss_ = rss;
   last_trace_ = tr;
-  const double nd = n_obs;
+  // rss is the weighted sum sum_i w_i e_i^2 (w_i = 1 without weights), W = sum_i w_i (= n
+  // without weights): the mean squared error is rss / W, and n (the rows) stays the sample
+  // size in the AICc and GCV penalties.
+  const double nd = n_obs, W = weight_sum_;
   double f = kInf;
   arma::vec g(sh.n_par, arma::fill::zeros);
   switch (opt_.method) {
     case BandwidthMethod::cv_ls:
-      f = rss / nd;
-      g = drss / nd;
+      f = rss / W;
+      g = drss / W;
       break;
     case BandwidthMethod::aic: {
       // AICc, Hurvich, Simonoff and Tsai (1998) eq. 4.
       const double den = 1.0 - (tr + 2.0) / nd;
       if (!(den > 0.0) || !(rss > 0.0)) return kInf;
-      f = std::log(rss / nd) + (1.0 + tr / nd) / den;
+      f = std::log(rss / W) + (1.0 + tr / nd) / den;
       const double df_dtr = (den / nd + (1.0 + tr / nd) / nd) / (den * den);
       g = drss / rss + df_dtr * dtr;
       break;
@@ -792,8 +932,9 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
     case BandwidthMethod::gcv: {
       const double den = nd - tr;
       if (!(den > 0.0)) return kInf;
-      f = nd * rss / (den * den);
-      g = (nd / (den * den)) * drss + (2.0 * nd * rss / (den * den * den)) * dtr;
+      const double sc = nd / W;  // GCV = (rss / W) / (1 - tr / n)^2
+      f = sc * nd * rss / (den * den);
+      g = (sc * nd / (den * den)) * drss + (sc * 2.0 * nd * rss / (den * den * den)) * dtr;
       break;
     }
     default: break;
@@ -837,6 +978,16 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
 
 BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
                                        const BandwidthSelectOptions& opt) {
+  // Rows of weight 0 take no part in anything (starts, grid, box): drop them first, so the
+  // result is exactly that of the data without them. (BandwidthObjective validates weights.)
+  if (!opt.weights.is_empty() && opt.weights.n_elem == X.n_rows && y.n_elem == X.n_rows &&
+      opt.weights.is_finite() && arma::all(opt.weights >= 0.0) &&
+      arma::any(opt.weights > 0.0) && arma::any(opt.weights == 0.0)) {
+    const arma::uvec keep = arma::find(opt.weights > 0.0);
+    BandwidthSelectOptions o = opt;
+    o.weights = opt.weights.elem(keep);
+    return select_bandwidth(X.rows(keep), y.elem(keep), o);
+  }
   // Every criterion's minimiser is invariant under y -> c y (cv_ls and gcv scale by c^2, aic
   // shifts by log c^2), but at extreme scales (|y| ~ 1e+-150) the squared residuals lose
   // precision or overflow and the search went wrong without a word. Bring y to order one by
@@ -962,10 +1113,11 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     lo(j) = obj.lower()(j);
     hi(j) = obj.upper()(j);
   }
+  arma::vec box_lower = obj.lower();  // raised below where the objective is undefined
   auto to_bw = [&](const arma::vec& t) {
     arma::vec b = t;
     for (std::size_t j : cont) b(j) = std::exp(t(j));
-    for (std::size_t j = 0; j < d; ++j) b(j) = std::min(std::max(b(j), obj.lower()(j)), obj.upper()(j));
+    for (std::size_t j = 0; j < d; ++j) b(j) = std::min(std::max(b(j), box_lower(j)), obj.upper()(j));
     return b;
   };
   int evals = 0;
@@ -1002,6 +1154,39 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
       base(cont[a]) = std::min(std::max(std::log(r(a)), lo(cont[a])), hi(cont[a]));
   }
   for (std::size_t j : cat) base(j) = 0.5 * (lo(j) + hi(j));
+  // Check the objective at each continuous column's floor (the other columns at their start):
+  // the floor is a per-column necessary condition for the leave-one-out fits; where the
+  // objective is still undefined there (+inf: a compact kernel's joint support, a local-linear
+  // design singular in the joint space) the floor is raised, by bisection on log h, to within
+  // 1e-3 of the smallest bandwidth where it is defined, so the box's lower end is a bandwidth
+  // the estimator accepts.
+  if (opt.min_neighbors <= 0 && opt.grid_size >= 0) {
+    auto finite_at = [&](std::size_t j, double t) {
+      arma::vec b = base;
+      for (std::size_t c : cont) b(c) = std::exp(b(c));
+      b(j) = std::exp(t);
+      double v;
+      try {
+        v = obj(b);
+      } catch (const NumericalError&) {
+        v = kInf;
+      }
+      note(v);
+      return std::isfinite(v);
+    };
+    for (std::size_t j : cont) {
+      if (finite_at(j, lo(j))) continue;
+      double a = lo(j), b = std::max(base(j), lo(j));
+      if (!finite_at(j, b)) continue;  // undefined at the start too: leave it to the search
+      while (b - a > 1e-3) {
+        const double mid = 0.5 * (a + b);
+        (finite_at(j, mid) ? b : a) = mid;
+      }
+      lo(j) = b;
+      box_lower(j) = std::exp(b);
+    }
+    res.lower = box_lower;
+  }
   if (!opt.start.is_empty()) {
     check::require(opt.start.n_elem == d && opt.start.is_finite() && arma::all(opt.start >= 0),
                    "start", "needs one finite, non-negative bandwidth per column");
@@ -1126,11 +1311,32 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
       res.objective = res.curve_values(gb);
     }
   }
+  // The floor itself is a candidate: on discrete data the objective falls, ever more slowly,
+  // towards its value at the floor (the column then acts as exact matching, cell means), and
+  // the search stops on that plateau when the gradient vanishes. Where the floor is at least
+  // as good, it is the answer (and is reported as the box's end below).
+  for (std::size_t j : cont) {
+    if (res.bandwidth(j) <= box_lower(j) * (1.0 + 1e-9)) continue;
+    arma::vec b = res.bandwidth;
+    b(j) = box_lower(j);
+    double v;
+    try {
+      v = obj(b);
+    } catch (const NumericalError&) {
+      v = kInf;
+    }
+    note(v);
+    if (v <= res.objective) {
+      res.bandwidth = b;
+      res.objective = v;
+    }
+  }
+  res.n_evals = evals;
   // Say when the answer sits on the edge of the box: the objective still falls beyond it (for
   // continuous columns at the lower edge: typically discrete data, where the cell means win).
   res.at_bound.assign(d, 0);
   for (std::size_t j = 0; j < d; ++j) {
-    const bool at_lo = res.bandwidth(j) <= obj.lower()(j) * (1.0 + 1e-9);
+    const bool at_lo = res.bandwidth(j) <= box_lower(j) * (1.0 + 1e-9);
     const bool at_hi = res.bandwidth(j) >= obj.upper()(j) * (1.0 - 1e-9);
     if (!at_lo && !at_hi) continue;
     res.at_bound[j] = at_lo ? -1 : 1;
@@ -1138,7 +1344,9 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     m << "; column " << (j + 1) << " is at the " << (at_lo ? "lower" : "upper")
       << " end of the search box";
     if (at_lo && types[j] == VarType::continuous)
-      m << " (the guard: min_neighbors distinct neighbours within reach of every point)";
+      m << (opt.min_neighbors > 0
+                ? " (the guard: min_neighbors distinct neighbours within reach of every point)"
+                : " (the smallest bandwidth at which every leave-one-out fit exists)");
     else if (at_hi && types[j] == VarType::continuous)
       m << " (100 x the range: the column acts linearly / is smoothed out)";
     res.message += m.str();

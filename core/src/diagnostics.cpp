@@ -1,6 +1,7 @@
 // attnreg: bias-variance diagnostics and inference for linear smoothers (see diagnostics.hpp).
 #include "attnreg/detail/pow2_scale.hpp"
 #include "attnreg/diagnostics.hpp"
+#include "attnreg/nn_variance.hpp"
 #include "attnreg/distinct_rows.hpp"
 
 #include <algorithm>
@@ -82,9 +83,11 @@ VarianceKind variance_kind_from_name(const std::string& name, const std::string&
   if (s == "hc2") return VarianceKind::hc2;
   if (s == "hc3") return VarianceKind::hc3;
   if (s == "cr1" || s == "cluster") return VarianceKind::cr1;
+  if (s == "nn") return VarianceKind::nn;
   throw InvalidArgument(arg + ": unknown variance kind '" + name +
                         "'; use one of 'const' (homoskedastic), 'hc0', 'hc1', 'hc2', 'hc3', "
-                        "'cr1' (cluster-robust, needs cluster ids)");
+                        "'cr1' (cluster-robust, needs cluster ids), 'nn' (nearest-neighbour "
+                        "residuals)");
 }
 
 const char* variance_kind_name(VarianceKind k) {
@@ -95,6 +98,7 @@ const char* variance_kind_name(VarianceKind k) {
     case VarianceKind::hc2: return "hc2";
     case VarianceKind::hc3: return "hc3";
     case VarianceKind::cr1: return "cr1";
+    case VarianceKind::nn: return "nn";
   }
   return "?";
 }
@@ -252,6 +256,15 @@ arma::vec variance_omega(const LocalPolynomial& model, VarianceKind kind, double
         out(i) = e(i) * e(i) / (kind == VarianceKind::hc2 ? one_m : one_m * one_m);
       }
       return out;
+    }
+    case VarianceKind::nn: {
+      // Nearest-neighbour residuals of y (not of the fit): nprobust's vce = "nn".
+      check::require(model.training_x().n_cols == 1 && model.space().n_continuous() == 1,
+                     "kind", "'nn' (nearest-neighbour residuals) needs one continuous "
+                             "regressor; use 'hc3' or 'hc0' with several");
+      return nn_residual_variance(model.training_x().col(0),
+                                  output_column(model.training_y(), output, "variance"),
+                                  kNnMatch);
     }
     case VarianceKind::cr1: break;
   }

@@ -113,10 +113,9 @@ CASES = [
      r"ridge: must be >= 0 and finite"),
     ("negative n_threads", lambda: nw(n_threads=-1).fit(X, y), ValueError,
      r"n_threads: must be >= 0 \(0 = all available\), got -1"),
-    ("unequal weights with a selector",
-     lambda: attnreg.NadarayaWatson().fit(X, y, sample_weight=np.arange(1.0, 31.0)), ValueError,
-     r"sample_weight: bandwidth='cv_ls' selection does not use unequal sample weights; select "
-     r"with attnreg.select_bandwidth"),
+    ("negative weights with a selector",
+     lambda: attnreg.select_bandwidth(X, y, sample_weight=-np.arange(1.0, 31.0)), ValueError,
+     r"sample_weight: must be finite and >= 0"),
     ("negative alpha", lambda: attnreg.Ridge(alpha=-1).fit(X, y), ValueError,
      r"alpha: the ridge penalty must be finite and >= 0, got -1"),
     ("categorical column for least squares",

@@ -212,10 +212,10 @@ def test_equal_sample_weights_with_a_selector_equal_unweighted():
     np.testing.assert_allclose(b.bandwidth_, a.bandwidth_, rtol=1e-12)
     np.testing.assert_allclose(b.predict(X), a.predict(X), rtol=1e-10)
     w = np.ones(70)
-    w[0] = 2.0
-    with pytest.raises(ValueError, match=r"sample_weight: bandwidth='cv_ls' selection does not "
-                                         r"use unequal sample weights"):
-        attnreg.LocalLinear().fit(X, y, sample_weight=w)
+    w[0] = 2.0  # unequal weights: the weighted criterion (test_weighted_bandwidth.py)
+    c = attnreg.LocalLinear().fit(X, y, sample_weight=w)
+    r = attnreg.select_bandwidth(X, y, "ll", sample_weight=w)
+    np.testing.assert_array_equal(c.bandwidth_, r.bandwidth)
     with pytest.raises(ValueError, match="zero"):
         attnreg.LocalLinear(bandwidth=0.2).fit(X, y, sample_weight=np.zeros(70))
     with pytest.raises(ValueError, match="sample_weight"):

@@ -21,12 +21,32 @@
 // from one pass over the pairs (GradientSink in bandwidth_select.cpp; the derivation is written
 // there); the minimiser is optimize.hpp's projected L-BFGS from several starts.
 //
-// Guard (as nprobust's bwcheck): each continuous h_j is at least the largest, over training
-// points, distance in column j to the k-th nearest other point (k = min_neighbors, default
-// degree + 2), times 1 for compact kernels and 1/3 for the Gaussian (so at least k other points
-// lie within three standard deviations). This is a per-column necessary condition; a
-// multivariate bandwidth at which some leave-one-out fit does not exist gets objective +inf and
-// the line search steps back. No returned bandwidth is ever <= 0, infinite or out of range.
+// Weights (observation weights w_i > 0; rows of weight 0 are dropped). They enter the local
+// fits as they do in LocalPolynomial (each kernel weight multiplied by w_k) and the criterion as
+//   CV_w(h) = sum_i w_i (y_i - m_{-i}(x_i))^2 / sum_i w_i,
+// where m_{-i} is the weighted fit without observation i: leaving i out removes all of its
+// weight (sampling or precision weights; R np's npregbw takes no weights). So integer weights
+// are not the same as repeating rows: in a repeated data set the leave-one-out fit keeps the
+// other copies of row i. aic and gcv use the weighted RSS over sum w_i as sigma^2 and n, the
+// number of rows, in their penalties. Equal weights give the unweighted criterion exactly.
+//
+// Floor of the search box (continuous h_j): the estimator's own limit of definition, not a
+// heuristic. Local constant: every leave-one-out fit keeps one neighbour whose weight the engine
+// accepts (compact kernels: within h; the Gaussian: within sqrt(2 ln(1/kTinyWeight)) ~ 36.5 h,
+// beyond which all weights underflow); local linear: every leave-one-out local design keeps two
+// distinct design values and, for the Gaussian, a smallest equilibrated Cholesky pivot >= 1e-8
+// (the fit keeps 8 of its 16 digits). Derived per column from the sorted distinct values and
+// their counts (definition_floor in bandwidth_select.cpp, with the closed form); a repeated own
+// value counts as a neighbour (the other rows of its tie stay in the leave-one-out fit). The
+// search then checks the objective at each column's floor (other columns at their start) and
+// raises the floor by bisection to where the objective is defined, and after the search
+// compares the objective at the floor with the optimum found (on discrete data the objective
+// approaches the cell-means value on a plateau; the floor wins ties). With min_neighbors = k > 0
+// the floor is nprobust's bwcheck guard instead: the largest distance to the k-th nearest other
+// distinct value, times 1 for compact kernels and 1/3 for the Gaussian. Both are per-column
+// necessary conditions; a multivariate bandwidth at which some leave-one-out fit does not exist
+// gets objective +inf and the line search steps back. No returned bandwidth is ever <= 0,
+// infinite or out of range.
 #pragma once
 
 #include <cstdint>
@@ -63,8 +83,11 @@ struct BandwidthSelectOptions {
   /// refinement from here (used to re-select bandwidths on bootstrap samples).
   arma::vec start;
   std::uint64_t seed = 0;   ///< random starts are reproducible from this
+  /// Observation weights (length n, finite, >= 0, not all 0; empty = unweighted); see
+  /// "Weights" above.
+  arma::vec weights;
   int grid_size = 30;       ///< 1-D: points of the objective curve (0 = no curve)
-  int min_neighbors = 0;    ///< bwcheck k; 0 = degree + 2
+  int min_neighbors = 0;    ///< 0 = the estimator's limit (see Floor); k > 0 = bwcheck guard
   PairAlgorithm algorithm = PairAlgorithm::automatic;
   double truncation = 1e-16;
   int n_threads = 0;
@@ -126,6 +149,11 @@ class BandwidthObjective {
   // each group and the within-group sum of squares sum (y_i - ybar)^2.
   arma::mat Xu_;
   arma::vec count_, ybar_, ss_;
+  // Observation weights (divided by their maximum; empty = unweighted), and per group the
+  // number of rows, the weight of each of them (1 without weights) and count_ = rows_ * unit_
+  // (the group's weight in the kernel sums); weight_sum_ = sum of all weights.
+  arma::vec w_, rows_, unit_;
+  double weight_sum_ = 0.0;
   BandwidthSelectOptions opt_;
   std::vector<VarType> types_;
   std::vector<int> levels_;

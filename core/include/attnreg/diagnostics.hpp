@@ -61,9 +61,11 @@ namespace attnreg {
 /// Rows of L (at the training points) materialised at once when accumulating tr L'L.
 constexpr arma::uword kDiagBlockRows = 256;
 
-enum class VarianceKind { homoskedastic = 0, hc0, hc1, hc2, hc3, cr1 };
+/// nn: nearest-neighbour residuals (nn_variance.hpp; nprobust's vce = "nn", 3 neighbours),
+/// one continuous regressor.
+enum class VarianceKind { homoskedastic = 0, hc0, hc1, hc2, hc3, cr1, nn };
 
-/// "const"/"homoskedastic", "hc0".."hc3", "cr1" (case-insensitive). Throws InvalidArgument
+/// "const"/"homoskedastic", "hc0".."hc3", "cr1", "nn" (case-insensitive). Throws InvalidArgument
 /// naming `arg`.
 VarianceKind variance_kind_from_name(const std::string& name, const std::string& arg = "kind");
 const char* variance_kind_name(VarianceKind k);

@@ -38,3 +38,5 @@ from .semiparametric import LocalPolynomial, PartiallyLinear, SmoothCoefficient 
 __all__ += ["LocalPolynomial", "PartiallyLinear", "SmoothCoefficient"]
 from .density import KernelDensity, ConditionalDensity, ConditionalDistribution, ConditionalQuantile
 __all__ += ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]
+from .effects import marginal_effects  # noqa: E402
+__all__ += ["marginal_effects"]

@@ -92,7 +92,8 @@ class BandwidthResult:
     method : str
     message : str
     lower, upper : ndarray
-        The search box per column (the lower continuous bound is the bwcheck guard).
+        The search box per column (the lower continuous bound is the smallest bandwidth at
+        which every leave-one-out fit exists, or the bwcheck guard when ``min_neighbors`` > 0).
     at_bound : ndarray of int
         Per column: -1 when the bandwidth sits at the lower end of the box, +1 at the upper
         end, 0 inside (a :class:`BoundaryWarning` is issued for the non-zero ones).
@@ -118,9 +119,9 @@ class BoundaryWarning(UserWarning):
     """A selected bandwidth sits on the edge of its search box: the criterion still falls
     beyond it, so the number is the box's end rather than an interior optimum.
 
-    At the lower end of a continuous column the box ends at the smallest bandwidth that still
-    leaves every point ``min_neighbors`` distinct neighbours (typically discrete data, where
-    the cell means win); at the upper end (100 x the column's range, or the largest lambda of
+    At the lower end of a continuous column the box ends at the estimator's own limit: the
+    smallest bandwidth at which every leave-one-out fit exists and keeps at least 8 digits
+    (typically discrete data, where the cell means win); at the upper end (100 x the column's range, or the largest lambda of
     a categorical kernel) the variable is smoothed out: local linear treats it as entering
     linearly, local constant as irrelevant. Silence it with ``warnings.filterwarnings(
     "ignore", category=attnreg.BoundaryWarning)`` once you have judged the fit."""
@@ -160,9 +161,10 @@ def _warn_boundary(res: "BandwidthResult", names, var_types: str, who: str) -> N
         end = "lower" if ab[j] < 0 else "upper"
         box = f"[{res.lower[j]:.4g}, {res.upper[j]:.4g}]"
         if ab[j] < 0 and cont:
-            advice = ("the search stopped at the smallest bandwidth that keeps "
-                      "min_neighbors distinct neighbours of every point (typical of a discrete "
-                      "variable: declare it categorical in var_types, or pass a bandwidth by hand)")
+            advice = ("the search stopped at the smallest bandwidth at which every "
+                      "leave-one-out fit exists (typical of a discrete variable, where the cell "
+                      "means win: declare it categorical in var_types, or pass a bandwidth by "
+                      "hand)")
         elif ab[j] < 0:
             advice = "its categories are kept apart entirely (cell means)"
         elif cont:
@@ -196,7 +198,7 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
                      unordered_kernel: str = "aitchison_aitken", ordered_kernel: str = "li_racine",
                      ridge: float = 0.0, n_starts: int = 3, random_state: int | None = 0,
                      grid_size: int = 30, min_neighbors: int = 0, n_threads: int = 0,
-                     progress=False) -> BandwidthResult:
+                     progress=False, sample_weight=None) -> BandwidthResult:
     """Data-driven bandwidths for local linear / local constant regression.
 
     Methods: ``cv_ls`` (exact leave-one-out least-squares cross-validation), ``aic`` (AICc of
@@ -226,13 +228,26 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
     grid_size : int
         Points of the 1-D objective curve (0: no curve).
     min_neighbors : int
-        bwcheck guard k (0: degree + 1 other distinct values within the kernel's reach).
+        0 (default): the box's lower end is the estimator's own limit, the smallest bandwidth
+        at which every leave-one-out fit exists (local constant: one neighbour whose weight
+        does not underflow; local linear: a local design whose Cholesky pivots stay above
+        1e-8), checked on the objective. k > 0: nprobust's bwcheck guard instead, k other
+        distinct values within the kernel's reach (a third of it for the Gaussian).
     progress : bool, {"auto", "tqdm", "stderr"} or callable, default=False
         True shows the evaluations so far and the best objective (a tqdm bar when tqdm is
         installed, else a stderr line at most every half second); a callable is called as
         ``progress(n_evals, best)`` after each evaluation. Inside
         ``with attnreg.show_progress():`` the search reports there. Ctrl-C interrupts the
         search with ``KeyboardInterrupt``.
+    sample_weight : array-like of shape (n_samples,), optional
+        Observation weights (finite, >= 0, not all 0; rows of weight 0 are dropped). They
+        multiply each row's kernel weight in every local fit and weight the criterion:
+        ``cv_ls`` is ``sum_i w_i (y_i - m_{-i}(x_i))^2 / sum_i w_i`` with ``m_{-i}`` the
+        weighted fit without observation ``i`` (all of its weight leaves; R np's ``npregbw``
+        takes no weights). So integer weights are sampling weights, not copies: repeating a
+        row instead keeps its other copies in its leave-one-out fit. ``aic`` and ``gcv`` use
+        the weighted mean squared residual and the number of rows in their penalties. Equal
+        weights give the unweighted result.
 
     Returns
     -------
@@ -276,6 +291,7 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
         if seed < 0:
             raise ValueError("random_state: must be a non-negative integer or None")
     vt = "" if var_types is None else str(var_types)
+    sw = _sample_weight(sample_weight, X.shape[0])
     with _progress.reporting(None if callable(progress) else progress) as rep, \
             _progress.muted_core(rep or _progress.current()) as rep:
         cb = None
@@ -287,7 +303,7 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
         d = _core.select_bandwidth(X, y, degree, str(method), str(kernel), vt,
                                    str(unordered_kernel), str(ordered_kernel), float(ridge),
                                    int(n_starts), seed, int(grid_size), int(min_neighbors),
-                                   int(n_threads), cb)
+                                   int(n_threads), cb, sw)
     grid = np.asarray(d["curve_grid"]).ravel()
     curve = (grid, np.asarray(d["curve_values"]).ravel()) if grid.size else None
     res = BandwidthResult(bandwidth=np.asarray(d["bandwidth"]).ravel(),
@@ -306,7 +322,8 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
 def bandwidth_objective(X, y, bandwidth, estimator: str = "ll", method: str = "cv_ls", *,
                         kernel: str = "gaussian", var_types: str | None = None,
                         unordered_kernel: str = "aitchison_aitken",
-                        ordered_kernel: str = "li_racine", ridge: float = 0.0):
+                        ordered_kernel: str = "li_racine", ridge: float = 0.0,
+                        sample_weight=None):
     """The objective of :func:`select_bandwidth` at one bandwidth, with its exact gradient.
 
     Returns ``(value, gradient)``; the gradient is with respect to log h for continuous
@@ -319,5 +336,21 @@ def bandwidth_objective(X, y, bandwidth, estimator: str = "ll", method: str = "c
     v, g, _, _ = _core.bandwidth_objective(
         X, np.asarray(y, dtype=np.float64).ravel(), bw, _degree_of(estimator), str(method),
         str(kernel), "" if var_types is None else str(var_types), str(unordered_kernel),
-        str(ordered_kernel), float(ridge), True)
+        str(ordered_kernel), float(ridge), True, _sample_weight(sample_weight, X.shape[0]))
     return float(v), np.asarray(g).ravel()
+
+
+def _sample_weight(sample_weight, n: int):
+    """sample_weight as a float64 vector of length n (None stays None), checked."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"sample_weight: expected shape ({n},) (one weight per row of X), "
+                         f"got {w.shape}")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise ValueError("sample_weight: must be finite and >= 0")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight: all weights are zero; give at least one positive "
+                         "weight")
+    return w

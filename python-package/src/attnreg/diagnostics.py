@@ -47,7 +47,7 @@ __all__ = [
     "plot_tradeoff",
 ]
 
-_KINDS = ("const", "hc0", "hc1", "hc2", "hc3", "cr1")
+_KINDS = ("const", "hc0", "hc1", "hc2", "hc3", "cr1", "nn")
 
 
 def _nonneg_int(value, name: str) -> int:
@@ -115,9 +115,12 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
         Evaluation points.
     level : float, default 0.95
         Confidence level of both intervals.
-    kind : {"hc3", "hc2", "hc1", "hc0", "const", "cr1"}
+    kind : {"hc3", "hc2", "hc1", "hc0", "const", "cr1", "nn"}
         Variance estimator: heteroskedasticity-robust with leverage adjustment, homoskedastic
-        (``"const"``), or cluster-robust CR1 (needs ``cluster``).
+        (``"const"``), cluster-robust CR1 (needs ``cluster``), or ``"nn"``: nearest-neighbour
+        residuals (one continuous regressor; nprobust's default ``vce = "nn"`` with 3
+        neighbours, Calonico, Cattaneo and Farrell 2018, doi:10.1080/01621459.2017.1285776):
+        ``sigma_i^2 = J/(J+1) (y_i - mean of y over the J nearest x)^2``, whole tie groups.
     pilot_bandwidth : float, optional
         Bandwidth ``b`` of the pilot local polynomial that estimates the derivatives in the
         bias; default the estimator's bandwidth (``rho = h / b = 1`` as nprobust).

@@ -150,14 +150,6 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
                     f"X: bandwidth={bw!r} needs at least 5 rows to select a bandwidth, got "
                     f"n_samples = {X.shape[0]}; pass a bandwidth by hand"
                 )
-            if sample_weight is not None and np.ptp(sample_weight) > 0:
-                # Equal weights cancel from every fit and every selection objective, so they
-                # are fine; unequal ones would need a weighted criterion the selector lacks.
-                raise ValueError(
-                    f"sample_weight: bandwidth={bw!r} selection does not use unequal sample "
-                    "weights; select with attnreg.select_bandwidth on the unweighted data and "
-                    "pass the numbers as bandwidth, or use equal weights"
-                )
             from .bandwidth import _BOUNDARY_WARNED_BY_CALLER, _warn_boundary, select_bandwidth
 
             token = _BOUNDARY_WARNED_BY_CALLER.set(True)
@@ -168,6 +160,7 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
                     unordered_kernel=str(self.unordered_kernel),
                     ordered_kernel=str(self.ordered_kernel),
                     ridge=float(getattr(self, "ridge", 0.0)), n_threads=int(self.n_threads),
+                    sample_weight=sample_weight,
                 )
             finally:
                 _BOUNDARY_WARNED_BY_CALLER.reset(token)
@@ -223,7 +216,8 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative weights multiplying each row's kernel weight. With a bandwidth
-            selector only equal weights are accepted (they cancel).
+            selector they also weight the criterion (see ``sample_weight`` of
+            :func:`attnreg.select_bandwidth`).
 
         Returns
         -------
@@ -283,6 +277,66 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
                 # kernel): the cross-validation score of this bandwidth is infinite.
                 self._cv_score = float("inf")
         return self._cv_score
+
+    def gradient(self, X: ArrayLike, return_se: bool = False, *, se: str = "asymptotic",
+                 n_boot: int = 399, random_state: int = 0):
+        """Marginal effects at new rows, optionally with standard errors.
+
+        Continuous columns: ``d m / d x_j``, for :class:`NadarayaWatson` the analytic
+        derivative of the fit, for :class:`LocalLinear` the local slope. Categorical columns:
+        the difference between levels, as R np's ``npreg`` gradients for factors: unordered,
+        ``m(x) - m(x with x_j at the first level)`` (0 at the first level); ordered,
+        ``m(x) - m(x with x_j at the previous level)`` (at the first level the forward
+        difference to the second).
+
+        Every effect is linear in the responses, ``sum_i g_i(x) y_i``. Standard errors hold the
+        bandwidth fixed: ``se="asymptotic"`` is the linear-smoother (sandwich) variance
+        ``sum_i g_i(x)^2 e_i^2`` with the fit's residuals ``e`` (heteroskedasticity-consistent;
+        R np's ``gerr`` uses its own asymptotic formula, which this does not reproduce);
+        ``se="bootstrap"`` is the wild bootstrap with Mammen's (1993) two-point weights,
+        ``n_boot`` replications reproducible from ``random_state`` (cost O(m n n_boot)).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (m, n_features)
+        return_se : bool, default=False
+            Also return the standard errors.
+        se : {"asymptotic", "bootstrap"}
+        n_boot : int, default=399
+        random_state : int, default=0
+
+        Returns
+        -------
+        grad : ndarray of shape (m, n_features), or a DataFrame labelled by column when X is a
+            DataFrame; (grad, se) when ``return_se``. A LocalLinear fit with several outputs
+            (without ``return_se``) returns its slopes, shape (m, n_outputs, n_features), with
+            nan in categorical columns.
+        """
+        Xc = self._check_X(X)
+        if not self._y_1d:
+            if return_se or self._degree == 0:
+                raise ValueError(
+                    "y: marginal effects with standard errors (and Nadaraya-Watson gradients) "
+                    "need a single response; fit one model per output"
+                )
+            G = self._model.gradient(Xc)  # (m, d, k)
+            return np.transpose(G, (0, 2, 1))
+        if not isinstance(n_boot, numbers.Integral):
+            raise ValueError(f"n_boot: must be an integer >= 2, got {n_boot!r}")
+        if random_state is None or int(random_state) < 0:
+            raise ValueError("random_state: must be a non-negative integer")
+        d = _core.local_gradient(self._model, Xc, str(se) if return_se else "none",
+                                 int(n_boot), int(random_state), False, int(self.n_threads))
+        G = np.asarray(d["gradient"])
+        S = np.asarray(d["se"]) if return_se else None
+        if hasattr(X, "columns"):
+            import pandas as pd
+
+            cols = list(getattr(self, "feature_names_in_", X.columns))
+            G = pd.DataFrame(G, index=X.index, columns=cols)
+            if S is not None:
+                S = pd.DataFrame(S, index=X.index, columns=cols)
+        return (G, S) if return_se else G
 
     def _check_X(self, X):
         check_is_fitted(self)
@@ -462,19 +516,3 @@ class LocalLinear(_KernelRegression):
         self.ordered_kernel = ordered_kernel
         self.n_threads = n_threads
 
-    def gradient(self, X: ArrayLike) -> np.ndarray:
-        """Marginal effects d m / d x_j at new rows (the local slopes).
-
-        Parameters
-        ----------
-        X : array-like or pandas.DataFrame of shape (m, n_features)
-
-        Returns
-        -------
-        ndarray of shape (m, n_features) or (m, n_outputs, n_features)
-            The Jacobian of each row for several outputs. Categorical columns have no
-            derivative and hold nan.
-        """
-        X = self._check_X(X)
-        G = self._model.gradient(X)  # (m, d, k)
-        return G[:, :, 0] if self._y_1d else np.transpose(G, (0, 2, 1))

@@ -68,7 +68,7 @@ def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95, kind
         Where to draw the fit; default 200 points across the range of ``X``.
     level : float, default=0.95
         Confidence level.
-    kind : {"hc3", "hc2", "hc1", "hc0", "const"}, default="hc3"
+    kind : {"hc3", "hc2", "hc1", "hc0", "const", "nn"}, default="hc3"
         Variance estimator behind the bands.
     rbc : bool, default=True
         Also draw the robust bias-corrected interval.

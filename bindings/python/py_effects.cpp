@@ -1,0 +1,42 @@
+// Python bindings for marginal effects (marginal_effects.hpp). Thin.
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+
+#include "attnreg/marginal_effects.hpp"
+#include "convert.hpp"
+
+namespace py = pybind11;
+
+void init_effects(py::module_& m) {
+  m.def(
+      "local_gradient",
+      [](const attnreg::LocalPolynomial& model, const attnreg_py::farray& X, const std::string& se,
+         int n_boot, std::uint64_t seed, bool average, int n_threads) {
+        const arma::mat Xm = attnreg_py::as_mat(X, "X");
+        attnreg::GradientOptions o;
+        o.se = attnreg::gradient_se_from_name(se, "se");
+        o.n_boot = n_boot;
+        o.seed = seed;
+        o.average = average;
+        o.n_threads = n_threads;
+        attnreg::GradientResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = attnreg::local_gradient(model, Xm, o);
+        }
+        py::dict d;
+        d["gradient"] = attnreg_py::to_numpy(r.gradient);
+        d["se"] = attnreg_py::to_numpy(r.se);
+        d["average"] = attnreg_py::to_numpy(r.average);
+        d["average_se"] = attnreg_py::to_numpy(r.average_se);
+        return d;
+      },
+      py::arg("model"), py::arg("X"), py::arg("se") = "none", py::arg("n_boot") = 399,
+      py::arg("seed") = 0, py::arg("average") = false, py::arg("n_threads") = 0);
+  m.def(
+      "local_training_x",
+      [](const attnreg::LocalPolynomial& model) { return attnreg_py::to_numpy(model.training_x()); },
+      py::arg("model"));
+}
