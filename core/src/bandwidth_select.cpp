@@ -75,40 +75,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 //   c_g (ybar_g - m_g)^2 and the group's c_g leverages sum to w_gg c_0, whose derivative is (3).
 
 /// psi(u) = -u k'(u) / k(u) of eq. (1), for |u| inside the support (0 outside).
-inline double psi(KernelType t, double u) {
-  const double u2 = u * u;
-  switch (t) {
-    case KernelType::gaussian: return u2;
-    case KernelType::epanechnikov: {
-      const double s = 1.0 - u2;
-      return s > 0.0 ? 2.0 * u2 / s : 0.0;
-    }
-    case KernelType::uniform: return 0.0;
-    case KernelType::triangular: {
-      const double a = std::fabs(u), s = 1.0 - a;
-      return s > 0.0 ? a / s : 0.0;
-    }
-    case KernelType::biweight: {
-      const double s = 1.0 - u2;
-      return s > 0.0 ? 4.0 * u2 / s : 0.0;
-    }
-    case KernelType::triweight: {
-      const double s = 1.0 - u2;
-      return s > 0.0 ? 6.0 * u2 / s : 0.0;
-    }
-    case KernelType::tricube: {
-      const double a3 = std::fabs(u) * u2, s = 1.0 - a3;
-      return s > 0.0 ? 9.0 * a3 / s : 0.0;
-    }
-    case KernelType::cosine: {
-      const double a = std::fabs(u);
-      if (a >= 1.0) return 0.0;
-      const double x = 1.5707963267948966192 * a;
-      return x * std::tan(x);
-    }
-  }
-  return 0.0;
-}
+inline double psi(KernelType t, double u) { return kernel_psi(t, u); }
 
 /// (d l / d lambda) / l for a categorical kernel at codes distance `dist`, lambda in (0, max).
 inline double cat_ratio(const CategoricalKernel& k, double dist, double lambda) {
@@ -917,6 +884,18 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   std::vector<std::size_t> cont, cat;
   for (std::size_t j = 0; j < d; ++j)
     (types[j] == VarType::continuous ? cont : cat).push_back(j);
+  // The searched objective: exact, or binned (binned.hpp), whose box starts at one grid spacing.
+  std::unique_ptr<BinnedCVObjective> binned;
+  if (opt.approx == Approximation::binned && opt.method != BandwidthMethod::rot &&
+      opt.method != BandwidthMethod::dpi) {
+    check::require(opt.method == BandwidthMethod::cv_ls, "approx",
+                   "\"binned\" selection is for method cv_ls; use approx=\"exact\" for aic or gcv");
+    binned_grid_size(types, opt.approx_grid_size, "approx_grid_size");
+    binned.reset(new BinnedCVObjective(X, y, opt.degree, opt.kernel, opt.ridge,
+                                       opt.approx_grid_size, opt.n_threads));
+    for (std::size_t j = 0; j < d; ++j) res.lower(j) = std::max(res.lower(j), binned->spacing(j));
+  }
+  auto eval = [&](const arma::vec& b, arma::vec* g) { return binned ? (*binned)(b, g) : obj(b, g); };
 
   if (opt.method == BandwidthMethod::rot || opt.method == BandwidthMethod::dpi) {
     check::require(cat.empty(), "method",
@@ -955,7 +934,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   // theta: log h (continuous), lambda (categorical).
   arma::vec lo(d), hi(d);
   for (std::size_t j : cont) {
-    lo(j) = std::log(obj.lower()(j));
+    lo(j) = std::log(res.lower(j));
     hi(j) = std::log(obj.upper()(j));
   }
   for (std::size_t j : cat) {
@@ -965,7 +944,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   auto to_bw = [&](const arma::vec& t) {
     arma::vec b = t;
     for (std::size_t j : cont) b(j) = std::exp(t(j));
-    for (std::size_t j = 0; j < d; ++j) b(j) = std::min(std::max(b(j), obj.lower()(j)), obj.upper()(j));
+    for (std::size_t j = 0; j < d; ++j) b(j) = std::min(std::max(b(j), res.lower(j)), obj.upper()(j));
     return b;
   };
   int evals = 0;
@@ -981,7 +960,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     arma::vec gb;
     double v;
     try {
-      v = obj(to_bw(t), &gb);
+      v = eval(to_bw(t), &gb);
     } catch (const NumericalError&) {
       v = kInf;
       gb.zeros(d);
@@ -1032,7 +1011,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
       res.curve_grid(g) = std::exp(t);
       double v;
       try {
-        v = obj(arma::vec{res.curve_grid(g)});
+        v = eval(arma::vec{res.curve_grid(g)}, nullptr);
       } catch (const NumericalError&) {
         v = kInf;
       }
@@ -1130,7 +1109,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   // continuous columns at the lower edge: typically discrete data, where the cell means win).
   res.at_bound.assign(d, 0);
   for (std::size_t j = 0; j < d; ++j) {
-    const bool at_lo = res.bandwidth(j) <= obj.lower()(j) * (1.0 + 1e-9);
+    const bool at_lo = res.bandwidth(j) <= res.lower(j) * (1.0 + 1e-9);
     const bool at_hi = res.bandwidth(j) >= obj.upper()(j) * (1.0 - 1e-9);
     if (!at_lo && !at_hi) continue;
     res.at_bound[j] = at_lo ? -1 : 1;
