@@ -259,6 +259,17 @@ TEST(Binned, CvObjectiveEqualsExactOnLatticeAndGradientIsExact) {
   }
 }
 
+TEST(Binned, CvObjectiveIsASumOfSquaresOnSparseData) {
+  // Fewer points than grid nodes, bandwidths down to about one grid spacing: where a point's
+  // own weight dominates its cell the quadratic shortcut must not be used (it went negative).
+  Data D = binned_data(300, 1, 51);
+  BinnedCVObjective o(D.X, D.Y.col(0), 1, Kernel(KernelType::gaussian), 0.0, 0);
+  for (double m : {1.0, 1.38, 2.0, 5.0, 20.0}) {
+    const double v = o(arma::vec{m * o.spacing(0)});
+    EXPECT_TRUE(v >= 0.0) << m << " " << v;
+  }
+}
+
 TEST(Binned, ChosenBandwidthMatchesTheExactSearch) {
   Data D = binned_data(5000, 1, 31);
   BandwidthSelectOptions so;

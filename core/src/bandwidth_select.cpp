@@ -884,7 +884,8 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   std::vector<std::size_t> cont, cat;
   for (std::size_t j = 0; j < d; ++j)
     (types[j] == VarType::continuous ? cont : cat).push_back(j);
-  // The searched objective: exact, or binned (binned.hpp), whose box starts at one grid spacing.
+  // The searched objective: exact, or binned (binned.hpp), whose box starts at five grid
+  // spacings (below, the binned data cannot resolve the kernel).
   std::unique_ptr<BinnedCVObjective> binned;
   if (opt.approx == Approximation::binned && opt.method != BandwidthMethod::rot &&
       opt.method != BandwidthMethod::dpi) {
@@ -893,7 +894,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     binned_grid_size(types, opt.approx_grid_size, "approx_grid_size");
     binned.reset(new BinnedCVObjective(X, y, opt.degree, opt.kernel, opt.ridge,
                                        opt.approx_grid_size, opt.n_threads));
-    for (std::size_t j = 0; j < d; ++j) res.lower(j) = std::max(res.lower(j), binned->spacing(j));
+    for (std::size_t j = 0; j < d; ++j) res.lower(j) = std::max(res.lower(j), 5.0 * binned->spacing(j));
   }
   auto eval = [&](const arma::vec& b, arma::vec* g) { return binned ? (*binned)(b, g) : obj(b, g); };
 

@@ -909,13 +909,14 @@ double BinnedCVObjective::operator()(const arma::vec& bandwidth, arma::vec* grad
   // e = y - m_{-i} = y (1 + v_0) - alpha (v = A_-^{-1} e1, alpha = v' T), so
   // e^2 = G1 y^2 + G2 y + G3 with G1 = (1 + v_0)^2, G2 = -2 (1 + v_0) alpha, G3 = alpha^2;
   // out[0..2] = G, out[3 + 3a ..] = their log h_a derivatives. False when it does not exist.
-  auto loo_parts = [&](const double* mv, double* out) -> bool {
+  auto loo_parts = [&](const double* mv, double* out, double* omega_out) -> bool {
     double Af[16], B[8], v[4], b[4], dAf[16];
     const double* A = mv;
     const double* Tv = mv + q * q;
     std::copy(A, A + q * q, Af);
     Af[0] -= 1.0;  // the point's own weight k(0) at u = 0
     const double omega = Af[0];
+    if (omega_out != nullptr) *omega_out = omega;
     // Below the FFT's rounding of a sum of n unit weights the fit has no other point.
     if (!(omega > 1e-12 * I.n_obs)) return false;
     if (I.ridge > 0.0)
@@ -987,14 +988,19 @@ double BinnedCVObjective::operator()(const arma::vec& bandwidth, arma::vec* grad
       const std::size_t cell = c0 * C1 + c1;
       if (I.cell_start[cell] == I.cell_start[cell + 1]) continue;
       const std::size_t g[2] = {c0, c1};
+      // The quadratic is trusted where every sample has at least one unit of other points'
+      // weight (where the point's own weight dominates, the parts vary too fast within the
+      // cell) and the cell's sum of squares comes out non-negative.
       bool ok = true;
       for (std::size_t s = 0; s < ns && ok; ++s) {
         const double f[2] = {fs[s % 3], d == 2 ? fs[s / 3] : 0.0};
         interpolate(g, f, mv.data());
-        ok = loo_parts(mv.data(), parts.data() + s * nparts);
+        double omega = 0.0;
+        ok = loo_parts(mv.data(), parts.data() + s * nparts, &omega) && omega >= 1.0;
       }
       const double* P = I.power.data() + cell * 27;
       if (ok) {
+        double cell_sum[9];
         // coefficient (a, b) of f0^a f1^b: sum_{i,j} M[a][i] M[b][j] value(i, j)
         for (std::size_t t = 0; t < nparts; ++t) {
           double acc = 0.0;
@@ -1008,10 +1014,16 @@ double BinnedCVObjective::operator()(const arma::vec& bandwidth, arma::vec* grad
               // t % 3: 0 -> y^2, 1 -> y, 2 -> 1 (as the power sums)
               acc += coef * P[(a1 * 3 + a0) * 3 + t % 3];
             }
-          if (t < 3) total += acc;
-          else gsum[(t - 3) / 3] += acc;
+          cell_sum[t] = acc;
         }
-        continue;
+        ok = cell_sum[0] + cell_sum[1] + cell_sum[2] >= 0.0;
+        if (ok) {
+          for (std::size_t t = 0; t < nparts; ++t) {
+            if (t < 3) total += cell_sum[t];
+            else gsum[(t - 3) / 3] += cell_sum[t];
+          }
+          continue;
+        }
       }
       for (std::size_t k = I.cell_start[cell]; k < I.cell_start[cell + 1]; ++k) {
         const std::size_t i = I.cell_points[k];
@@ -1019,7 +1031,7 @@ double BinnedCVObjective::operator()(const arma::vec& bandwidth, arma::vec* grad
         double f[2] = {0.0, 0.0};
         for (std::size_t a = 0; a < d; ++a) locate(I.grid, a, I.X(i, a), gi[a], f[a]);
         interpolate(gi, f, mv.data());
-        if (!loo_parts(mv.data(), out.data())) return kInf;
+        if (!loo_parts(mv.data(), out.data(), nullptr)) return kInf;
         const double yi = I.y(i);
         total += out[0] * yi * yi + out[1] * yi + out[2];
         for (int a = 0; a < n_psi; ++a)

@@ -242,7 +242,7 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
         the leave-one-out criterion from linearly binned data and FFT convolutions (Wand 1994,
         JCGS 3(4)), with its exact gradient: one O(n) pass, then O(G log G + G) per evaluation.
         Each point's own kernel weight K(0) is taken out of moments interpolated at the point.
-        The search starts at one grid spacing. The chosen h moves from the exact one by
+        The search starts at five grid spacings. The chosen h moves from the exact one by
         O((grid spacing / h)^2): within about 1e-3 relative when h spans 15 or more spacings.
     approx_grid_size : int or None
         Grid points per continuous column for ``approx="binned"`` (at least 10; None: 4001 in
