@@ -23,8 +23,11 @@ Rcpp::List dpi_cpp(const arma::vec& x, const arma::vec& y, int blockmax, int div
 Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::string method,
                    std::string kernel, std::string var_types, std::string ukertype,
                    std::string okertype, double ridge, int nstart, double seed, int grid_size,
-                   int min_neighbors, int n_threads, bool progress) {
+                   int min_neighbors, int n_threads, bool progress, std::string approx,
+                   int approx_grid_size) {
   attnreg::BandwidthSelectOptions o;
+  o.approx = attnreg::approximation_from_name(approx, "approx");
+  o.approx_grid_size = approx_grid_size;
   o.degree = degree;
   o.method = attnreg::bandwidth_method_from_name(method, "bwmethod");
   o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
