@@ -33,11 +33,17 @@
 // O((delta / h)^2), the same order as the fit's error). m_{-i} = e1' A_-^{-1} T_- (with the
 // omega-scaled ridge of A_-). The gradient in log h_a is exact for this binned objective:
 // h_a dA/dh_a comes from the node moments of k(u) psi(u_a) u^e, psi = -u k'(u) / k(u), by the
-// same FFTs (bandwidth_select.cpp eq. (1)). Cost per bandwidth O(G log G + n).
+// same FFTs (bandwidth_select.cpp eq. (1)). The squared residual of an observation (x, y) is
+// G1(x) y^2 + G2(x) y + G3(x), smooth in x; within each grid cell the G's are fitted by a
+// quadratic (tensor quadratic in 2-D) in the position f through f = 0, 1/2, 1 and summed
+// against the cell's power sums sum f^a (1, y, y^2) (error O((delta / h)^3), below the
+// binning's), so an evaluation costs O(G log G + G) after one O(n) pass. A cell where some
+// sample has less than one unit of other points' weight, or whose sum comes out negative, is
+// summed point by point. The search starts at five grid spacings.
 //
 // Threads: the binning and the FFTs run on one thread; the per-query interpolation is split
-// across threads without reductions, and the cv_ls sum over points is added in fixed chunks in
-// order, so every number is the same for any thread count.
+// across threads without reductions, and the cv_ls sum runs over the cells in order on one
+// thread, so every number is the same for any thread count.
 #pragma once
 
 #include <cstddef>
@@ -153,13 +159,15 @@ class BinnedLocalPolynomial {
 };
 
 /// Binned cv_ls objective (see "Leave-one-out" in the file comment) for degree 0 or 1 over one
-/// or two continuous columns. Bins once; each evaluation costs O(G log G + n).
+/// or two continuous columns. Bins once; each evaluation costs O(G log G + G) (plus the points
+/// of cells summed point by point).
 class BinnedCVObjective {
  public:
   BinnedCVObjective(const arma::mat& X, const arma::vec& y, int degree, const Kernel& kernel,
-                    double ridge, int grid_size, int n_threads = 0);
+                    double ridge, int grid_size, int n_threads = 0);  // n_threads: unused
+                    // (an evaluation is O(G log G + G) on one thread); kept for the interface
   ~BinnedCVObjective();
-  /// CV(h) (+inf where some node's leave-one-out fit does not exist); grad (length d) is set
+  /// CV(h) (+inf where some point's leave-one-out fit does not exist); grad (length d) is set
   /// to d CV / d log h_a when non-null.
   double operator()(const arma::vec& bandwidth, arma::vec* grad = nullptr) const;
   /// Node spacing of column a.
