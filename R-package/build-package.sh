@@ -43,7 +43,7 @@ cat > "$stage/src/Makevars" <<MAKEVARS
 CXX_STD = CXX17
 PKG_CPPFLAGS = -Iinclude -DATTNREG_R_BUILD -DARMA_WARN_LEVEL=1 -DATTNREG_VERSION=\\"$version\\"
 PKG_CXXFLAGS = \$(SHLIB_OPENMP_CXXFLAGS)
-PKG_LIBS = \$(SHLIB_OPENMP_CXXFLAGS) \$(LAPACK_LIBS) \$(BLAS_LIBS) \$(FLIBS)
+PKG_LIBS = \$(SHLIB_OPENMP_CXXFLAGS) -lfftw3 \$(LAPACK_LIBS) \$(BLAS_LIBS) \$(FLIBS)
 MAKEVARS
 # R/RcppExports.R and src/RcppExports.cpp from the // [[Rcpp::export]] tags.
 Rscript -e "Rcpp::compileAttributes('$stage')" >/dev/null

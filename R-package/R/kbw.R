@@ -39,6 +39,17 @@
 #' @param nstart Number of starting points of the search.
 #' @param seed Seed of the random starting points.
 #' @param grid_size Points of the criterion curve (one continuous regressor).
+#' @param approx `"exact"` (default) or `"binned"` (`bwmethod = "cv.ls"`; one or two
+#'   continuous regressors, no factors): the leave-one-out criterion from linearly binned data
+#'   and FFT convolutions (Wand 1994, "Fast computation of multivariate kernel estimators",
+#'   J. Comput. Graph. Statist. 3(4)), with its exact gradient; one pass over the data, then
+#'   \eqn{O(G \log G)} per evaluation. Each point's own weight \eqn{K(0)} is taken out of
+#'   moments interpolated at the point; the search starts at five grid spacings. The chosen
+#'   bandwidth moves from the exact one by \eqn{O((\delta/h)^2)} (\eqn{\delta} the grid
+#'   spacing): about \eqn{10^{-3}} relative when \eqn{h} spans 15 or more spacings.
+#' @param approx_grid_size Grid points per continuous regressor for `approx = "binned"` (at
+#'   least 10; `NULL`: 4001 for one regressor, finer than a binned fit's 401 because the
+#'   minimiser of a flat criterion moves with small errors; 101 x 101 for two).
 #' @param progress Show a status line (on stderr) with the number of criterion evaluations and
 #'   the best value so far, redrawn in place. The search can be interrupted with Ctrl-C (Esc in
 #'   the R GUI); it stops within one block of kernel sums with an R error.
@@ -63,9 +74,11 @@
 kbw <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"),
                 bwmethod = c("cv.ls", "cv.aic", "gcv", "rot", "dpi"), kernel = "gaussian",
                 ridge = 0, ukertype = "aitchisonaitken", okertype = "liracine", nstart = 3L,
-                seed = 0L, grid_size = 30L, progress = FALSE, n_threads = 0L, ...) {
+                seed = 0L, grid_size = 30L, progress = FALSE, n_threads = 0L,
+                approx = c("exact", "binned"), approx_grid_size = NULL, ...) {
   method <- match.arg(method)
   bwmethod <- match.arg(bwmethod)
+  approx <- .kreg_approx_arg(approx)
   mf <- match.call(expand.dots = FALSE)
   m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
   mf <- mf[c(1L, m)]
@@ -81,14 +94,15 @@ kbw <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"
   spec <- .kreg_spec(mf)
   X <- .kreg_encode(spec, mf)
   b <- .kbw_fit(X, as.double(y), spec, method, bwmethod, kernel, ridge, ukertype, okertype,
-                nstart, seed, grid_size, progress, n_threads, weights = w)
+                nstart, seed, grid_size, progress, n_threads, weights = w, approx = approx,
+                approx_grid_size = approx_grid_size)
   .kbw_boundary_warning(b, "kbw")
   b
 }
 
 .kbw_fit <- function(X, y, spec, method, bwmethod, kernel, ridge, ukertype, okertype,
                      nstart = 3L, seed = 0L, grid_size = 30L, progress = FALSE,
-                     n_threads = 0L, weights = NULL) {
+                     n_threads = 0L, weights = NULL, approx = "exact", approx_grid_size = NULL) {
   if (!is.null(weights) && (!is.numeric(weights) || length(weights) != length(y))) {
     stop("weights: need one number per observation (got ", length(weights), " for ",
          length(y), ")", call. = FALSE)
@@ -106,7 +120,8 @@ kbw <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"
                            ukertype, okertype, as.double(ridge), as.integer(nstart),
                            as.double(seed), as.integer(grid_size), 0L, as.integer(n_threads),
                            isTRUE(progress),
-                           if (is.null(weights)) numeric(0) else as.double(weights)), spec)
+                           if (is.null(weights)) numeric(0) else as.double(weights), approx,
+                           .kreg_grid_arg(approx_grid_size, "approx_grid_size")), spec)
   bw <- setNames(r$bw, spec$names)
   curve <- if (length(r$curve_grid)) {
     data.frame(bw = r$curve_grid, objective = r$curve_values)

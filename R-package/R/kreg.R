@@ -58,6 +58,18 @@
 #' @param progress Show a text progress bar (on stderr) while the kernel sums run, and the
 #'   bandwidth search's status line when `bw` is a selector. Long fits can be interrupted with
 #'   Ctrl-C (Esc in the R GUI) at any time; the core stops within one block of work.
+#' @param approx `"exact"` (default) or `"binned"`: linear binning onto a grid and FFT
+#'   convolutions (Wand 1994, "Fast computation of multivariate kernel estimators", J. Comput.
+#'   Graph. Statist. 3(4); Fan and Marron 1994, J. Comput. Graph. Statist. 3(1); as
+#'   `KernSmooth::locpoly`), for one or two continuous regressors and no factors. Fitting
+#'   costs \eqn{O(n + G \log G)}; fits between grid nodes are interpolated, beyond the grid
+#'   summed directly. Use it from about \eqn{10^5} rows with the Gaussian kernel. The error
+#'   is \eqn{O((\delta/h)^2)} (\eqn{\delta} the grid spacing); the element `approx_error`
+#'   reports it (exact and binned fits at 200 random training rows). A criterion `bw` uses
+#'   the binned cv.ls ([kbw()] with `approx = "binned"`). Leverages and leave-one-out fits are
+#'   not computed (`NULL`); [summary()] computes the exact statistics.
+#' @param grid_size Grid points per continuous regressor for `approx = "binned"` (at least 10;
+#'   `NULL`: 401 for one regressor, as KernSmooth, 101 x 101 for two).
 #' @param ... Unused.
 #' @return An object of class `kreg`: `fitted.values`, `residuals`, `leverage`, `loo`
 #'   (leave-one-out fits, `NULL` when some row has none), `cv` (their mean squared error,
@@ -91,7 +103,7 @@
 kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc"),
                  degree = NULL, bw = "cv.ls", kernel = "gaussian", ridge = 0, ukertype = "aitchisonaitken",
                  okertype = "liracine", n_threads = 0L, progress = FALSE,
-                 gradients = FALSE, ...) {
+                 gradients = FALSE, approx = c("exact", "binned"), grid_size = NULL, ...) {
   cl <- match.call()
   method_given <- !missing(method)
   method <- match.arg(method)
@@ -110,6 +122,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   } else {
     degree <- if (method == "ll") 1L else 0L
   }
+  approx <- .kreg_approx_arg(approx)
   mf <- match.call(expand.dots = FALSE)
   m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
   mf <- mf[c(1L, m)]
@@ -129,6 +142,16 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   w <- model.weights(mf)
   spec <- .kreg_spec(mf)
   X <- .kreg_encode(spec, mf)
+  approx <- .kreg_check_approx_cpp(approx, spec$types, .kreg_grid_arg(grid_size, "grid_size"),
+                                   "grid_size")
+  if (approx == "binned" && degree >= 2L) {
+    stop("approx: \"binned\" fits here are local constant or local linear (degree 0 or 1); ",
+         "use approx = \"exact\" for degree ", degree, call. = FALSE)
+  }
+  if (approx == "binned" && isTRUE(gradients)) {
+    stop("gradients: not stored for approx = \"binned\" fits; use ",
+         "predict(fit, newdata, type = \"gradient\") or approx = \"exact\"", call. = FALSE)
+  }
   bwsel <- NULL
   sel <- function(bwmethod) {
     if (ncol(Y) != 1L) {
@@ -156,7 +179,8 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
       return(r$bw)
     }
     bwsel <<- .kbw_fit(X, as.double(Y[, 1]), spec, method, bwmethod, kernel, ridge, ukertype,
-                       okertype, n_threads = n_threads, progress = progress, weights = w)
+                       okertype, n_threads = n_threads, progress = progress, weights = w,
+                       approx = approx)
     .kbw_boundary_warning(bwsel, sprintf("kreg(bw = \"%s\")", bwmethod))
     bwsel$bw
   }
@@ -167,6 +191,10 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
   }
   if (method == "lc" && ridge != 0) {
     stop("ridge: only used by method = \"ll\" (local linear); drop it for \"lc\"", call. = FALSE)
+  }
+  if (approx == "binned") {
+    return(.kreg_binned(X, Y, bwv, w, method, kernel, ridge, ukertype, okertype, n_threads,
+                        grid_size, spec, mf, mt, cl, bwsel))
   }
   if (isTRUE(progress)) {  # after the selection, which has its own status line
     .attnreg_progress(TRUE)
@@ -427,14 +455,16 @@ summary.kreg <- function(object, ...) {
   r2 <- if (ncol(Y) == 1L) stats::cor(drop(Y), drop(f))^2 else NA_real_
   rss <- sum((Y - f)^2)
   g <- if (ncol(Y) == 1L) .diag_global(object) else NULL
+  edf <- if (identical(object$approx, "binned") && !is.null(g)) g$trace_L else object$effective_df
+  cv <- if (identical(object$approx, "binned") && !is.null(g)) g$cv else object$cv
   structure(list(call = object$call, title = .kreg_title(object), bandwidths = tab,
-                 r.squared = r2, sigma = sqrt(rss / (object$nobs - object$effective_df)),
-                 effective_df = object$effective_df, cv = object$cv, nobs = object$nobs,
+                 r.squared = r2, sigma = sqrt(rss / (object$nobs - edf)),
+                 effective_df = edf, cv = cv, nobs = object$nobs,
                  uses_neighbors = object$uses_neighbors,
                  residual.df = g$residual_df, trace.LtL = g$trace_LtL,
                  sigma.df = if (is.null(g)) NULL else sqrt(g$sigma2),
                  r.squared.rss = g$r_squared, gcv = g$gcv, aicc = g$aicc,
-                 notes = .kreg_smoothed_out_notes(object)),
+                 notes = c(.kreg_smoothed_out_notes(object), .kreg_binned_note(object))),
             class = "summary.kreg")
 }
 
@@ -548,6 +578,7 @@ predict.kreg <- function(object, newdata, type = c("response", "gradient"), se.f
          call. = FALSE)
   }
   X <- .kreg_newx(object, newdata)
+  if (identical(object$approx, "binned")) return(.kreg_binned_predict(object, X, type, newdata))
   if (type == "response") {
     p <- drop(.kreg_core(.kreg_predict_cpp(object$state, X, "fit"), object$spec))
     if (!is.matrix(p)) names(p) <- rownames(newdata)

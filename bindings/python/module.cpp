@@ -21,6 +21,7 @@ void init_diagnostics(py::module_& m);
 void init_semiparametric(py::module_& m);
 void init_density(py::module_& m);
 void init_effects(py::module_& m);
+void init_binned(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -109,4 +110,5 @@ PYBIND11_MODULE(_core, m) {
   init_semiparametric(m);
   init_density(m);
   init_effects(m);
+  init_binned(m);
 }

@@ -79,7 +79,8 @@ void init_bandwidth(py::module_& m) {
          const std::string& method, const std::string& kernel, const std::string& var_types,
          const std::string& unordered_kernel, const std::string& ordered_kernel, double ridge,
          int n_starts, std::uint64_t seed, int grid_size, int min_neighbors, int n_threads,
-         py::object progress, py::object weights) {
+         py::object progress, py::object weights, const std::string& approx,
+         int approx_grid_size) {
         const arma::mat Xm = attnreg_py::as_mat(X, "X");
         const arma::vec yv = to_vec(y, "y");
         attnreg::BandwidthSelectOptions o =
@@ -87,6 +88,8 @@ void init_bandwidth(py::module_& m) {
                            ridge, n_starts, seed, grid_size, min_neighbors, n_threads);
         if (!weights.is_none())
           o.weights = to_vec(weights.cast<attnreg_py::farray>(), "sample_weight");
+        o.approx = attnreg::approximation_from_name(approx, "approx");
+        o.approx_grid_size = approx_grid_size;
         if (!progress.is_none()) {
           o.on_eval = [progress](int evals, double best) {
             py::gil_scoped_acquire gil;
@@ -118,7 +121,8 @@ void init_bandwidth(py::module_& m) {
       py::arg("var_types"), py::arg("unordered_kernel"), py::arg("ordered_kernel"),
       py::arg("ridge"), py::arg("n_starts"), py::arg("seed"), py::arg("grid_size"),
       py::arg("min_neighbors"), py::arg("n_threads"), py::arg("progress") = py::none(),
-      py::arg("weights") = py::none());
+      py::arg("weights") = py::none(), py::arg("approx") = "exact",
+      py::arg("approx_grid_size") = 0);
 
   m.def(
       "bandwidth_objective",

@@ -24,9 +24,11 @@ Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::stri
                    std::string kernel, std::string var_types, std::string ukertype,
                    std::string okertype, double ridge, int nstart, double seed, int grid_size,
                    int min_neighbors, int n_threads, bool progress,
-                   const arma::vec& weights) {
+                   const arma::vec& weights, std::string approx, int approx_grid_size) {
   attnreg::BandwidthSelectOptions o;
   o.weights = weights;  // empty = unweighted
+  o.approx = attnreg::approximation_from_name(approx, "approx");
+  o.approx_grid_size = approx_grid_size;
   o.degree = degree;
   o.method = attnreg::bandwidth_method_from_name(method, "bwmethod");
   o.kernel = attnreg::Kernel::from_name(kernel, "kernel");

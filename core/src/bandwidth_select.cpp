@@ -75,40 +75,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 //   c_g (ybar_g - m_g)^2 and the group's c_g leverages sum to w_gg c_0, whose derivative is (3).
 
 /// psi(u) = -u k'(u) / k(u) of eq. (1), for |u| inside the support (0 outside).
-inline double psi(KernelType t, double u) {
-  const double u2 = u * u;
-  switch (t) {
-    case KernelType::gaussian: return u2;
-    case KernelType::epanechnikov: {
-      const double s = 1.0 - u2;
-      return s > 0.0 ? 2.0 * u2 / s : 0.0;
-    }
-    case KernelType::uniform: return 0.0;
-    case KernelType::triangular: {
-      const double a = std::fabs(u), s = 1.0 - a;
-      return s > 0.0 ? a / s : 0.0;
-    }
-    case KernelType::biweight: {
-      const double s = 1.0 - u2;
-      return s > 0.0 ? 4.0 * u2 / s : 0.0;
-    }
-    case KernelType::triweight: {
-      const double s = 1.0 - u2;
-      return s > 0.0 ? 6.0 * u2 / s : 0.0;
-    }
-    case KernelType::tricube: {
-      const double a3 = std::fabs(u) * u2, s = 1.0 - a3;
-      return s > 0.0 ? 9.0 * a3 / s : 0.0;
-    }
-    case KernelType::cosine: {
-      const double a = std::fabs(u);
-      if (a >= 1.0) return 0.0;
-      const double x = 1.5707963267948966192 * a;
-      return x * std::tan(x);
-    }
-  }
-  return 0.0;
-}
+inline double psi(KernelType t, double u) { return kernel_psi(t, u); }
 
 /// (d l / d lambda) / l for a categorical kernel at codes distance `dist`, lambda in (0, max).
 inline double cat_ratio(const CategoricalKernel& k, double dist, double lambda) {
@@ -1068,6 +1035,22 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   std::vector<std::size_t> cont, cat;
   for (std::size_t j = 0; j < d; ++j)
     (types[j] == VarType::continuous ? cont : cat).push_back(j);
+  // The searched objective: exact, or binned (binned.hpp), whose box starts at five grid
+  // spacings (below, the binned data cannot resolve the kernel).
+  std::unique_ptr<BinnedCVObjective> binned;
+  if (opt.approx == Approximation::binned && opt.method != BandwidthMethod::rot &&
+      opt.method != BandwidthMethod::dpi) {
+    check::require(opt.method == BandwidthMethod::cv_ls, "approx",
+                   "\"binned\" selection is for method cv_ls; use approx=\"exact\" for aic or gcv");
+    check::require(opt.weights.is_empty(), "approx",
+                   "\"binned\" selection has no observation weights; use approx=\"exact\" "
+                   "with weights");
+    binned_grid_size(types, opt.approx_grid_size, "approx_grid_size");
+    binned.reset(new BinnedCVObjective(X, y, opt.degree, opt.kernel, opt.ridge,
+                                       opt.approx_grid_size, opt.n_threads));
+    for (std::size_t j = 0; j < d; ++j) res.lower(j) = std::max(res.lower(j), 5.0 * binned->spacing(j));
+  }
+  auto eval = [&](const arma::vec& b, arma::vec* g) { return binned ? (*binned)(b, g) : obj(b, g); };
 
   if (opt.method == BandwidthMethod::rot || opt.method == BandwidthMethod::dpi) {
     check::require(cat.empty(), "method",
@@ -1106,14 +1089,16 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   // theta: log h (continuous), lambda (categorical).
   arma::vec lo(d), hi(d);
   for (std::size_t j : cont) {
-    lo(j) = std::log(obj.lower()(j));
+    lo(j) = std::log(res.lower(j));
     hi(j) = std::log(obj.upper()(j));
   }
   for (std::size_t j : cat) {
     lo(j) = obj.lower()(j);
     hi(j) = obj.upper()(j);
   }
-  arma::vec box_lower = obj.lower();  // raised below where the objective is undefined
+  // The box's lower end: the estimator's floor (raised to five grid spacings when binned),
+  // raised again below where the objective is undefined.
+  arma::vec box_lower = res.lower;
   auto to_bw = [&](const arma::vec& t) {
     arma::vec b = t;
     for (std::size_t j : cont) b(j) = std::exp(t(j));
@@ -1133,7 +1118,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     arma::vec gb;
     double v;
     try {
-      v = obj(to_bw(t), &gb);
+      v = eval(to_bw(t), &gb);
     } catch (const NumericalError&) {
       v = kInf;
       gb.zeros(d);
@@ -1167,7 +1152,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
       b(j) = std::exp(t);
       double v;
       try {
-        v = obj(b);
+        v = eval(b, nullptr);
       } catch (const NumericalError&) {
         v = kInf;
       }
@@ -1217,7 +1202,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
       res.curve_grid(g) = std::exp(t);
       double v;
       try {
-        v = obj(arma::vec{res.curve_grid(g)});
+        v = eval(arma::vec{res.curve_grid(g)}, nullptr);
       } catch (const NumericalError&) {
         v = kInf;
       }
@@ -1321,7 +1306,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     b(j) = box_lower(j);
     double v;
     try {
-      v = obj(b);
+      v = eval(b, nullptr);
     } catch (const NumericalError&) {
       v = kInf;
     }

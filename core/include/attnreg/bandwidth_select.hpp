@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "attnreg/arma.hpp"
+#include "attnreg/binned.hpp"
 #include "attnreg/kernel.hpp"
 #include "attnreg/kernel_pairs.hpp"
 #include "attnreg/optimize.hpp"
@@ -92,6 +93,10 @@ struct BandwidthSelectOptions {
   double truncation = 1e-16;
   int n_threads = 0;
   MinimizeOptions minimize{};
+  /// cv_ls only: "exact" (default) or the binned objective (binned.hpp; one or two continuous
+  /// columns) on approx_grid_size points per column (0 = 401 in 1-D, 101 x 101 in 2-D).
+  Approximation approx = Approximation::exact;
+  int approx_grid_size = 0;
   /// Called on the calling thread after each objective evaluation: (evaluations so far, best
   /// objective so far). May throw (e.g. to stop).
   std::function<void(int, double)> on_eval;

@@ -167,6 +167,43 @@ ATTNREG_HD double cosine_shape(double u) {
 
 }  // namespace kernel_detail
 
+/// psi(u) = -u k'(u) / k(u) for |u| inside the support (0 outside): the bandwidth derivative
+/// of a kernel weight is h d/dh k(u) = k(u) psi(u) (bandwidth selection, binned.cpp).
+inline double kernel_psi(KernelType t, double u) {
+  const double u2 = u * u;
+  switch (t) {
+    case KernelType::gaussian: return u2;
+    case KernelType::epanechnikov: {
+      const double s = 1.0 - u2;
+      return s > 0.0 ? 2.0 * u2 / s : 0.0;
+    }
+    case KernelType::uniform: return 0.0;
+    case KernelType::triangular: {
+      const double a = std::fabs(u), s = 1.0 - a;
+      return s > 0.0 ? a / s : 0.0;
+    }
+    case KernelType::biweight: {
+      const double s = 1.0 - u2;
+      return s > 0.0 ? 4.0 * u2 / s : 0.0;
+    }
+    case KernelType::triweight: {
+      const double s = 1.0 - u2;
+      return s > 0.0 ? 6.0 * u2 / s : 0.0;
+    }
+    case KernelType::tricube: {
+      const double a3 = std::fabs(u) * u2, s = 1.0 - a3;
+      return s > 0.0 ? 9.0 * a3 / s : 0.0;
+    }
+    case KernelType::cosine: {
+      const double a = std::fabs(u);
+      if (a >= 1.0) return 0.0;
+      const double x = 1.5707963267948966192 * a;
+      return x * std::tan(x);
+    }
+  }
+  return 0.0;
+}
+
 /// A continuous kernel: a value type (one enum) with its shape, density and constants.
 struct Kernel {
   KernelType type = KernelType::gaussian;

@@ -193,12 +193,22 @@ def _degree_of(estimator) -> int:
     return _ESTIMATORS[key]
 
 
+def _approx_grid(value) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 10:
+        raise ValueError(f"approx_grid_size: must be an integer >= 10 or None (the default), "
+                         f"got {value!r}")
+    return int(value)
+
+
 def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
                      kernel: str = "gaussian", var_types: str | None = None,
                      unordered_kernel: str = "aitchison_aitken", ordered_kernel: str = "li_racine",
                      ridge: float = 0.0, n_starts: int = 3, random_state: int | None = 0,
                      grid_size: int = 30, min_neighbors: int = 0, n_threads: int = 0,
-                     progress=False, sample_weight=None) -> BandwidthResult:
+                     progress=False, sample_weight=None, approx: str = "exact",
+                     approx_grid_size: int | None = None) -> BandwidthResult:
     """Data-driven bandwidths for local linear / local constant regression.
 
     Methods: ``cv_ls`` (exact leave-one-out least-squares cross-validation), ``aic`` (AICc of
@@ -233,6 +243,17 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
         does not underflow; local linear: a local design whose Cholesky pivots stay above
         1e-8), checked on the objective. k > 0: nprobust's bwcheck guard instead, k other
         distinct values within the kernel's reach (a third of it for the Gaussian).
+    approx : {"exact", "binned"}, default="exact"
+        ``"binned"`` (``cv_ls`` only; one or two continuous columns, no categorical ones):
+        the leave-one-out criterion from linearly binned data and FFT convolutions (Wand 1994,
+        JCGS 3(4)), with its exact gradient: one O(n) pass, then O(G log G + G) per evaluation.
+        Each point's own kernel weight K(0) is taken out of moments interpolated at the point.
+        The search starts at five grid spacings. The chosen h moves from the exact one by
+        O((grid spacing / h)^2): within about 1e-3 relative when h spans 15 or more spacings.
+    approx_grid_size : int or None
+        Grid points per continuous column for ``approx="binned"`` (at least 10; None: 4001 in
+        1-D, finer than a binned fit's 401 because the minimiser of a flat criterion moves with
+        small errors, and 101 x 101 in 2-D). ``grid_size`` stays the objective curve's size.
     progress : bool, {"auto", "tqdm", "stderr"} or callable, default=False
         True shows the evaluations so far and the best objective (a tqdm bar when tqdm is
         installed, else a stderr line at most every half second); a callable is called as
@@ -303,7 +324,8 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
         d = _core.select_bandwidth(X, y, degree, str(method), str(kernel), vt,
                                    str(unordered_kernel), str(ordered_kernel), float(ridge),
                                    int(n_starts), seed, int(grid_size), int(min_neighbors),
-                                   int(n_threads), cb, sw)
+                                   int(n_threads), cb, sw, str(approx),
+                                   _approx_grid(approx_grid_size))
     grid = np.asarray(d["curve_grid"]).ravel()
     curve = (grid, np.asarray(d["curve_values"]).ravel()) if grid.size else None
     res = BandwidthResult(bandwidth=np.asarray(d["bandwidth"]).ravel(),

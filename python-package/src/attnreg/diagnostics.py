@@ -77,7 +77,7 @@ def _fitted_core(estimator):
             f"{type(estimator).__name__}"
         )
     check_is_fitted(estimator)
-    return estimator._model
+    return estimator._stats_model()
 
 
 def _cluster_codes(cluster):
@@ -229,6 +229,12 @@ def summary(estimator, output: int = 0) -> KernelSummary:
     """
     model = _fitted_core(estimator)
     notes = _smoothed_out_notes(estimator)
+    if getattr(estimator, "approx_", "exact") == "binned":
+        e = estimator.approx_error_details()
+        notes.append(
+            f"binned fit (grid {estimator.grid_size or 'default'}): max |binned - exact| = "
+            f"{e['max_abs']:.3g} (rms {e['rms']:.3g}, {e['relative']:.3g} sd of y) at "
+            f"{e['n_points']} random training rows; the statistics above are exact")
     g = _core.global_diagnostics(model, int(output))
     res = np.asarray(model.residuals())[:, int(output)]
     return KernelSummary(

@@ -1,0 +1,197 @@
+// Python bindings for the binned approximations (binned.hpp). Thin: convert, call, convert.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "attnreg/binned.hpp"
+#include "convert.hpp"
+
+namespace py = pybind11;
+using attnreg_py::as_mat;
+using attnreg_py::farray;
+using attnreg_py::to_numpy;
+
+namespace {
+
+arma::vec vec_of(const farray& a, const char* name) {
+  const arma::mat m = as_mat(a, name);
+  if (m.n_cols != 1 && m.n_rows != 1 && m.n_elem > 0)
+    throw py::value_error(std::string(name) + ": expected a 1-D array");
+  return arma::vec(m.memptr(), m.n_elem);
+}
+
+py::array_t<double> cube_numpy(const arma::cube& c) {
+  py::array_t<double, py::array::f_style> out({static_cast<py::ssize_t>(c.n_rows),
+                                               static_cast<py::ssize_t>(c.n_cols),
+                                               static_cast<py::ssize_t>(c.n_slices)});
+  if (c.n_elem) std::memcpy(out.mutable_data(), c.memptr(), c.n_elem * sizeof(double));
+  return out;
+}
+
+attnreg::BinnedFitOptions binned_options(int degree, const std::string& kernel, double ridge,
+                                         int grid_size, int n_threads) {
+  attnreg::BinnedFitOptions o;
+  o.degree = degree;
+  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  o.ridge = ridge;
+  o.grid_size = grid_size;
+  o.n_threads = n_threads;
+  return o;
+}
+
+py::dict error_dict(const attnreg::BinnedErrorEstimate& e) {
+  py::dict d;
+  d["n_points"] = e.n_points;
+  d["max_abs"] = e.max_abs;
+  d["rms"] = e.rms;
+  d["scale"] = e.scale;
+  d["relative"] = e.relative;
+  d["seed"] = e.seed;
+  return d;
+}
+
+}  // namespace
+
+void init_binned(py::module_& m) {
+  m.def(
+      "check_approx",
+      [](const std::string& approx, const std::string& var_types, std::size_t n_cols,
+         int grid_size, const std::string& grid_size_arg) {
+        const attnreg::Approximation a = attnreg::approximation_from_name(approx, "approx");
+        if (a == attnreg::Approximation::exact) return std::string("exact");
+        attnreg::binned_grid_size(attnreg::parse_var_types(var_types, n_cols), grid_size,
+                                  grid_size_arg);
+        return std::string("binned");
+      },
+      py::arg("approx"), py::arg("var_types"), py::arg("n_cols"), py::arg("grid_size"),
+      py::arg("grid_size_arg") = "grid_size",
+      "Validate approx / grid_size for data with these column types; returns the approx name.");
+
+  py::class_<attnreg::BinnedLocalPolynomial>(m, "BinnedLocalPolynomial")
+      .def(py::init([](int degree, const std::string& kernel, double ridge, int grid_size,
+                       int n_threads) {
+             return attnreg::BinnedLocalPolynomial(
+                 binned_options(degree, kernel, ridge, grid_size, n_threads));
+           }),
+           py::arg("degree") = 1, py::arg("kernel") = "gaussian", py::arg("ridge") = 0.0,
+           py::arg("grid_size") = 0, py::arg("n_threads") = 0)
+      .def(
+          "fit",
+          [](attnreg::BinnedLocalPolynomial& self, const farray& X, const farray& Y,
+             const farray& bandwidth,
+             const std::optional<farray>& sample_weight) -> attnreg::BinnedLocalPolynomial& {
+            const arma::mat x = as_mat(X, "X"), y = as_mat(Y, "y");
+            const arma::vec bw = vec_of(bandwidth, "bandwidth");
+            const arma::vec sw = sample_weight ? vec_of(*sample_weight, "sample_weight") : arma::vec();
+            py::gil_scoped_release nogil;
+            return self.fit(x, y, bw, sw);
+          },
+          py::arg("X"), py::arg("Y"), py::arg("bandwidth"), py::arg("sample_weight") = py::none(),
+          py::return_value_policy::reference_internal)
+      .def(
+          "predict",
+          [](const attnreg::BinnedLocalPolynomial& self, const farray& X) {
+            const arma::mat x = as_mat(X, "X");
+            arma::mat r;
+            {
+              py::gil_scoped_release nogil;
+              r = self.predict(x);
+            }
+            return to_numpy(r);
+          },
+          py::arg("X"))
+      .def(
+          "gradient",
+          [](const attnreg::BinnedLocalPolynomial& self, const farray& X) {
+            const arma::mat x = as_mat(X, "X");
+            arma::cube r;
+            {
+              py::gil_scoped_release nogil;
+              r = self.gradient(x);
+            }
+            return cube_numpy(r);
+          },
+          py::arg("X"))
+      .def(
+          "derivative",
+          [](const attnreg::BinnedLocalPolynomial& self, const farray& X, int order) {
+            const arma::mat x = as_mat(X, "X");
+            arma::mat r;
+            {
+              py::gil_scoped_release nogil;
+              r = self.derivative(x, order);
+            }
+            return to_numpy(r);
+          },
+          py::arg("X"), py::arg("order"))
+      .def("fitted",
+           [](const attnreg::BinnedLocalPolynomial& s) {
+             arma::mat r;
+             {
+               py::gil_scoped_release nogil;
+               r = s.fitted();
+             }
+             return to_numpy(r);
+           })
+      .def("approx_error",
+           [](const attnreg::BinnedLocalPolynomial& s, std::size_t n_points, std::uint64_t seed) {
+             attnreg::BinnedErrorEstimate e;
+             {
+               py::gil_scoped_release nogil;
+               e = s.approx_error(n_points, seed);
+             }
+             return error_dict(e);
+           },
+           py::arg("n_points") = 200, py::arg("seed") = 0)
+      .def("grid_shape", &attnreg::BinnedLocalPolynomial::grid_shape)
+      .def("grid_nodes",
+           [](const attnreg::BinnedLocalPolynomial& s, std::size_t c) {
+             return to_numpy(s.grid_nodes(c));
+           },
+           py::arg("column"))
+      .def("grid_fit", [](const attnreg::BinnedLocalPolynomial& s) { return to_numpy(s.grid_fit()); })
+      .def("bandwidth", [](const attnreg::BinnedLocalPolynomial& s) { return to_numpy(s.bandwidth()); })
+      .def("training_y", [](const attnreg::BinnedLocalPolynomial& s) { return to_numpy(s.training_y()); })
+      .def_property_readonly("n_obs", &attnreg::BinnedLocalPolynomial::n_obs)
+      .def(py::pickle(
+          [](const attnreg::BinnedLocalPolynomial& s) {
+            const auto& o = s.options();
+            return py::make_tuple(1, o.degree, std::string(o.kernel.name()), o.ridge, o.grid_size,
+                                  o.n_threads, to_numpy(s.training_x()), to_numpy(s.training_y()),
+                                  to_numpy(s.bandwidth()), to_numpy(s.sample_weight()));
+          },
+          [](const py::tuple& t) {
+            if (t.size() != 10 || t[0].cast<int>() != 1)
+              throw py::value_error("state: not a saved attnreg BinnedLocalPolynomial");
+            attnreg::BinnedLocalPolynomial m(binned_options(
+                t[1].cast<int>(), t[2].cast<std::string>(), t[3].cast<double>(),
+                t[4].cast<int>(), t[5].cast<int>()));
+            m.fit(as_mat(t[6].cast<farray>(), "state"), as_mat(t[7].cast<farray>(), "state"),
+                  vec_of(t[8].cast<farray>(), "state"), vec_of(t[9].cast<farray>(), "state"));
+            return m;
+          }));
+
+  m.def(
+      "binned_cv_objective",
+      [](const farray& X, const farray& y, const farray& bandwidth, int degree,
+         const std::string& kernel, double ridge, int grid_size) {
+        const arma::mat x = as_mat(X, "X");
+        const arma::vec yv = vec_of(y, "y");
+        const arma::vec bw = vec_of(bandwidth, "bandwidth");
+        arma::vec g;
+        double v;
+        {
+          py::gil_scoped_release nogil;
+          attnreg::BinnedCVObjective obj(x, yv, degree, attnreg::Kernel::from_name(kernel, "kernel"),
+                                         ridge, grid_size);
+          v = obj(bw, &g);
+        }
+        return py::make_tuple(v, to_numpy(g));
+      },
+      py::arg("X"), py::arg("y"), py::arg("bandwidth"), py::arg("degree"), py::arg("kernel"),
+      py::arg("ridge"), py::arg("grid_size"));
+}
