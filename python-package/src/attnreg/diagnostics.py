@@ -577,7 +577,7 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
 # ---------------------------------------------------------------------------- bootstrap
 def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademacher",
                     level: float = 0.95, seed: int = 1, bias_corrected: bool = False,
-                    kind: str = "hc3", output: int = 0):
+                    kind: str = "hc3", output: int = 0, progress=False):
     """Pointwise and simultaneous (sup-t) bootstrap bands at the rows of ``X``.
 
     ``type="rademacher"``/``"mammen"``: wild bootstrap ``y*_i = m(x_i) + e_i v_i`` (the fit is
@@ -585,7 +585,9 @@ def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademach
     bandwidth. Pointwise: basic bootstrap interval; uniform: ``center -+ c se`` with ``c`` the
     ``level``-quantile of ``max_x |m*(x) - m(x)| / se(x)`` (``se`` of ``kind``). The bands are
     variability bands around ``E m(x)`` unless ``bias_corrected`` (wild only), which resamples
-    the robust bias-corrected estimator. Reproducible with ``seed``.
+    the robust bias-corrected estimator. Reproducible with ``seed``. ``progress`` (True,
+    "tqdm", "stderr" or a callable ``f(done, total, label)``) reports the replications done, as
+    does an enclosing ``with attnreg.show_progress():``.
 
     Returns a pandas DataFrame (``center, se, low, high, uniform_low, uniform_high``) with the
     critical value in ``df.attrs["critical_value"]`` and the draws in ``df.attrs["draws"]``.
@@ -594,10 +596,11 @@ def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademach
 
     model = _fitted_core(estimator)
     Xa = estimator._check_X(X)
-    r = _core.bootstrap_bands(model, Xa, type=str(type), replications=int(replications),
-                              level=float(level), seed=_nonneg_int(seed, "seed"),
-                              bias_corrected=bool(bias_corrected), kind=_check_kind(kind),
-                              output=_nonneg_int(output, "output"))
+    with _progress.reporting(progress):
+        r = _core.bootstrap_bands(model, Xa, type=str(type), replications=int(replications),
+                                  level=float(level), seed=_nonneg_int(seed, "seed"),
+                                  bias_corrected=bool(bias_corrected), kind=_check_kind(kind),
+                                  output=_nonneg_int(output, "output"))
     cols = ["center", "se", "low", "high", "uniform_low", "uniform_high"]
     df = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols})
     df.attrs["critical_value"] = float(r["critical_value"])
@@ -656,7 +659,8 @@ class SignificanceTestResult:
 
 
 def significance_test(estimator, replications: int = 399, bootstrap: str = "mammen",
-                      seed: int = 1, columns=None, output: int = 0) -> SignificanceTestResult:
+                      seed: int = 1, columns=None, output: int = 0,
+                      progress=False) -> SignificanceTestResult:
     """Bootstrap test that the regression does not depend on each regressor (np's ``npsigtest``).
 
     For a continuous column the statistic is the mean squared marginal effect
@@ -681,6 +685,10 @@ def significance_test(estimator, replications: int = 399, bootstrap: str = "mamm
         Columns to test (0-based positions or DataFrame column names); default all.
     output : int, default 0
         Output column for multi-output fits.
+    progress : bool, {"auto", "tqdm", "stderr"} or callable, default=False
+        Report the replications done (all tested columns together) on a tqdm bar or stderr,
+        or to ``f(done, total, label)``; an enclosing ``with attnreg.show_progress():`` does
+        the same. Ctrl-C interrupts the test with ``KeyboardInterrupt``.
 
     Returns
     -------
@@ -718,8 +726,10 @@ def significance_test(estimator, replications: int = 399, bootstrap: str = "mamm
                                  " or a column name")
     if not isinstance(bootstrap, str):
         raise ValueError("bootstrap: use 'mammen', 'rademacher' or 'iid'")
-    r = _core.significance_test(model, replications=int(replications), bootstrap=bootstrap,
-                                seed=_nonneg_int(seed, "seed"), columns=cols, output=_nonneg_int(output, "output"))
+    with _progress.reporting(progress):
+        r = _core.significance_test(model, replications=int(replications), bootstrap=bootstrap,
+                                    seed=_nonneg_int(seed, "seed"), columns=cols,
+                                    output=_nonneg_int(output, "output"))
     table = pd.DataFrame({"statistic": np.asarray(r["statistic"]).ravel(),
                           "p_value": np.asarray(r["p_value"]).ravel()},
                          index=[names[j] for j in r["columns"]])
@@ -795,7 +805,8 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
                        bootstrap: str = "mammen", seed: int = 1,
                        unordered_kernel: str = "aitchison_aitken",
                        ordered_kernel: str = "li_racine", n_threads: int = 0,
-                       reselect_bandwidth: bool | None = None) -> SpecificationTestResult:
+                       reselect_bandwidth: bool | None = None,
+                       progress=False) -> SpecificationTestResult:
     """Is the OLS model misspecified? Hsiao, Li & Racine (2007) test, as np's ``npcmstest``.
 
     With the OLS residuals ``u`` of y on ``design`` and the product kernel ``K_ij`` over the
@@ -836,6 +847,9 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
         test oversized in small samples (about 0.09-0.10 instead of 0.05 at n = 100; see
         ``bench/results/specification_tests.md``). Default (``None``): re-select when
         n <= 500, where it is cheap; hold fixed above.
+    progress : bool, {"auto", "tqdm", "stderr"} or callable, default=False
+        Report the bootstrap replications done (the bandwidth search first counts as 0), as
+        an enclosing ``with attnreg.show_progress():`` does. Ctrl-C interrupts the test.
 
     Returns
     -------
@@ -875,14 +889,15 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
     if not isinstance(bootstrap, str):
         raise ValueError("bootstrap: use 'mammen', 'rademacher' or 'iid'")
     try:
-        r = _core.specification_test(Z, ya, Xa, var_types=vt, kernel=str(kernel),
-                                     unordered_kernel=str(unordered_kernel),
-                                     ordered_kernel=str(ordered_kernel), bandwidth=bw,
-                                     degree=int(degree), replications=int(replications),
-                                     bootstrap=bootstrap, seed=_nonneg_int(seed, "seed"),
-                                     n_threads=int(n_threads),
-                                     reselect=-1 if reselect_bandwidth is None
-                                     else int(bool(reselect_bandwidth)))
+        with _progress.reporting(progress):
+            r = _core.specification_test(Z, ya, Xa, var_types=vt, kernel=str(kernel),
+                                         unordered_kernel=str(unordered_kernel),
+                                         ordered_kernel=str(ordered_kernel), bandwidth=bw,
+                                         degree=int(degree), replications=int(replications),
+                                         bootstrap=bootstrap, seed=_nonneg_int(seed, "seed"),
+                                         n_threads=int(n_threads),
+                                         reselect=-1 if reselect_bandwidth is None
+                                         else int(bool(reselect_bandwidth)))
     except ValueError as e:  # the core calls the design Z
         msg = str(e)
         if msg.startswith("Z:") or msg.startswith("Z ("):
