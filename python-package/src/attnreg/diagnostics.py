@@ -173,7 +173,12 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
 
 @dataclass
 class KernelSummary:
-    """Global summary of a kernel fit; ``repr`` reads like R's ``summary.lm``."""
+    """Global summary of a kernel fit; ``repr`` reads like R's ``summary.lm``.
+
+    For a fit on a pandas DataFrame, ``bandwidth`` is a pandas Series indexed by column name
+    and ``residual_quantiles`` a Series (Min, 1Q, Median, 3Q, Max); for arrays both are
+    ndarrays (the printed table then names the columns ``x1, x2, ...``).
+    """
 
     estimator: str
     n: int
@@ -193,8 +198,13 @@ class KernelSummary:
     notes: list = field(default_factory=list)
 
     def __repr__(self) -> str:
-        q = self.residual_quantiles
-        bw = ", ".join(f"{b:.4g}" for b in np.atleast_1d(self.bandwidth))
+        q = np.asarray(self.residual_quantiles)
+        bw = np.atleast_1d(np.asarray(self.bandwidth, dtype=np.float64))
+        labels = ([str(v) for v in self.bandwidth.index] if hasattr(self.bandwidth, "index")
+                  else [f"x{j + 1}" for j in range(bw.size)])
+        kinds = {"c": "continuous", "u": "unordered", "o": "ordered"}
+        vt = self.var_types if len(self.var_types) == bw.size else "c" * bw.size
+        w = max(8, max(len(v) for v in labels))
         lines = [
             f"{self.estimator} (local polynomial of degree {self.degree}), {self.kernel} kernel",
             "",
@@ -202,7 +212,13 @@ class KernelSummary:
             "    Min      1Q  Median      3Q     Max ",
             " ".join(f"{v:7.4g}" for v in q),
             "",
-            f"Bandwidth(s): {bw}   (var_types '{self.var_types}')",
+            "Bandwidths:",
+            f"  {'variable':<{w}}  {'type':<10}  {'bandwidth':>10}",
+        ]
+        lines += [f"  {n:<{w}}  {kinds.get(t, t):<10}  {b:>10.4g}" + ("" if t == "c" else "  (lambda)")
+                  for n, t, b in zip(labels, vt, bw)]
+        lines += [
+            "",
             f"Observations: {self.n}",
             f"Effective parameters tr(L): {self.trace_L:.3f}   tr(L'L): {self.trace_LtL:.3f}",
             f"Residual standard error: {self.sigma:.4g} on {self.residual_df:.2f} "
@@ -224,16 +240,27 @@ def summary(estimator, output: int = 0) -> KernelSummary:
     makes ``sigma^2 = RSS / df`` unbiased when the smoother is unbiased; AICc is Hurvich,
     Simonoff & Tsai (1998) as in np's ``npreg``. Costs O(n^2) (all rows of ``L``).
     """
+    import pandas as pd
+
     model = _fitted_core(estimator)
     notes = _smoothed_out_notes(estimator)
     g = _core.global_diagnostics(model, int(output))
     res = np.asarray(model.residuals())[:, int(output)]
+    bw = np.asarray(estimator.bandwidth_)
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None and len(names) == bw.size:  # DataFrame input: labelled by column
+        bw = pd.Series(bw, index=pd.Index([str(v) for v in names], name="variable"),
+                       name="bandwidth")
+    quant = np.quantile(res, [0, 0.25, 0.5, 0.75, 1])
+    if names is not None:
+        quant = pd.Series(quant, index=["Min", "1Q", "Median", "3Q", "Max"],
+                          name="residuals")
     return KernelSummary(
         estimator=type(estimator).__name__,
         n=int(g["n"]),
         kernel=str(estimator.kernel),
         degree=int(estimator._degree),
-        bandwidth=np.asarray(estimator.bandwidth_),
+        bandwidth=bw,
         var_types=str(estimator.var_types_),
         trace_L=g["trace_L"],
         trace_LtL=g["trace_LtL"],
@@ -243,7 +270,7 @@ def summary(estimator, output: int = 0) -> KernelSummary:
         cv=g["cv"],
         gcv=g["gcv"],
         aicc=g["aicc"],
-        residual_quantiles=np.quantile(res, [0, 0.25, 0.5, 0.75, 1]),
+        residual_quantiles=quant,
         notes=notes,
     )
 
@@ -602,7 +629,8 @@ def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademach
                                   bias_corrected=bool(bias_corrected), kind=_check_kind(kind),
                                   output=_nonneg_int(output, "output"))
     cols = ["center", "se", "low", "high", "uniform_low", "uniform_high"]
-    df = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols})
+    index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+    df = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols}, index=index)
     df.attrs["critical_value"] = float(r["critical_value"])
     df.attrs["draws"] = np.asarray(r["draws"])
     return df
