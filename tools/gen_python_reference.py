@@ -29,7 +29,7 @@ SECTIONS = [
                  "BoundaryWarning"]),
     ("attnreg.bandwidth", ["dpi", "PlugInResult", "bandwidth_objective"]),
     ("attnreg.diagnostics", None),
-    ("attnreg.plot", ["cv_curve", "fit_with_bands", "partial_effects", "attention_heatmap"]),
+    ("attnreg.plot", ["cv_curve", "fit_with_bands", "bootstrap_bands", "partial_effects", "attention_heatmap"]),
     ("attnreg.attention", None),
     ("attnreg.dask", None),
 ]

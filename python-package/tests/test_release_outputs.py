@@ -149,3 +149,99 @@ def test_summary_and_bootstrap_bands_keep_names():
     b = diagnostics.bootstrap_bands(f1, Xe, replications=59, seed=2)
     assert list(b.index) == [3, 7, 11]
     assert list(diagnostics.diagnose(f1, Xe).index) == [3, 7, 11]
+
+
+# ------------------------------------------------------------------ plots fit for a paper
+def _boundary_data(seed=3, n=300):
+    rng = np.random.default_rng(seed)
+    x = rng.beta(1.2, 3, n) * 50
+    y = pd.Series(5.5 + 0.08 * x - 0.0014 * x ** 2 + rng.normal(0, 0.5, n),
+                  name="log weekly wage")
+    return pd.DataFrame({"experience": x}), y
+
+
+@pytest.fixture
+def plt():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    yield plt
+    plt.close("all")
+
+
+def _legend_texts(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_fit_with_bands_labels_axes_from_names_and_clips_a_wild_band(plt):
+    df, y = _boundary_data()
+    m = attnreg.LocalLinear(bandwidth=2.0).fit(df, y)
+    ax = attnreg.plot.fit_with_bands(m, df, y)
+    assert ax.get_xlabel() == "experience" and ax.get_ylabel() == "log weekly wage"
+    # Without y: the response name the estimator was fitted on; explicit ylabel wins.
+    assert attnreg.plot.fit_with_bands(m, df).get_ylabel() == "log weekly wage"
+    assert attnreg.plot.fit_with_bands(m, df, ylabel="w").get_ylabel() == "w"
+    m_arr = attnreg.LocalLinear(bandwidth=2.0).fit(df.to_numpy(), y.to_numpy())
+    assert attnreg.plot.fit_with_bands(m_arr, df.to_numpy()).get_ylabel() == "fit"
+    # A band far wider than the data (tiny bandwidth, thin boundary) does not set the scale.
+    m2 = attnreg.LocalLinear(bandwidth=0.6).fit(df, y)
+    grid = np.linspace(df.experience.min(), df.experience.max(), 200)
+    d = m2.diagnose(pd.DataFrame({"experience": grid}))
+    span = y.max() - y.min()
+    assert d.rbc_high.max() > y.max() + 0.25 * span or d.rbc_low.min() < y.min() - 0.25 * span
+    ax = attnreg.plot.fit_with_bands(m2, df, y, grid=grid)
+    lo, hi = ax.get_ylim()
+    pad = 0.05 * (hi - lo)  # the axes' own margin
+    assert lo >= min(d.fit.min(), y.min() - 0.25 * span) - pad
+    assert hi <= max(d.fit.max(), y.max() + 0.25 * span) + pad
+    assert d.rbc_high.max() > hi + pad or d.rbc_low.min() < lo - pad  # it was clipped
+    assert any("robust bias-corrected, clipped to the plot range" in t for t in _legend_texts(ax))
+    # Bands inside the data: nothing is clipped, the whole band is visible.
+    ax = attnreg.plot.fit_with_bands(m, df, y)
+    assert not any("clipped" in t for t in _legend_texts(ax))
+    d = m.diagnose(pd.DataFrame({"experience": ax.get_lines()[0].get_xdata()}))
+    lo, hi = ax.get_ylim()
+    assert lo <= min(d.rbc_low.min(), y.min()) and hi >= max(d.rbc_high.max(), y.max())
+
+
+def test_bootstrap_band_plot_draws_the_bootstrap_table(plt):
+    df, y = _boundary_data()
+    m = attnreg.LocalLinear(bandwidth=2.0).fit(df, y)
+    grid = np.linspace(1, 40, 30)
+    ax = attnreg.plot.bootstrap_bands(m, df, y, grid=grid, replications=199, seed=4)
+    b = diagnostics.bootstrap_bands(m, pd.DataFrame({"experience": grid}), replications=199,
+                                    seed=4)
+    lines = ax.get_lines()
+    np.testing.assert_allclose(lines[0].get_xdata(), grid)
+    np.testing.assert_allclose(lines[0].get_ydata(), b.center, rtol=1e-12)
+    np.testing.assert_allclose(lines[1].get_ydata(), b.uniform_low, rtol=1e-12)
+    np.testing.assert_allclose(lines[2].get_ydata(), b.uniform_high, rtol=1e-12)
+    np.testing.assert_allclose(ax.bootstrap_bands["low"], b.low, rtol=1e-12)
+    assert ax.get_xlabel() == "experience" and ax.get_ylabel() == "log weekly wage"
+    texts = _legend_texts(ax)
+    assert any(t.startswith("95% simultaneous (sup-t, c = ") for t in texts)
+    assert any("pointwise (rademacher bootstrap, B = 199)" in t for t in texts)
+    with pytest.raises(ValueError, match="X: bootstrap_bands draws one regressor"):
+        attnreg.plot.bootstrap_bands(m, np.ones((5, 2)))
+
+
+def test_plot_tradeoff_has_a_y_label_and_tick_labels_that_do_not_overlap(plt):
+    df, y = _boundary_data()
+    for bws in (2.0 * np.array([0.5, 1, 2, 4, 8, 16]), np.linspace(1.5, 4, 6)):
+        tr = diagnostics.tradeoff(df.to_numpy(), y.to_numpy(), bws,
+                                  eval_points=np.arange(1.0, 35.0)[:, None])
+        axes = diagnostics.plot_tradeoff(tr)
+        fig = axes[0].figure
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        for a in axes:
+            assert a.get_ylabel() == "integrated squared error"
+            assert a.get_xlabel() == "bandwidth h"
+            boxes = [t.get_window_extent(r) for t in a.get_xticklabels()
+                     if t.get_text() and t.get_visible()
+                     and a.get_xlim()[0] <= t.get_position()[0] <= a.get_xlim()[1]]
+            assert 2 <= len(boxes) <= 8
+            boxes.sort(key=lambda bb: bb.x0)
+            assert all(b0.x1 < b1.x0 for b0, b1 in zip(boxes, boxes[1:]))
+        assert [a.get_title() for a in axes] == ["NadarayaWatson", "LocalLinear"]

@@ -942,9 +942,45 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
 
 
 # ---------------------------------------------------------------------------- plotting
+def _band_limits(base, fit, bands, margin: float = 0.25):
+    """The y range of a band plot: the data (or the fit) with the bands, but no band may widen
+    it beyond ``margin`` times the data's range on either side. Returns (lo, hi, clipped) with
+    ``clipped`` the names of the bands that leave that range somewhere."""
+    base = np.asarray(base, dtype=np.float64)
+    base = base[np.isfinite(base)]
+    lo0, hi0 = float(base.min()), float(base.max())
+    span = hi0 - lo0 or max(abs(hi0), 1.0) * 0.1
+    allow_lo, allow_hi = lo0 - margin * span, hi0 + margin * span
+    lo, hi = min(lo0, float(np.nanmin(fit))), max(hi0, float(np.nanmax(fit)))
+    clipped = []
+    for name, (low, high) in bands.items():
+        low = np.asarray(low, dtype=np.float64)
+        high = np.asarray(high, dtype=np.float64)
+        if not (np.isfinite(low).any() and np.isfinite(high).any()):
+            continue
+        lo = min(lo, max(float(np.nanmin(low)), allow_lo))
+        hi = max(hi, min(float(np.nanmax(high)), allow_hi))
+        if np.nanmin(low) < allow_lo or np.nanmax(high) > allow_hi:
+            clipped.append(name)
+    pad = 0.03 * (hi - lo or 1.0)
+    return lo - pad, hi + pad, clipped
+
+
+def _clip_note(artists: dict, clipped) -> None:
+    """Say in the legend which bands were clipped to the plot range."""
+    for name in clipped:
+        a = artists[name]
+        a.set_label(f"{a.get_label()}, clipped to the plot range")
+
+
 def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95, kind: str = "hc3",
                ax=None, rbc: bool = True):
-    """Plot the fit with conventional and (optionally) RBC pointwise bands (one regressor)."""
+    """Plot the fit with conventional and (optionally) RBC pointwise bands (one regressor).
+
+    The y axis spans the data (or the fit) and the bands, but a band that runs far beyond the
+    data (an RBC band at a boundary, where its variance explodes) does not set the scale: it is
+    clipped to a quarter of the data's range beyond them, and its legend entry says so.
+    """
     import matplotlib.pyplot as plt
 
     _fitted_core(estimator)
@@ -960,31 +996,54 @@ def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95, kind
     if X is not None and y is not None:
         ax.scatter(np.asarray(X).ravel(), np.asarray(y).ravel(), s=6, alpha=0.4, color="grey")
     ax.plot(g, df["fit"], color="C0", label="fit")
-    ax.fill_between(g, df["ci_low"], df["ci_high"], alpha=0.3, color="C0",
-                    label=f"{level:.0%} conventional")
+    artists = {"conventional": ax.fill_between(g, df["ci_low"], df["ci_high"], alpha=0.3,
+                                               color="C0", label=f"{level:.0%} conventional")}
+    bands = {"conventional": (df["ci_low"], df["ci_high"])}
     if rbc and np.isfinite(df["rbc_low"]).all():
-        ax.plot(g, df["rbc_low"], "--", color="C1", label=f"{level:.0%} RBC")
+        artists["RBC"] = ax.plot(g, df["rbc_low"], "--", color="C1",
+                                 label=f"{level:.0%} robust bias-corrected")[0]
         ax.plot(g, df["rbc_high"], "--", color="C1")
+        bands["RBC"] = (df["rbc_low"], df["rbc_high"])
+    base = np.asarray(y, dtype=np.float64).ravel() if (X is not None and y is not None) \
+        else df["fit"].to_numpy()
+    lo, hi, clipped = _band_limits(base, df["fit"], bands)
+    ax.set_ylim(lo, hi)
+    _clip_note(artists, clipped)
     ax.legend()
     return ax
 
 
 def plot_tradeoff(table, ax=None):
-    """Plot a :func:`tradeoff` table: bias^2, variance, MSE and CV against the bandwidth."""
+    """Plot a :func:`tradeoff` table: bias^2, variance, MSE and CV against the bandwidth.
+
+    One panel per estimator, both axes logarithmic, the bandwidths as plain numbers on the x
+    axis (at most six labels, no overlap); the y axis is the integrated squared error."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ests = list(dict.fromkeys(table["estimator"]))
     if ax is None:
-        _, ax = plt.subplots(1, len(ests), figsize=(5 * len(ests), 4), squeeze=False)
+        _, ax = plt.subplots(1, len(ests), figsize=(5 * len(ests), 4), squeeze=False,
+                             layout="constrained")
         ax = ax[0]
     ax = np.atleast_1d(ax)
+    labels = {"bias2": "bias²", "variance": "variance", "mse": "MSE", "cv": "CV (leave-one-out)"}
     for a, e in zip(ax, ests):
-        t = table[table.estimator == e]
-        for col in ("bias2", "variance", "mse", "cv"):
-            a.plot(t["bandwidth"], t[col], marker="o", ms=3, label=col)
+        t = table[table.estimator == e].sort_values("bandwidth")
+        for k, col in enumerate(("bias2", "variance", "mse", "cv")):
+            a.plot(t["bandwidth"], t[col], marker="os^D"[k], ms=4, label=labels[col])
         a.set_xscale("log")
         a.set_yscale("log")
-        a.set_xlabel("bandwidth")
-        a.set_title(e)
-        a.legend()
+        h = t["bandwidth"].to_numpy(dtype=float)
+        decades = np.log10(h.max() / h.min()) if h.min() > 0 else 0.0
+        if decades < 2:  # a short log axis: label a few round values, not every minor tick
+            a.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=6))
+        a.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+        a.xaxis.set_minor_formatter(NullFormatter())
+        a.set_xlabel("bandwidth h")
+        a.set_ylabel("integrated squared error")
+        name = {"local_linear": "local linear", "local_constant": "local constant",
+                "ll": "local linear", "lc": "local constant"}.get(str(e), str(e))
+        a.set_title(name)
+        a.legend(fontsize=8)
     return ax
