@@ -214,9 +214,13 @@ plot.kreg_tradeoff <- function(x, ...) {
   for (m in c("lc", "ll")) {
     t <- x[x$method == m, ]
     Y <- as.matrix(t[, c("bias2", "variance", "mse", "cv")])
-    matplot(t$bandwidth, Y, type = "b", log = "xy", pch = 1:4, lty = 1, xlab = "bandwidth",
-            ylab = "", main = if (m == "lc") "local constant" else "local linear", ...)
-    legend("topleft", colnames(Y), col = 1:4, pch = 1:4, lty = 1, bty = "n")
+    yl <- range(Y[Y > 0], finite = TRUE)
+    yl[2] <- yl[2] * (yl[2] / yl[1])^0.35  # headroom for the legend on the log axis
+    matplot(t$bandwidth, Y, type = "b", log = "xy", pch = 1:4, lty = 1, xlab = "bandwidth h",
+            ylab = "integrated squared error", cex.axis = 0.8, ylim = yl,
+            main = if (m == "lc") "local constant" else "local linear", ...)
+    legend("topleft", c("bias^2", "variance", "MSE", "CV (leave-one-out)"), col = 1:4,
+           pch = 1:4, lty = 1, bty = "n", cex = 0.8)
   }
   invisible(x)
 }

@@ -79,3 +79,33 @@ test_that("long bootstraps show a progress bar on stderr when asked, and nothing
                                  progress = TRUE), type = "message")
   expect_true(any(grepl("specification test .*100%", msgs)))
 })
+
+test_that("plot.kreg: bands far beyond the data are clipped with a note; bootstrap bands", {
+  set.seed(3)
+  x <- 50 * rbeta(300, 1.2, 3)
+  d <- data.frame(experience = x, lwage = 5.5 + 0.08 * x - 0.0014 * x^2 + rnorm(300, sd = 0.5))
+  pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  f <- kreg(lwage ~ experience, data = d, bw = 0.6)
+  p <- plot(f, bands = "rbc", kind = "hc1")
+  span <- diff(range(d$lwage))
+  # The RBC band leaves the data's range by far; the plot's range does not follow it.
+  expect_true(max(p$rbc_upr) > max(d$lwage) + 0.25 * span ||
+                min(p$rbc_lwr) < min(d$lwage) - 0.25 * span)
+  expect_true("RBC" %in% attr(p, "clipped"))
+  usr <- par("usr")[3:4]
+  expect_lte(diff(usr), 1.1 * (max(p$fit, d$lwage + 0.25 * span) -
+                                 min(p$fit, d$lwage - 0.25 * span)))
+  # A wide bandwidth: nothing clipped, the whole band is inside the plot.
+  p2 <- plot(kreg(lwage ~ experience, data = d, bw = 3), bands = "rbc", kind = "hc1")
+  expect_length(attr(p2, "clipped"), 0)
+  usr <- par("usr")[3:4]
+  expect_true(usr[1] <= min(p2$rbc_lwr) && usr[2] >= max(p2$rbc_upr))
+  # Bootstrap bands: the pointwise and sup-t bands of bootstrap_bands(), set.seed decides.
+  f3 <- kreg(lwage ~ experience, data = d, bw = 3)
+  set.seed(7); p3 <- plot(f3, bands = "bootstrap", R = 199, n_grid = 25)
+  set.seed(7); b3 <- bootstrap_bands(f3, data.frame(experience = p3$grid), R = 199)
+  expect_equal(p3$fit, b3$center, tolerance = 1e-12)
+  expect_equal(p3$lwr, b3$low, tolerance = 1e-12)
+  expect_equal(p3$uniform_upr, b3$uniform_high, tolerance = 1e-12)
+})
