@@ -276,15 +276,18 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        Categorical columns hold integer codes (ordered: 0, 1, 2, ... in level order).
+    X : array-like, pandas DataFrame or Series of shape (n_samples, n_features)
+        The same inputs as the estimators: in a DataFrame, categorical, ordered categorical,
+        text and boolean columns get unordered / ordered kernels (as ``LocalLinear.fit``
+        encodes them); in an array, categorical columns hold integer codes (ordered: 0, 1,
+        2, ... in level order) named by ``var_types``. Column names label the result.
     y : array-like of shape (n_samples,)
     estimator : {"ll", "lc"}
     method : {"cv_ls", "aic", "gcv", "rot", "dpi"}
     kernel : str
         Continuous kernel (see :class:`attnreg.NadarayaWatson`).
     var_types : str, optional
-        One of c/u/o per column; default all continuous.
+        One of c/u/o per column; default inferred from a DataFrame, else all continuous.
     ridge : float
         Local-linear ridge (the cv_ls objective is then the exact refit leave-one-out score).
     n_starts : int
