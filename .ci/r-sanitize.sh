@@ -32,6 +32,11 @@ if ! R_MAKEVARS_USER="$root/$out/Makevars" MAKEFLAGS="-j${ATTNREG_JOBS:-$(nproc)
 fi
 t1=$(date +%s)
 echo "sanitized R package installed in $(( t1 - t0 )) s (log: $out/install.log)"
+# Guard: the package's C++ standard must be the one whose flags were set above.
+if ! nm -D "$out/lib/attnreg/libs/attnreg.so" | grep -q "__ubsan_handle\|__asan_report"; then
+  echo "build/r-asan: attnreg.so is not instrumented (does the package still use CXX_STD = CXX17?)"
+  exit 1
+fi
 asan=$(gcc -print-file-name=libasan.so)
 ubsan=$(gcc -print-file-name=libubsan.so)
 status=0
