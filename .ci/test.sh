@@ -66,6 +66,13 @@ cp build-asan-py/_core*.so build-asan-py/pkg/attnreg/
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
   $PY -m pytest -q -p no:cacheprovider tests/test_errors.py tests/test_scale_equivariance_ls.py) || status=1
 
+log "R: bad-input tests on the package built under AddressSanitizer + UndefinedBehaviorSanitizer"
+# The testthat suite (bad-input and degenerate-design files included) over a separate install of the package
+# compiled with -fsanitize=address,undefined (R's own Makevars flags plus ours, via a
+# R_MAKEVARS_USER file; ccache serves re-runs). R itself is not instrumented, hence LD_PRELOAD
+# of the runtimes, and --no-test-load (the install's own load test runs without them).
+bash .ci/r-sanitize.sh || status=1
+
 log "Main job (the README's first command) runs end to end"
 $PY vignettes/main_job.py --out build/main-job-check || status=1
 

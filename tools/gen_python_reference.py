@@ -33,7 +33,7 @@ SECTIONS = [
     ("attnreg.semiparametric", ["LocalPolynomial", "PartiallyLinear", "SmoothCoefficient"]),
     ("attnreg.effects", ["marginal_effects"]),
     ("attnreg.diagnostics", None),
-    ("attnreg.plot", ["cv_curve", "fit_with_bands", "partial_effects", "attention_heatmap"]),
+    ("attnreg.plot", ["cv_curve", "fit_with_bands", "bootstrap_bands", "partial_effects", "attention_heatmap"]),
     ("attnreg.attention", None),
     ("attnreg.dask", None),
 ]

@@ -218,9 +218,13 @@ plot.kreg_tradeoff <- function(x, ...) {
   for (m in c("lc", "ll")) {
     t <- x[x$method == m, ]
     Y <- as.matrix(t[, c("bias2", "variance", "mse", "cv")])
-    matplot(t$bandwidth, Y, type = "b", log = "xy", pch = 1:4, lty = 1, xlab = "bandwidth",
-            ylab = "", main = if (m == "lc") "local constant" else "local linear", ...)
-    legend("topleft", colnames(Y), col = 1:4, pch = 1:4, lty = 1, bty = "n")
+    yl <- range(Y[Y > 0], finite = TRUE)
+    yl[2] <- yl[2] * (yl[2] / yl[1])^0.35  # headroom for the legend on the log axis
+    matplot(t$bandwidth, Y, type = "b", log = "xy", pch = 1:4, lty = 1, xlab = "bandwidth h",
+            ylab = "integrated squared error", cex.axis = 0.8, ylim = yl,
+            main = if (m == "lc") "local constant" else "local linear", ...)
+    legend("topleft", c("bias^2", "variance", "MSE", "CV (leave-one-out)"), col = 1:4,
+           pch = 1:4, lty = 1, bty = "n", cex = 0.8)
   }
   invisible(x)
 }
@@ -228,7 +232,7 @@ plot.kreg_tradeoff <- function(x, ...) {
 #' Monte Carlo bias, variance and MSE of kernel and linear regression
 #'
 #' One design `X` is drawn and held fixed; `f(X)` is evaluated once and `R` responses
-#' `f(X) + noise * N(0, 1)` are drawn (with `seed`). Each estimator is a linear smoother with
+#' `f(X) + noise * N(0, 1)` are drawn from R's random number generator. Each estimator is a linear smoother with
 #' weights `W` at the evaluation points, so the core summarises all replications at once.
 #' `bw = "oracle"` chooses, per kernel estimator, the grid bandwidth with the smallest
 #' empirical integrated MSE.
@@ -239,7 +243,9 @@ plot.kreg_tradeoff <- function(x, ...) {
 #'   \eqn{Z \sim N(0, I_d)}: a Gaussian truncated to the positive orthant).
 #' @param noise Noise standard deviation.
 #' @param R Replications.
-#' @param seed Random seed.
+#' @param seed `NULL` (default): draw from R's random number generator as it stands, so
+#'   `set.seed()` beforehand reproduces the run; or a whole number: use it for this run and
+#'   leave R's generator as it was (the user's `.Random.seed` is restored).
 #' @param estimators Any of `"lc"`, `"ll"`, `"ols"`, `"ridge"`.
 #' @param bw `"oracle"` or a bandwidth.
 #' @param bw_grid Bandwidth grid for the oracle.
@@ -255,25 +261,30 @@ plot.kreg_tradeoff <- function(x, ...) {
 #' mc$integrated
 #' @export
 monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), noise = 0.3,
-                        R = 200L, seed = 1L, estimators = c("lc", "ll", "ols", "ridge"),
+                        R = 200L, seed = NULL, estimators = c("lc", "ll", "ols", "ridge"),
                         bw = "oracle", bw_grid = NULL, eval_points = NULL, lambda = 1,
                         progress = FALSE) {
   design <- match.arg(design)
   if (!is.function(f)) stop("f: must be a function of a matrix", call. = FALSE)
   if (R < 2) stop("R: needs at least 2 replications", call. = FALSE)
-  set.seed(seed)
+  if (!is.null(seed)) .attnreg_seed(seed)  # checked before any work
   draw <- function(m) {
     if (design == "uniform") matrix(stats::runif(m * d), m, d) else abs(matrix(stats::rnorm(m * d), m, d))
   }
-  X <- draw(n)
-  E <- if (!is.null(eval_points)) as.matrix(eval_points) else
-    if (design == "uniform" && d == 1L) matrix(seq(0, 1, length.out = 101)) else draw(100)
-  mtr <- as.double(f(X))
-  truth <- as.double(f(E))
-  if (length(mtr) != n || length(truth) != nrow(E)) {
-    stop("f: must return one value per row of its argument", call. = FALSE)
-  }
-  Ysim <- mtr + noise * matrix(stats::rnorm(n * R), n, R)
+  # Every draw from R's generator: the user's stream (seed = NULL), or `seed` with the user's
+  # stream restored afterwards. set.seed() is never left changed.
+  sim <- .attnreg_with_seed(seed, {
+    X <- draw(n)
+    E <- if (!is.null(eval_points)) as.matrix(eval_points) else
+      if (design == "uniform" && d == 1L) matrix(seq(0, 1, length.out = 101)) else draw(100)
+    mtr <- as.double(f(X))
+    truth <- as.double(f(E))
+    if (length(mtr) != n || length(truth) != nrow(E)) {
+      stop("f: must return one value per row of its argument", call. = FALSE)
+    }
+    list(X = X, E = E, truth = truth, Ysim = mtr + noise * matrix(stats::rnorm(n * R), n, R))
+  })
+  X <- sim$X; E <- sim$E; truth <- sim$truth; Ysim <- sim$Ysim
   if (is.null(bw_grid)) {
     bw_grid <- (if (design == "cone") 1 else 0.3) * n^(-1 / (d + 4)) * exp(seq(log(0.25), log(2.5), length.out = 14))
   }
@@ -344,14 +355,18 @@ monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), nois
 #' Pointwise: basic bootstrap intervals; simultaneous: \eqn{\hat m \pm c\,se} with \eqn{c} the
 #' `level`-quantile of \eqn{\max_x |m^*(x) - \hat m(x)|/se(x)} (sup-t). These are
 #' variability bands around \eqn{E \hat m(x)} unless `bias_corrected = TRUE` (wild only), which
-#' resamples the robust bias-corrected estimator. Reproducible with `seed`.
+#' resamples the robust bias-corrected estimator. The draws come from the core's generator,
+#' seeded from R's random number generator unless `seed` is given, so `set.seed()` decides
+#' them.
 #'
 #' @param fit A `kreg` fit (single response).
 #' @param newdata Data frame of evaluation points.
 #' @param R Bootstrap replications.
 #' @param type `"rademacher"`, `"mammen"` or `"pairs"`.
 #' @param level Confidence level.
-#' @param seed Seed of the core's random number generator.
+#' @param seed `NULL` (default): seed the core's generator from R's (`set.seed()` reproduces
+#'   the bands); or a whole number, used as is (R's generator is not touched).
+#' @param progress Show a text progress bar (on stderr) over the replications.
 #' @param bias_corrected Resample the RBC estimator (wild only).
 #' @param kind Variance estimator of the studentising se (see [diagnose()]).
 #' @return A data frame `center, se, low, high, uniform_low, uniform_high` with attributes
@@ -362,14 +377,19 @@ monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), nois
 #' attr(b, "critical_value")
 #' @export
 bootstrap_bands <- function(fit, newdata, R = 999L, type = c("rademacher", "mammen", "pairs"),
-                            level = 0.95, seed = 1, bias_corrected = FALSE, kind = "hc3") {
+                            level = 0.95, seed = NULL, bias_corrected = FALSE, kind = "hc3",
+                            progress = FALSE) {
   if (!inherits(fit, "kreg")) stop("fit: must be a kreg fit", call. = FALSE)
   .diag_output(fit)
   type <- match.arg(type)
   X <- .kreg_newx(fit, newdata)
+  seed <- .attnreg_seed(seed)
+  done <- .attnreg_progress_on(progress)
+  on.exit(done(), add = TRUE)
   r <- .kreg_core(.diag_bootstrap_cpp(fit$state, X, type, as.integer(R), as.double(level),
-                                      as.double(seed), isTRUE(bias_corrected), .diag_kind(kind)),
+                                      seed, isTRUE(bias_corrected), .diag_kind(kind)),
                   rename = c(replications = "R"))
+  done(TRUE)
   out <- data.frame(center = r$center, se = r$se, low = r$low, high = r$high,
                     uniform_low = r$uniform_low, uniform_high = r$uniform_high)
   attr(out, "critical_value") <- r$critical_value

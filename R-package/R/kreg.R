@@ -641,17 +641,26 @@ loo_predict.kreg <- function(object, ...) {
 #' @param query `"attention"`: the query, a one-row data frame with the regressors or a
 #'   training row number (default the training row nearest the medians).
 #' @param n_grid Number of grid points.
-#' @param bands `"none"`, `"confidence"` (conventional pointwise band, shaded) or `"rbc"`
-#'   (also the robust bias-corrected band, dashed; one regressor only), see [diagnose()].
+#' @param bands `"none"`, `"confidence"` (conventional pointwise band, shaded), `"rbc"`
+#'   (also the robust bias-corrected band, dashed; one regressor only), see [diagnose()], or
+#'   `"bootstrap"` (`type = "fit"`: the pointwise wild-bootstrap band, shaded, and the
+#'   simultaneous sup-t band, dashed, see [bootstrap_bands()]). The y axis spans the data,
+#'   the fit and the bands, but a band running more than a quarter of the data's range beyond
+#'   them (an RBC band at a boundary, where the data thin out) is clipped, and its legend
+#'   entry says so.
 #' @param level,kind Confidence level and variance estimator of the bands.
+#' @param R,seed `bands = "bootstrap"`: replications, and the seed of the core's generator
+#'   (`NULL`: drawn from R's, so `set.seed()` decides), as in [bootstrap_bands()].
 #' @param ... Passed to [graphics::plot()].
-#' @return Invisibly: `"fit"` a data frame `grid, fit` (and `lwr, upr` with bands);
+#' @return Invisibly: `"fit"` a data frame `grid, fit` (and `lwr, upr` with bands; its
+#'   attribute `clipped` names the bands clipped to the plot range);
 #'   `"partial"` a list of such data frames, one per regressor; `"cv"` the criterion curve;
 #'   `"attention"` the weights, a named vector.
 #' @examples
 #' fit <- kreg(mpg ~ wt + hp, data = mtcars, bw = c(0.5, 40))
 #' plot(fit, var = "wt")
 #' plot(kreg(mpg ~ wt, data = mtcars, bw = 0.5), bands = "rbc")
+#' plot(kreg(mpg ~ wt, data = mtcars, bw = 0.5), bands = "bootstrap", R = 199)
 #' d <- transform(mtcars, am = factor(am))
 #' plot(kreg(mpg ~ wt + hp + am, data = d, bw = c(0.6, 40, 0.2)), type = "partial",
 #'      bands = "confidence")
@@ -659,8 +668,9 @@ loo_predict.kreg <- function(object, ...) {
 #' plot(kreg(mpg ~ wt, data = mtcars), type = "cv")      # bw = "cv.ls" by default
 #' @export
 plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NULL,
-                      query = NULL, n_grid = 200L, bands = c("none", "confidence", "rbc"),
-                      level = 0.95, kind = "hc3", ...) {
+                      query = NULL, n_grid = 200L,
+                      bands = c("none", "confidence", "rbc", "bootstrap"),
+                      level = 0.95, kind = "hc3", R = 999L, seed = NULL, ...) {
   type <- match.arg(type)
   bands <- match.arg(bands)
   if (is.matrix(x$fitted.values)) stop("plot: only for a single response", call. = FALSE)
@@ -668,7 +678,7 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
     stop("n_grid: must be a single integer >= 2", call. = FALSE)
   }
   switch(type,
-         fit = .kreg_plot_fit(x, var, n_grid, bands, level, kind, ...),
+         fit = .kreg_plot_fit(x, var, n_grid, bands, level, kind, R = R, seed = seed, ...),
          partial = .kreg_plot_partial(x, var, n_grid, bands, level, kind, ...),
          cv = .kreg_plot_cv(x, ...),
          attention = .kreg_plot_attention(x, var, query, ...))
@@ -715,7 +725,29 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
   names(x$bw)[types == "c"]
 }
 
-.kreg_plot_fit <- function(x, var, n_grid, bands, level, kind, ...) {
+# The y range of a band plot: the data and the fit, widened by the bands, but by no more than
+# a quarter of the data's range on either side (a band that explodes at a boundary, where the
+# data thin out, must not set the scale). Returns list(ylim, clipped = names of clipped bands).
+.kreg_band_limits <- function(base, fit, bands, margin = 0.25) {
+  r0 <- range(base, finite = TRUE)
+  span <- diff(r0)
+  if (span == 0) span <- max(abs(r0[2]), 1) * 0.1
+  allow <- c(r0[1] - margin * span, r0[2] + margin * span)
+  lim <- range(c(r0, fit), finite = TRUE)
+  clipped <- character(0)
+  for (nm in names(bands)) {
+    lo <- bands[[nm]][[1]]; hi <- bands[[nm]][[2]]
+    if (!any(is.finite(lo)) || !any(is.finite(hi))) next
+    lim <- c(min(lim[1], max(min(lo, na.rm = TRUE), allow[1])),
+             max(lim[2], min(max(hi, na.rm = TRUE), allow[2])))
+    if (min(lo, na.rm = TRUE) < allow[1] || max(hi, na.rm = TRUE) > allow[2]) {
+      clipped <- c(clipped, nm)
+    }
+  }
+  list(ylim = lim, clipped = clipped)
+}
+
+.kreg_plot_fit <- function(x, var, n_grid, bands, level, kind, R = 999L, seed = NULL, ...) {
   cont <- .kreg_continuous(x)
   if (!length(cont)) {
     stop("plot: needs a continuous regressor; use type = \"partial\" for factors",
@@ -730,19 +762,59 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
   Xtr <- x$state$X
   j <- match(var, names(x$bw))
   grid <- seq(min(Xtr[, j]), max(Xtr[, j]), length.out = n_grid)
-  b <- .kreg_band(x, .kreg_hold(x, j, grid), bands, level, kind)
-  plot(Xtr[, j], drop(x$state$Y), xlab = var, ylab = deparse(x$terms[[2L]]),
+  G <- .kreg_hold(x, j, grid)
+  pct <- paste0(format(100 * level), "%")
+  if (bands == "bootstrap") {
+    bb <- .kreg_core(.diag_bootstrap_cpp(x$state, G, "rademacher", as.integer(R),
+                                         as.double(level), .attnreg_seed(seed), FALSE,
+                                         .diag_kind(kind)), rename = c(replications = "R"))
+    b <- data.frame(fit = bb$center, lwr = bb$low, upr = bb$high,
+                    uniform_lwr = bb$uniform_low, uniform_upr = bb$uniform_high)
+    band_list <- list(pointwise = list(b$lwr, b$upr),
+                      simultaneous = list(b$uniform_lwr, b$uniform_upr))
+    labels <- c(pointwise = paste0(pct, " pointwise (wild bootstrap, R = ", R, ")"),
+                simultaneous = sprintf("%s simultaneous (sup-t, c = %.2f)", pct,
+                                       bb$critical_value))
+  } else {
+    b <- .kreg_band(x, G, bands, level, kind)
+    band_list <- if (bands == "none") list() else list(conventional = list(b$lwr, b$upr))
+    if (bands == "rbc") band_list$RBC <- list(b$rbc_lwr, b$rbc_upr)
+    labels <- c(conventional = paste(pct, "conventional"),
+                RBC = paste(pct, "robust bias-corrected"))
+  }
+  y <- drop(x$state$Y)
+  lim <- .kreg_band_limits(y, b$fit, band_list)
+  plot(Xtr[, j], y, xlab = var, ylab = deparse(x$terms[[2L]]), ylim = lim$ylim,
        col = grDevices::rgb(0, 0, 0, 0.3), pch = 16, cex = 0.5, ...)
+  leg <- list(text = "fit", col = "firebrick", lty = 1, lwd = 2, fill = NA, border = NA)
+  add_leg <- function(nm, col, lty, lwd, fill) {
+    txt <- labels[[nm]]
+    if (nm %in% lim$clipped) txt <- paste0(txt, ", clipped to the plot range")
+    leg$text <<- c(leg$text, txt); leg$col <<- c(leg$col, col); leg$lty <<- c(leg$lty, lty)
+    leg$lwd <<- c(leg$lwd, lwd); leg$fill <<- c(leg$fill, fill)
+    leg$border <<- c(leg$border, NA)
+  }
+  shade <- grDevices::rgb(0.7, 0.1, 0.1, 0.2)
   if (bands != "none") {
-    polygon(c(grid, rev(grid)), c(b$lwr, rev(b$upr)), border = NA,
-            col = grDevices::rgb(0.7, 0.1, 0.1, 0.2))
+    polygon(c(grid, rev(grid)), c(b$lwr, rev(b$upr)), border = NA, col = shade)
+    add_leg(if (bands == "bootstrap") "pointwise" else "conventional", NA, 0, 0, shade)
     if (bands == "rbc") {
       lines(grid, b$rbc_lwr, lty = 2, col = "steelblue")
       lines(grid, b$rbc_upr, lty = 2, col = "steelblue")
+      add_leg("RBC", "steelblue", 2, 1, NA)
     }
+    if (bands == "bootstrap") {
+      lines(grid, b$uniform_lwr, lty = 2, col = "steelblue")
+      lines(grid, b$uniform_upr, lty = 2, col = "steelblue")
+      add_leg("simultaneous", "steelblue", 2, 1, NA)
+    }
+    graphics::legend("topleft", legend = leg$text, col = leg$col, lty = leg$lty, lwd = leg$lwd,
+                     fill = leg$fill, border = leg$border, bty = "n", cex = 0.75)
   }
   lines(grid, b$fit, lwd = 2, col = "firebrick")
-  invisible(cbind(grid = grid, b))
+  out <- cbind(grid = grid, b)
+  attr(out, "clipped") <- lim$clipped
+  invisible(out)
 }
 
 .kreg_plot_partial <- function(x, var, n_grid, bands, level, kind, ...) {

@@ -32,8 +32,11 @@
 #' @param fit A `kreg` fit (single response).
 #' @param R Bootstrap replications (>= 19); p-value \eqn{(1 + \#\{\lambda^* \ge \lambda\})/(R+1)}.
 #' @param bootstrap `"mammen"`, `"rademacher"` or `"iid"`.
-#' @param seed Seed of the core's random number generator (results are reproducible).
+#' @param seed `NULL` (default): seed the core's generator from R's, so `set.seed()` reproduces
+#'   the test; or a whole number, used as is (R's generator is not touched).
 #' @param vars Regressors to test (names or positions); default all.
+#' @param progress Show a text progress bar (on stderr) over the replications of all tested
+#'   regressors. Ctrl-C (Esc in the R GUI) stops the test.
 #' @return An object of class `kreg_sigtest`: a list with `table` (data frame `variable,
 #'   statistic, p.value`), `draws` (R x tested), `null_scale`, `R`, `bootstrap`.
 #' @seealso [cmstest()], [kreg()]
@@ -43,8 +46,8 @@
 #' d$y <- sin(2 * pi * d$x1) + rnorm(200, sd = 0.3)
 #' sigtest(kreg(y ~ x1 + x2, data = d, bw = c(0.08, 0.3)), R = 99)
 #' @export
-sigtest <- function(fit, R = 399L, bootstrap = c("mammen", "rademacher", "iid"), seed = 1,
-                    vars = NULL) {
+sigtest <- function(fit, R = 399L, bootstrap = c("mammen", "rademacher", "iid"), seed = NULL,
+                    vars = NULL, progress = FALSE) {
   if (!inherits(fit, "kreg")) stop("fit: must be a kreg fit", call. = FALSE)
   .diag_output(fit)
   bootstrap <- match.arg(bootstrap)
@@ -63,8 +66,12 @@ sigtest <- function(fit, R = 399L, bootstrap = c("mammen", "rademacher", "iid"),
     }
     as.integer(vars)
   }
-  r <- .kreg_core(.sig_test_cpp(fit$state, R, bootstrap, as.double(seed), as.integer(cols)),
+  seed <- .attnreg_seed(seed)
+  done <- .attnreg_progress_on(progress)
+  on.exit(done(), add = TRUE)
+  r <- .kreg_core(.sig_test_cpp(fit$state, R, bootstrap, seed, as.integer(cols)),
                   fit$spec, rename = c(replications = "R"))
+  done(TRUE)
   tab <- data.frame(variable = nm[r$columns], statistic = r$statistic, p.value = r$p_value,
                     stringsAsFactors = FALSE)
   draws <- r$draws
@@ -115,7 +122,9 @@ print.kreg_sigtest <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 #' @param kernel Continuous kernel.
 #' @param R Bootstrap replications (>= 19).
 #' @param bootstrap `"mammen"`, `"rademacher"` or `"iid"`.
-#' @param seed Seed of the core's random number generator.
+#' @param seed `NULL` (default): seed the core's generator from R's, so `set.seed()` reproduces
+#'   the test; or a whole number, used as is (R's generator is not touched).
+#' @param progress Show a text progress bar (on stderr) over the bootstrap replications.
 #' @param ukertype,okertype Kernels of unordered and ordered factors.
 #' @param n_threads Threads (0 = all).
 #' @param reselect Select the bandwidths again on each bootstrap sample (`TRUE`), hold them
@@ -131,8 +140,8 @@ print.kreg_sigtest <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 #' @export
 cmstest <- function(model, data = NULL, bw = "cv.ls", method = c("lc", "ll"),
                     kernel = "gaussian", R = 399L, bootstrap = c("mammen", "rademacher", "iid"),
-                    seed = 1, ukertype = "aitchisonaitken", okertype = "liracine",
-                    n_threads = 0L, reselect = NA) {
+                    seed = NULL, ukertype = "aitchisonaitken", okertype = "liracine",
+                    n_threads = 0L, reselect = NA, progress = FALSE) {
   if (!is.logical(reselect) || length(reselect) != 1L) {
     stop("reselect: must be TRUE, FALSE or NA (automatic)", call. = FALSE)
   }
@@ -180,11 +189,15 @@ cmstest <- function(model, data = NULL, bw = "cv.ls", method = c("lc", "ll"),
     }
     as.double(bw)
   }
+  seed <- .attnreg_seed(seed)
+  done <- .attnreg_progress_on(progress)
+  on.exit(done(), add = TRUE)
   r <- .kreg_core(.cms_test_cpp(unname(Z), as.double(y), X, spec$types, kernel, ukertype,
                                 okertype, bwv, if (method == "ll") 1L else 0L, R, bootstrap,
-                                as.double(seed), as.integer(n_threads),
+                                seed, as.integer(n_threads),
                                 if (is.na(reselect)) -1L else as.integer(reselect)),
                   spec, rename = c(replications = "R", Z = "model (design)"))
+  done(TRUE)
   structure(list(statistic = c(Jn = r$statistic), p.value = r$p_value,
                  asymptotic.p.value = r$asymptotic_p_value, In = r$I_n,
                  bw = setNames(r$bandwidth, spec$names), bw_method = r$bandwidth_method,

@@ -581,6 +581,9 @@ BootstrapBands bootstrap_bands(const LocalPolynomial& model, const arma::mat& X_
   check::require(!(opt.bias_corrected && opt.type == BootstrapType::pairs), "bias_corrected",
                  "is available for the wild bootstrap only");
   check::require(opt.kind != VarianceKind::cr1, "kind", "cr1 is not supported for bootstrap bands");
+  // One task per call: the analytic fit and se (muted inner reports) at 0, then the draws.
+  ProgressScope progress(static_cast<std::size_t>(opt.replications),
+                         opt.type == BootstrapType::pairs ? "pairs bootstrap" : "wild bootstrap");
   PointwiseOptions po;
   po.kind = opt.kind;
   po.level = opt.level;
@@ -616,6 +619,7 @@ BootstrapBands bootstrap_bands(const LocalPolynomial& model, const arma::mat& X_
         throw NumericalError(std::string("type: a pairs-bootstrap resample could not be fitted (") +
                              e.what() + "); use the wild bootstrap or a larger bandwidth");
       }
+      progress.step(b + 1);
     }
   } else {
     arma::mat W = model.attention_weights(X_eval);
@@ -629,6 +633,7 @@ BootstrapBands bootstrap_bands(const LocalPolynomial& model, const arma::mat& X_
     r.draws.each_col() += base;
     // Centre on the resampling world's truth: shift so that m* - base estimates m - E m.
     r.draws.each_col() += r.center - base;
+    progress.step(B);
   }
   const double a = 1 - opt.level;
   r.low.set_size(m);

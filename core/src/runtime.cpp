@@ -3,6 +3,7 @@
 #include <atomic>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "attnreg/error.hpp"
 
@@ -17,6 +18,7 @@ std::mutex g_mutex;
 std::function<bool()> g_checker;
 std::function<void(std::size_t, std::size_t, const std::string&)> g_progress;
 std::atomic<bool> g_cancel_all{false};
+thread_local int t_progress_scopes = 0;  // live ProgressScope objects on this thread
 
 bool on_master_thread() {
 #ifdef _OPENMP
@@ -76,8 +78,21 @@ bool InterruptGuard::poll() {
 }
 
 void InterruptGuard::progress(std::size_t done, std::size_t total, const std::string& label) {
-  if (!on_master_thread() || !g_progress) return;
+  if (t_progress_scopes > 0 || !on_master_thread() || !g_progress) return;
   g_progress(done, total, label);
+}
+
+ProgressScope::ProgressScope(std::size_t total, std::string label)
+    : total_(total), label_(std::move(label)), outermost_(t_progress_scopes == 0) {
+  ++t_progress_scopes;
+  step(0);
+}
+
+ProgressScope::~ProgressScope() { --t_progress_scopes; }
+
+void ProgressScope::step(std::size_t done) {
+  if (!outermost_ || !on_master_thread() || !g_progress) return;
+  g_progress(done, total_, label_);
 }
 
 void InterruptGuard::rethrow_if_interrupted() const {

@@ -305,6 +305,7 @@ SignificanceTest significance_test(const LocalPolynomial& model, const Significa
   res.draws.set_size(B, cols.size());
   std::mt19937_64 rng(opt.seed);
   InterruptGuard guard;
+  ProgressScope progress(cols.size() * B, "significance test");
   for (std::size_t jj = 0; jj < cols.size(); ++jj) {
     const std::size_t j = cols[jj];
     res.statistic(jj) = significance_statistics(model, j, arma::mat(y))(0);
@@ -348,6 +349,7 @@ SignificanceTest significance_test(const LocalPolynomial& model, const Significa
       arma::mat Ys = null_bootstrap_errors(e0, opt.bootstrap, nb, rng);
       Ys.each_col() += m0;
       res.draws(arma::span(b0, b0 + nb - 1), jj) = significance_statistics(model, j, Ys).t();
+      progress.step(jj * B + b0 + nb);
     }
     res.p_value(jj) = bootstrap_p_value(res.draws.col(jj), res.statistic(jj));
   }
@@ -399,6 +401,9 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
                                      const SpecificationOptions& opt) {
   check_replications(opt.replications);
   check::require(opt.chunk >= 1, "chunk", "must be >= 1");
+  // One task for the whole run: the bandwidth search and the sample's statistic (muted inner
+  // reports) at 0, then the bootstrap replications.
+  ProgressScope progress(static_cast<std::size_t>(opt.replications), "specification test");
   const std::size_t n = y.n_elem;
   check::require(n >= 5, "y", "needs at least 5 observations");
   check::all_finite(y, "y");
@@ -509,6 +514,7 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
     if (!res.reselected) {
       res.draws.subvec(b0, b0 + nb - 1) =
           specification_statistics(space, W, opt.n_threads).row(0).t();
+      progress.step(b0 + nb);
       continue;
     }
     // The whole procedure on each bootstrap sample: cv_ls on y* (a local search from the
@@ -528,6 +534,7 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
       }
       const KernelSpace sb(X, hb, ks);
       res.draws(b0 + b) = specification_statistics(sb, arma::mat(W.col(b)), opt.n_threads)(0, 0);
+      progress.step(b0 + b + 1);
     }
   }
   res.p_value = bootstrap_p_value(res.draws, res.statistic);

@@ -140,11 +140,11 @@ test_that("progress = TRUE draws a bar on stderr and does not change results", {
   expect_equal(fitted(f), fitted(kreg(y ~ x, data = d, bw = 0.05)))
   msg <- capture.output(b <- kbw(y ~ x, data = d[1:300, ], progress = TRUE), type = "message")
   expect_true(any(grepl("bandwidth search: [0-9]+ evaluations", msg)))
-  msg <- capture.output(mc <- monte_carlo(function(X) X[, 1]^2, n = 60, R = 20,
+  msg <- capture.output(mc <- monte_carlo(function(X) X[, 1]^2, n = 60, R = 20, seed = 1,
                                           estimators = c("lc", "ols"), progress = TRUE),
                         type = "message")
   expect_true(any(grepl("100%", msg)))
-  expect_equal(mc$integrated, monte_carlo(function(X) X[, 1]^2, n = 60, R = 20,
+  expect_equal(mc$integrated, monte_carlo(function(X) X[, 1]^2, n = 60, R = 20, seed = 1,
                                           estimators = c("lc", "ols"))$integrated)
   # attention in pieces: identical output (whole query blocks / batch entries per piece)
   Q <- matrix(rnorm(700 * 4), 700); K <- matrix(rnorm(500 * 4), 500)

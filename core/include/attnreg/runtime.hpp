@@ -52,4 +52,23 @@ class InterruptGuard {
   std::atomic<bool> flag_{false};
 };
 
+/// Progress of an outer loop (bootstrap replications, tested columns) that calls inner
+/// computations which report their own progress (kernel sums): while a scope is alive on this
+/// thread, InterruptGuard::progress is muted and only the scope's own steps are reported, so
+/// the face shows one bar for the whole run. Scopes nest: only the outermost reports.
+class ProgressScope {
+ public:
+  ProgressScope(std::size_t total, std::string label);
+  ~ProgressScope();
+  ProgressScope(const ProgressScope&) = delete;
+  ProgressScope& operator=(const ProgressScope&) = delete;
+  /// Report `done` of `total` (main thread only; ignored in an inner scope).
+  void step(std::size_t done);
+
+ private:
+  std::size_t total_;
+  std::string label_;
+  bool outermost_;
+};
+
 }  // namespace attnreg

@@ -99,6 +99,11 @@ class BandwidthResult:
         end, 0 inside (a :class:`BoundaryWarning` is issued for the non-zero ones).
     curve : tuple (grid, values) or None
         The objective over a log-spaced bandwidth grid, for one continuous column.
+    names : tuple of str or None
+        The column names (DataFrame or named Series input), which label :meth:`to_frame`,
+        :attr:`bandwidths` and the printed table; None for arrays (then ``x1, x2, ...``).
+    var_types : str
+        One of c/u/o per column, as used by the search.
     """
 
     bandwidth: np.ndarray
@@ -113,6 +118,68 @@ class BandwidthResult:
     estimator: str = "ll"
     kernel: str = "gaussian"
     at_bound: np.ndarray | None = None
+    names: tuple | None = None
+    var_types: str = ""
+
+    def _labels(self) -> list:
+        k = np.atleast_1d(self.bandwidth).size
+        if self.names is not None and len(self.names) == k:
+            return [str(v) for v in self.names]
+        return [f"x{j + 1}" for j in range(k)]
+
+    @property
+    def bandwidths(self):
+        """The bandwidths as a pandas Series indexed by column name."""
+        import pandas as pd
+
+        return pd.Series(np.atleast_1d(self.bandwidth), index=self._labels(), name="bandwidth")
+
+    def to_frame(self):
+        """One row per column: ``type`` (continuous / unordered / ordered), ``bandwidth``
+        (h, or lambda for a categorical column), the search box ``lower``, ``upper`` and
+        ``at_bound`` (-1 lower end, +1 upper end, 0 inside)."""
+        import pandas as pd
+
+        bw = np.atleast_1d(self.bandwidth)
+        k = bw.size
+        vt = (self.var_types or "c" * k).ljust(k, "c")
+        kinds = {"c": "continuous", "u": "unordered", "o": "ordered"}
+
+        def col(a, fill):
+            a = np.atleast_1d(np.asarray(a if a is not None else [], dtype=np.float64))
+            return a if a.size == k else np.full(k, fill)
+
+        ab = np.atleast_1d(self.at_bound) if self.at_bound is not None else np.zeros(k)
+        return pd.DataFrame({
+            "type": [kinds.get(c, c) for c in vt[:k]],
+            "bandwidth": bw,
+            "lower": col(self.lower, np.nan),
+            "upper": col(self.upper, np.nan),
+            "at_bound": (ab if ab.size == k else np.zeros(k)).astype(int),
+        }, index=pd.Index(self._labels(), name="variable"))
+
+    def __repr__(self) -> str:
+        t = self.to_frame()
+        w = max(8, max(len(v) for v in t.index))
+        where = {-1: "lower end", 1: "upper end", 0: ""}
+        est = {"ll": "local linear", "lc": "local constant"}.get(self.estimator, self.estimator)
+        lines = [
+            f"Bandwidth selection: {self.method} for {est} regression, {self.kernel} kernel",
+            f"{'variable':<{w}}  {'type':<10}  {'bandwidth':>10}  {'search box':>23}  note",
+        ]
+        for name, r in t.iterrows():
+            box = f"[{r['lower']:.4g}, {r['upper']:.4g}]"
+            sym = "h" if r["type"] == "continuous" else "lambda"
+            note = where.get(int(r["at_bound"]), "")
+            lines.append(f"{name:<{w}}  {r['type']:<10}  {r['bandwidth']:>10.4g}  {box:>23}  "
+                         f"{(sym + ' at the ' + note) if note else ''}".rstrip())
+        conv = "converged" if self.converged else "did not converge"
+        lines.append(f"Objective {self.objective:.6g} after {self.n_evals} evaluations ({conv})")
+        if self.message:
+            lines.append(f"Message: {self.message}")
+        return "\n".join(lines)
+
+    __str__ = __repr__
 
 
 class BoundaryWarning(UserWarning):
@@ -221,15 +288,18 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        Categorical columns hold integer codes (ordered: 0, 1, 2, ... in level order).
+    X : array-like, pandas DataFrame or Series of shape (n_samples, n_features)
+        The same inputs as the estimators: in a DataFrame, categorical, ordered categorical,
+        text and boolean columns get unordered / ordered kernels (as ``LocalLinear.fit``
+        encodes them); in an array, categorical columns hold integer codes (ordered: 0, 1,
+        2, ... in level order) named by ``var_types``. Column names label the result.
     y : array-like of shape (n_samples,)
     estimator : {"ll", "lc"}
     method : {"cv_ls", "aic", "gcv", "rot", "dpi"}
     kernel : str
         Continuous kernel (see :class:`attnreg.NadarayaWatson`).
     var_types : str, optional
-        One of c/u/o per column; default all continuous.
+        One of c/u/o per column; default inferred from a DataFrame, else all continuous.
     ridge : float
         Local-linear ridge (the cv_ls objective is then the exact refit leave-one-out score).
     n_starts : int
@@ -291,7 +361,7 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
     """
     names = list(X.columns) if hasattr(X, "columns") else (
         [X.name] if getattr(X, "name", None) is not None and np.ndim(X) == 1 else None)
-    X = np.asarray(X, dtype=np.float64)
+    X, var_types = _encode_like_estimators(X, var_types)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     if X.ndim != 2:
@@ -334,11 +404,40 @@ def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
                            message=str(d["message"]), lower=np.asarray(d["lower"]).ravel(),
                            upper=np.asarray(d["upper"]).ravel(), curve=curve,
                            estimator="ll" if degree == 1 else "lc", kernel=str(kernel),
-                           at_bound=np.asarray(d.get("at_bound", []), dtype=np.int64).ravel())
+                           at_bound=np.asarray(d.get("at_bound", []), dtype=np.int64).ravel(),
+                           names=None if names is None else tuple(str(v) for v in names),
+                           var_types=vt.replace(" ", "").lower() or "c" * X.shape[1])
     if not _BOUNDARY_WARNED_BY_CALLER.get():
-        _warn_boundary(res, names, vt.replace(" ", "").lower() or "c" * X.shape[1],
-                       "select_bandwidth")
+        _warn_boundary(res, names, res.var_types, "select_bandwidth")
     return res
+
+
+def _encode_like_estimators(X, var_types):
+    """X as the estimators take it: a DataFrame's categorical, ordered categorical, string
+    and boolean columns become integer codes with unordered/ordered kernels (as
+    ``LocalLinear.fit`` does), a categorical Series one such column. Returns (float array,
+    var_types or None)."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pd = None
+    if pd is not None and isinstance(X, pd.Series):
+        X = X.to_frame()
+    if pd is not None and isinstance(X, pd.DataFrame):
+        from .kernel import NadarayaWatson
+
+        enc = NadarayaWatson(var_types=var_types)
+        Xe, inferred = enc._encode(X, fitting=True)
+        var_types = enc._resolve_var_types(inferred, Xe.shape[1])
+        X = Xe
+    try:
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"X: could not be read as numbers ({e}); pass a pandas DataFrame whose text columns "
+            "are categories (they get categorical kernels), or numeric codes with var_types"
+        ) from None
+    return X, var_types
 
 
 def bandwidth_objective(X, y, bandwidth, estimator: str = "ll", method: str = "cv_ls", *,

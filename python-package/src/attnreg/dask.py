@@ -9,7 +9,11 @@ tree (the merge is associative and commutative; a running max with rescaling kee
 and finalised per query by the same equilibrated Cholesky solve as the in-memory estimator.
 The answers equal :class:`attnreg.NadarayaWatson` / :class:`attnreg.LocalLinear` /
 :func:`attnreg.attention.softmax` / :func:`attnreg.attention.lla` to rounding (about 1e-15
-relative), and a partition recomputed after a worker dies gives the same numbers.
+relative), and a partition recomputed after a worker dies gives the same numbers. One
+exception: a local linear fit whose local design is nearly singular (a bandwidth below the
+spacing of the data, where a leave-one-out point's few neighbours lie on one side) amplifies
+the rounding of the summed moments by the design's condition number, in memory and on Dask
+alike; the two can then differ by up to about 1e-11 relative, neither being the more exact.
 
 Least squares uses Dask's tall-and-skinny QR (``dask.array.linalg.tsqr``) of ``[D, y]``: the
 triangular factor of the augmented matrix holds everything OLS and ridge need, and the small

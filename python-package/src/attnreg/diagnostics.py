@@ -176,7 +176,12 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
 
 @dataclass
 class KernelSummary:
-    """Global summary of a kernel fit; ``repr`` reads like R's ``summary.lm``."""
+    """Global summary of a kernel fit; ``repr`` reads like R's ``summary.lm``.
+
+    For a fit on a pandas DataFrame, ``bandwidth`` is a pandas Series indexed by column name
+    and ``residual_quantiles`` a Series (Min, 1Q, Median, 3Q, Max); for arrays both are
+    ndarrays (the printed table then names the columns ``x1, x2, ...``).
+    """
 
     estimator: str
     n: int
@@ -196,8 +201,13 @@ class KernelSummary:
     notes: list = field(default_factory=list)
 
     def __repr__(self) -> str:
-        q = self.residual_quantiles
-        bw = ", ".join(f"{b:.4g}" for b in np.atleast_1d(self.bandwidth))
+        q = np.asarray(self.residual_quantiles)
+        bw = np.atleast_1d(np.asarray(self.bandwidth, dtype=np.float64))
+        labels = ([str(v) for v in self.bandwidth.index] if hasattr(self.bandwidth, "index")
+                  else [f"x{j + 1}" for j in range(bw.size)])
+        kinds = {"c": "continuous", "u": "unordered", "o": "ordered"}
+        vt = self.var_types if len(self.var_types) == bw.size else "c" * bw.size
+        w = max(8, max(len(v) for v in labels))
         lines = [
             f"{self.estimator} (local polynomial of degree {self.degree}), {self.kernel} kernel",
             "",
@@ -205,7 +215,13 @@ class KernelSummary:
             "    Min      1Q  Median      3Q     Max ",
             " ".join(f"{v:7.4g}" for v in q),
             "",
-            f"Bandwidth(s): {bw}   (var_types '{self.var_types}')",
+            "Bandwidths:",
+            f"  {'variable':<{w}}  {'type':<10}  {'bandwidth':>10}",
+        ]
+        lines += [f"  {n:<{w}}  {kinds.get(t, t):<10}  {b:>10.4g}" + ("" if t == "c" else "  (lambda)")
+                  for n, t, b in zip(labels, vt, bw)]
+        lines += [
+            "",
             f"Observations: {self.n}",
             f"Effective parameters tr(L): {self.trace_L:.3f}   tr(L'L): {self.trace_LtL:.3f}",
             f"Residual standard error: {self.sigma:.4g} on {self.residual_df:.2f} "
@@ -227,6 +243,8 @@ def summary(estimator, output: int = 0) -> KernelSummary:
     makes ``sigma^2 = RSS / df`` unbiased when the smoother is unbiased; AICc is Hurvich,
     Simonoff & Tsai (1998) as in np's ``npreg``. Costs O(n^2) (all rows of ``L``).
     """
+    import pandas as pd
+
     model = _fitted_core(estimator)
     notes = _smoothed_out_notes(estimator)
     if getattr(estimator, "approx_", "exact") == "binned":
@@ -237,12 +255,21 @@ def summary(estimator, output: int = 0) -> KernelSummary:
             f"{e['n_points']} random training rows; the statistics above are exact")
     g = _core.global_diagnostics(model, int(output))
     res = np.asarray(model.residuals())[:, int(output)]
+    bw = np.asarray(estimator.bandwidth_)
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is not None and len(names) == bw.size:  # DataFrame input: labelled by column
+        bw = pd.Series(bw, index=pd.Index([str(v) for v in names], name="variable"),
+                       name="bandwidth")
+    quant = np.quantile(res, [0, 0.25, 0.5, 0.75, 1])
+    if names is not None:
+        quant = pd.Series(quant, index=["Min", "1Q", "Median", "3Q", "Max"],
+                          name="residuals")
     return KernelSummary(
         estimator=type(estimator).__name__,
         n=int(g["n"]),
         kernel=str(estimator.kernel),
         degree=int(estimator._degree),
-        bandwidth=np.asarray(estimator.bandwidth_),
+        bandwidth=bw,
         var_types=str(estimator.var_types_),
         trace_L=g["trace_L"],
         trace_LtL=g["trace_LtL"],
@@ -252,7 +279,7 @@ def summary(estimator, output: int = 0) -> KernelSummary:
         cv=g["cv"],
         gcv=g["gcv"],
         aicc=g["aicc"],
-        residual_quantiles=np.quantile(res, [0, 0.25, 0.5, 0.75, 1]),
+        residual_quantiles=quant,
         notes=notes,
     )
 
@@ -586,7 +613,7 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
 # ---------------------------------------------------------------------------- bootstrap
 def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademacher",
                     level: float = 0.95, seed: int = 1, bias_corrected: bool = False,
-                    kind: str = "hc3", output: int = 0):
+                    kind: str = "hc3", output: int = 0, progress=False):
     """Pointwise and simultaneous (sup-t) bootstrap bands at the rows of ``X``.
 
     ``type="rademacher"``/``"mammen"``: wild bootstrap ``y*_i = m(x_i) + e_i v_i`` (the fit is
@@ -594,7 +621,9 @@ def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademach
     bandwidth. Pointwise: basic bootstrap interval; uniform: ``center -+ c se`` with ``c`` the
     ``level``-quantile of ``max_x |m*(x) - m(x)| / se(x)`` (``se`` of ``kind``). The bands are
     variability bands around ``E m(x)`` unless ``bias_corrected`` (wild only), which resamples
-    the robust bias-corrected estimator. Reproducible with ``seed``.
+    the robust bias-corrected estimator. Reproducible with ``seed``. ``progress`` (True,
+    "tqdm", "stderr" or a callable ``f(done, total, label)``) reports the replications done, as
+    does an enclosing ``with attnreg.show_progress():``.
 
     Returns a pandas DataFrame (``center, se, low, high, uniform_low, uniform_high``) with the
     critical value in ``df.attrs["critical_value"]`` and the draws in ``df.attrs["draws"]``.
@@ -603,12 +632,14 @@ def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademach
 
     model = _fitted_core(estimator)
     Xa = estimator._check_X(X)
-    r = _core.bootstrap_bands(model, Xa, type=str(type), replications=int(replications),
-                              level=float(level), seed=_nonneg_int(seed, "seed"),
-                              bias_corrected=bool(bias_corrected), kind=_check_kind(kind),
-                              output=_nonneg_int(output, "output"))
+    with _progress.reporting(progress):
+        r = _core.bootstrap_bands(model, Xa, type=str(type), replications=int(replications),
+                                  level=float(level), seed=_nonneg_int(seed, "seed"),
+                                  bias_corrected=bool(bias_corrected), kind=_check_kind(kind),
+                                  output=_nonneg_int(output, "output"))
     cols = ["center", "se", "low", "high", "uniform_low", "uniform_high"]
-    df = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols})
+    index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+    df = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols}, index=index)
     df.attrs["critical_value"] = float(r["critical_value"])
     df.attrs["draws"] = np.asarray(r["draws"])
     return df
@@ -665,7 +696,8 @@ class SignificanceTestResult:
 
 
 def significance_test(estimator, replications: int = 399, bootstrap: str = "mammen",
-                      seed: int = 1, columns=None, output: int = 0) -> SignificanceTestResult:
+                      seed: int = 1, columns=None, output: int = 0,
+                      progress=False) -> SignificanceTestResult:
     """Bootstrap test that the regression does not depend on each regressor (np's ``npsigtest``).
 
     For a continuous column the statistic is the mean squared marginal effect
@@ -690,6 +722,10 @@ def significance_test(estimator, replications: int = 399, bootstrap: str = "mamm
         Columns to test (0-based positions or DataFrame column names); default all.
     output : int, default 0
         Output column for multi-output fits.
+    progress : bool, {"auto", "tqdm", "stderr"} or callable, default=False
+        Report the replications done (all tested columns together) on a tqdm bar or stderr,
+        or to ``f(done, total, label)``; an enclosing ``with attnreg.show_progress():`` does
+        the same. Ctrl-C interrupts the test with ``KeyboardInterrupt``.
 
     Returns
     -------
@@ -727,8 +763,10 @@ def significance_test(estimator, replications: int = 399, bootstrap: str = "mamm
                                  " or a column name")
     if not isinstance(bootstrap, str):
         raise ValueError("bootstrap: use 'mammen', 'rademacher' or 'iid'")
-    r = _core.significance_test(model, replications=int(replications), bootstrap=bootstrap,
-                                seed=_nonneg_int(seed, "seed"), columns=cols, output=_nonneg_int(output, "output"))
+    with _progress.reporting(progress):
+        r = _core.significance_test(model, replications=int(replications), bootstrap=bootstrap,
+                                    seed=_nonneg_int(seed, "seed"), columns=cols,
+                                    output=_nonneg_int(output, "output"))
     table = pd.DataFrame({"statistic": np.asarray(r["statistic"]).ravel(),
                           "p_value": np.asarray(r["p_value"]).ravel()},
                          index=[names[j] for j in r["columns"]])
@@ -804,7 +842,8 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
                        bootstrap: str = "mammen", seed: int = 1,
                        unordered_kernel: str = "aitchison_aitken",
                        ordered_kernel: str = "li_racine", n_threads: int = 0,
-                       reselect_bandwidth: bool | None = None) -> SpecificationTestResult:
+                       reselect_bandwidth: bool | None = None,
+                       progress=False) -> SpecificationTestResult:
     """Is the OLS model misspecified? Hsiao, Li & Racine (2007) test, as np's ``npcmstest``.
 
     With the OLS residuals ``u`` of y on ``design`` and the product kernel ``K_ij`` over the
@@ -845,6 +884,9 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
         test oversized in small samples (about 0.09-0.10 instead of 0.05 at n = 100; see
         ``bench/results/specification_tests.md``). Default (``None``): re-select when
         n <= 500, where it is cheap; hold fixed above.
+    progress : bool, {"auto", "tqdm", "stderr"} or callable, default=False
+        Report the bootstrap replications done (the bandwidth search first counts as 0), as
+        an enclosing ``with attnreg.show_progress():`` does. Ctrl-C interrupts the test.
 
     Returns
     -------
@@ -884,14 +926,15 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
     if not isinstance(bootstrap, str):
         raise ValueError("bootstrap: use 'mammen', 'rademacher' or 'iid'")
     try:
-        r = _core.specification_test(Z, ya, Xa, var_types=vt, kernel=str(kernel),
-                                     unordered_kernel=str(unordered_kernel),
-                                     ordered_kernel=str(ordered_kernel), bandwidth=bw,
-                                     degree=int(degree), replications=int(replications),
-                                     bootstrap=bootstrap, seed=_nonneg_int(seed, "seed"),
-                                     n_threads=int(n_threads),
-                                     reselect=-1 if reselect_bandwidth is None
-                                     else int(bool(reselect_bandwidth)))
+        with _progress.reporting(progress):
+            r = _core.specification_test(Z, ya, Xa, var_types=vt, kernel=str(kernel),
+                                         unordered_kernel=str(unordered_kernel),
+                                         ordered_kernel=str(ordered_kernel), bandwidth=bw,
+                                         degree=int(degree), replications=int(replications),
+                                         bootstrap=bootstrap, seed=_nonneg_int(seed, "seed"),
+                                         n_threads=int(n_threads),
+                                         reselect=-1 if reselect_bandwidth is None
+                                         else int(bool(reselect_bandwidth)))
     except ValueError as e:  # the core calls the design Z
         msg = str(e)
         if msg.startswith("Z:") or msg.startswith("Z ("):
@@ -908,9 +951,45 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
 
 
 # ---------------------------------------------------------------------------- plotting
+def _band_limits(base, fit, bands, margin: float = 0.25):
+    """The y range of a band plot: the data (or the fit) with the bands, but no band may widen
+    it beyond ``margin`` times the data's range on either side. Returns (lo, hi, clipped) with
+    ``clipped`` the names of the bands that leave that range somewhere."""
+    base = np.asarray(base, dtype=np.float64)
+    base = base[np.isfinite(base)]
+    lo0, hi0 = float(base.min()), float(base.max())
+    span = hi0 - lo0 or max(abs(hi0), 1.0) * 0.1
+    allow_lo, allow_hi = lo0 - margin * span, hi0 + margin * span
+    lo, hi = min(lo0, float(np.nanmin(fit))), max(hi0, float(np.nanmax(fit)))
+    clipped = []
+    for name, (low, high) in bands.items():
+        low = np.asarray(low, dtype=np.float64)
+        high = np.asarray(high, dtype=np.float64)
+        if not (np.isfinite(low).any() and np.isfinite(high).any()):
+            continue
+        lo = min(lo, max(float(np.nanmin(low)), allow_lo))
+        hi = max(hi, min(float(np.nanmax(high)), allow_hi))
+        if np.nanmin(low) < allow_lo or np.nanmax(high) > allow_hi:
+            clipped.append(name)
+    pad = 0.03 * (hi - lo or 1.0)
+    return lo - pad, hi + pad, clipped
+
+
+def _clip_note(artists: dict, clipped) -> None:
+    """Say in the legend which bands were clipped to the plot range."""
+    for name in clipped:
+        a = artists[name]
+        a.set_label(f"{a.get_label()}, clipped to the plot range")
+
+
 def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95, kind: str = "hc3",
                ax=None, rbc: bool = True):
-    """Plot the fit with conventional and (optionally) RBC pointwise bands (one regressor)."""
+    """Plot the fit with conventional and (optionally) RBC pointwise bands (one regressor).
+
+    The y axis spans the data (or the fit) and the bands, but a band that runs far beyond the
+    data (an RBC band at a boundary, where its variance explodes) does not set the scale: it is
+    clipped to a quarter of the data's range beyond them, and its legend entry says so.
+    """
     import matplotlib.pyplot as plt
 
     _fitted_core(estimator)
@@ -926,31 +1005,54 @@ def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95, kind
     if X is not None and y is not None:
         ax.scatter(np.asarray(X).ravel(), np.asarray(y).ravel(), s=6, alpha=0.4, color="grey")
     ax.plot(g, df["fit"], color="C0", label="fit")
-    ax.fill_between(g, df["ci_low"], df["ci_high"], alpha=0.3, color="C0",
-                    label=f"{level:.0%} conventional")
+    artists = {"conventional": ax.fill_between(g, df["ci_low"], df["ci_high"], alpha=0.3,
+                                               color="C0", label=f"{level:.0%} conventional")}
+    bands = {"conventional": (df["ci_low"], df["ci_high"])}
     if rbc and np.isfinite(df["rbc_low"]).all():
-        ax.plot(g, df["rbc_low"], "--", color="C1", label=f"{level:.0%} RBC")
+        artists["RBC"] = ax.plot(g, df["rbc_low"], "--", color="C1",
+                                 label=f"{level:.0%} robust bias-corrected")[0]
         ax.plot(g, df["rbc_high"], "--", color="C1")
+        bands["RBC"] = (df["rbc_low"], df["rbc_high"])
+    base = np.asarray(y, dtype=np.float64).ravel() if (X is not None and y is not None) \
+        else df["fit"].to_numpy()
+    lo, hi, clipped = _band_limits(base, df["fit"], bands)
+    ax.set_ylim(lo, hi)
+    _clip_note(artists, clipped)
     ax.legend()
     return ax
 
 
 def plot_tradeoff(table, ax=None):
-    """Plot a :func:`tradeoff` table: bias^2, variance, MSE and CV against the bandwidth."""
+    """Plot a :func:`tradeoff` table: bias^2, variance, MSE and CV against the bandwidth.
+
+    One panel per estimator, both axes logarithmic, the bandwidths as plain numbers on the x
+    axis (at most six labels, no overlap); the y axis is the integrated squared error."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ests = list(dict.fromkeys(table["estimator"]))
     if ax is None:
-        _, ax = plt.subplots(1, len(ests), figsize=(5 * len(ests), 4), squeeze=False)
+        _, ax = plt.subplots(1, len(ests), figsize=(5 * len(ests), 4), squeeze=False,
+                             layout="constrained")
         ax = ax[0]
     ax = np.atleast_1d(ax)
+    labels = {"bias2": "bias²", "variance": "variance", "mse": "MSE", "cv": "CV (leave-one-out)"}
     for a, e in zip(ax, ests):
-        t = table[table.estimator == e]
-        for col in ("bias2", "variance", "mse", "cv"):
-            a.plot(t["bandwidth"], t[col], marker="o", ms=3, label=col)
+        t = table[table.estimator == e].sort_values("bandwidth")
+        for k, col in enumerate(("bias2", "variance", "mse", "cv")):
+            a.plot(t["bandwidth"], t[col], marker="os^D"[k], ms=4, label=labels[col])
         a.set_xscale("log")
         a.set_yscale("log")
-        a.set_xlabel("bandwidth")
-        a.set_title(e)
-        a.legend()
+        h = t["bandwidth"].to_numpy(dtype=float)
+        decades = np.log10(h.max() / h.min()) if h.min() > 0 else 0.0
+        if decades < 2:  # a short log axis: label a few round values, not every minor tick
+            a.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=6))
+        a.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+        a.xaxis.set_minor_formatter(NullFormatter())
+        a.set_xlabel("bandwidth h")
+        a.set_ylabel("integrated squared error")
+        name = {"local_linear": "local linear", "local_constant": "local constant",
+                "ll": "local linear", "lc": "local constant"}.get(str(e), str(e))
+        a.set_title(name)
+        a.legend(fontsize=8)
     return ax

@@ -233,6 +233,9 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
         self
         """
         Xe, inferred = self._encode(X, fitting=True)
+        # The response's name (a named pandas Series) labels plots of the fit.
+        name = getattr(y, "name", None) if getattr(y, "ndim", 0) == 1 else None
+        self._y_name = None if name is None else str(name)
         Xa, y = validate_data(self, Xe, y, multi_output=True, y_numeric=True, dtype=np.float64)
         y2, self._y_1d = as_2d_y(y)
         var_types = self._resolve_var_types(inferred, Xa.shape[1])

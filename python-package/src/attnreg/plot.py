@@ -1,7 +1,8 @@
 """Plots (matplotlib, imported only when a plot is drawn).
 
 :func:`cv_curve` (bandwidth-selection objective), :func:`fit_with_bands` (one-regressor fit
-with pointwise confidence bands), :func:`partial_effects` (partial dependence / ICE curves of
+with pointwise confidence bands), :func:`bootstrap_bands` (the same with pointwise and
+simultaneous bootstrap bands), :func:`partial_effects` (partial dependence / ICE curves of
 any estimator) and :func:`attention_heatmap` (the attention weights of queries over the
 training rows). Each returns the matplotlib Axes it drew into.
 """
@@ -49,7 +50,7 @@ def cv_curve(result, ax=None):
 
 
 def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95, kind: str = "hc3",
-                   rbc: bool = True, ax=None):
+                   rbc: bool = True, ax=None, ylabel: str | None = None):
     """Plot a one-regressor kernel fit with pointwise confidence bands and the data.
 
     The fit and its conventional (and robust bias-corrected) pointwise intervals come from
@@ -71,9 +72,14 @@ def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95, kind
     kind : {"hc3", "hc2", "hc1", "hc0", "const", "nn"}, default="hc3"
         Variance estimator behind the bands.
     rbc : bool, default=True
-        Also draw the robust bias-corrected interval.
+        Also draw the robust bias-corrected interval. Near a boundary, where the data thin
+        out, it can be far wider than the data's range: it is then clipped (a quarter of the
+        data's range beyond them) and its legend entry says so.
     ax : matplotlib Axes, optional
         Drawn into a new figure when omitted.
+    ylabel : str, optional
+        Default: the name of ``y`` (a named pandas Series), else of the response the
+        estimator was fitted on, else "fit". The x axis is named after the fitted column.
 
     Returns
     -------
@@ -81,12 +87,7 @@ def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95, kind
     """
     from .diagnostics import plot_bands
 
-    Xa = np.asarray(X, dtype=np.float64)
-    if Xa.ndim == 2 and Xa.shape[1] != 1 or Xa.ndim > 2:
-        raise ValueError(
-            f"X: fit_with_bands draws one regressor, got {Xa.shape[1]} columns; use "
-            "partial_effects for several"
-        )
+    Xa = _one_column(X, "fit_with_bands")
     import warnings
 
     with warnings.catch_warnings():
@@ -96,7 +97,107 @@ def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95, kind
                         ax=ax, rbc=rbc)
     name = _feature_names(estimator)[0]
     ax.set_xlabel(name)
-    ax.set_ylabel("fit")
+    ax.set_ylabel(_response_label(estimator, y, ylabel))
+    return ax
+
+
+def _response_label(estimator, y, ylabel) -> str:
+    if ylabel is not None:
+        return str(ylabel)
+    name = getattr(y, "name", None) if y is not None and getattr(y, "ndim", 0) == 1 else None
+    if name is None:
+        name = getattr(estimator, "_y_name", None)
+    return "fit" if name is None else str(name)
+
+
+def _one_column(X, what: str) -> np.ndarray:
+    Xa = np.asarray(X, dtype=np.float64)
+    if Xa.ndim == 2 and Xa.shape[1] != 1 or Xa.ndim > 2:
+        raise ValueError(
+            f"X: {what} draws one regressor, got {Xa.shape[1]} columns; use partial_effects "
+            "for several"
+        )
+    return Xa.ravel()
+
+
+def bootstrap_bands(estimator, X, y=None, *, grid=None, replications: int = 999,
+                    type: str = "rademacher", level: float = 0.95, seed: int = 1,
+                    bias_corrected: bool = False, kind: str = "hc3", ax=None,
+                    ylabel: str | None = None, progress=False):
+    """Plot a one-regressor kernel fit with pointwise and simultaneous bootstrap bands.
+
+    The bands are :func:`attnreg.diagnostics.bootstrap_bands` on a grid: the pointwise basic
+    bootstrap interval (shaded) and the simultaneous sup-t band ``center -+ c se`` (dashed),
+    which covers the whole curve at once with probability ``level``. Like
+    :func:`fit_with_bands`, a band far beyond the data's range is clipped and its legend entry
+    says so.
+
+    Parameters
+    ----------
+    estimator : fitted attnreg.NadarayaWatson or attnreg.LocalLinear
+        Fitted on one continuous column.
+    X : array-like of shape (n_samples, 1) or (n_samples,)
+        The training regressor (scattered with ``y`` and spanned by the default grid).
+    y : array-like of shape (n_samples,), optional
+        Responses to scatter; a named Series names the y axis.
+    grid : array-like of shape (m,), optional
+        Default 100 points across the range of ``X``.
+    replications, type, level, seed, bias_corrected, kind, progress
+        As :func:`attnreg.diagnostics.bootstrap_bands`.
+    ax : matplotlib Axes, optional
+    ylabel : str, optional
+        As :func:`fit_with_bands`.
+
+    Returns
+    -------
+    matplotlib Axes
+        Its first line is the centre (the fit, or the bias-corrected fit), then the two
+        lines of the simultaneous band; ``ax.bootstrap_bands`` holds the drawn table.
+    """
+    import warnings
+
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from . import diagnostics
+
+    xt = _one_column(X, "bootstrap_bands")
+    g = (np.linspace(xt.min(), xt.max(), 100) if grid is None
+         else np.asarray(grid, dtype=np.float64).ravel())
+    name = _feature_names(estimator)[0]
+    Xg = (pd.DataFrame({name: g}) if getattr(estimator, "feature_names_in_", None) is not None
+          else g[:, None])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
+        b = diagnostics.bootstrap_bands(estimator, Xg, replications=replications, type=type,
+                                        level=level, seed=seed, bias_corrected=bias_corrected,
+                                        kind=kind, progress=progress)
+    if ax is None:
+        _, ax = plt.subplots()
+    what = "bias-corrected fit" if bias_corrected else "fit"
+    ax.plot(g, b["center"], color="C0", label=what)
+    artists = {
+        "simultaneous": ax.plot(g, b["uniform_low"], "--", color="C3",
+                                label=f"{level:.0%} simultaneous (sup-t, "
+                                      f"c = {b.attrs['critical_value']:.2f})")[0],
+    }
+    ax.plot(g, b["uniform_high"], "--", color="C3")
+    artists["pointwise"] = ax.fill_between(
+        g, b["low"], b["high"], alpha=0.3, color="C0",
+        label=f"{level:.0%} pointwise ({type} bootstrap, B = {replications})")
+    if y is not None:
+        ax.scatter(xt, np.asarray(y, dtype=np.float64).ravel(), s=6, alpha=0.4, color="grey",
+                   zorder=0)
+    base = np.asarray(y, dtype=np.float64).ravel() if y is not None else b["center"].to_numpy()
+    lo, hi, clipped = diagnostics._band_limits(
+        base, b["center"], {"pointwise": (b["low"], b["high"]),
+                            "simultaneous": (b["uniform_low"], b["uniform_high"])})
+    ax.set_ylim(lo, hi)
+    diagnostics._clip_note(artists, clipped)
+    ax.set_xlabel(name)
+    ax.set_ylabel(_response_label(estimator, y, ylabel))
+    ax.legend(fontsize=8)
+    ax.bootstrap_bands = b.assign(grid=g)
     return ax
 
 
