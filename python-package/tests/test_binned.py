@@ -115,3 +115,23 @@ def test_bad_input():
             np.r_[X[:5] * 0.01, X[:5] * 0.01 + 0.9], y[:10]).predict([[0.5]])
     e = LocalLinear(bandwidth=0.1).fit(X, y)
     np.testing.assert_allclose(m.predict([[1.3]]), e.predict([[1.3]]), rtol=1e-2)  # beyond the grid: direct sums
+
+
+def test_binned_fit_gradients_with_standard_errors_come_from_the_exact_model():
+    # Standard errors and Nadaraya-Watson derivatives of a binned fit are those of the exact
+    # fit at the same bandwidth (built on first use); binned local-linear slopes stay binned.
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 2, size=300)
+    y = np.sin(2 * x) + 0.1 * rng.normal(size=x.size)
+    X, Xq = x[:, None], np.linspace(-0.5, 1.5, 7)[:, None]
+    for cls in (NadarayaWatson, LocalLinear):
+        e = cls(bandwidth=0.25).fit(X, y)
+        b = cls(bandwidth=0.25, approx="binned").fit(X, y)
+        ge, se_e = e.gradient(Xq, return_se=True)
+        gb, se_b = b.gradient(Xq, return_se=True)
+        np.testing.assert_array_equal(gb, ge)
+        np.testing.assert_array_equal(se_b, se_e)
+        if cls is NadarayaWatson:
+            np.testing.assert_array_equal(b.gradient(Xq), ge)
+        else:
+            np.testing.assert_allclose(b.gradient(Xq), ge, rtol=0, atol=1e-3)

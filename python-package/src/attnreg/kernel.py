@@ -373,19 +373,33 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
             nan in categorical columns.
         """
         Xc = self._check_X(X)
+        binned = getattr(self, "_binned_fit", None) is not None
+        if binned and self._degree == 1 and not return_se:
+            # a binned local-linear fit has its own (binned) slopes
+            G = self._model.gradient(Xc)  # (m, d, k)
+            G = G[:, :, 0] if self._y_1d else np.transpose(G, (0, 2, 1))
+            if hasattr(X, "columns") and self._y_1d:
+                import pandas as pd
+
+                cols = list(getattr(self, "feature_names_in_", X.columns))
+                G = pd.DataFrame(G, index=X.index, columns=cols)
+            return G
+        # standard errors and Nadaraya-Watson derivatives come from the exact model (built on
+        # first use for a binned fit)
+        model = self._stats_model() if binned else self._model
         if not self._y_1d:
             if return_se or self._degree == 0:
                 raise ValueError(
                     "y: marginal effects with standard errors (and Nadaraya-Watson gradients) "
                     "need a single response; fit one model per output"
                 )
-            G = self._model.gradient(Xc)  # (m, d, k)
+            G = model.gradient(Xc)  # (m, d, k)
             return np.transpose(G, (0, 2, 1))
         if not isinstance(n_boot, numbers.Integral):
             raise ValueError(f"n_boot: must be an integer >= 2, got {n_boot!r}")
         if random_state is None or int(random_state) < 0:
             raise ValueError("random_state: must be a non-negative integer")
-        d = _core.local_gradient(self._model, Xc, str(se) if return_se else "none",
+        d = _core.local_gradient(model, Xc, str(se) if return_se else "none",
                                  int(n_boot), int(random_state), False, int(self.n_threads))
         G = np.asarray(d["gradient"])
         S = np.asarray(d["se"]) if return_se else None

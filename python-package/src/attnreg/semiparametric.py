@@ -86,6 +86,11 @@ class LocalPolynomial(_KernelRegression):
     2.0
     """
 
+    # Local polynomial fits are exact sums (the binned approximation is an option of
+    # NadarayaWatson and LocalLinear); the shared fit code reads these two.
+    approx = "exact"
+    grid_size = None
+
     def __init__(self, degree: int = 1, kernel: str = "gaussian",
                  bandwidth: float | str | ArrayLike = "cv_ls", ridge: float = 0.0,
                  var_types: str | None = None, unordered_kernel: str = "aitchison_aitken",
@@ -172,8 +177,19 @@ class LocalPolynomial(_KernelRegression):
         G = _core.local_polynomial_derivative(self._model, X, int(order))  # (m, d, k)
         return G[:, :, 0] if self._y_1d else np.transpose(G, (0, 2, 1))
 
-    def gradient(self, X: ArrayLike) -> np.ndarray:
-        """Marginal effects ``d m / d x_j`` at new rows: ``derivative(X, order=1)``."""
+    def gradient(self, X: ArrayLike, return_se: bool = False, **kwargs):
+        """Marginal effects ``d m / d x_j`` at new rows.
+
+        Degrees 0 and 1 are :meth:`NadarayaWatson.gradient` and :meth:`LocalLinear.gradient`
+        (with their standard errors: ``return_se``, ``se``, ``n_boot``, ``random_state``);
+        degrees 2 and 3 return ``derivative(X, order=1)`` (no standard errors yet).
+        """
+        if self._degree <= 1:
+            return super().gradient(X, return_se, **kwargs)
+        if return_se or kwargs:
+            raise ValueError(
+                f"return_se: standard errors of gradients are available for degrees 0 and 1; "
+                f"this fit has degree {self._degree} (call gradient(X) for the slopes)")
         return self.derivative(X, order=1)
 
     def hessian(self, X: ArrayLike, output: int = 0) -> np.ndarray:
