@@ -336,6 +336,25 @@ TEST(LeastSquaresFE, RobustCovariancesMatchDummyOLS) {
     c.type = t;
     EXPECT_LT(max_rel(m.covariance(c), V), 1e-9) << attnreg::cov_type_name(t);
   }
+  // HAC (Bartlett, 3 lags, with and without the small-sample factor n / df) on the full scores.
+  for (bool adjust : {false, true}) {
+    const int L = 3;
+    arma::mat meat(Dw.n_cols, Dw.n_cols, arma::fill::zeros);
+    for (arma::uword t = 0; t < Dw.n_rows; ++t) {
+      for (arma::uword u = 0; u < Dw.n_rows; ++u) {
+        const double lag = std::fabs(double(t) - double(u));
+        if (lag > L) continue;
+        meat += (1.0 - lag / (L + 1.0)) * e(t) * e(u) * Dw.row(t).t() * Dw.row(u);
+      }
+    }
+    if (adjust) meat *= n / dfr;
+    const arma::mat V = (Bfull * meat * Bfull).eval().submat(0, 0, 2, 2);
+    CovOptions c;
+    c.type = CovType::HAC;
+    c.maxlags = L;
+    c.hac_adjust = adjust;
+    EXPECT_LT(max_rel(m.covariance(c), V), 1e-9) << "HAC adjust=" << adjust;
+  }
   // HC2/HC3 with two factors: refused with a message naming the alternative.
   const Panel d2 = make_panel(120, 2, {10, 5}, 0, false, false, 62);
   AbsorbedOLS m2;

@@ -253,7 +253,7 @@ AbsorbedDF absorbed_df(const Factors& f, const AbsorbOptions& opt) {
   arma::uword c = 0;
   for (arma::uword j = 2; j < K; ++j) c += f.n_levels[j];
   const double work = static_cast<double>(n) * c * c;
-  if (c > opt.exact_df_max_columns || work > 1e10) {
+  if (c > opt.exact_df_max_columns || work > 1e10 || static_cast<double>(n) * c > 2e7) {
     df.redundant += K - 2;  // lower bound: each further factor repeats the constant
     df.exact = false;
     return df;
@@ -570,7 +570,9 @@ arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) con
       for (arma::uword i = 0; i < es.n_elem; ++i) {
         const double h = h_inner(i) + w_(i) / wsum(f_.codes(i, 0));
         const double om = 1.0 - h;
-        s(i) = es(i) / (cov.type == CovType::HC2 ? std::sqrt(om) : om);
+        // h = 1 only for a singleton level: its transformed row and residual are exactly 0 and
+        // it adds nothing to the meat (the 0/0 of the formula is taken as 0).
+        s(i) = om > 0.0 ? es(i) / (cov.type == CovType::HC2 ? std::sqrt(om) : om) : 0.0;
       }
       const arma::mat Z = Xs.each_col() % s;
       const arma::mat Bk = B.submat(okv, okv);

@@ -65,7 +65,8 @@ struct AbsorbOptions {
   /// Frequency weights (Stata fweight): df count sum(w) observations; otherwise (analytic) n.
   bool frequency_weights = false;
   /// Largest sum of the levels of factors 3..K for the exact redundancy count (pivoted QR of an
-  /// n x that matrix); above it, or when n times its square exceeds 1e10, the lower bound is used.
+  /// n x that matrix); above it, or when n times its square exceeds 1e10 or n times it 2e7 (160
+  /// MB), the lower bound is used (AbsorbedDF::exact = false).
   arma::uword exact_df_max_columns = 1000;
 };
 
