@@ -49,14 +49,9 @@ struct Sweeper {
   }
 
   double wnorm(const arma::vec& v) const {
-    long double s = 0.0L;
-    for (arma::uword i = 0; i < v.n_elem; ++i) s += static_cast<long double>(w(i)) * v(i) * v(i);
-    return static_cast<double>(std::sqrt(s));
-  }
-  double wdot(const arma::vec& a, const arma::vec& b) const {
-    long double s = 0.0L;
-    for (arma::uword i = 0; i < a.n_elem; ++i) s += static_cast<long double>(w(i)) * a(i) * b(i);
-    return static_cast<double>(s);
+    double s = 0.0;
+    for (arma::uword i = 0; i < v.n_elem; ++i) s += w(i) * v(i) * v(i);
+    return std::sqrt(s);
   }
 
   // v <- M_D v by accelerated sweeps; returns the steps taken, sets converged.
@@ -72,38 +67,43 @@ struct Sweeper {
       sweep(v, alpha, means);
       return 1;
     }
+    const arma::uword n = v.n_elem;
     const double norm0 = arma::abs(v).max();
     if (norm0 == 0.0) return 0;
     const double floor = kRoundingFloor * norm0;
     double ref = -1.0, prev = std::numeric_limits<double>::infinity();
     bool small_before = false;
-    std::vector<arma::vec> a1, a2;
+    std::vector<arma::vec> a1;
+    arma::vec x0(n), x1(n);
     for (int it = 1; it <= opt.max_iter; ++it) {
-      const arma::vec x0 = v;
+      x0 = v;
       sweep(v, alpha, means);
-      const arma::vec x1 = v;
+      x1 = v;
       if (alpha) a1 = *alpha;
       if (ref < 0.0) ref = arma::abs(x1).max();
       sweep(v, alpha, means);
-      const arma::vec dgx = v - x1;  // change of the last plain sweep
-      const double delta = arma::abs(dgx).max();
+      // One pass: the largest change of the last plain sweep (dgx = v - x1) and the Irons-Tuck
+      // inner products with d2 = dgx - (x1 - x0).
+      double delta = 0.0, num = 0.0, den = 0.0;
+      for (arma::uword i = 0; i < n; ++i) {
+        const double dgx = v(i) - x1(i);
+        const double d2 = dgx - (x1(i) - x0(i));
+        delta = std::max(delta, std::abs(dgx));
+        num += w(i) * dgx * d2;
+        den += w(i) * d2 * d2;
+      }
       const double rate = delta / prev;
       // Twice in a row: one rate estimate from an extrapolated step can be optimistic.
       const bool small = rate < 1.0 && delta <= opt.tol * (1.0 - rate) * ref;
       if (delta <= floor || (small && small_before)) return it;
       small_before = small;
       prev = delta;
-      if (opt.accelerate) {  // Irons-Tuck: x2 - c (x2 - x1), c = <dgx, d2> / <d2, d2>
-        const arma::vec d2 = dgx - (x1 - x0);
-        const double den = wdot(d2, d2);
-        if (den > 0.0) {
-          const double c = wdot(dgx, d2) / den;
-          if (std::isfinite(c)) {
-            v -= c * dgx;
-            if (alpha) {
-              a2 = *alpha;
-              for (arma::uword j = 0; j < k(); ++j) (*alpha)[j] = a2[j] - c * (a2[j] - a1[j]);
-            }
+      if (opt.accelerate && den > 0.0) {  // Irons-Tuck: x2 - c (x2 - x1), c = <dgx,d2>/<d2,d2>
+        const double c = num / den;
+        if (std::isfinite(c)) {
+          for (arma::uword i = 0; i < n; ++i) v(i) -= c * (v(i) - x1(i));
+          if (alpha) {
+            for (arma::uword j = 0; j < k(); ++j) (*alpha)[j] -= c * ((*alpha)[j] - a1[j]);
           }
         }
       }
