@@ -39,8 +39,18 @@ def _columns(absorb, n: int):
     return cols
 
 
+def _series(values) -> pd.Series:
+    """Labels as a Series of their own dtype (object only when they are objects: fast
+    factorisation of integer and string codes)."""
+    a = np.asarray(values) if not isinstance(values, np.ndarray) else values
+    if a.ndim != 1:  # e.g. a list of tuples became a 2-D array: keep the tuples
+        a = np.empty(len(values), dtype=object)
+        a[:] = list(values)
+    return pd.Series(a, copy=False)
+
+
 def _missing(values) -> np.ndarray:
-    return np.asarray(pd.isna(pd.Series(values, dtype=object)), dtype=bool)
+    return _series(values).isna().to_numpy()
 
 
 def encode_absorb(absorb, n: int):
@@ -58,10 +68,11 @@ def encode_absorb(absorb, n: int):
                 f"absorb: factor {name!r} has {rows.size} missing label(s) (rows {show}); drop "
                 "those rows or give them a label of their own"
             )
+        ser = _series(c)
         try:
-            code, uniq = pd.factorize(pd.Series(c, dtype=object), sort=True)
+            code, uniq = pd.factorize(ser, sort=True)
         except TypeError:  # labels of mixed, incomparable types
-            code, uniq = pd.factorize(pd.Series(c, dtype=object), sort=False)
+            code, uniq = pd.factorize(ser, sort=False)
         codes.append(code.astype(np.int64))
         names.append(name)
         levels.append(pd.Index(uniq))
@@ -89,9 +100,10 @@ def encode_new(absorb, n: int, names, levels) -> np.ndarray:
         bad = _missing(c)
         if bad.any():
             raise ValueError(f"absorb: factor {name!r} has missing labels in the new rows")
-        idx = lev.get_indexer(pd.Index(pd.Series(c, dtype=object)))
+        ser = _series(c)
+        idx = lev.get_indexer(pd.Index(ser))
         if (idx < 0).any():
-            unseen = pd.unique(pd.Series(c, dtype=object)[idx < 0])
+            unseen = pd.unique(ser[idx < 0])
             show = ", ".join(repr(u) for u in unseen[:5]) + (", ..." if unseen.size > 5 else "")
             raise ValueError(
                 f"absorb: factor {name!r} has level(s) not seen in fit: {show}; a fixed effect "
