@@ -32,6 +32,20 @@
 #' (fweight) treats row i as \eqn{w_i} identical observations, \eqn{N = \sum w_i}, and every
 #' statistic equals the unweighted one on the data with rows repeated (HAC is refused).
 #'
+#' Fixed effects: a formula `y ~ x1 + x2 | f1 + f2` absorbs the factors after `|` (terms
+#' `a:b` absorb the interaction), as fixest's `feols()`: the within transformation by
+#' (weighted) alternating projections (Gaure 2013, Computational Statistics & Data Analysis 66,
+#' 8-18, doi:10.1016/j.csda.2013.03.024; exact in one pass for one factor), then OLS on the
+#' transformed data; the fixed effects replace the intercept. The residual degrees of freedom
+#' are n - rank - (levels - redundant levels), the redundant levels counted from the connected
+#' components of the factor graph (exact for two factors, and for three or more when the
+#' further factors are small), so coefficients, standard errors and degrees of freedom are those
+#' of `lm()` with the factors as dummies. A regressor absorbed by the fixed effects gets an `NA`
+#' coefficient with a warning naming it. The fit (class `ols_attention_fe`) reports the within
+#' R-squared; [fixed_effects()] returns the fixed-effect values, `predict()` needs the factor
+#' levels in `newdata` (seen in the fit), and [attention_weights()] stays exact: the absorbed
+#' fit is a linear smoother.
+#'
 #' @param formula A model formula, as for [stats::lm()] (factors become dummy columns).
 #' @param data A data frame.
 #' @param subset,weights,na.action As in [stats::lm()]. `weights`: finite, non-negative, not
@@ -42,6 +56,9 @@
 #'   factorisations; extended-precision fits alias below `1e-11`.
 #' @param precision `"auto"`, `"double"` or `"extended"` (see Precision).
 #' @param n_threads Threads for the core (0 = OpenMP default).
+#' @param fe_tol,fe_max_iter With absorbed fixed effects of two or more factors: tolerance of
+#'   the alternating projections (about the accuracy of the transformed data relative to their
+#'   largest value) and the cap on (accelerated) projection steps; reaching it warns.
 #' @return An object of class `ols_attention` with components `coefficients`, `std_errors`,
 #'   `sigma`, `rank`, `df.residual`, `fitted.values`, `residuals`, `weights` (or `NULL`),
 #'   `extended`, `model` (the model frame, as `lm`) and what [predict.ols_attention()] and
@@ -60,13 +77,22 @@
 #' drop(A %*% mtcars$mpg) - predict(fit, mtcars[1:2, ])
 #' F <- attention_factors(fit)                  # F'F = I (Goulet Coulombe 2025, eq. 6)
 #' round(crossprod(F), 12)
+#' fe <- ols_attention(mpg ~ wt + hp | cyl + gear, data = mtcars)   # absorbed fixed effects
+#' summary(fe)
+#' fixed_effects(fe)
 #' @export
 ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 1e-7,
                           precision = c("auto", "double", "extended"), n_threads = 0L,
-                          weight_type = c("analytic", "frequency")) {
+                          weight_type = c("analytic", "frequency"), fe_tol = 1e-10,
+                          fe_max_iter = 10000L) {
   cl <- match.call()
   precision <- match.arg(precision)
   weight_type <- match.arg(weight_type)
+  fe <- .fe_split(formula)
+  if (!is.null(fe)) {
+    return(.ols_fe(cl, formula, parent.frame(), fe, rank_tol, precision, n_threads, fe_tol,
+                   fe_max_iter))
+  }
   mf <- match.call(expand.dots = FALSE)
   m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
   mf <- mf[c(1L, m)]

@@ -22,6 +22,7 @@ void init_semiparametric(py::module_& m);
 void init_density(py::module_& m);
 void init_effects(py::module_& m);
 void init_binned(py::module_& m);
+void init_fe(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -111,4 +112,5 @@ PYBIND11_MODULE(_core, m) {
   init_density(m);
   init_effects(m);
   init_binned(m);
+  init_fe(m);
 }

@@ -93,6 +93,13 @@ attnreg::OLS ols_setstate(const py::tuple& t) {
 
 }  // namespace
 
+// The covariance options a face's cov_type / maxlags / hac_adjust / groups name (py_fe.cpp uses
+// it for the absorbed fits, so both parse cluster codes one way).
+attnreg::CovOptions py_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
+                                   const py::object& groups) {
+  return cov_options(cov_type, maxlags, hac_adjust, groups);
+}
+
 void init_ols(py::module_& m) {
   py::class_<attnreg::OLS>(m, "OLS")
       .def(py::init([](bool fit_intercept, double rank_tol, int n_threads,

@@ -293,11 +293,18 @@ class OLS(_FactorMixin, _AttentionEstimator):
         observations, N = sum(w), and every statistic equals the unweighted one on the data
         with row i repeated w_i times (HAC is refused). N enters the residual degrees of freedom
         N - rank, sigma2 = sum w_i e_i^2 / (N - rank), the HC1/CR1 factors and adjusted R^2.
+    fe_tol : float, default=1e-10
+        With ``fit(..., absorb=...)`` and two or more factors: stopping tolerance of the
+        alternating projections, about the accuracy of the within-transformed data relative to
+        their largest value (one factor is exact in one pass).
+    fe_max_iter : int, default=10000
+        Cap on the accelerated projection steps; reaching it warns (``ConvergenceWarning``).
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
-    intercept_ : float or ndarray of shape (n_targets,)
+    intercept_ : float or ndarray of shape (n_targets,); 0 when fixed effects are absorbed
+        (they contain the constant).
     coef_se_, intercept_se_ : standard errors under ``cov_type``, same shapes.
     tvalues_, pvalues_ : t statistics and two-sided p-values (Student t, df_resid_), design order.
     rsquared_, rsquared_adj_ : float or ndarray (centred R^2 with an intercept, as lm).
@@ -311,6 +318,15 @@ class OLS(_FactorMixin, _AttentionEstimator):
     extended_precision_ : bool, whether the double-double path produced the fit.
     eigenvalues_ : eigenvalues of D'D (decreasing), the Lambda of eq. 4.
     n_features_in_, feature_names_in_ : as in scikit-learn.
+    fe_names_ : list of str, the absorbed factors (only after ``fit(..., absorb=...)``; then
+        the design has no intercept column and ``df_resid_`` counts the absorbed levels).
+    n_fe_levels_ : list of int, levels per absorbed factor.
+    rsquared_within_ : float or ndarray, 1 - RSS / TSS of the within-transformed y (fixest's
+        within R^2); ``rsquared_`` is then the overall R^2 of the full model.
+    df_absorbed_ : int, absorbed parameters: levels minus redundant levels.
+    df_absorbed_exact_ : bool, False when the redundant levels of three or more factors are the
+        lower bound (one per factor beyond the second) because the exact count was too costly.
+    fe_iterations_, fe_converged_ : projection steps taken and whether fe_tol was reached.
 
     Examples
     --------
@@ -333,6 +349,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
         rank_tol: float = 1e-7,
         n_threads: int = 0,
         weight_type: str = "analytic",
+        fe_tol: float = 1e-10,
+        fe_max_iter: int = 10000,
     ):
         self.fit_intercept = fit_intercept
         self.cov_type = cov_type
@@ -342,6 +360,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
         self.rank_tol = rank_tol
         self.n_threads = n_threads
         self.weight_type = weight_type
+        self.fe_tol = fe_tol
+        self.fe_max_iter = fe_max_iter
 
     def _cov_args(self, cov_type=None, maxlags=None, hac_adjust=None):
         """(cov_type, maxlags, hac_adjust, cluster codes or None) for the core."""
@@ -358,7 +378,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
         return ct, ml, adj, groups
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
-            groups=None):
+            groups=None, absorb=None):
         """Fit by column-pivoted QR (weighted least squares when ``sample_weight`` is given).
 
         Parameters
@@ -373,6 +393,18 @@ class OLS(_FactorMixin, _AttentionEstimator):
             Cluster ids (any hashable labels; one column for one-way, two for two-way clustering)
             for ``cov_type`` "cluster", "CR0", "CR1" or "CR2"; kept for ``standard_errors``,
             ``cov_params`` and ``summary`` with those types.
+        absorb : array-like of shape (n_samples,) or (n_samples, n_factors), pandas Series or
+            DataFrame, optional
+            Categorical factors (any hashable labels; one column per factor) whose fixed effects
+            are absorbed, as fixest's ``y ~ x | f1 + f2``: the within transformation by weighted
+            alternating projections (Gaure 2013, Computational Statistics & Data Analysis 66,
+            8-18, doi:10.1016/j.csda.2013.03.024; exact in one pass for one factor), then
+            OLS on the transformed data. The fixed effects replace the intercept. Residual
+            degrees of freedom are n - rank - (levels - redundant levels), the redundant levels
+            counted from the connected components of the factor graph (exact for two factors,
+            and for three or more when the further factors are small). A regressor absorbed by
+            the fixed effects (constant within the levels) gets a nan coefficient and a warning
+            naming it. Missing labels are an error.
 
         Returns
         -------
@@ -393,6 +425,12 @@ class OLS(_FactorMixin, _AttentionEstimator):
         X, y2 = self._validate_fit(X, y)
         w = _sample_weight_arg(sample_weight, X.shape[0])
         self._groups = None if groups is None else _cluster_codes(groups, X.shape[0])
+        for name in ("fe_names_", "n_fe_levels_", "rsquared_within_", "df_absorbed_",
+                     "df_absorbed_exact_", "fe_iterations_", "fe_converged_", "_fe_levels",
+                     "eigenvalues_"):
+            self.__dict__.pop(name, None)
+        if absorb is not None:
+            return self._fit_absorbed(X, y2, absorb, w)
         cov = self._cov_args()
         model = _core.OLS(
             bool(self.fit_intercept), float(self.rank_tol), int(self.n_threads),
@@ -435,6 +473,203 @@ class OLS(_FactorMixin, _AttentionEstimator):
             )
         return self
 
+    def _fit_absorbed(self, X, y2, absorb, sample_weight=None):
+        from ._absorb import encode_absorb
+
+        codes, names, levels = encode_absorb(absorb, X.shape[0])
+        model = _core.AbsorbedOLS(
+            float(self.fe_tol), int(self.fe_max_iter), True, float(self.rank_tol),
+            str(self.precision), int(self.n_threads),
+            _check_weight_type(self.weight_type) == "frequency",
+        )
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        model.fit(X, y2, codes, w)
+        self._model = model
+        self.fe_names_ = names
+        self._fe_levels = levels
+        self.n_fe_levels_ = [int(v) for v in model.n_levels]
+        info = model.df_info()
+        self.df_absorbed_ = int(info["df_absorbed"])
+        self.df_absorbed_exact_ = bool(info["exact"])
+        self.fe_iterations_ = int(model.iterations)
+        self.fe_converged_ = bool(model.converged)
+        inf = model.inference(*self._cov_args())
+        self.aliased_ = np.asarray(model.aliased(), dtype=bool)
+        self.rank_ = int(model.rank)
+        self.extended_precision_ = False
+        k = y2.shape[1]
+        self.coef_, _ = self._split_coef(inf["estimate"], False)
+        self.coef_se_, _ = self._split_coef(inf["std_error"], False)
+        self.intercept_ = 0.0 if self._y_1d else np.zeros(k)
+        self.intercept_se_ = float("nan") if self._y_1d else np.full(k, np.nan)
+        one = (lambda a: float(a[0])) if self._y_1d else (lambda a: a.copy())
+        self.tvalues_ = inf["t_value"][:, 0].copy() if self._y_1d else inf["t_value"].T.copy()
+        self.pvalues_ = inf["p_value"][:, 0].copy() if self._y_1d else inf["p_value"].T.copy()
+        self.rsquared_ = one(inf["r_squared"])
+        self.rsquared_adj_ = one(inf["adj_r_squared"])
+        self.rsquared_within_ = one(model.r_squared_within())
+        self.sigma2_ = one(model.sigma2())
+        self.df_resid_ = float(inf["df_residual"])
+        if inf["n_clusters"]:
+            nc = tuple(int(g) for g in inf["n_clusters"])
+            self.n_clusters_ = nc[0] if len(nc) == 1 else nc
+        elif hasattr(self, "n_clusters_"):
+            del self.n_clusters_
+        if not self.fe_converged_:
+            warnings.warn(
+                f"OLS: the within transformation did not reach fe_tol={self.fe_tol:g} in "
+                f"fe_max_iter={self.fe_max_iter} steps; raise fe_max_iter (the factor graph is "
+                "poorly connected).",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        if self.df_resid_ <= 0:
+            _warn_no_residual_df(int(model.n_obs), self.rank_ + self.df_absorbed_)
+        names_x = self._design_names()
+        absorbed = np.asarray(model.absorbed(), dtype=bool)
+        if absorbed.any():
+            warnings.warn(
+                "OLS: removed because of collinearity with the fixed effects "
+                f"({', '.join(self.fe_names_)}) (coefficient nan): "
+                f"{', '.join(names_x[j] for j in np.flatnonzero(absorbed))}.",
+                UserWarning,
+                stacklevel=3,
+            )
+        other = self.aliased_ & ~absorbed
+        if other.any():
+            warnings.warn(
+                "OLS: aliased (collinear with other regressors after absorbing the fixed "
+                f"effects; coefficient nan): {', '.join(names_x[j] for j in np.flatnonzero(other))}."
+                " Remove collinear columns to silence this.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return self
+
+    def _absorbed(self) -> bool:
+        return getattr(self, "fe_names_", None) is not None
+
+    def _new_codes(self, absorb, m: int, what: str):
+        from ._absorb import encode_new
+
+        if self._absorbed():
+            if absorb is None:
+                raise ValueError(
+                    f"{what}: the model absorbed fixed effects ({', '.join(self.fe_names_)}); "
+                    "pass their levels for the new rows as absorb="
+                )
+            return encode_new(absorb, m, self.fe_names_, self._fe_levels)
+        if absorb is not None:
+            raise ValueError(f"{what}: absorb= is only for models fitted with absorb=")
+        return None
+
+    def predict(self, X: ArrayLike, absorb=None) -> np.ndarray:
+        """Predict at new rows.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (m, n_features)
+        absorb : labels of the absorbed factors for the new rows (as in fit), required when
+            the model absorbed fixed effects; every level must have been seen in fit.
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, n_targets)
+        """
+        X = self._check_X(X)
+        codes = self._new_codes(absorb, X.shape[0], "predict")
+        if codes is None:
+            return self._outputs(self._model.predict(X))
+        return self._outputs(self._model.predict(X, codes))
+
+    def attention_weights(self, X: ArrayLike, absorb=None) -> np.ndarray:
+        """Attention weights of new rows over the training rows.
+
+        For a model with absorbed fixed effects the fit is still a linear smoother:
+        ``A = P + (X - P X_train) (X~' X~)^{-1} X~'`` with ``P`` the rows of the fixed-effect
+        operator at the given levels and ``X~`` the within-transformed design, so
+        ``predict(X, absorb) == A @ y_train`` (in-sample: the fitted values).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (m, n_features)
+        absorb : levels of the absorbed factors for these rows (required for absorbed fits).
+
+        Returns
+        -------
+        ndarray of shape (m, n_train)
+        """
+        X = self._check_X(X)
+        codes = self._new_codes(absorb, X.shape[0], "attention_weights")
+        if codes is None:
+            return self._model.attention_weights(X)
+        return self._model.attention_weights(X, codes)
+
+    def fixed_effects(self) -> dict:
+        """Fixed-effect values, one labelled pandas Series per absorbed factor (a DataFrame,
+        one column per output, for a 2-D y).
+
+        References as fixest's ``fixef()``: with two or more factors, the first level of the
+        second factor in each connected component of the factor graph is 0, and the first level
+        of each further factor is 0; the constants are in the first factor. Levels of different
+        components are comparable only through these references.
+        """
+        import pandas as pd
+
+        check_is_fitted(self)
+        if not self._absorbed():
+            raise ValueError("fixed_effects: the model was fitted without absorb=")
+        out = {}
+        for name, lev, a in zip(self.fe_names_, self._fe_levels, self._model.fixed_effects()):
+            if self._y_1d:
+                out[name] = pd.Series(a[:, 0], index=lev, name=name)
+            else:
+                out[name] = pd.DataFrame(a, index=lev)
+        return out
+
+    def _design_names(self) -> list[str]:
+        names = super()._design_names()
+        if self._absorbed() and self.fit_intercept:
+            return names[1:]
+        return names
+
+    def _require_not_absorbed(self, what: str) -> None:
+        if self._absorbed():
+            raise ValueError(
+                f"{what}: not available for a fit with absorbed fixed effects; use "
+                "attention_weights(X, absorb=...) for its attention form"
+            )
+
+    def factors(self, X: ArrayLike | None = None) -> np.ndarray:
+        self._require_not_absorbed("factors")
+        return super().factors(X)
+
+    factors.__doc__ = _FactorMixin.factors.__doc__
+
+    def embedding(self) -> np.ndarray:
+        self._require_not_absorbed("embedding")
+        return super().embedding()
+
+    embedding.__doc__ = _FactorMixin.embedding.__doc__
+
+    def hat_diagonal(self) -> np.ndarray:
+        self._require_not_absorbed("hat_diagonal")
+        return super().hat_diagonal()
+
+    hat_diagonal.__doc__ = _FactorMixin.hat_diagonal.__doc__
+
+    def masked_predictions(self, strict: bool = False) -> np.ndarray:
+        self._require_not_absorbed("masked_predictions")
+        return super().masked_predictions(strict)
+
+    masked_predictions.__doc__ = _FactorMixin.masked_predictions.__doc__
+
+    def masked_weights(self, strict: bool = False) -> np.ndarray:
+        self._require_not_absorbed("masked_weights")
+        return super().masked_weights(strict)
+
+    masked_weights.__doc__ = _FactorMixin.masked_weights.__doc__
+
     def standard_errors(self, cov_type=None, maxlags=None, hac_adjust=None) -> np.ndarray:
         """Standard errors in design order (intercept first) under any covariance type,
         without refitting: shape (q,) or (n_targets, q). Cluster types use the ``groups``
@@ -459,11 +694,13 @@ class OLS(_FactorMixin, _AttentionEstimator):
     def encoder(self) -> np.ndarray:
         """W = U Lambda^{-1/2} (q, rank) with Omega = W W' (Goulet Coulombe 2025, arXiv:2504.09663, eq. 12)."""
         check_is_fitted(self)
+        self._require_not_absorbed("encoder")
         return self._model.encoder()
 
     def loo_predictions(self) -> np.ndarray:
         """Exact leave-one-out predictions ``y_i - e_i / (1 - h_ii)``; nan where h_ii = 1."""
         check_is_fitted(self)
+        self._require_not_absorbed("loo_predictions")
         return self._outputs(self._model.loo_predictions())
 
     def summary(self, cov_type=None, maxlags=None, hac_adjust=None):
@@ -489,6 +726,11 @@ class OLS(_FactorMixin, _AttentionEstimator):
             df_resid=inf["df_residual"], df_inference=inf["df_inference"],
             n_clusters=list(inf["n_clusters"]),
         )
+        if self._absorbed():
+            df.attrs.update(
+                fixed_effects=list(self.fe_names_), n_fe_levels=list(self.n_fe_levels_),
+                r_squared_within=float(self.rsquared_within_), df_absorbed=self.df_absorbed_,
+            )
         return df
 
     def __getstate__(self):

@@ -1,0 +1,266 @@
+# OLS with absorbed fixed effects: ols_attention(y ~ x1 + x2 | fe1 + fe2, data).
+# The estimation is the core's (attnreg::AbsorbedOLS); this file parses the formula, codes the
+# factors and formats the results. The object keeps its data and every core call refits (the
+# fit is deterministic), so saveRDS()/readRDS() round trips work.
+
+# Split `y ~ x | f1 + f2` at the top-level `|`: NULL when there is none.
+.fe_split <- function(formula) {
+  if (!inherits(formula, "formula") || length(formula) != 3L) return(NULL)
+  rhs <- formula[[3L]]
+  if (!(is.call(rhs) && identical(rhs[[1L]], as.name("|")))) return(NULL)
+  main <- formula
+  main[[3L]] <- rhs[[2L]]
+  fe_f <- stats::as.formula(call("~", rhs[[3L]]), env = environment(formula))
+  labels <- attr(stats::terms(fe_f), "term.labels")
+  if (!length(labels)) {
+    stop("formula: nothing to absorb after '|'; write e.g. y ~ x | firm + year", call. = FALSE)
+  }
+  exprs <- lapply(labels, function(t) {
+    vars <- strsplit(t, ":", fixed = TRUE)[[1L]]
+    if (length(vars) == 1L) return(str2lang(t))
+    as.call(c(list(as.name("interaction")), lapply(vars, str2lang), list(drop = TRUE, sep = ":")))
+  })
+  list(main = main, exprs = exprs, names = labels)
+}
+
+.ols_fe <- function(cl, formula, env, parts, rank_tol, precision, n_threads, fe_tol,
+                    fe_max_iter) {
+  mf <- cl
+  m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
+  mf <- mf[c(1L, m)]
+  mf$formula <- parts$main
+  mf$drop.unused.levels <- TRUE
+  for (j in seq_along(parts$exprs)) mf[[paste0(".fe", j)]] <- parts$exprs[[j]]
+  mf[[1L]] <- quote(stats::model.frame)
+  mf <- eval(mf, env)
+  if (!is.null(model.weights(mf))) {
+    stop("weights: not yet combined with absorbed fixed effects in R (the Python OLS takes ",
+         "sample_weight with absorb=); drop 'weights' or put the factors in the formula as ",
+         "dummy columns", call. = FALSE)
+  }
+  d <- .ls_design(mf)
+  if (ncol(d$X) == 0L) {
+    stop("formula: needs at least one regressor besides the absorbed fixed effects ",
+         "(they take the place of the intercept)", call. = FALSE)
+  }
+  n <- nrow(d$X)
+  codes <- matrix(0L, n, length(parts$exprs))
+  levels_ <- vector("list", length(parts$exprs))
+  for (j in seq_along(parts$exprs)) {
+    v <- mf[[paste0("(.fe", j, ")")]]
+    f <- if (is.factor(v)) droplevels(v) else factor(v)
+    if (anyNA(f)) {
+      stop("formula: fixed effect '", parts$names[j], "' has missing values; remove those ",
+           "rows or use na.action = na.omit", call. = FALSE)
+    }
+    codes[, j] <- as.integer(f) - 1L
+    levels_[[j]] <- levels(f)
+  }
+  opt <- list(tol = as.double(fe_tol), max_iter = as.integer(fe_max_iter),
+              rank_tol = as.double(rank_tol), n_threads = as.integer(n_threads),
+              precision = precision)
+  res <- .fe_fit_cpp(d$X, d$Y, codes, numeric(0), opt)
+  nm <- colnames(d$X)
+  coef <- drop(res$coefficients)
+  se <- drop(res$std_errors)
+  if (is.matrix(coef)) {
+    dimnames(coef) <- dimnames(se) <- list(nm, colnames(d$Y))
+  } else {
+    names(coef) <- names(se) <- nm
+  }
+  absorbed <- as.logical(res$absorbed)
+  if (any(absorbed)) {
+    warning("ols_attention: removed because of collinearity with the fixed effects (",
+            paste(parts$names, collapse = ", "), "): ", paste(nm[absorbed], collapse = ", "),
+            " (coefficient NA)", call. = FALSE)
+  }
+  other <- as.logical(res$aliased) & !absorbed
+  if (any(other)) {
+    warning("ols_attention: aliased (collinear with other regressors after absorbing the ",
+            "fixed effects; NA): ", paste(nm[other], collapse = ", "), call. = FALSE)
+  }
+  if (!isTRUE(res$converged)) {
+    warning("ols_attention: the within transformation did not reach fe_tol = ", fe_tol,
+            " in fe_max_iter = ", fe_max_iter, " steps; raise fe_max_iter", call. = FALSE)
+  }
+  fitted <- drop(res$fitted)
+  resid <- drop(res$residuals)
+  if (!is.matrix(fitted)) names(fitted) <- names(resid) <- rownames(mf)
+  fe <- lapply(seq_along(res$fixed_effects), function(j) {
+    a <- res$fixed_effects[[j]]
+    if (ncol(a) == 1L) setNames(drop(a), levels_[[j]]) else `rownames<-`(a, levels_[[j]])
+  })
+  names(fe) <- names(levels_) <- parts$names
+  structure(list(
+    coefficients = coef, std_errors = se, sigma = sqrt(res$sigma2), rank = res$rank,
+    aliased = setNames(as.logical(res$aliased), nm), absorbed = setNames(absorbed, nm),
+    df.residual = res$df_residual, fitted.values = fitted, residuals = resid,
+    r.squared = res$r_squared, adj.r.squared = res$adj_r_squared,
+    r.squared.within = res$r_squared_within, fixef = fe, fe_names = parts$names,
+    fe_exprs = parts$exprs, fe_levels = levels_, n_fe_levels = lengths(levels_),
+    df_absorbed = res$df_absorbed, df_exact = res$df_exact, components = res$components,
+    iterations = res$iterations, converged = res$converged,
+    X = d$X, y = d$Y, codes = codes, opt = opt, extended = FALSE, intercept = d$intercept,
+    terms = d$terms, xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
+    na.action = attr(mf, "na.action"), call = cl, nobs = n, model = mf,
+    fe_env = environment(formula)
+  ), class = c("ols_attention_fe", "ols_attention"))
+}
+
+# Codes of the training levels for the fixed effects of new rows; unseen levels are an error.
+.fe_new_codes <- function(object, newdata) {
+  codes <- matrix(0L, nrow(newdata), length(object$fe_exprs))
+  for (j in seq_along(object$fe_exprs)) {
+    v <- tryCatch(eval(object$fe_exprs[[j]], newdata, object$fe_env), error = function(e) {
+      stop("newdata: needs the fixed effect '", object$fe_names[j], "' (", conditionMessage(e),
+           ")", call. = FALSE)
+    })
+    v <- as.character(v)
+    idx <- match(v, object$fe_levels[[j]])
+    if (anyNA(idx)) {
+      bad <- unique(v[is.na(idx)])
+      stop("newdata: fixed effect '", object$fe_names[j], "' has level(s) not seen in the fit: ",
+           paste0("'", utils::head(bad, 5L), "'", collapse = ", "),
+           if (length(bad) > 5L) ", ...", "; a fixed effect is estimated only for levels in ",
+           "the training data", call. = FALSE)
+    }
+    codes[, j] <- idx - 1L
+  }
+  codes
+}
+
+#' @export
+print.ols_attention_fe <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("\nOLS with absorbed fixed effects (alternating projections, pivoted QR)\n\n",
+      "Call:\n", paste(deparse(x$call), collapse = "\n"), "\n\nCoefficients:\n", sep = "")
+  print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
+  cat("\nFixed effects: ", paste0(x$fe_names, " (", x$n_fe_levels, ")", collapse = ", "),
+      "\nRank ", x$rank, ", absorbed ", x$df_absorbed, ", residual df ", x$df.residual,
+      "; within R-squared ", formatC(x$r.squared.within, digits = digits), "\n", sep = "")
+  invisible(x)
+}
+
+#' @rdname summary.ols_attention
+#' @export
+summary.ols_attention_fe <- function(object, vcov = "nonrobust", maxlags = NULL,
+                                     hac_adjust = FALSE, ...) {
+  if (is.matrix(object$coefficients)) {
+    stop("summary: only for a single response; fit one model per column", call. = FALSE)
+  }
+  a <- .ols_cov_args(vcov, maxlags)
+  inf <- .fe_inference_cpp(object$X, object$y, object$codes, numeric(0), object$opt, a$vcov,
+                           a$maxlags, isTRUE(hac_adjust), 1L)
+  nm <- names(object$coefficients)
+  tab <- cbind(Estimate = drop(inf$estimate), `Std. Error` = drop(inf$std_error),
+               `t value` = drop(inf$t_value), `Pr(>|t|)` = drop(inf$p_value))
+  rownames(tab) <- nm
+  V <- inf$vcov
+  dimnames(V) <- list(nm, nm)
+  structure(list(call = object$call, coefficients = tab, sigma = object$sigma,
+                 df = inf$df_residual, r.squared = object$r.squared,
+                 adj.r.squared = object$adj.r.squared, r.squared.within = object$r.squared.within,
+                 rank = object$rank, aliased = object$aliased, vcov = inf$cov_type,
+                 maxlags = inf$maxlags, cov = V, extended = FALSE, fe_names = object$fe_names,
+                 n_fe_levels = object$n_fe_levels, df_absorbed = object$df_absorbed,
+                 df_exact = object$df_exact, nobs = object$nobs),
+            class = c("summary.ols_attention_fe", "summary.ols_attention"))
+}
+
+#' @export
+print.summary.ols_attention_fe <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("\nOLS with absorbed fixed effects (alternating projections, pivoted QR)\n\n",
+      "Call:\n", paste(deparse(x$call), collapse = "\n"), "\n\n", sep = "")
+  cat("Fixed effects: ", paste0(x$fe_names, " (", x$n_fe_levels, " levels)", collapse = ", "),
+      "; absorbed parameters ", x$df_absorbed, if (!isTRUE(x$df_exact)) " (lower bound)",
+      "\n", sep = "")
+  se <- switch(x$vcov, nonrobust = "classical",
+               HAC = paste0("HAC (Newey-West, Bartlett, ", x$maxlags, " lags)"), x$vcov)
+  cat("Coefficients (standard errors: ", se, "):\n", sep = "")
+  printCoefmat(x$coefficients, digits = digits, na.print = "NA", ...)
+  cat("\nResidual standard error: ", format(signif(x$sigma, digits)), " on ", x$df,
+      " degrees of freedom (n = ", x$nobs, ")\n", sep = "")
+  cat("Multiple R-squared: ", formatC(x$r.squared, digits = digits),
+      ",\tAdjusted R-squared: ", formatC(x$adj.r.squared, digits = digits),
+      "\nWithin R-squared: ", formatC(x$r.squared.within, digits = digits), "\n", sep = "")
+  if (any(x$aliased)) cat("(", sum(x$aliased), " coefficient(s) aliased: NA)\n", sep = "")
+  invisible(x)
+}
+
+#' @rdname predict.ols_attention
+#' @export
+predict.ols_attention_fe <- function(object, newdata, se.fit = FALSE,
+                                     interval = c("none", "confidence", "prediction"),
+                                     level = 0.95, vcov = "nonrobust", ...) {
+  interval <- match.arg(interval)
+  if (isTRUE(se.fit) || interval != "none") {
+    stop("se.fit, interval: not available with absorbed fixed effects (the fixed effects' ",
+         "sampling variance is not estimated); use predict(fit, newdata)", call. = FALSE)
+  }
+  if (missing(newdata) || is.null(newdata)) return(fitted(object))
+  X <- .ls_newdesign(object, newdata)
+  p <- drop(.fe_new_cpp(object$X, object$y, object$codes, numeric(0), object$opt, X,
+                        .fe_new_codes(object, newdata), "predict"))
+  if (!is.matrix(p)) names(p) <- rownames(newdata)
+  p
+}
+
+#' @rdname attention_weights
+#' @export
+attention_weights.ols_attention_fe <- function(object, newdata, ...) {
+  if (missing(newdata) || is.null(newdata)) {
+    X <- object$X
+    codes <- object$codes
+    rn <- .ls_rownames(object)
+  } else {
+    X <- .ls_newdesign(object, newdata)
+    codes <- .fe_new_codes(object, newdata)
+    rn <- rownames(newdata)
+  }
+  A <- .fe_new_cpp(object$X, object$y, object$codes, numeric(0), object$opt, X, codes,
+                   "attention")
+  dimnames(A) <- list(rn, .ls_rownames(object))
+  A
+}
+
+#' Fixed-effect values of a fit with absorbed fixed effects
+#'
+#' The values \eqn{\alpha_j} of each absorbed factor, as fixest's `fixef()`: with two or more
+#' factors the first level of the second factor in each connected component of the factor
+#' graph is 0, and the first level of each further factor is 0; the constants are in the first
+#' factor. Levels in different components are comparable only through these references. With
+#' one factor the values are the (weighted) group means of \eqn{y - X b}.
+#'
+#' @param object A fit of [ols_attention()] with a `| factors` part in its formula.
+#' @param ... Unused.
+#' @return A named list with one named numeric vector per factor (a matrix, one column per
+#'   response, for several responses).
+#' @examples
+#' fit <- ols_attention(mpg ~ wt + hp | cyl + gear, data = mtcars)
+#' fixed_effects(fit)
+#' @export
+fixed_effects <- function(object, ...) UseMethod("fixed_effects")
+
+#' @rdname fixed_effects
+#' @export
+fixed_effects.ols_attention_fe <- function(object, ...) object$fixef
+
+.fe_unsupported <- function(what) {
+  stop(what, ": not available for a fit with absorbed fixed effects; use ",
+       "attention_weights(fit, newdata) for its attention form", call. = FALSE)
+}
+
+#' @export
+attention_factors.ols_attention_fe <- function(object, newdata = NULL, ...) {
+  .fe_unsupported("attention_factors")
+}
+
+#' @export
+attention_embedding.ols_attention_fe <- function(object, ...) .fe_unsupported("attention_embedding")
+
+#' @export
+loo_predict.ols_attention_fe <- function(object, ...) .fe_unsupported("loo_predict")
+
+#' @export
+masked_attention.ols_attention_fe <- function(object, strict = FALSE, weights = FALSE, ...) {
+  .fe_unsupported("masked_attention")
+}

@@ -1,0 +1,104 @@
+// attnreg R face: least squares with absorbed fixed effects (attnreg::AbsorbedOLS).
+// The fit is deterministic, so the R object stores its data and every call refits (a fitted
+// core object would not survive saveRDS).
+// [[Rcpp::depends(RcppArmadillo)]]
+#include <RcppArmadillo.h>
+
+#include "attnreg/least_squares_fe.hpp"
+
+namespace {
+
+arma::umat as_codes(const Rcpp::IntegerMatrix& c) {
+  arma::umat out(c.nrow(), c.ncol());
+  for (R_xlen_t i = 0; i < c.size(); ++i) {
+    if (c[i] < 0 || c[i] == NA_INTEGER) Rcpp::stop("absorb: level codes must be >= 0");
+    out(i) = static_cast<arma::uword>(c[i]);
+  }
+  return out;
+}
+
+attnreg::AbsorbedOLS fit_model(const arma::mat& X, const arma::mat& Y,
+                               const Rcpp::IntegerMatrix& codes, const arma::vec& weights,
+                               const Rcpp::List& opt) {
+  attnreg::AbsorbOptions o;
+  o.tol = Rcpp::as<double>(opt["tol"]);
+  o.max_iter = Rcpp::as<int>(opt["max_iter"]);
+  o.rank_tol = Rcpp::as<double>(opt["rank_tol"]);
+  o.n_threads = Rcpp::as<int>(opt["n_threads"]);
+  const std::string p = Rcpp::as<std::string>(opt["precision"]);
+  o.precision = p == "double"     ? attnreg::Precision::Double
+                : p == "extended" ? attnreg::Precision::Extended
+                                  : attnreg::Precision::Auto;
+  attnreg::AbsorbedOLS m(o);
+  m.fit(X, Y, as_codes(codes), weights);
+  return m;
+}
+
+attnreg::CovOptions cov_options(const std::string& type, int maxlags, bool hac_adjust) {
+  attnreg::CovOptions c;
+  c.type = attnreg::parse_cov_type(type);
+  c.maxlags = maxlags;
+  c.hac_adjust = hac_adjust;
+  return c;
+}
+
+}  // namespace
+
+// Fit and report everything the R object keeps.
+// [[Rcpp::export(name = ".fe_fit_cpp")]]
+Rcpp::List fe_fit_cpp(const arma::mat& X, const arma::mat& Y, const Rcpp::IntegerMatrix& codes,
+                      const arma::vec& weights, const Rcpp::List& opt) {
+  const attnreg::AbsorbedOLS m = fit_model(X, Y, codes, weights, opt);
+  const std::vector<bool> al = m.aliased(), ab = m.absorbed();
+  const arma::rowvec s2 = m.sigma2(), r2w = m.r_squared_within(), r2 = m.r_squared(),
+                     ar2 = m.adj_r_squared();
+  Rcpp::List fe;
+  for (const arma::mat& a : m.fixed_effects()) fe.push_back(a);
+  const attnreg::AbsorbedDF& d = m.df_info();
+  return Rcpp::List::create(
+      Rcpp::Named("coefficients") = m.coefficients(), Rcpp::Named("std_errors") = m.std_errors(),
+      Rcpp::Named("aliased") = Rcpp::LogicalVector(al.begin(), al.end()),
+      Rcpp::Named("absorbed") = Rcpp::LogicalVector(ab.begin(), ab.end()),
+      Rcpp::Named("rank") = static_cast<double>(m.rank()),
+      Rcpp::Named("df_residual") = m.df_residual(),
+      Rcpp::Named("df_absorbed") = static_cast<double>(d.df_absorbed()),
+      Rcpp::Named("redundant") = static_cast<double>(d.redundant),
+      Rcpp::Named("components") = static_cast<double>(d.components),
+      Rcpp::Named("df_exact") = d.exact, Rcpp::Named("iterations") = m.iterations(),
+      Rcpp::Named("converged") = m.converged(), Rcpp::Named("fitted") = m.fitted(),
+      Rcpp::Named("residuals") = m.residuals(),
+      Rcpp::Named("sigma2") = Rcpp::NumericVector(s2.begin(), s2.end()),
+      Rcpp::Named("r_squared_within") = Rcpp::NumericVector(r2w.begin(), r2w.end()),
+      Rcpp::Named("r_squared") = Rcpp::NumericVector(r2.begin(), r2.end()),
+      Rcpp::Named("adj_r_squared") = Rcpp::NumericVector(ar2.begin(), ar2.end()),
+      Rcpp::Named("fixed_effects") = fe);
+}
+
+// Coefficient table and covariance of output `output` (1-based).
+// [[Rcpp::export(name = ".fe_inference_cpp")]]
+Rcpp::List fe_inference_cpp(const arma::mat& X, const arma::mat& Y,
+                            const Rcpp::IntegerMatrix& codes, const arma::vec& weights,
+                            const Rcpp::List& opt, std::string cov_type, int maxlags,
+                            bool hac_adjust, int output) {
+  const attnreg::AbsorbedOLS m = fit_model(X, Y, codes, weights, opt);
+  const attnreg::CovOptions c = cov_options(cov_type, maxlags, hac_adjust);
+  const attnreg::Inference inf = m.inference(c);
+  return Rcpp::List::create(
+      Rcpp::Named("estimate") = inf.estimate, Rcpp::Named("std_error") = inf.std_error,
+      Rcpp::Named("t_value") = inf.t_value, Rcpp::Named("p_value") = inf.p_value,
+      Rcpp::Named("df_residual") = inf.df_residual,
+      Rcpp::Named("cov_type") = attnreg::cov_type_name(inf.cov_type),
+      Rcpp::Named("maxlags") = inf.maxlags,
+      Rcpp::Named("vcov") = m.covariance(c, static_cast<arma::uword>(output - 1)));
+}
+
+// Predictions (what = "predict") or attention weights (what = "attention") at new rows.
+// [[Rcpp::export(name = ".fe_new_cpp")]]
+arma::mat fe_new_cpp(const arma::mat& X, const arma::mat& Y, const Rcpp::IntegerMatrix& codes,
+                     const arma::vec& weights, const Rcpp::List& opt, const arma::mat& X_new,
+                     const Rcpp::IntegerMatrix& codes_new, std::string what) {
+  const attnreg::AbsorbedOLS m = fit_model(X, Y, codes, weights, opt);
+  if (what == "predict") return m.predict(X_new, as_codes(codes_new));
+  if (what == "attention") return m.attention_weights(X_new, as_codes(codes_new));
+  Rcpp::stop("internal: unknown request '" + what + "'");
+}

@@ -1,0 +1,215 @@
+"""OLS with absorbed fixed effects against statsmodels' dummy-variable OLS (and pyfixest when
+it is installed): coefficients, standard errors, degrees of freedom, R^2, fitted values, fixed
+effects, attention weights, labels and errors."""
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+import statsmodels.formula.api as smf
+
+import attnreg
+
+
+def panel(n, levels, seed, singletons=0, disconnected=False, p=3):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({f"x{j + 1}": rng.normal(size=n) for j in range(p)})
+    for j, L in enumerate(levels):
+        prob = 1.0 / np.arange(1, L + 1)
+        codes = rng.choice(L, size=n, p=prob / prob.sum())
+        if j == 0 and singletons:
+            codes[-singletons:] = L + np.arange(singletons)
+        if disconnected and j < 2:
+            codes[n // 2:] += 10_000
+        df[f"f{j + 1}"] = [f"L{c}" for c in codes]
+        eff = rng.normal(size=codes.max() + 1)
+        df["x1"] += eff[codes]
+    df["y"] = df["x1"] - 0.5 * df["x2"] + rng.normal(size=n)
+    for j in range(len(levels)):
+        codes = df[f"f{j + 1}"].str[1:].astype(int).to_numpy()
+        df["y"] += 3.0 * rng.normal(size=codes.max() + 1)[codes]
+    return df
+
+
+def dummy_ols(df, xs, fes, weights=None):
+    formula = "y ~ " + " + ".join(xs + [f"C({f})" for f in fes])
+    if weights is None:
+        return smf.ols(formula, df).fit()
+    return smf.wls(formula, df, weights=weights).fit()
+
+
+CASES = [
+    (120, [8], 0, False, 1),
+    (300, [40], 5, False, 2),
+    (250, [30, 7], 3, False, 3),
+    (400, [50, 12], 6, True, 4),
+    (300, [20, 8, 5], 2, False, 5),
+]
+
+
+@pytest.mark.filterwarnings("ignore:The design matrix is rank-deficient")
+@pytest.mark.parametrize("n,levels,singletons,disconnected,seed", CASES)
+def test_matches_statsmodels_dummy_ols(n, levels, singletons, disconnected, seed):
+    df = panel(n, levels, seed, singletons, disconnected)
+    xs = ["x1", "x2", "x3"]
+    fes = [f"f{j + 1}" for j in range(len(levels))]
+    ref = dummy_ols(df, xs, fes)
+    m = attnreg.OLS().fit(df[xs], df["y"], absorb=df[fes])
+    np.testing.assert_allclose(m.coef_, ref.params[xs].to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(m.coef_se_, ref.bse[xs].to_numpy(), rtol=1e-9)
+    assert m.df_resid_ == ref.df_resid
+    assert m.rsquared_ == pytest.approx(ref.rsquared, rel=1e-10)
+    assert m.rsquared_adj_ == pytest.approx(ref.rsquared_adj, rel=1e-10)
+    assert m.sigma2_ == pytest.approx(ref.scale, rel=1e-9)
+    np.testing.assert_allclose(
+        m.standard_errors(cov_type="HC1"), ref.get_robustcov_results("HC1").bse[-3:], rtol=1e-9
+    )
+    assert m.fe_names_ == fes
+    assert m.n_fe_levels_ == [df[f].nunique() for f in fes]
+    assert m.df_absorbed_ == n - 3 - ref.df_resid
+    if len(levels) == 1:
+        np.testing.assert_allclose(
+            m.standard_errors(cov_type="HC3"), ref.get_robustcov_results("HC3").bse[-3:],
+            rtol=1e-9,
+        )
+    # In-sample predictions (fixed effects + X b) are the dummy regression's fitted values.
+    pred = m.predict(df[xs], absorb=df[fes])
+    np.testing.assert_allclose(pred, ref.fittedvalues.to_numpy(), rtol=1e-9, atol=1e-9)
+
+
+def test_within_r_squared_matches_demeaned_regression():
+    df = panel(300, [25, 6], 11)
+    fes = ["f1", "f2"]
+    m = attnreg.OLS().fit(df[["x1", "x2"]], df["y"], absorb=df[fes])
+    ref = dummy_ols(df, ["x1", "x2"], fes)
+    y_within = smf.ols("y ~ C(f1) + C(f2)", df).fit().resid
+    r2w = 1.0 - np.sum(ref.resid**2) / np.sum(y_within**2)
+    assert m.rsquared_within_ == pytest.approx(r2w, rel=1e-10)
+
+
+def test_weighted_within_transformation_matches_wls():
+    # The weight hook used by fit(sample_weight=...) (weighted within transformation).
+    df = panel(300, [30, 6], 12)
+    w = np.random.default_rng(3).uniform(0.2, 3.0, size=len(df))
+    xs, fes = ["x1", "x2", "x3"], ["f1", "f2"]
+    ref = dummy_ols(df, xs, fes, weights=w)
+    m = attnreg.OLS()
+    X, y2 = m._validate_fit(df[xs], df["y"])
+    m._fit_absorbed(X, y2, df[fes], sample_weight=w)
+    np.testing.assert_allclose(m.coef_, ref.params[xs].to_numpy(), rtol=1e-10)
+    np.testing.assert_allclose(m.coef_se_, ref.bse[xs].to_numpy(), rtol=1e-9)
+    assert m.df_resid_ == ref.df_resid
+    np.testing.assert_allclose(m.predict(df[xs], absorb=df[fes]), ref.fittedvalues, rtol=1e-9)
+
+
+def test_absorbed_regressor_is_aliased_with_a_warning_naming_it():
+    df = panel(200, [15, 5], 13)
+    df["const_in_f1"] = df["f1"].map({k: i * 0.7 for i, k in enumerate(sorted(df.f1.unique()))})
+    with pytest.warns(UserWarning, match="collinearity with the fixed effects.*const_in_f1"):
+        m = attnreg.OLS().fit(df[["x1", "const_in_f1", "x2"]], df["y"], absorb=df[["f1", "f2"]])
+    assert np.isnan(m.coef_[1]) and np.isnan(m.coef_se_[1])
+    assert m.aliased_.tolist() == [False, True, False]
+    ref = dummy_ols(df, ["x1", "x2"], ["f1", "f2"])
+    np.testing.assert_allclose(m.coef_[[0, 2]], ref.params[["x1", "x2"]], rtol=1e-10)
+    assert m.df_resid_ == ref.df_resid
+
+
+def test_attention_weights_reproduce_fitted_values_and_predictions():
+    for levels in ([12], [12, 5], [12, 5, 3]):
+        df = panel(150, levels, 14)
+        fes = [f"f{j + 1}" for j in range(len(levels))]
+        xs = ["x1", "x2"]
+        m = attnreg.OLS(fe_tol=1e-13).fit(df[xs], df["y"], absorb=df[fes])
+        A = m.attention_weights(df[xs], absorb=df[fes])
+        assert A.shape == (150, 150)
+        ref = dummy_ols(df, xs, fes)
+        np.testing.assert_allclose(A @ df["y"].to_numpy(), ref.fittedvalues, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(A.sum(axis=1), 1.0, atol=1e-10)
+        new = df.iloc[:7].copy()
+        new[xs] = np.random.default_rng(1).normal(size=(7, 2))
+        An = m.attention_weights(new[xs], absorb=new[fes])
+        np.testing.assert_allclose(An @ df["y"].to_numpy(), m.predict(new[xs], absorb=new[fes]),
+                                   rtol=1e-10, atol=1e-10)
+
+
+def test_fixed_effects_are_labelled_series_with_fixest_references():
+    df = panel(300, [20, 6], 15)
+    m = attnreg.OLS().fit(df[["x1", "x2"]], df["y"], absorb=df[["f1", "f2"]])
+    fe = m.fixed_effects()
+    assert list(fe) == ["f1", "f2"]
+    assert isinstance(fe["f1"], pd.Series)
+    assert sorted(fe["f2"].index) == sorted(df.f2.unique())
+    assert fe["f2"].iloc[0] == 0.0  # the reference level of the second factor
+    # One factor: the group means of y - X b.
+    m1 = attnreg.OLS().fit(df[["x1", "x2"]], df["y"], absorb=df["f1"])
+    r = df["y"] - df[["x1", "x2"]].to_numpy() @ m1.coef_
+    np.testing.assert_allclose(m1.fixed_effects()["f1"], r.groupby(df.f1).mean(), rtol=1e-12)
+
+
+def test_labels_of_any_hashable_type_and_array_shapes():
+    df = panel(200, [10, 4], 16)
+    codes1 = pd.factorize(df.f1)[0]
+    tuples = [(a, 1) for a in df.f2]
+    X, y = df[["x1", "x2"]].to_numpy(), df["y"].to_numpy()
+    a = attnreg.OLS().fit(X, y, absorb=np.column_stack([codes1, df.f2.to_numpy()]))
+    b = attnreg.OLS().fit(X, y, absorb=pd.DataFrame({"g": codes1, "h": tuples}))
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+    assert a.fe_names_ == ["fe0", "fe1"] and b.fe_names_ == ["g", "h"]
+    c = attnreg.OLS().fit(X, y, absorb=codes1)
+    assert c.fe_names_ == ["fe0"]
+
+
+def test_bad_absorb_inputs_give_clear_errors():
+    df = panel(100, [6, 3], 17)
+    X, y = df[["x1", "x2"]], df["y"]
+    f = df.f1.copy()
+    f.iloc[4] = np.nan
+    with pytest.raises(ValueError, match="absorb: factor 'f1' has 1 missing label"):
+        attnreg.OLS().fit(X, y, absorb=f)
+    with pytest.raises(ValueError, match="has 99 labels but X has 100 rows"):
+        attnreg.OLS().fit(X, y, absorb=df.f1.iloc[:99].to_numpy())
+    m = attnreg.OLS().fit(X, y, absorb=df[["f1", "f2"]])
+    with pytest.raises(ValueError, match="pass their levels for the new rows as absorb="):
+        m.predict(X)
+    new = df[["f1", "f2"]].iloc[:3].copy()
+    new.iloc[1, 0] = "Lnever"
+    with pytest.raises(ValueError, match="factor 'f1' has level\\(s\\) not seen in fit: 'Lnever'"):
+        m.predict(X.iloc[:3], absorb=new)
+    with pytest.raises(ValueError, match="not available for a fit with absorbed fixed effects"):
+        m.hat_diagonal()
+    plain = attnreg.OLS().fit(X, y)
+    with pytest.raises(ValueError, match="only for models fitted with absorb="):
+        plain.predict(X, absorb=df.f1)
+    with pytest.raises(ValueError, match="fitted without absorb="):
+        plain.fixed_effects()
+
+
+def test_pickle_and_refit_without_absorb():
+    df = panel(150, [10, 4], 18)
+    X, y, F = df[["x1", "x2"]], df["y"], df[["f1", "f2"]]
+    m = attnreg.OLS().fit(X, y, absorb=F)
+    m2 = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(m2.predict(X, absorb=F), m.predict(X, absorb=F))
+    m.fit(X, y)
+    assert not hasattr(m, "fe_names_") and len(m.coef_) == 2 and m.intercept_ != 0.0
+
+
+def test_summary_reports_within_r_squared():
+    df = panel(150, [10], 19)
+    m = attnreg.OLS().fit(df[["x1", "x2"]], df["y"], absorb=df["f1"])
+    s = m.summary()
+    assert list(s.index) == ["x1", "x2"]
+    assert s.attrs["r_squared_within"] == pytest.approx(m.rsquared_within_)
+    assert s.attrs["fixed_effects"] == ["f1"]
+
+
+def test_matches_pyfixest():
+    pf = pytest.importorskip("pyfixest")
+    df = panel(500, [40, 9], 20, disconnected=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = pf.feols("y ~ x1 + x2 + x3 | f1 + f2", data=df, vcov="iid")
+    m = attnreg.OLS().fit(df[["x1", "x2", "x3"]], df["y"], absorb=df[["f1", "f2"]])
+    np.testing.assert_allclose(m.coef_, fit.coef().to_numpy(), rtol=1e-7)
