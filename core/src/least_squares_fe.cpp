@@ -121,7 +121,7 @@ void check_options(const AbsorbOptions& opt) {
                  "must be in [0, 1); the default 1e-7 matches R's lm");
 }
 
-arma::vec check_weights(const arma::vec& weights, arma::uword n) {
+arma::vec positive_weights_or_ones(const arma::vec& weights, arma::uword n) {
   if (weights.is_empty()) return arma::ones(n);
   if (weights.n_elem != n) {
     std::ostringstream msg;
@@ -215,7 +215,7 @@ WithinResult within_transform(const arma::mat& X, const Factors& f, const arma::
                  "has " + std::to_string(X.n_rows) + " rows but absorb has " +
                      std::to_string(f.codes.n_rows) + " (pass one label per row)");
   check::all_finite(X, "X");
-  const arma::vec w = check_weights(weights, X.n_rows);
+  const arma::vec w = positive_weights_or_ones(weights, X.n_rows);
   const Sweeper sw(f, w, f.n_factors());
   WithinResult out;
   out.x = X;
@@ -338,7 +338,7 @@ AbsorbedOLS& AbsorbedOLS::fit(const arma::mat& X, const arma::mat& Y, const arma
   check::all_finite(Y, "y");
   fitted_flag_ = false;
   f_ = Factors::from_codes(factors);
-  w_ = check_weights(weights, X.n_rows);
+  w_ = positive_weights_or_ones(weights, X.n_rows);
   weighted_ = !weights.is_empty();
   df_ = absorbed_df(f_, opt_);
   X_ = X;

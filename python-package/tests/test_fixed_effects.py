@@ -213,3 +213,40 @@ def test_matches_pyfixest():
         fit = pf.feols("y ~ x1 + x2 + x3 | f1 + f2", data=df, vcov="iid")
     m = attnreg.OLS().fit(df[["x1", "x2", "x3"]], df["y"], absorb=df[["f1", "f2"]])
     np.testing.assert_allclose(m.coef_, fit.coef().to_numpy(), rtol=1e-7)
+
+
+@pytest.mark.parametrize("two_way_fe", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_absorbed_fit_with_weights_and_clusters_equals_dummy_wls(two_way_fe, weighted):
+    # Absorbed fits under sample weights and cluster-robust covariances equal the dummy-variable
+    # WLS: coefficients and CR0 exactly as statsmodels'; CR1 with the Stata/fixest factor
+    # G/(G-1) (N-1)/(N-K), K = rank + absorbed levels not nested in a cluster (here the firm
+    # fixed effects are nested in the firm clusters, so they do not count).
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(7 + two_way_fe + 2 * weighted)
+    n, G = 400, 25
+    firm = rng.integers(0, G, n)
+    year = rng.integers(0, 6, n)
+    X = rng.normal(size=(n, 2)) + 0.3 * firm[:, None] / G
+    y = X @ [1.0, -0.5] + 0.2 * firm + 0.1 * year + rng.normal(size=n)
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    absorb = np.column_stack([firm, year]) if two_way_fe else firm
+    dummies = [np.eye(G)[firm]]
+    if two_way_fe:
+        dummies.append(np.eye(6)[year][:, 1:])
+    D = np.column_stack([X] + dummies)
+    ref = (sm.WLS(y, D, weights=w) if weighted else sm.OLS(y, D)).fit(
+        cov_type="cluster", cov_kwds={"groups": firm, "use_correction": False})
+    m = attnreg.OLS(cov_type="CR0").fit(X, y, sample_weight=w, groups=firm, absorb=absorb)
+    np.testing.assert_allclose(m.coef_, ref.params[:2], rtol=1e-9)
+    np.testing.assert_allclose(m.coef_se_, ref.bse[:2], rtol=1e-8)
+    assert m.n_clusters_ == G
+    m1 = attnreg.OLS(cov_type="cluster").fit(X, y, sample_weight=w, groups=firm, absorb=absorb)
+    K = 2 + (5 if two_way_fe else 0)  # firm levels are nested in the firm clusters
+    factor = G / (G - 1) * (n - 1) / (n - K)
+    np.testing.assert_allclose(m1.coef_se_, ref.bse[:2] * np.sqrt(factor), rtol=1e-8)
+    # p-values from t with G - 1 degrees of freedom
+    from scipy import stats
+    np.testing.assert_allclose(m1.pvalues_, 2 * stats.t.sf(np.abs(m1.tvalues_), G - 1), rtol=1e-10)
+    with pytest.raises(ValueError, match="CR2"):
+        attnreg.OLS(cov_type="CR2").fit(X, y, groups=firm, absorb=absorb)
