@@ -18,6 +18,7 @@ void init_kernel(py::module_& m);
 void init_bandwidth(py::module_& m);
 void init_partials(py::module_& m);
 void init_diagnostics(py::module_& m);
+void init_ls_summary(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -103,4 +104,5 @@ PYBIND11_MODULE(_core, m) {
   init_bandwidth(m);
   init_partials(m);
   init_diagnostics(m);
+  init_ls_summary(m);
 }

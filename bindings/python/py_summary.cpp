@@ -1,0 +1,39 @@
+// Python bindings for the regression-summary statistics (attnreg/least_squares_summary.hpp):
+// prediction variances, the regression Wald F and the Gaussian log-likelihood.
+#include <pybind11/pybind11.h>
+
+#include "attnreg/least_squares_summary.hpp"
+#include "convert.hpp"
+
+namespace py = pybind11;
+using attnreg_py::as_mat;
+using attnreg_py::farray;
+using attnreg_py::to_numpy;
+
+void init_ls_summary(py::module_& m) {
+  m.def(
+      "ols_prediction_variance",
+      [](const attnreg::OLS& model, const farray& X, const farray& V) {
+        const arma::mat x = as_mat(X, "X"), v = as_mat(V, "V");
+        return to_numpy(attnreg::ols_prediction_variance(model, x, v));
+      },
+      py::arg("model"), py::arg("X"), py::arg("V"),
+      "d(x)' V d(x) for each row of X: the variance of the predicted mean.");
+  m.def(
+      "ols_slopes_wald",
+      [](const attnreg::OLS& model, const farray& V, arma::uword output) {
+        const attnreg::SlopesWaldTest t =
+            attnreg::ols_slopes_wald(model, as_mat(V, "V"), output);
+        return py::make_tuple(t.statistic, t.df_num);
+      },
+      py::arg("model"), py::arg("V"), py::arg("output") = 0,
+      "(F, df_num): Wald F statistic that all slopes are zero under the covariance V.");
+  m.def(
+      "gaussian_loglik",
+      [](const farray& e, const farray& w) {
+        const arma::mat em = as_mat(e, "residuals"), wm = as_mat(w, "weights");
+        return attnreg::gaussian_loglik(arma::vectorise(em), arma::vectorise(wm));
+      },
+      py::arg("residuals"), py::arg("weights"),
+      "Gaussian log-likelihood of residuals with observation weights (empty = all ones).");
+}
