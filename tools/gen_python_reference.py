@@ -26,7 +26,7 @@ SECTIONS = [
     ("attnreg", ["NadarayaWatson", "LocalLinear", "OLS", "Ridge", "PCR", "AttentionRegression",
                  "select_bandwidth", "BandwidthResult", "pseudo_out_of_sample", "kernel_constants",
                  "show_progress", "build_info", "NumericalError", "NoResidualDFWarning",
-                 "BoundaryWarning"]),
+                 "BoundaryWarning", "ols", "ridge", "kreg", "RegressionSummary"]),
     ("attnreg.bandwidth", ["dpi", "PlugInResult", "bandwidth_objective"]),
     ("attnreg.diagnostics", None),
     ("attnreg.plot", ["cv_curve", "fit_with_bands", "partial_effects", "attention_heatmap"]),

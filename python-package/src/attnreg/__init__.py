@@ -19,6 +19,8 @@ from . import plot
 from .bandwidth import BandwidthResult, BoundaryWarning, select_bandwidth
 from . import diagnostics
 from ._progress import show_progress
+from ._summary import RegressionSummary
+from .formula import kreg, ols, ridge
 
 # The version is compiled in from the repository's VERSION file (as the wheel metadata and the R
 # package are), so a checkout run from src/ and an installed wheel report the same number.
@@ -34,3 +36,4 @@ __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample",
 __all__ += ["show_progress"]
 __all__ += ["NoResidualDFWarning"]
 __all__ += ["BoundaryWarning"]
+__all__ += ["ols", "ridge", "kreg", "RegressionSummary"]
