@@ -1,0 +1,11 @@
+// attnreg R face: regression-summary statistics (attnreg/least_squares_summary.hpp).
+// [[Rcpp::depends(RcppArmadillo)]]
+#include <RcppArmadillo.h>
+
+#include "attnreg/least_squares_summary.hpp"
+
+// Gaussian log-likelihood of residuals e with observation weights w (empty: all ones).
+// [[Rcpp::export(name = ".gaussian_loglik_cpp")]]
+double gaussian_loglik_cpp(const arma::vec& e, const arma::vec& w) {
+  return attnreg::gaussian_loglik(e, w);
+}
