@@ -186,6 +186,13 @@ TEST(LeastSquaresSummary, GaussianLoglikFromDefinition) {
     const double shifted = attnreg::gaussian_loglik(e * 1e-200);
     EXPECT_NEAR(shifted, ll + n * 200.0 * std::log(10.0), 1e-11 * std::fabs(shifted));
   }
+  // Frequency weights: the log-likelihood of the data with row i repeated w_i times.
+  const arma::vec e = {0.3, -1.2, 0.8, 2.0, -0.4};
+  const arma::vec f = {1.0, 3.0, 2.0, 1.0, 4.0};
+  std::vector<double> rep;
+  for (arma::uword i = 0; i < e.n_elem; ++i)
+    for (int k = 0; k < static_cast<int>(f(i)); ++k) rep.push_back(e(i));
+  EXPECT_NEAR(attnreg::gaussian_loglik(e, f, true), attnreg::gaussian_loglik(arma::vec(rep)), 1e-12);
   EXPECT_EQ(attnreg::gaussian_loglik(arma::vec(4, arma::fill::zeros)),
             std::numeric_limits<double>::infinity());
 }

@@ -30,10 +30,11 @@ void init_ls_summary(py::module_& m) {
       "(F, df_num): Wald F statistic that all slopes are zero under the covariance V.");
   m.def(
       "gaussian_loglik",
-      [](const farray& e, const farray& w) {
+      [](const farray& e, const farray& w, bool frequency) {
         const arma::mat em = as_mat(e, "residuals"), wm = as_mat(w, "weights");
-        return attnreg::gaussian_loglik(arma::vectorise(em), arma::vectorise(wm));
+        return attnreg::gaussian_loglik(arma::vectorise(em), arma::vectorise(wm), frequency);
       },
-      py::arg("residuals"), py::arg("weights"),
-      "Gaussian log-likelihood of residuals with observation weights (empty = all ones).");
+      py::arg("residuals"), py::arg("weights"), py::arg("frequency") = false,
+      "Gaussian log-likelihood of residuals with observation weights (empty = all ones);\n"
+      "frequency: weights count repeated rows (n = sum w, no log w term).");
 }

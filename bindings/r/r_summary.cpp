@@ -6,6 +6,6 @@
 
 // Gaussian log-likelihood of residuals e with observation weights w (empty: all ones).
 // [[Rcpp::export(name = ".gaussian_loglik_cpp")]]
-double gaussian_loglik_cpp(const arma::vec& e, const arma::vec& w) {
-  return attnreg::gaussian_loglik(e, w);
+double gaussian_loglik_cpp(const arma::vec& e, const arma::vec& w, bool frequency = false) {
+  return attnreg::gaussian_loglik(e, w, frequency);
 }

@@ -125,7 +125,7 @@ SlopesWaldTest ols_slopes_wald(const OLS& model, const arma::mat& V, arma::uword
   return out;
 }
 
-double gaussian_loglik(const arma::vec& e, const arma::vec& w) {
+double gaussian_loglik(const arma::vec& e, const arma::vec& w, bool frequency) {
   const arma::uword n = e.n_elem;
   check::require(n >= 1, "residuals", "need at least one value");
   check::all_finite(e, "residuals");
@@ -138,15 +138,16 @@ double gaussian_loglik(const arma::vec& e, const arma::vec& w) {
   // RSS with a power-of-two scale so that tiny or huge residuals neither underflow nor overflow.
   const double emax = arma::abs(e).max();
   const double sc = emax > 0.0 ? std::exp2(std::floor(std::log2(emax))) : 1.0;
-  long double rss = 0.0L, sum_log_w = 0.0L;
+  long double rss = 0.0L, sum_log_w = 0.0L, sum_w = 0.0L;
   for (arma::uword i = 0; i < n; ++i) {
     const long double ei = static_cast<long double>(e(i)) / sc;
     const long double wi = weighted ? static_cast<long double>(w(i)) : 1.0L;
     rss += wi * ei * ei;
-    if (weighted) sum_log_w += std::log(wi);
+    sum_w += wi;
+    if (weighted && !frequency) sum_log_w += std::log(wi);
   }
   if (rss == 0.0L) return std::numeric_limits<double>::infinity();
-  const long double nn = static_cast<long double>(n);
+  const long double nn = frequency ? sum_w : static_cast<long double>(n);
   const long double pi2 = 6.283185307179586476925286766559L;
   const long double log_rss = std::log(rss) + 2.0L * std::log(static_cast<long double>(sc));
   const long double ll = -0.5L * nn * (std::log(pi2) + log_rss - std::log(nn) + 1.0L) + 0.5L * sum_log_w;

@@ -14,7 +14,9 @@
 //     matrix of b_s, never an inverse; a robust V of rank < m (e.g. fewer clusters than slopes)
 //     has no Wald test and gives NaN (Stata reports the F as missing then).
 //   * log L = -n/2 (log(2 pi) + log(RSS/n) + 1) + 1/2 sum_i log w_i with RSS = sum_i w_i e_i^2
-//     (w = 1 without weights): R's logLik.lm and statsmodels' OLS / WLS llf.
+//     (w = 1 without weights): R's logLik.lm and statsmodels' OLS / WLS llf (analytic weights,
+//     w_i proportional to 1/var(e_i)). Frequency weights (row i stands for w_i identical
+//     observations): the log-likelihood of the expanded data, n = sum w_i and no log w term.
 #pragma once
 
 #include "attnreg/arma.hpp"
@@ -37,7 +39,9 @@ SlopesWaldTest ols_slopes_wald(const OLS& model, const arma::mat& V, arma::uword
 
 /// Gaussian log-likelihood of residuals e (n) with optional observation weights w (n, > 0;
 /// empty = all ones): -n/2 (log(2 pi) + log(RSS/n) + 1) + 1/2 sum log w, RSS = sum w e^2
-/// accumulated in long double. +inf for an exact fit (RSS = 0).
-double gaussian_loglik(const arma::vec& e, const arma::vec& w = arma::vec());
+/// accumulated in long double. With frequency = true, n = sum w and the log w term is left
+/// out (the expanded data's log-likelihood). +inf for an exact fit (RSS = 0).
+double gaussian_loglik(const arma::vec& e, const arma::vec& w = arma::vec(),
+                       bool frequency = false);
 
 }  // namespace attnreg

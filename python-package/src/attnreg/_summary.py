@@ -2,7 +2,8 @@
 header of fit statistics, printed like statsmodels' ``summary()`` and returned as data.
 
 The numbers follow statsmodels' OLS results (and R's ``summary.lm``): t statistics and p-values
-on the residual degrees of freedom, intervals ``b +- t_{1-alpha/2, df} se``, the regression F as a
+on the residual degrees of freedom (for clustered covariances the number of clusters less one, as
+Stata), intervals ``b +- t_{1-alpha/2, df} se``, the regression F as a
 Wald test that all slopes are zero under the chosen covariance (the classical F under
 ``"nonrobust"``), the Gaussian log-likelihood ``-n/2 (log(2 pi RSS/n) + 1)``, and
 ``AIC = -2 log L + 2 k``, ``BIC = -2 log L + log(n) k`` with ``k`` the number of estimated
@@ -199,6 +200,26 @@ def t_quantile(p: float, df: float) -> float:
     return float(stats.norm.ppf(p) if math.isinf(df) else stats.t.ppf(p, df))
 
 
+def is_cluster(cov_type) -> bool:
+    return str(cov_type).upper() in ("CLUSTER", "CR0", "CR1", "CR2")
+
+
+def inference_df(inf) -> float:
+    """Degrees of freedom of the t (and F denominator) behind p-values and intervals: the
+    residual df, or what the core reports for the covariance (G - 1 for clustered ones)."""
+    df = inf.get("df_inference") if hasattr(inf, "get") else None
+    return float(inf["df_residual"] if df is None else df)
+
+
+def fit_weights(core):
+    """Observation weights of a weighted core fit, else None."""
+    w = getattr(core, "weights", None)
+    if w is None:
+        return None
+    w = np.asarray(w() if callable(w) else w, dtype=np.float64).ravel()
+    return w if w.size else None
+
+
 def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> RegressionSummary:
     """Build the RegressionSummary of a fitted single-output attnreg.OLS from the core's
     inference dict ``inf`` and the coefficient covariance ``V`` of the same covariance type."""
@@ -212,14 +233,26 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
     est = inf["estimate"][:, 0]
     se = inf["std_error"][:, 0]
     df_resid = float(inf["df_residual"])
-    q = t_quantile(1 - alpha / 2, df_resid)
+    df_t = inference_df(inf)
+    q = t_quantile(1 - alpha / 2, df_t)
     coefficients = pd.DataFrame(
         {"estimate": est, "std_error": se, "t": inf["t_value"][:, 0], "p_value": inf["p_value"][:, 0],
          "ci_lower": est - q * se, "ci_upper": est + q * se},
         index=names,
     )
     core = model._model
-    n = int(core.n_obs)
+    w = fit_weights(core)
+    frequency = str(getattr(model, "weight_type", "analytic")) == "frequency"
+    e = np.ascontiguousarray(core.residuals()[:, 0])
+    if w is None:
+        n = int(core.n_obs)
+        llf = float(_core.gaussian_loglik(e, np.empty(0)))
+    else:  # rows of weight 0 do not count (as R's logLik.lm); frequency weights count sum(w) rows
+        keep = w > 0
+        n = float(w.sum()) if frequency else int(keep.sum())
+        llf = float(_core.gaussian_loglik(e[keep], w[keep], frequency))
+        if float(n).is_integer():
+            n = int(n)
     rank = int(model.rank_)
     k_const = 1 if model.fit_intercept else 0
     df_absorbed = getattr(model, "df_absorbed_", None)
@@ -229,13 +262,11 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
     if isinstance(core, _core.OLS):
         F, df_num = _core.ols_slopes_wald(core, np.asfortranarray(V), 0)
         F = float(F)
-        if df_num > 0 and math.isfinite(F) and df_resid > 0:
-            F_p = float(stats.f.sf(F, df_num, df_resid))
+        if df_num > 0 and math.isfinite(F) and df_t > 0:
+            F_p = float(stats.f.sf(F, df_num, df_t))
         elif df_num > 0 and not math.isfinite(F) and inf["cov_type"] != "nonrobust":
             notes.append(f"The {inf['cov_type']} covariance of the slopes is singular, so the "
                          "Wald F test of the regression is not available.")
-    e = np.ascontiguousarray(core.residuals()[:, 0])
-    llf = float(_core.gaussian_loglik(e, np.empty(0)))
     k = rank + (int(df_absorbed) if df_absorbed is not None else 0)
     header = {
         "n": n,
@@ -251,9 +282,13 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
         "aic": -2.0 * llf + 2.0 * k,
         "bic": -2.0 * llf + math.log(n) * k,
     }
-    n_clusters = getattr(model, "n_clusters_", None)
-    if n_clusters is not None and str(inf["cov_type"]).upper() in ("CLUSTER", "CR0", "CR1", "CR2"):
-        header["n_clusters"] = n_clusters
+    if is_cluster(inf["cov_type"]):
+        n_clusters = inf.get("n_clusters")
+        if n_clusters is None or len(np.atleast_1d(n_clusters)) == 0:
+            n_clusters = getattr(model, "n_clusters_", None)
+        if n_clusters is not None:
+            nc = [int(c) for c in np.atleast_1d(n_clusters)]
+            header["n_clusters"] = nc[0] if len(nc) == 1 else tuple(nc)
     within = getattr(model, "rsquared_within_", None)
     if within is not None:
         header["r_squared_within"] = float(within)

@@ -395,7 +395,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
             adding the residual variance: ``se^2 + sigma^2`` (as R's ``predict.lm`` and
             statsmodels' ``get_prediction().summary_frame``). Single output only.
         alpha : float, default=0.05
-            Intervals at level ``1 - alpha`` (Student t on ``df_resid_`` degrees of freedom).
+            Intervals at level ``1 - alpha`` (Student t on ``df_resid_`` degrees of freedom;
+            for clustered covariances on the number of clusters less one).
         cov_type, maxlags, hac_adjust : as in ``summary``.
 
         Returns
@@ -408,7 +409,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
             return super().predict(X)
         import pandas as pd
 
-        from ._summary import check_alpha, t_quantile
+        from ._summary import check_alpha, inference_df, t_quantile
 
         if interval not in ("confidence", "prediction"):
             raise ValueError(f"interval: must be None, 'confidence' or 'prediction', got {interval!r}")
@@ -423,10 +424,11 @@ class OLS(_FactorMixin, _AttentionEstimator):
         index = X.index if hasattr(X, "index") and hasattr(X, "columns") else None
         Xc = np.asfortranarray(self._check_X(X))
         fit = self._model.predict(Xc)[:, 0]
-        V = self._model.covariance(*self._cov_args(cov_type, maxlags, hac_adjust), 0)
+        cov = self._cov_args(cov_type, maxlags, hac_adjust)
+        V = self._model.covariance(*cov, 0)
         var = _core.ols_prediction_variance(self._model, Xc, np.asfortranarray(V))
         se = np.sqrt(var)
-        df = float(self.df_resid_)
+        df = inference_df(self._model.inference(*cov))
         half = t_quantile(1 - alpha / 2, df) * (
             np.sqrt(var + float(self.sigma2_)) if interval == "prediction" else se)
         return pd.DataFrame({"fit": fit, "se_fit": se, "lower": fit - half, "upper": fit + half},
