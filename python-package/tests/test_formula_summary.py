@@ -6,6 +6,7 @@ implementation) to 1e-10.
 """
 import inspect
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -151,6 +152,18 @@ def test_formula_errors():
 
 
 _FIT = inspect.signature(attnreg.OLS.fit).parameters
+
+
+@pytest.mark.parametrize("param,kw,msg", [
+    ("absorb", {"formula": "log(y) ~ x | state"}, "remove the '| ...' part"),
+    ("groups", {"formula": "log(y) ~ x", "groups": "state"}, "drop groups="),
+    ("sample_weight", {"formula": "log(y) ~ x", "weights": "z"}, "drop weights="),
+])
+def test_formula_says_when_the_fit_lacks_an_argument(param, kw, msg):
+    if param in _FIT:
+        pytest.skip(f"OLS.fit takes {param}= in this build (the fitting test covers it)")
+    with pytest.raises(ValueError, match=f"takes no '{param}' argument; {re.escape(msg)}"):
+        attnreg.ols(data=make_frame(), **kw)
 
 
 @pytest.mark.skipif("absorb" not in _FIT, reason="OLS.fit has no absorb= in this build (fixed effects)")

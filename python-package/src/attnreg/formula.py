@@ -202,8 +202,9 @@ def _fit_kwargs(est, **given):
         if value is None:
             continue
         if name not in params:
+            fix = ("remove the '| ...' part" if arg == "formula" else f"drop {arg}=")
             raise ValueError(f"{arg}: {_public_name(type(est))}.fit of this attnreg build takes "
-                             f"no {name!r} argument; drop {arg}= or update attnreg")
+                             f"no {name!r} argument; {fix} or update attnreg")
         out[name] = value
     return out
 
@@ -341,7 +342,7 @@ def _linear(cls, formula, data, weights, groups, kwargs, allow_absorb: bool):
     est = cls(fit_intercept=fit_intercept, **kwargs)
     fk = _fit_kwargs(est, sample_weight=("weights", None if w is None else _subset(w, keep).to_numpy()),
                      groups=("groups", _subset(g, keep)),
-                     absorb=("formula (fixed effects after '|')",
+                     absorb=("formula",
                              None if fe is None else (fe.loc[keep].iloc[:, 0] if fe.shape[1] == 1 else fe.loc[keep])))
     est.fit(X, y, **fk)
     est.formula_ = formula
