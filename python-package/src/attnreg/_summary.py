@@ -92,7 +92,8 @@ class RegressionSummary:
     header : dict
         ``n``, ``df_model`` (estimated coefficients less the intercept), ``df_resid``,
         ``r_squared``, ``adj_r_squared``, ``F`` and ``F_pvalue`` (Wald test that all slopes are
-        zero under ``cov_type``), ``sigma`` (residual standard error), ``cov_type``,
+        zero under ``cov_type``), ``sigma`` (residual standard error), ``cov_type`` (and
+        ``maxlags`` for HAC),
         ``log_likelihood``, ``aic``, ``bic``; with clustered standard errors ``n_clusters``;
         with absorbed fixed effects ``r_squared_within`` and ``df_absorbed``.
     alpha : float
@@ -124,7 +125,7 @@ class RegressionSummary:
             if key == "F_pvalue":
                 s = "nan" if math.isnan(float(v)) else f"{float(v):.3g}"
             elif key == "cov_type":
-                s = str(v)
+                s = str(v) + (f", {self.header['maxlags']} lags" if "maxlags" in self.header else "")
             elif key in ("n", "df_resid", "df_model", "df_absorbed") and float(v).is_integer():
                 s = str(int(v))
             elif key == "n_clusters":
@@ -277,11 +278,13 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
         "F": F,
         "F_pvalue": F_p,
         "sigma": float(inf["sigma"][0]),
-        "cov_type": inf["cov_type"] + (f" ({inf['maxlags']} lags)" if inf["cov_type"] == "HAC" else ""),
+        "cov_type": inf["cov_type"],
         "log_likelihood": llf,
         "aic": -2.0 * llf + 2.0 * k,
         "bic": -2.0 * llf + math.log(n) * k,
     }
+    if inf["cov_type"] == "HAC":
+        header["maxlags"] = int(inf["maxlags"])
     if is_cluster(inf["cov_type"]):
         n_clusters = inf.get("n_clusters")
         if n_clusters is None or len(np.atleast_1d(n_clusters)) == 0:
