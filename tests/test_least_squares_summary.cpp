@@ -218,6 +218,7 @@ TEST(LeastSquaresSummary, BadInputNamesTheArgument) {
     EXPECT_NE(std::string(e.what()).find("X: has 5 columns"), std::string::npos);
   }
   EXPECT_THROW(attnreg::ols_slopes_wald(m, V, 1), attnreg::InvalidArgument);
+  EXPECT_THROW(attnreg::row_quadratic_forms(arma::mat(2, 3), arma::eye(2, 2)), attnreg::InvalidArgument);
   const arma::vec e = {1.0, 2.0};
   EXPECT_THROW(attnreg::gaussian_loglik(e, arma::vec{1.0, 0.0}), attnreg::InvalidArgument);
   EXPECT_THROW(attnreg::gaussian_loglik(e, arma::vec{1.0}), attnreg::InvalidArgument);

@@ -267,7 +267,7 @@ predict.ols_attention <- function(object, newdata, se.fit = FALSE,
   keep <- !object$aliased
   V <- vcov(object, type = vcov, ...)[keep, keep, drop = FALSE]
   Dk <- D[, keep, drop = FALSE]
-  se <- sqrt(pmax(rowSums((Dk %*% V) * Dk), 0))
+  se <- sqrt(.row_quadratic_forms_cpp(Dk, V))
   names(se) <- names(fit)
   df <- object$df.residual
   if (interval != "none") {

@@ -40,6 +40,23 @@ arma::uvec kept_columns(const OLS& model) {
 
 }  // namespace
 
+arma::vec row_quadratic_forms(const arma::mat& D, const arma::mat& V) {
+  if (V.n_rows != V.n_cols || V.n_rows != D.n_cols) {
+    std::ostringstream msg;
+    msg << "V: must be square with one row per column of D (" << D.n_cols << "), got "
+        << V.n_rows << " x " << V.n_cols;
+    throw InvalidArgument(msg.str());
+  }
+  check::all_finite(D, "D");
+  check::all_finite(V, "V");
+  // Symmetrise V so that the quadratic form does not depend on which triangle rounding favoured.
+  const arma::mat Vs = 0.5 * (V + V.t());
+  arma::vec out = arma::sum((D * Vs) % D, 1);
+  // A positive semi-definite V gives d'Vd >= 0; rounding can leave -1e-17 where it is 0.
+  out.transform([](double v) { return v < 0.0 ? 0.0 : v; });
+  return out;
+}
+
 arma::vec ols_prediction_variance(const OLS& model, const arma::mat& X_new, const arma::mat& V) {
   check_covariance(model, V, "ols_prediction_variance");
   const bool intercept = model.state().fit_intercept;
@@ -53,7 +70,6 @@ arma::vec ols_prediction_variance(const OLS& model, const arma::mat& X_new, cons
   check::all_finite(X_new, "X");
   const arma::uvec keep = kept_columns(model);
   const arma::mat Vk = V.submat(keep, keep);
-  check::all_finite(Vk, "V");
   arma::mat D(X_new.n_rows, model.n_coef());
   if (intercept) {
     D.col(0).ones();
@@ -61,13 +77,7 @@ arma::vec ols_prediction_variance(const OLS& model, const arma::mat& X_new, cons
   } else {
     D = X_new;
   }
-  const arma::mat Dk = D.cols(keep);
-  // Symmetrise V so that the quadratic form does not depend on which triangle rounding favoured.
-  const arma::mat Vs = 0.5 * (Vk + Vk.t());
-  arma::vec out = arma::sum((Dk * Vs) % Dk, 1);
-  // A positive semi-definite V gives d'Vd >= 0; rounding can leave -1e-17 where it is 0.
-  out.transform([](double v) { return v < 0.0 ? 0.0 : v; });
-  return out;
+  return row_quadratic_forms(D.cols(keep), Vk);
 }
 
 SlopesWaldTest ols_slopes_wald(const OLS& model, const arma::mat& V, arma::uword output) {

@@ -24,6 +24,10 @@
 
 namespace attnreg {
 
+/// d_i' V d_i for each row d_i of D (m x q) and a symmetric q x q V (symmetrised as (V + V')/2;
+/// results below 0 from rounding are set to 0): the variances of the linear combinations D b.
+arma::vec row_quadratic_forms(const arma::mat& D, const arma::mat& V);
+
 /// d(x_i)' V d(x_i) for each row x_i of X_new (m x p, the columns of fit), V q x q in design
 /// order (NaN where aliased). The variance of the predicted mean at each row (m values).
 arma::vec ols_prediction_variance(const OLS& model, const arma::mat& X_new, const arma::mat& V);
