@@ -38,30 +38,34 @@ logLik.ols_attention <- function(object, REML = FALSE, ...) {
   structure(ll, nall = n_all, nobs = length(e), df = object$rank + 1, class = "logLik")
 }
 
-#' Compare nested OLS-as-attention fits by F tests
+#' Analysis of variance of OLS-as-attention fits
 #'
-#' As [stats::anova()] for several `lm` fits: for each model after the first, the change in
+#' With one fit, the table of sequential sums of squares of [stats::anova.lm()]: each term's
+#' reduction of the residual sum of squares when it is added after the terms before it (in
+#' formula order), its degrees of freedom (the term's non-aliased columns) and the F test
+#' against the residual mean square of the full model; terms whose columns are all aliased are
+#' left out, as `lm` does.
+#'
+#' With several fits, as [stats::anova()] for several `lm` fits: for each model after the first, the change in
 #' residual sum of squares against the previous one, with
 #' \eqn{F = (\Delta RSS / \Delta df) / \hat\sigma^2}, \eqn{\hat\sigma^2} the residual variance
 #' of the largest model, and its p-value on (\eqn{|\Delta df|}, residual df of the largest
 #' model) degrees of freedom. The models must be fitted to the same response and rows, and each
 #' one's terms must contain the previous one's (or be contained in them).
 #'
-#' @param object,... Two or more `ols_attention` fits, smallest first (as for `lm`).
-#' @return An `anova` data frame with columns `Res.Df`, `RSS`, `Df`, `Sum of Sq`, `F`,
-#'   `Pr(>F)`, printed as [stats::anova()] prints.
+#' @param object,... One `ols_attention` fit, or two or more, smallest first (as for `lm`).
+#' @return An `anova` data frame, printed as [stats::anova()] prints: for one fit the columns
+#'   `Df`, `Sum Sq`, `Mean Sq`, `F value`, `Pr(>F)` with a row per term and `Residuals`; for
+#'   several the columns `Res.Df`, `RSS`, `Df`, `Sum of Sq`, `F`, `Pr(>F)`.
 #' @examples
 #' small <- ols_attention(mpg ~ wt, data = mtcars)
 #' big <- ols_attention(mpg ~ wt + hp + factor(cyl), data = mtcars)
 #' anova(small, big)
+#' anova(big)
 #' @export
 anova.ols_attention <- function(object, ...) {
   models <- c(list(object), list(...))
-  if (length(models) < 2L) {
-    stop("anova: give two or more nested ols_attention fits, smallest first ",
-         "(anova(small, big)); a table of sequential sums of squares for one model is not ",
-         "available: compare the model with and without a term instead", call. = FALSE)
-  }
+  if (length(models) < 2L) return(.anova_sequential(object))
   bad <- !vapply(models, inherits, logical(1), "ols_attention")
   if (any(bad)) {
     stop("anova: argument ", which(bad)[1L], " is not an ols_attention fit (got ",
@@ -114,6 +118,49 @@ anova.ols_attention <- function(object, ...) {
   structure(table, heading = c("Analysis of Variance Table\n",
                                paste0("Model ", format(seq_along(models)), ": ", vars,
                                       collapse = "\n")),
+            class = c("anova", "data.frame"))
+}
+
+# Sequential (type I) sums of squares of one fit, as anova.lm: the terms are added in formula
+# order and each reduction of the residual sum of squares comes from refitting on the design
+# columns of the terms so far (refits go through ols_attention, so they are the same QR fits).
+.anova_sequential <- function(object) {
+  if (is.matrix(object$residuals)) stop("anova: only for single-response fits", call. = FALSE)
+  X <- model.matrix(object)
+  asgn <- attr(X, "assign")
+  labs <- attr(object$terms, "term.labels")
+  y <- drop(object$y)
+  w <- object$weights
+  intercept <- isTRUE(object$intercept)
+  Xc <- X[, asgn > 0, drop = FALSE]
+  ac <- asgn[asgn > 0]
+  rss_rank <- function(j) {
+    Xj <- Xc[, ac <= j, drop = FALSE]
+    if (ncol(Xj) == 0L && !intercept) {
+      return(c(if (is.null(w)) sum(y^2) else sum(w * y^2), 0))
+    }
+    d <- list(y = y, Xj = Xj)
+    if (!is.null(w)) d$w <- w
+    f <- if (ncol(Xj) == 0L) y ~ 1 else if (intercept) y ~ Xj else y ~ Xj - 1
+    fit <- suppressWarnings(if (is.null(w)) ols_attention(f, data = d)
+                            else ols_attention(f, data = d, weights = w))
+    e <- as.double(fit$residuals)
+    c(if (is.null(w)) sum(e^2) else sum(w * e^2), fit$rank)
+  }
+  steps <- vapply(0:length(labs), rss_rank, numeric(2))
+  ss <- -diff(steps[1L, ])
+  df <- diff(steps[2L, ])
+  keep <- df > 0
+  resdf <- object$df.residual
+  rss <- steps[1L, ncol(steps)]
+  ms <- c(ss[keep] / df[keep], rss / resdf)
+  Fv <- c(ms[seq_len(sum(keep))] / (rss / resdf), NA)
+  table <- data.frame(c(df[keep], resdf), c(ss[keep], rss), ms, Fv,
+                      stats::pf(Fv, c(df[keep], resdf), resdf, lower.tail = FALSE))
+  dimnames(table) <- list(c(labs[keep], "Residuals"),
+                          c("Df", "Sum Sq", "Mean Sq", "F value", "Pr(>F)"))
+  structure(table, heading = c("Analysis of Variance Table\n",
+                               paste0("Response: ", deparse(object$terms[[2L]]))),
             class = c("anova", "data.frame"))
 }
 

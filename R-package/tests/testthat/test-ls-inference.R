@@ -55,7 +55,17 @@ test_that("anova of nested fits equals anova.lm", {
   expect_equal(as.matrix(anova(m3, m1)), as.matrix(anova(l3, l1)), tolerance = 1e-10)
   expect_output(print(a), "Analysis of Variance Table")
   expect_output(print(a), "Model 2: mpg ~ wt \\+ hp")
-  expect_error(anova(m1), "two or more nested ols_attention fits")
+  # one model: sequential sums of squares, as anova(lm)
+  for (f in list(mpg ~ wt + hp + cyl + wt:hp, mpg ~ cyl + wt - 1, log(mpg) ~ poly(disp, 2) + am)) {
+    expect_equal(as.matrix(anova(ols_attention(f, data = d))), as.matrix(anova(lm(f, data = d))),
+                 tolerance = 1e-10)
+    expect_identical(rownames(anova(ols_attention(f, data = d))), rownames(anova(lm(f, data = d))))
+  }
+  # an aliased term is left out, as lm does
+  d2 <- transform(d, wt2 = 2 * wt)
+  a2 <- anova(suppressWarnings(ols_attention(mpg ~ wt + hp + wt2, data = d2)))
+  expect_equal(as.matrix(a2), as.matrix(anova(lm(mpg ~ wt + hp + wt2, data = d2))), tolerance = 1e-10)
+  expect_output(print(anova(m3)), "Response: mpg")
   expect_error(anova(m1, lm(mpg ~ wt, d)), "argument 2 is not an ols_attention fit")
   expect_error(anova(m2, ols_attention(mpg ~ wt + qsec, data = d)), "not nested")
   expect_error(anova(m1, ols_attention(qsec ~ wt + hp, data = d)), "different response")
