@@ -152,6 +152,23 @@ TEST(LeastSquaresSummary, WaldFUnderRobustCovarianceMatchesDirectSolve) {
   EXPECT_NEAR(w.statistic, (double)(q / 4), 1e-10 * (double)(q / 4));
 }
 
+TEST(LeastSquaresSummary, WaldFStatisticOfAnyCoefficients) {
+  arma::arma_rng::set_seed(4);
+  for (arma::uword m : {1u, 3u, 7u}) {
+    const arma::mat A = arma::randn(m + 4, m);
+    const arma::mat V = A.t() * A * 1e-6;  // positive definite, small units
+    const arma::vec b = arma::randn(m) * 1e-3;
+    const std::vector<long double> z = solve_ld(V, b);
+    long double q = 0;
+    for (arma::uword j = 0; j < m; ++j) q += b(j) * z[j];
+    const double want = static_cast<double>(q / m);
+    EXPECT_NEAR(attnreg::wald_f_statistic(b, V), want, 1e-11 * want);
+  }
+  EXPECT_TRUE(std::isnan(attnreg::wald_f_statistic(arma::vec(), arma::mat())));
+  EXPECT_THROW(attnreg::wald_f_statistic(arma::vec(2, arma::fill::ones), arma::eye(3, 3)),
+               attnreg::InvalidArgument);
+}
+
 TEST(LeastSquaresSummary, WaldFIsNaNForSingularCovarianceAndInterceptOnly) {
   const Data d = make_data(30, 3, 5);
   OLS m;

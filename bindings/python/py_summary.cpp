@@ -29,6 +29,12 @@ void init_ls_summary(py::module_& m) {
       py::arg("model"), py::arg("V"), py::arg("output") = 0,
       "(F, df_num): Wald F statistic that all slopes are zero under the covariance V.");
   m.def(
+      "wald_f_statistic",
+      [](const farray& b, const farray& V) {
+        return attnreg::wald_f_statistic(arma::vectorise(as_mat(b, "b")), as_mat(V, "V"));
+      },
+      py::arg("b"), py::arg("V"), "Wald F statistic b' V^{-1} b / m (nan when V is singular).");
+  m.def(
       "gaussian_loglik",
       [](const farray& e, const farray& w, bool frequency) {
         const arma::mat em = as_mat(e, "residuals"), wm = as_mat(w, "weights");

@@ -98,41 +98,35 @@ SlopesWaldTest ols_slopes_wald(const OLS& model, const arma::mat& V, arma::uword
     return out;
   }
   const arma::uvec s(slopes);
-  const arma::vec b = coef.col(output).eval().elem(s);
-  const arma::mat Vs = V.submat(s, s);
-  if (!b.is_finite() || !Vs.is_finite()) {
-    out.statistic = kNaN;
-    return out;
+  out.statistic = wald_f_statistic(coef.col(output).eval().elem(s), V.submat(s, s));
+  return out;
+}
+
+double wald_f_statistic(const arma::vec& b, const arma::mat& V) {
+  const arma::uword m = b.n_elem;
+  if (V.n_rows != m || V.n_cols != m) {
+    std::ostringstream msg;
+    msg << "V: must be " << m << " x " << m << " (one row per coefficient tested), got "
+        << V.n_rows << " x " << V.n_cols;
+    throw InvalidArgument(msg.str());
   }
+  if (m == 0 || !b.is_finite() || !V.is_finite()) return kNaN;
   // Standardise to the correlation matrix C and z = b / se: scale-free, and a Cholesky factor
   // of C decides definiteness with a tolerance that does not depend on the units of X.
-  const arma::vec sd = arma::sqrt(Vs.diag());
-  if (!(sd.min() > 0.0)) {
-    out.statistic = kNaN;
-    return out;
-  }
+  const arma::vec sd = arma::sqrt(V.diag());
+  if (!(sd.min() > 0.0)) return kNaN;
   const arma::vec z = b / sd;
-  arma::mat C = Vs.each_col() / sd;
+  arma::mat C = V.each_col() / sd;
   C.each_row() /= sd.t();
   C = 0.5 * (C + C.t());
   arma::mat L;
+  if (!arma::chol(L, C, "lower")) return kNaN;
+  // Pivots of a unit-diagonal matrix: d_j^2 = 1 - R_j^2 is the part of coefficient j not
+  // explained by the earlier ones; at the rounding level (100 m eps) V is singular.
   const double eps = std::numeric_limits<double>::epsilon();
-  bool ok = arma::chol(L, C, "lower");
-  if (ok) {
-    const arma::vec d = L.diag();
-    // Pivots of a unit-diagonal matrix: d_j^2 = 1 - R_j^2 is the part of slope j not explained
-    // by the earlier ones; at the rounding level (100 m eps) the covariance is singular.
-    if (arma::min(arma::square(d)) <= 100.0 * static_cast<double>(slopes.size()) * eps) {
-      ok = false;
-    }
-  }
-  if (!ok) {
-    out.statistic = kNaN;
-    return out;
-  }
+  if (arma::min(arma::square(L.diag())) <= 100.0 * static_cast<double>(m) * eps) return kNaN;
   const arma::vec u = arma::solve(arma::trimatl(L), z);
-  out.statistic = arma::dot(u, u) / out.df_num;
-  return out;
+  return arma::dot(u, u) / static_cast<double>(m);
 }
 
 double gaussian_loglik(const arma::vec& e, const arma::vec& w, bool frequency) {

@@ -176,7 +176,16 @@ def test_formula_bar_absorbs_fixed_effects():
     one = attnreg.ols("log(y) ~ x + log(z) | state", d)
     ref1 = attnreg.OLS().fit(X, np.log(d.y), absorb=d["state"])
     np.testing.assert_array_equal(one.coef_, ref1.coef_)
-    assert "r_squared_within" in one.summary().header
+    h = one.summary().header
+    assert h["r_squared_within"] == one.rsquared_within_ and h["df_absorbed"] == one.df_absorbed_
+    # F: Wald test of the slopes (the fixed effects hold the constant)
+    V = one.cov_params()
+    b = one.coef_
+    np.testing.assert_allclose(h["F"], b @ np.linalg.solve(V, b) / 2, rtol=1e-10)
+    # predict on new data takes the fixed-effect labels from the data frame
+    new = make_frame(n=6, seed=11)
+    np.testing.assert_allclose(one.predict(new), ref1.predict(
+        pd.DataFrame({"x": new.x, "log(z)": np.log(new.z)}), absorb=new["state"]), rtol=1e-13)
 
 
 @pytest.mark.skipif("groups" not in _FIT, reason="OLS.fit has no groups= in this build (clusters)")

@@ -41,6 +41,11 @@ struct SlopesWaldTest {
 /// The regression F statistic of one output under the coefficient covariance V (q x q).
 SlopesWaldTest ols_slopes_wald(const OLS& model, const arma::mat& V, arma::uword output = 0);
 
+/// Wald F statistic b' V^{-1} b / m of the hypothesis b = 0 for m coefficients b with
+/// covariance V (m x m), from a Cholesky factor of V's correlation matrix; NaN when V is
+/// singular (see the header comment), when anything is not finite or when m = 0.
+double wald_f_statistic(const arma::vec& b, const arma::mat& V);
+
 /// Gaussian log-likelihood of residuals e (n) with optional observation weights w (n, > 0;
 /// empty = all ones): -n/2 (log(2 pi) + log(RSS/n) + 1) + 1/2 sum log w, RSS = sum w e^2
 /// accumulated in long double. With frequency = true, n = sum w and the log w term is left

@@ -255,17 +255,23 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
         if float(n).is_integer():
             n = int(n)
     rank = int(model.rank_)
-    k_const = 1 if model.fit_intercept else 0
     df_absorbed = getattr(model, "df_absorbed_", None)
     notes = []
     F = F_p = float("nan")
-    df_model = rank - k_const
-    if isinstance(core, _core.OLS):
-        F, df_num = _core.ols_slopes_wald(core, np.asfortranarray(V), 0)
-        F = float(F)
-        if df_num > 0 and math.isfinite(F) and df_t > 0:
+    absorbed = getattr(model, "fe_names_", None) is not None
+    # Slopes: the non-aliased coefficients, less the intercept when the design has one (the
+    # design of an absorbed fit has none: the fixed effects hold the constant).
+    slopes = np.isfinite(est)
+    if model.fit_intercept and not absorbed and slopes.size:
+        slopes[0] = False
+    df_num = int(slopes.sum())
+    df_model = df_num
+    if df_num > 0:
+        F = float(_core.wald_f_statistic(np.ascontiguousarray(est[slopes]),
+                                         np.asfortranarray(np.asarray(V)[np.ix_(slopes, slopes)])))
+        if math.isfinite(F) and df_t > 0:
             F_p = float(stats.f.sf(F, df_num, df_t))
-        elif df_num > 0 and not math.isfinite(F) and inf["cov_type"] != "nonrobust":
+        elif not math.isfinite(F) and inf["cov_type"] != "nonrobust":
             notes.append(f"The {inf['cov_type']} covariance of the slopes is singular, so the "
                          "Wald F test of the regression is not available.")
     k = rank + (int(df_absorbed) if df_absorbed is not None else 0)
@@ -296,7 +302,7 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
     if within is not None:
         header["r_squared_within"] = float(within)
         header["df_absorbed"] = float(df_absorbed) if df_absorbed is not None else None
-    if not model.fit_intercept:
+    if not model.fit_intercept and not absorbed:
         notes.append("R-squared is computed without centering (uncentered) since the model "
                      "does not contain a constant.")
     if model.aliased_.any():

@@ -264,19 +264,34 @@ class _FormulaMixin:
         if design is None or not isinstance(X, pd.DataFrame):
             return X
         names = list(getattr(self, "feature_names_in_", []))
-        if names and list(X.columns) == names and not set(design.variables) <= set(X.columns):
-            return X  # already a design matrix with the fitted columns
+        if names and set(names) <= set(X.columns) and not set(design.variables) <= set(X.columns):
+            return X[names]  # already a design matrix with the fitted columns
         missing = [v for v in design.variables if v not in X.columns]
         if missing:
             raise ValueError(f"X: the data lack the formula's variables {missing} (pass a data "
                              f"frame with the columns used in {self.formula_!r})")
         return design.transform(X)
 
+    def _formula_absorb(self, X, kwargs):
+        """For a fit with '| f1 + f2': the fixed-effect labels of new rows, from the data."""
+        import pandas as pd
+
+        cols = getattr(self, "_formula_fe", None)
+        if cols and isinstance(X, pd.DataFrame) and "absorb" not in kwargs:
+            missing = [c for c in cols if c not in X.columns]
+            if missing:
+                raise ValueError(f"X: the data lack the fixed-effect columns {missing} of "
+                                 f"{self.formula_!r}")
+            kwargs["absorb"] = X[cols[0]] if len(cols) == 1 else X[cols]
+        return kwargs
+
     def predict(self, X, *args, **kwargs):
+        kwargs = self._formula_absorb(X, kwargs)
         return super().predict(self._formula_X(X), *args, **kwargs)
 
-    def attention_weights(self, X):
-        return super().attention_weights(self._formula_X(X))
+    def attention_weights(self, X, **kwargs):
+        kwargs = self._formula_absorb(X, kwargs)
+        return super().attention_weights(self._formula_X(X), **kwargs)
 
     def design_matrix(self, data):
         """The regressors the formula builds from ``data`` (a DataFrame), as used by fit."""
@@ -349,6 +364,7 @@ def _linear(cls, formula, data, weights, groups, kwargs, allow_absorb: bool):
     est.n_dropped_ = int((~keep).sum())
     est._formula_lhs = str(lhs.columns[0])
     est._formula_design = _LinearDesign(rhs.model_spec, _required(rhs.model_spec, data), list(X.columns))
+    est._formula_fe = list(absorb_cols)
     return est
 
 
