@@ -2,6 +2,9 @@
 // prediction variances, the regression Wald F and the Gaussian log-likelihood.
 #include <pybind11/pybind11.h>
 
+#include <type_traits>
+#include <utility>
+
 #include "attnreg/least_squares_summary.hpp"
 #include "convert.hpp"
 
@@ -10,7 +13,32 @@ using attnreg_py::as_mat;
 using attnreg_py::farray;
 using attnreg_py::to_numpy;
 
+namespace {
+
+// The observation weights of a fit, when this build's OLS has weighted fits (an empty vector
+// otherwise): detected at compile time, so this file builds with and without weighted OLS.
+template <class M, class = void>
+struct has_weights : std::false_type {};
+template <class M>
+struct has_weights<M, std::void_t<decltype(std::declval<const M&>().weights())>>
+    : std::true_type {};
+
+template <class M>
+arma::vec fit_weights(const M& model) {
+  if constexpr (has_weights<M>::value) {
+    return arma::vec(model.weights());
+  } else {
+    return arma::vec();
+  }
+}
+
+}  // namespace
+
 void init_ls_summary(py::module_& m) {
+  m.def(
+      "ols_fit_weights",
+      [](const attnreg::OLS& model) { return to_numpy(fit_weights(model)); },
+      py::arg("model"), "Observation weights of a weighted fit (empty when unweighted).");
   m.def(
       "ols_prediction_variance",
       [](const attnreg::OLS& model, const farray& X, const farray& V) {

@@ -259,6 +259,48 @@ def test_summary_matches_statsmodels(cov_type, ours, theirs, n, p, seed, interce
                                    atol=1e-300, err_msg=ours_key)
 
 
+@pytest.mark.skipif("sample_weight" not in _FIT, reason="OLS.fit has no sample_weight= in this build")
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC1"])
+def test_weighted_summary_matches_statsmodels_wls(cov_type):
+    X, y = _data(70, 3, 12)
+    w = np.random.default_rng(3).uniform(0.2, 3.0, size=70)
+    m = attnreg.OLS(cov_type=cov_type).fit(X, y, sample_weight=w)
+    r = sm.WLS(y, sm.add_constant(X), weights=w).fit(cov_type=cov_type, use_t=True)
+    s = m.summary(alpha=0.1)
+    np.testing.assert_allclose(s.coefficients.std_error, r.bse, rtol=1e-10)
+    np.testing.assert_allclose(s.coefficients[["ci_lower", "ci_upper"]], r.conf_int(alpha=0.1), rtol=1e-10)
+    for key, val in [("F", r.fvalue), ("F_pvalue", r.f_pvalue), ("log_likelihood", r.llf),
+                     ("aic", r.aic), ("bic", r.bic), ("r_squared", r.rsquared)]:
+        np.testing.assert_allclose(s.header[key], float(np.squeeze(val)), rtol=1e-10, err_msg=key)
+    f = r.get_prediction(sm.add_constant(X[:5])).summary_frame(alpha=0.1)
+    ci = m.predict(X[:5], interval="confidence", alpha=0.1)
+    np.testing.assert_allclose(ci.lower, f["mean_ci_lower"], rtol=1e-10)
+    # frequency weights: the summary of the data with row i repeated w_i times
+    fw = np.random.default_rng(4).integers(1, 4, size=70).astype(float)
+    mf = attnreg.OLS(weight_type="frequency").fit(X, y, sample_weight=fw)
+    rep = np.repeat(np.arange(70), fw.astype(int))
+    rr = sm.OLS(y[rep], sm.add_constant(X[rep])).fit()
+    hf = mf.summary().header
+    assert hf["n"] == rep.size
+    for key, val in [("log_likelihood", rr.llf), ("aic", rr.aic), ("bic", rr.bic), ("F", rr.fvalue)]:
+        np.testing.assert_allclose(hf[key], val, rtol=1e-10, err_msg=key)
+
+
+@pytest.mark.skipif("groups" not in _FIT, reason="OLS.fit has no groups= in this build (clusters)")
+def test_clustered_summary_matches_statsmodels():
+    X, y = _data(90, 2, 13)
+    g = np.repeat(np.arange(15), 6)
+    m = attnreg.OLS(cov_type="cluster").fit(X, y, groups=g)
+    r = sm.OLS(y, sm.add_constant(X)).fit(cov_type="cluster", cov_kwds={"groups": g}, use_t=True)
+    s = m.summary()
+    np.testing.assert_allclose(s.coefficients.std_error, r.bse, rtol=1e-10)
+    np.testing.assert_allclose(s.coefficients.p_value, r.pvalues, rtol=1e-10)
+    np.testing.assert_allclose(s.coefficients[["ci_lower", "ci_upper"]], r.conf_int(), rtol=1e-10)
+    np.testing.assert_allclose(s.header["F"], r.fvalue, rtol=1e-10)
+    np.testing.assert_allclose(s.header["F_pvalue"], r.f_pvalue, rtol=1e-10)
+    assert s.header["n_clusters"] == 15 and "No. Clusters:" in str(s)
+
+
 @pytest.mark.parametrize("cov_type", ["nonrobust", "HC3"])
 @pytest.mark.parametrize("alpha", [0.05, 0.2])
 def test_prediction_intervals_match_statsmodels(cov_type, alpha):

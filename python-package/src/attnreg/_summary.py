@@ -214,10 +214,16 @@ def inference_df(inf) -> float:
 
 def fit_weights(core):
     """Observation weights of a weighted core fit, else None."""
-    w = getattr(core, "weights", None)
-    if w is None:
-        return None
-    w = np.asarray(w() if callable(w) else w, dtype=np.float64).ravel()
+    from . import _core
+
+    if isinstance(core, _core.OLS):
+        w = _core.ols_fit_weights(core)
+    else:
+        w = getattr(core, "weights", None)
+        if w is None:
+            return None
+        w = w() if callable(w) else w
+    w = np.asarray(w, dtype=np.float64).ravel()
     return w if w.size else None
 
 
@@ -245,7 +251,14 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
     w = fit_weights(core)
     frequency = str(getattr(model, "weight_type", "analytic")) == "frequency"
     e = np.ascontiguousarray(core.residuals()[:, 0])
-    if w is None:
+    notes = []
+    if w is None and bool(getattr(core, "weighted", False)):
+        # A weighted fit whose weights this build cannot read back: no log-likelihood rather
+        # than the unweighted one.
+        n = int(core.n_obs)
+        llf = float("nan")
+        notes.append("Log-likelihood, AIC and BIC of this weighted fit are not available.")
+    elif w is None:
         n = int(core.n_obs)
         llf = float(_core.gaussian_loglik(e, np.empty(0)))
     else:  # rows of weight 0 do not count (as R's logLik.lm); frequency weights count sum(w) rows
@@ -256,7 +269,6 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
             n = int(n)
     rank = int(model.rank_)
     df_absorbed = getattr(model, "df_absorbed_", None)
-    notes = []
     F = F_p = float("nan")
     absorbed = getattr(model, "fe_names_", None) is not None
     # Slopes: the non-aliased coefficients, less the intercept when the design has one (the

@@ -365,9 +365,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
         if not self._y_1d:
             raise ValueError("summary: only for a single output; fit one model per column")
         alpha = check_alpha(alpha)
-        cov = self._cov_args(cov_type, maxlags, hac_adjust)
-        inf = self._model.inference(*cov)
-        V = self._model.covariance(*cov, 0)
+        inf = self._model.inference(*self._cov_args(cov_type, maxlags, hac_adjust))
+        V = self.cov_params(cov_type, maxlags, hac_adjust)
         return ols_summary(self, inf, V, alpha)
 
     def conf_int(self, alpha: float = 0.05, cov_type=None, maxlags=None, hac_adjust=None):
@@ -424,11 +423,10 @@ class OLS(_FactorMixin, _AttentionEstimator):
         index = X.index if hasattr(X, "index") and hasattr(X, "columns") else None
         Xc = np.asfortranarray(self._check_X(X))
         fit = self._model.predict(Xc)[:, 0]
-        cov = self._cov_args(cov_type, maxlags, hac_adjust)
-        V = self._model.covariance(*cov, 0)
+        V = self.cov_params(cov_type, maxlags, hac_adjust)
         var = _core.ols_prediction_variance(self._model, Xc, np.asfortranarray(V))
         se = np.sqrt(var)
-        df = inference_df(self._model.inference(*cov))
+        df = inference_df(self._model.inference(*self._cov_args(cov_type, maxlags, hac_adjust)))
         half = t_quantile(1 - alpha / 2, df) * (
             np.sqrt(var + float(self.sigma2_)) if interval == "prediction" else se)
         return pd.DataFrame({"fit": fit, "se_fit": se, "lower": fit - half, "upper": fit + half},
