@@ -117,3 +117,21 @@ test_that("kreg and kbw refuse interaction terms, naming them", {
   # without interactions the same variables fit
   expect_s3_class(kreg(mpg ~ wt + hp, data = d, bw = c(1, 50)), "kreg")
 })
+
+test_that("logLik, AIC and anova of weighted fits equal lm's (once ols_attention takes weights)", {
+  w_ok <- tryCatch({ols_attention(mpg ~ wt, data = mtcars, weights = rep(1, 32)); TRUE},
+                   error = function(e) FALSE)
+  skip_if_not(w_ok, "ols_attention() takes no weights in this build")
+  d <- transform(mtcars, w = 1 / disp, cyl = factor(cyl))
+  d$w[5] <- 0  # a zero weight leaves the row out of logLik's count, as lm
+  f1 <- ols_attention(mpg ~ wt, data = d, weights = w)
+  f2 <- ols_attention(mpg ~ wt + hp + cyl, data = d, weights = w)
+  l1 <- lm(mpg ~ wt, data = d, weights = w)
+  l2 <- lm(mpg ~ wt + hp + cyl, data = d, weights = w)
+  expect_equal(as.numeric(logLik(f2)), as.numeric(logLik(l2)), tolerance = 1e-10)
+  expect_identical(attr(logLik(f2), "nobs"), attr(logLik(l2), "nobs"))
+  expect_equal(AIC(f2), AIC(l2), tolerance = 1e-10)
+  expect_equal(BIC(f2), BIC(l2), tolerance = 1e-10)
+  expect_equal(as.matrix(anova(f1, f2)), as.matrix(anova(l1, l2)), tolerance = 1e-10)
+  expect_equal(as.matrix(anova(f2)), as.matrix(anova(l2)), tolerance = 1e-10)
+})
