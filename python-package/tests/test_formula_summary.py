@@ -299,6 +299,7 @@ def test_clustered_summary_matches_statsmodels():
     np.testing.assert_allclose(s.header["F"], r.fvalue, rtol=1e-10)
     np.testing.assert_allclose(s.header["F_pvalue"], r.f_pvalue, rtol=1e-10)
     assert s.header["n_clusters"] == 15 and "No. Clusters:" in str(s)
+    assert s.header["df_inference"] == 14 and "Df (t, F tests):" in str(s)
 
 
 @pytest.mark.parametrize("cov_type", ["nonrobust", "HC3"])

@@ -63,6 +63,7 @@ _HEADER_LABELS = (
     ("df_model", "Df Model:"),
     ("cov_type", "Covariance Type:"),
     ("n_clusters", "No. Clusters:"),
+    ("df_inference", "Df (t, F tests):"),
     ("df_absorbed", "Df Absorbed (FE):"),
     ("r_squared", "R-squared:"),
     ("adj_r_squared", "Adj. R-squared:"),
@@ -74,7 +75,7 @@ _HEADER_LABELS = (
     ("aic", "AIC:"),
     ("bic", "BIC:"),
 )
-_LEFT = ("n", "df_resid", "df_model", "cov_type", "n_clusters", "df_absorbed")
+_LEFT = ("n", "df_resid", "df_model", "cov_type", "n_clusters", "df_inference", "df_absorbed")
 
 
 class RegressionSummary:
@@ -122,11 +123,14 @@ class RegressionSummary:
             v = self.header.get(key)
             if v is None:
                 continue
+            if key == "df_inference" and v == self.header.get("df_resid"):
+                continue
             if key == "F_pvalue":
                 s = "nan" if math.isnan(float(v)) else f"{float(v):.3g}"
             elif key == "cov_type":
                 s = str(v) + (f", {self.header['maxlags']} lags" if "maxlags" in self.header else "")
-            elif key in ("n", "df_resid", "df_model", "df_absorbed") and float(v).is_integer():
+            elif (key in ("n", "df_resid", "df_model", "df_absorbed", "df_inference")
+                  and float(v).is_integer()):
                 s = str(int(v))
             elif key == "n_clusters":
                 s = " x ".join(str(int(c)) for c in np.atleast_1d(v))
@@ -303,6 +307,8 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
     }
     if inf["cov_type"] == "HAC":
         header["maxlags"] = int(inf["maxlags"])
+    if "df_inference" in inf:  # t / F degrees of freedom when they differ from df_resid
+        header["df_inference"] = df_t
     if is_cluster(inf["cov_type"]):
         n_clusters = inf.get("n_clusters")
         if n_clusters is None or len(np.atleast_1d(n_clusters)) == 0:
