@@ -7,7 +7,8 @@
 #' \eqn{\log L = -\frac{n}{2}\left(\log(2\pi\,RSS/n) + 1\right) + \frac12\sum_i \log w_i}
 #' (the weight term only for weighted fits), computed in the C++ core, as [stats::logLik.lm()].
 #' The `df` attribute counts the estimated coefficients and the residual variance
-#' (rank + 1), so [stats::AIC()] and [stats::BIC()] give the same values as for `lm`.
+#' (rank + 1; with absorbed fixed effects also their parameters, as `lm` with the factors as
+#' dummies counts them), so [stats::AIC()] and [stats::BIC()] give the same values as for `lm`.
 #'
 #' @param object An `ols_attention` fit (single response).
 #' @param REML Only `FALSE` (maximum likelihood) is available.
@@ -35,7 +36,10 @@ logLik.ols_attention <- function(object, REML = FALSE, ...) {
     w <- as.double(w[keep])
   }
   ll <- .gaussian_loglik_cpp(e, if (is.null(w)) double(0) else w)
-  structure(ll, nall = n_all, nobs = length(e), df = object$rank + 1, class = "logLik")
+  # Parameters: the estimated coefficients, the absorbed fixed effects of a fit with
+  # `| f1 + f2` (levels less redundant ones: as many as the dummies lm would estimate), sigma.
+  df_fe <- if (is.null(object$df_absorbed)) 0 else object$df_absorbed
+  structure(ll, nall = n_all, nobs = length(e), df = object$rank + df_fe + 1, class = "logLik")
 }
 
 #' Analysis of variance of OLS-as-attention fits
@@ -87,7 +91,9 @@ anova.ols_attention <- function(object, ...) {
            "share the response", call. = FALSE)
     }
   }
-  labs <- lapply(models, function(m) attr(m$terms, "term.labels"))
+  # Absorbed fixed effects (`| f`) count as terms of their own for nesting.
+  labs <- lapply(models, function(m) c(attr(m$terms, "term.labels"),
+                                       if (length(m$fe_names)) paste0("| ", m$fe_names)))
   for (i in seq_along(models)[-1L]) {
     a <- labs[[i - 1L]]; b <- labs[[i]]
     if (!all(a %in% b) && !all(b %in% a)) {
@@ -126,6 +132,10 @@ anova.ols_attention <- function(object, ...) {
 # columns of the terms so far (refits go through ols_attention, so they are the same QR fits).
 .anova_sequential <- function(object) {
   if (is.matrix(object$residuals)) stop("anova: only for single-response fits", call. = FALSE)
+  if (length(object$fe_names)) {
+    stop("anova: sequential sums of squares are not available for a fit with absorbed fixed ",
+         "effects; compare nested fits instead: anova(small, big)", call. = FALSE)
+  }
   X <- model.matrix(object)
   asgn <- attr(X, "assign")
   labs <- attr(object$terms, "term.labels")

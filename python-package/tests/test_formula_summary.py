@@ -176,8 +176,16 @@ def test_formula_bar_absorbs_fixed_effects():
     one = attnreg.ols("log(y) ~ x + log(z) | state", d)
     ref1 = attnreg.OLS().fit(X, np.log(d.y), absorb=d["state"])
     np.testing.assert_array_equal(one.coef_, ref1.coef_)
-    h = one.summary().header
+    s1 = one.summary()
+    h = s1.header
     assert h["r_squared_within"] == one.rsquared_within_ and h["df_absorbed"] == one.df_absorbed_
+    assert h["fixed_effects"] == ["state"] and h["n_fe_levels"] == [4]
+    assert "Fixed Effects:" in str(s1) and "state (4)" in str(s1)
+    # log-likelihood and AIC as the dummy-variable OLS (the fixed effects are parameters)
+    r = smf.ols("np.log(y) ~ x + np.log(z) + C(state)", d).fit()
+    np.testing.assert_allclose(h["log_likelihood"], r.llf, rtol=1e-10)
+    np.testing.assert_allclose(h["aic"], r.aic, rtol=1e-10)
+    np.testing.assert_allclose(h["bic"], r.bic, rtol=1e-10)
     # F: Wald test of the slopes (the fixed effects hold the constant)
     V = one.cov_params()
     b = one.coef_

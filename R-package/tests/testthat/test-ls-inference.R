@@ -135,3 +135,22 @@ test_that("logLik, AIC and anova of weighted fits equal lm's (once ols_attention
   expect_equal(as.matrix(anova(f1, f2)), as.matrix(anova(l1, l2)), tolerance = 1e-10)
   expect_equal(as.matrix(anova(f2)), as.matrix(anova(l2)), tolerance = 1e-10)
 })
+
+test_that("logLik and anova of fits with absorbed fixed effects match lm with dummies", {
+  d <- transform(mtcars, cyl = factor(cyl), gear = factor(gear))
+  fe <- suppressWarnings(tryCatch(ols_attention(mpg ~ wt | cyl, data = d), error = function(e) NULL))
+  skip_if_not(inherits(fe, "ols_attention_fe"), "ols_attention() absorbs no fixed effects in this build")
+  fe2 <- ols_attention(mpg ~ wt + hp | cyl, data = d)
+  l <- lm(mpg ~ wt + cyl, data = d)
+  l2 <- lm(mpg ~ wt + hp + cyl, data = d)
+  expect_equal(as.numeric(logLik(fe)), as.numeric(logLik(l)), tolerance = 1e-10)
+  expect_identical(as.numeric(attr(logLik(fe), "df")), as.numeric(attr(logLik(l), "df")))
+  expect_equal(AIC(fe2), AIC(l2), tolerance = 1e-10)
+  expect_equal(BIC(fe2), BIC(l2), tolerance = 1e-10)
+  expect_equal(as.matrix(anova(fe, fe2)), as.matrix(anova(l, l2)), tolerance = 1e-10)
+  # adding fixed effects is nesting too; swapping them is not
+  expect_equal(as.matrix(anova(ols_attention(mpg ~ wt, data = d), fe)),
+               as.matrix(anova(lm(mpg ~ wt, data = d), l)), tolerance = 1e-10)
+  expect_error(anova(fe, ols_attention(mpg ~ wt | gear, data = d)), "not nested")
+  expect_error(anova(fe), "absorbed fixed effects")
+})

@@ -64,6 +64,7 @@ _HEADER_LABELS = (
     ("cov_type", "Covariance Type:"),
     ("n_clusters", "No. Clusters:"),
     ("df_inference", "Df (t, F tests):"),
+    ("fixed_effects", "Fixed Effects:"),
     ("df_absorbed", "Df Absorbed (FE):"),
     ("r_squared", "R-squared:"),
     ("adj_r_squared", "Adj. R-squared:"),
@@ -75,7 +76,8 @@ _HEADER_LABELS = (
     ("aic", "AIC:"),
     ("bic", "BIC:"),
 )
-_LEFT = ("n", "df_resid", "df_model", "cov_type", "n_clusters", "df_inference", "df_absorbed")
+_LEFT = ("n", "df_resid", "df_model", "cov_type", "n_clusters", "df_inference", "fixed_effects",
+         "df_absorbed")
 
 
 class RegressionSummary:
@@ -96,7 +98,8 @@ class RegressionSummary:
         zero under ``cov_type``), ``sigma`` (residual standard error), ``cov_type`` (and
         ``maxlags`` for HAC),
         ``log_likelihood``, ``aic``, ``bic``; with clustered standard errors ``n_clusters``;
-        with absorbed fixed effects ``r_squared_within`` and ``df_absorbed``.
+        with absorbed fixed effects ``r_squared_within``, ``df_absorbed``, ``fixed_effects``
+        (names) and ``n_fe_levels``.
     alpha : float
     title, dep_var, model : str
     notes : list of str
@@ -132,6 +135,10 @@ class RegressionSummary:
             elif (key in ("n", "df_resid", "df_model", "df_absorbed", "df_inference")
                   and float(v).is_integer()):
                 s = str(int(v))
+            elif key == "fixed_effects":
+                lv = self.header.get("n_fe_levels") or []
+                s = ", ".join(f"{f} ({k})" if i < len(lv) else str(f)
+                              for i, (f, k) in enumerate(zip(v, list(lv) + [None] * len(v))))
             elif key == "n_clusters":
                 s = " x ".join(str(int(c)) for c in np.atleast_1d(v))
             else:
@@ -320,6 +327,9 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
     if within is not None:
         header["r_squared_within"] = float(within)
         header["df_absorbed"] = float(df_absorbed) if df_absorbed is not None else None
+    if absorbed:
+        header["fixed_effects"] = list(model.fe_names_)
+        header["n_fe_levels"] = [int(v) for v in getattr(model, "n_fe_levels_", [])]
     if not model.fit_intercept and not absorbed:
         notes.append("R-squared is computed without centering (uncentered) since the model "
                      "does not contain a constant.")
