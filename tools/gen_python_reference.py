@@ -26,7 +26,7 @@ SECTIONS = [
     ("attnreg", ["NadarayaWatson", "LocalLinear", "OLS", "Ridge", "PCR", "AttentionRegression",
                  "select_bandwidth", "BandwidthResult", "pseudo_out_of_sample", "kernel_constants",
                  "show_progress", "build_info", "NumericalError", "NoResidualDFWarning",
-                 "BoundaryWarning",
+                 "BoundaryWarning", "ols", "ridge", "kreg", "RegressionSummary",
                  "KernelDensity", "ConditionalDensity", "ConditionalDistribution",
                  "ConditionalQuantile"]),
     ("attnreg.bandwidth", ["dpi", "PlugInResult", "bandwidth_objective"]),

@@ -45,7 +45,7 @@ def main() -> None:
     ols = attnreg.OLS().fit(X, y)
     t_fit = time.perf_counter() - t0
     print(f"\nOLS Mincer equation (pivoted QR, {t_fit * 1e3:.1f} ms):")
-    print(ols.summary().to_string(float_format=lambda v: f"{v:11.5f}"))
+    print(ols.summary())
     print(f"residual sd {np.sqrt(ols.sigma2_):.4f}, rank {ols.rank_}")
 
     # One prediction as attention over the 28,155 training rows (Goulet Coulombe 2025, eq. 8).

@@ -266,6 +266,7 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
 # Regressors of a model frame: names, types (c/u/o), factor levels. Matrix columns (poly(),
 # cbind()) become one continuous regressor per column.
 .kreg_spec <- function(mf) {
+  .kreg_refuse_interactions(attr(mf, "terms"))
   resp <- attr(attr(mf, "terms"), "response")
   vars <- setdiff(seq_along(mf), c(if (resp > 0) resp, which(names(mf) == "(weights)")))
   if (!length(vars)) stop("formula: needs at least one regressor on the right of '~'", call. = FALSE)

@@ -145,7 +145,7 @@ ridge_attention <- function(formula, data, subset, weights, na.action, lambda = 
                    intercept = d$intercept, y = d$Y, state = res$state, terms = d$terms,
                    xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
                    design_names = d$names, na.action = attr(mf, "na.action"), call = cl,
-                   nobs = nrow(d$X)), extra),
+                   nobs = nrow(d$X), model = mf), extra),
             class = class)
 }
 

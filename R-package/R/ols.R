@@ -403,7 +403,7 @@ predict.ols_attention <- function(object, newdata, se.fit = FALSE,
   s <- summary(object, vcov = vcov, ...)
   V <- s$cov[keep, keep, drop = FALSE]
   Dk <- D[, keep, drop = FALSE]
-  se <- sqrt(pmax(rowSums((Dk %*% V) * Dk), 0))
+  se <- sqrt(.row_quadratic_forms_cpp(Dk, V))
   names(se) <- names(fit)
   df <- s$df_inference
   if (interval != "none") {

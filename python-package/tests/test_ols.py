@@ -66,7 +66,7 @@ def test_pandas_and_summary(data_dir):
     d = pd.read_csv(data_dir / "engel.csv")
     m = attnreg.OLS().fit(d[["income"]], d["foodexp"])
     assert list(m.feature_names_in_) == ["income"]
-    s = m.summary()
+    s = m.summary().coefficients
     assert list(s.index) == ["(intercept)", "income"]
     assert np.all(np.isfinite(s["std_error"]))
 

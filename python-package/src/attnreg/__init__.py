@@ -19,6 +19,8 @@ from . import plot
 from .bandwidth import BandwidthResult, BoundaryWarning, select_bandwidth
 from . import diagnostics
 from ._progress import show_progress
+from ._summary import RegressionSummary
+from .formula import kreg, ols, ridge
 
 # The version is compiled in from the repository's VERSION file (as the wheel metadata and the R
 # package are), so a checkout run from src/ and an installed wheel report the same number.
@@ -40,3 +42,4 @@ from .density import KernelDensity, ConditionalDensity, ConditionalDistribution,
 __all__ += ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]
 from .effects import marginal_effects  # noqa: E402
 __all__ += ["marginal_effects"]
+__all__ += ["ols", "ridge", "kreg", "RegressionSummary"]

@@ -563,25 +563,6 @@ class OLS(_FactorMixin, _AttentionEstimator):
             raise ValueError(f"{what}: absorb= is only for models fitted with absorb=")
         return None
 
-    def predict(self, X: ArrayLike, absorb=None) -> np.ndarray:
-        """Predict at new rows.
-
-        Parameters
-        ----------
-        X : array-like or pandas.DataFrame of shape (m, n_features)
-        absorb : labels of the absorbed factors for the new rows (as in fit), required when
-            the model absorbed fixed effects; every level must have been seen in fit.
-
-        Returns
-        -------
-        ndarray of shape (m,) or (m, n_targets)
-        """
-        X = self._check_X(X)
-        codes = self._new_codes(absorb, X.shape[0], "predict")
-        if codes is None:
-            return self._outputs(self._model.predict(X))
-        return self._outputs(self._model.predict(X, codes))
-
     def attention_weights(self, X: ArrayLike, absorb=None) -> np.ndarray:
         """Attention weights of new rows over the training rows.
 
@@ -703,35 +684,104 @@ class OLS(_FactorMixin, _AttentionEstimator):
         self._require_not_absorbed("loo_predictions")
         return self._outputs(self._model.loo_predictions())
 
-    def summary(self, cov_type=None, maxlags=None, hac_adjust=None):
-        """Coefficient table (estimate, std_error, t, p_value) as a pandas DataFrame (1-D y)."""
-        import pandas as pd
+    def summary(self, cov_type=None, maxlags=None, hac_adjust=None, alpha: float = 0.05):
+        """Regression summary as statsmodels prints it, returned as data (single output).
+
+        Parameters
+        ----------
+        cov_type, maxlags, hac_adjust : as the constructor; None uses the fitted model's.
+        alpha : float, default=0.05
+            Confidence intervals at level ``1 - alpha``.
+
+        Returns
+        -------
+        RegressionSummary
+            ``.coefficients`` (DataFrame: estimate, std_error, t, p_value, ci_lower, ci_upper,
+            one row per design column, intercept first) and ``.header`` (n, df_model,
+            df_resid, r_squared, adj_r_squared, F, F_pvalue, sigma, cov_type, log_likelihood,
+            aic, bic; n_clusters and r_squared_within when present). ``print`` shows the
+            fixed-width report. The F statistic is the Wald test that all slopes are zero
+            under ``cov_type`` (the classical F under "nonrobust"); AIC and BIC count the
+            estimated coefficients, as statsmodels.
+        """
+        from ._summary import check_alpha, ols_summary
 
         check_is_fitted(self)
         if not self._y_1d:
             raise ValueError("summary: only for a single output; fit one model per column")
+        alpha = check_alpha(alpha)
         inf = self._model.inference(*self._cov_args(cov_type, maxlags, hac_adjust))
-        df = pd.DataFrame(
-            {
-                "estimate": inf["estimate"][:, 0],
-                "std_error": inf["std_error"][:, 0],
-                "t": inf["t_value"][:, 0],
-                "p_value": inf["p_value"][:, 0],
-            },
-            index=self._design_names(),
-        )
-        df.attrs.update(
-            cov_type=inf["cov_type"], maxlags=inf["maxlags"], r_squared=float(inf["r_squared"][0]),
-            adj_r_squared=float(inf["adj_r_squared"][0]), sigma=float(inf["sigma"][0]),
-            df_resid=inf["df_residual"], df_inference=inf["df_inference"],
-            n_clusters=list(inf["n_clusters"]),
-        )
-        if self._absorbed():
-            df.attrs.update(
-                fixed_effects=list(self.fe_names_), n_fe_levels=list(self.n_fe_levels_),
-                r_squared_within=float(self.rsquared_within_), df_absorbed=self.df_absorbed_,
-            )
-        return df
+        V = self.cov_params(cov_type, maxlags, hac_adjust)
+        return ols_summary(self, inf, V, alpha)
+
+    def conf_int(self, alpha: float = 0.05, cov_type=None, maxlags=None, hac_adjust=None):
+        """Confidence intervals ``b +- t_{1-alpha/2, df_resid} se`` of the coefficients.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``lower`` and ``upper``, one row per design column (intercept first).
+        """
+        c = self.summary(cov_type, maxlags, hac_adjust, alpha=alpha).coefficients
+        return c[["ci_lower", "ci_upper"]].rename(columns={"ci_lower": "lower", "ci_upper": "upper"})
+
+    def predict(self, X: ArrayLike, absorb=None, interval: str | None = None, alpha: float = 0.05,
+                cov_type=None, maxlags=None, hac_adjust=None):
+        """Predict at new rows, optionally with confidence or prediction intervals.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (m, n_features)
+        absorb : labels of the absorbed factors for the new rows (as in fit), required when
+            the model absorbed fixed effects; every level must have been seen in fit.
+        interval : {None, "confidence", "prediction"}, default=None
+            None returns the predictions as an array. "confidence" gives intervals for the
+            mean ``d(x)' b +- t se(x)`` with ``se(x)^2 = d(x)' V d(x)`` (``V`` the coefficient
+            covariance under ``cov_type``); "prediction" gives intervals for a new observation,
+            adding the residual variance: ``se^2 + sigma^2`` (as R's ``predict.lm`` and
+            statsmodels' ``get_prediction().summary_frame``). Single output only.
+        alpha : float, default=0.05
+            Intervals at level ``1 - alpha`` (Student t on ``df_resid_`` degrees of freedom;
+            for clustered covariances on the number of clusters less one).
+        cov_type, maxlags, hac_adjust : as in ``summary``.
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, n_targets) without ``interval``; with it a
+        pandas.DataFrame with columns ``fit``, ``se_fit`` (standard error of the mean),
+        ``lower``, ``upper`` (index: that of X when it is a DataFrame).
+        """
+        if interval is None:
+            Xc = self._check_X(X)
+            codes = self._new_codes(absorb, Xc.shape[0], "predict")
+            if codes is None:
+                return self._outputs(self._model.predict(Xc))
+            return self._outputs(self._model.predict(Xc, codes))
+        import pandas as pd
+
+        from ._summary import check_alpha, inference_df, t_quantile
+
+        if interval not in ("confidence", "prediction"):
+            raise ValueError(f"interval: must be None, 'confidence' or 'prediction', got {interval!r}")
+        alpha = check_alpha(alpha)
+        check_is_fitted(self)
+        if not self._y_1d:
+            raise ValueError("predict: intervals only for a single output; fit one model per column")
+        if getattr(self, "fe_names_", None):
+            raise ValueError("predict: intervals are not available for a fit with absorbed fixed "
+                             "effects (the effects of new rows are not estimated); refit with "
+                             "the factors as dummy columns to get them")
+        index = X.index if hasattr(X, "index") and hasattr(X, "columns") else None
+        Xc = np.asfortranarray(self._check_X(X))
+        fit = self._model.predict(Xc)[:, 0]
+        V = self.cov_params(cov_type, maxlags, hac_adjust)
+        var = _core.ols_prediction_variance(self._model, Xc, np.asfortranarray(V))
+        se = np.sqrt(var)
+        df = inference_df(self._model.inference(*self._cov_args(cov_type, maxlags, hac_adjust)))
+        half = t_quantile(1 - alpha / 2, df) * (
+            np.sqrt(var + float(self.sigma2_)) if interval == "prediction" else se)
+        return pd.DataFrame({"fit": fit, "se_fit": se, "lower": fit - half, "upper": fit + half},
+                            index=index)
 
     def __getstate__(self):
         return self.__dict__.copy()  # the core model pickles itself (QR state + y)
