@@ -200,9 +200,9 @@ def test_summary_reports_within_r_squared():
     df = panel(150, [10], 19)
     m = attnreg.OLS().fit(df[["x1", "x2"]], df["y"], absorb=df["f1"])
     s = m.summary()
-    assert list(s.index) == ["x1", "x2"]
-    assert s.attrs["r_squared_within"] == pytest.approx(m.rsquared_within_)
-    assert s.attrs["fixed_effects"] == ["f1"]
+    assert list(s.coefficients.index) == ["x1", "x2"]
+    assert s.header["r_squared_within"] == pytest.approx(m.rsquared_within_)
+    assert s.header["fixed_effects"] == ["f1"]
 
 
 def test_matches_pyfixest():

@@ -239,7 +239,7 @@ def test_stata_grunfeld(name, kind):
     if kind != "two-large":  # Stata's large-sample version reports normal (z) p-values
         # Stata prints p-values to about 13 significant digits
         np.testing.assert_allclose(m.pvalues_, tab[:, 3], rtol=1e-9)
-        assert m.summary().attrs["df_inference"] == tab[0, 6]
+        assert m.summary().header["df_inference"] == tab[0, 6]
     np.testing.assert_allclose(m.rsquared_, res.r2, rtol=RTOL)
 
 
