@@ -103,7 +103,7 @@
     X = d$X, y = d$Y, codes = codes, opt = opt, extended = FALSE, intercept = d$intercept,
     terms = d$terms, xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
     na.action = attr(mf, "na.action"), call = cl, nobs = n, model = mf,
-    fe_env = environment(formula)
+    data = if (!is.null(cl$data)) eval(cl$data, env), fe_env = environment(formula)
   ), class = c("ols_attention_fe", "ols_attention"))
 }
 
@@ -143,13 +143,13 @@ print.ols_attention_fe <- function(x, digits = max(3L, getOption("digits") - 3L)
 #' @rdname summary.ols_attention
 #' @export
 summary.ols_attention_fe <- function(object, vcov = "nonrobust", maxlags = NULL,
-                                     hac_adjust = FALSE, ...) {
+                                     hac_adjust = FALSE, cluster_type = "CR1", ...) {
   if (is.matrix(object$coefficients)) {
     stop("summary: only for a single response; fit one model per column", call. = FALSE)
   }
-  a <- .ols_cov_args(vcov, maxlags)
+  a <- .ols_cov_args(vcov, maxlags, object, cluster_type)
   inf <- .fe_inference_cpp(object$X, object$y, object$codes, numeric(0), object$opt, a$vcov,
-                           a$maxlags, isTRUE(hac_adjust), 1L)
+                           a$maxlags, isTRUE(hac_adjust), 1L, a$clusters)
   nm <- names(object$coefficients)
   tab <- cbind(Estimate = drop(inf$estimate), `Std. Error` = drop(inf$std_error),
                `t value` = drop(inf$t_value), `Pr(>|t|)` = drop(inf$p_value))
@@ -157,7 +157,9 @@ summary.ols_attention_fe <- function(object, vcov = "nonrobust", maxlags = NULL,
   V <- inf$vcov
   dimnames(V) <- list(nm, nm)
   structure(list(call = object$call, coefficients = tab, sigma = object$sigma,
-                 df = inf$df_residual, r.squared = object$r.squared,
+                 df = inf$df_residual, df_inference = inf$df_inference,
+                 n_clusters = if (length(inf$n_clusters)) setNames(inf$n_clusters, a$cluster_vars),
+                 r.squared = object$r.squared,
                  adj.r.squared = object$adj.r.squared, r.squared.within = object$r.squared.within,
                  rank = object$rank, aliased = object$aliased, vcov = inf$cov_type,
                  maxlags = inf$maxlags, cov = V, extended = FALSE, fe_names = object$fe_names,

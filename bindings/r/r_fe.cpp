@@ -6,6 +6,9 @@
 
 #include "attnreg/least_squares_fe.hpp"
 
+attnreg::CovOptions r_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
+                                  Rcpp::Nullable<Rcpp::IntegerMatrix> clusters);  // r_ols.cpp
+
 namespace {
 
 arma::umat as_codes(const Rcpp::IntegerMatrix& c) {
@@ -34,13 +37,6 @@ attnreg::AbsorbedOLS fit_model(const arma::mat& X, const arma::mat& Y,
   return m;
 }
 
-attnreg::CovOptions cov_options(const std::string& type, int maxlags, bool hac_adjust) {
-  attnreg::CovOptions c;
-  c.type = attnreg::parse_cov_type(type);
-  c.maxlags = maxlags;
-  c.hac_adjust = hac_adjust;
-  return c;
-}
 
 }  // namespace
 
@@ -79,14 +75,18 @@ Rcpp::List fe_fit_cpp(const arma::mat& X, const arma::mat& Y, const Rcpp::Intege
 Rcpp::List fe_inference_cpp(const arma::mat& X, const arma::mat& Y,
                             const Rcpp::IntegerMatrix& codes, const arma::vec& weights,
                             const Rcpp::List& opt, std::string cov_type, int maxlags,
-                            bool hac_adjust, int output) {
+                            bool hac_adjust, int output,
+                            Rcpp::Nullable<Rcpp::IntegerMatrix> clusters = R_NilValue) {
   const attnreg::AbsorbedOLS m = fit_model(X, Y, codes, weights, opt);
-  const attnreg::CovOptions c = cov_options(cov_type, maxlags, hac_adjust);
+  const attnreg::CovOptions c = r_cov_options(cov_type, maxlags, hac_adjust, clusters);
   const attnreg::Inference inf = m.inference(c);
   return Rcpp::List::create(
       Rcpp::Named("estimate") = inf.estimate, Rcpp::Named("std_error") = inf.std_error,
       Rcpp::Named("t_value") = inf.t_value, Rcpp::Named("p_value") = inf.p_value,
       Rcpp::Named("df_residual") = inf.df_residual,
+      Rcpp::Named("df_inference") = inf.df_inference,
+      Rcpp::Named("n_clusters") =
+          Rcpp::NumericVector(inf.n_clusters.begin(), inf.n_clusters.end()),
       Rcpp::Named("cov_type") = attnreg::cov_type_name(inf.cov_type),
       Rcpp::Named("maxlags") = inf.maxlags,
       Rcpp::Named("vcov") = m.covariance(c, static_cast<arma::uword>(output - 1)));

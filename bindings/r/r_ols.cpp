@@ -89,13 +89,10 @@ arma::mat ols_attention_cpp(const Rcpp::List& state, const arma::mat& Y, const a
   return from_list(state, Y).attention_weights(X);
 }
 
-// Coefficient table and covariance of output `output` (1-based) under a covariance type;
-// clusters: NULL or an integer matrix of cluster codes (>= 1, one column per dimension).
-// [[Rcpp::export(name = ".ols_inference_cpp")]]
-Rcpp::List ols_inference_cpp(const Rcpp::List& state, const arma::mat& Y, std::string cov_type,
-                             int maxlags, bool hac_adjust, int output,
-                             Rcpp::Nullable<Rcpp::IntegerMatrix> clusters = R_NilValue) {
-  const attnreg::OLS m = from_list(state, Y);
+// The covariance options an R call names (r_fe.cpp uses it too); clusters: NULL or an integer
+// matrix of cluster codes (>= 1, one column per dimension).
+attnreg::CovOptions r_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
+                                  Rcpp::Nullable<Rcpp::IntegerMatrix> clusters) {
   attnreg::CovOptions c;
   c.type = attnreg::parse_cov_type(cov_type);
   c.maxlags = maxlags;
@@ -108,6 +105,17 @@ Rcpp::List ols_inference_cpp(const Rcpp::List& state, const arma::mat& Y, std::s
       c.clusters(static_cast<arma::uword>(i)) = static_cast<arma::uword>(cl[i]);
     }
   }
+  return c;
+}
+
+// Coefficient table and covariance of output `output` (1-based) under a covariance type;
+// clusters: NULL or an integer matrix of cluster codes (>= 1, one column per dimension).
+// [[Rcpp::export(name = ".ols_inference_cpp")]]
+Rcpp::List ols_inference_cpp(const Rcpp::List& state, const arma::mat& Y, std::string cov_type,
+                             int maxlags, bool hac_adjust, int output,
+                             Rcpp::Nullable<Rcpp::IntegerMatrix> clusters = R_NilValue) {
+  const attnreg::OLS m = from_list(state, Y);
+  const attnreg::CovOptions c = r_cov_options(cov_type, maxlags, hac_adjust, clusters);
   const attnreg::Inference inf = m.inference(c);
   const auto j = static_cast<arma::uword>(output - 1);
   return Rcpp::List::create(
