@@ -333,13 +333,15 @@ TEST(Density, KernelPiecesMatchNumericalIntegrals) {
       }
       double dv = 0;
       EXPECT_NEAR(density_detail::kconv(k, t, &dv), C, 2e-6) << name << " t=" << t;
-      if (t != 0.0 || k.type != KernelType::triangular)
+      if (t != 0.0 || k.type != KernelType::triangular) {
         EXPECT_NEAR(dv, (Cp - Cm) / (2 * e), 2e-3) << name << " t=" << t;
+      }
       // Kernel derivative K'(u) against central differences.
       const double h = 1e-6;
-      if (std::abs(std::abs(t) - 1) > 1e-3 && t != 0.0)
+      if (std::abs(std::abs(t) - 1) > 1e-3 && t != 0.0) {
         EXPECT_NEAR(density_detail::kderiv(k, t), (k(t + h) - k(t - h)) / (2 * h), 1e-5)
             << name << " t=" << t;
+      }
     }
   }
 }
@@ -447,7 +449,9 @@ TEST(Density, CdfMonotoneBoundedAndQuantileInverts) {
       for (int k = 0; k < M; ++k) {
         EXPECT_GE(F(k), 0.0);
         EXPECT_LE(F(k), 1.0);
-        if (k) EXPECT_GE(F(k), F(k - 1));
+        if (k) {
+          EXPECT_GE(F(k), F(k - 1));
+        }
       }
       EXPECT_NEAR(F(0), 0.0, 1e-12);
       EXPECT_NEAR(F(M - 1), 1.0, 1e-12);

@@ -103,7 +103,9 @@ TEST(LocalPolynomialDegreeP, MultivariateQuadraticMatchesOracle) {
               const double want = a == b ? 2 * c(t) : c(t);
               EXPECT_NEAR(H(0, a, b), want, 1e-6 * std::max(1.0, std::fabs(want)));
               EXPECT_NEAR(H(0, b, a), want, 1e-6 * std::max(1.0, std::fabs(want)));
-              if (a == b) EXPECT_NEAR(g2(r, a, 0), want, 1e-6 * std::max(1.0, std::fabs(want)));
+              if (a == b) {
+                EXPECT_NEAR(g2(r, a, 0), want, 1e-6 * std::max(1.0, std::fabs(want)));
+              }
             }
         }
         EXPECT_LT(arma::abs(arma::sum(W, 1) - 1.0).max(), 1e-10);

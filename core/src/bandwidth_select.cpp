@@ -1182,8 +1182,8 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     }
   }
   arma::mat starts;
-  std::mt19937_64 rng(opt.seed);
-  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  std::vector<bool> log_scale(d);
+  for (std::size_t j = 0; j < d; ++j) log_scale[j] = types[j] == VarType::continuous;
 
   if (d == 1 && cont.size() == 1 && opt.grid_size >= 2) {
     // The objective curve over a log-spaced grid from the guard to four times the
@@ -1238,16 +1238,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
       return res;
     }
   } else {
-    starts.set_size(d, static_cast<std::size_t>(opt.n_starts));
-    starts.col(0) = base;
-    for (int s = 1; s < opt.n_starts; ++s)
-      for (std::size_t j = 0; j < d; ++j) {
-        const double u = unif(rng);
-        if (types[j] == VarType::continuous)
-          starts(j, s) = std::min(std::max(base(j) + std::log(4.0) * (2.0 * u - 1.0), lo(j)), hi(j));
-        else
-          starts(j, s) = lo(j) + (0.05 + 0.9 * u) * (hi(j) - lo(j));
-      }
+    starts = search_starts(base, lo, hi, log_scale, opt.n_starts, opt.seed);
   }
   // Multistart search. A start where the objective is undefined (+inf: some leave-one-out fit
   // has no weight or a singular local design, common at the normal-reference bandwidth with
@@ -1256,28 +1247,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   // undefined is skipped (the error below reports when every start was).
   MinimizeResult mr;
   mr.f = kInf;
-  bool have = false;
-  for (arma::uword s = 0; s < starts.n_cols; ++s) {
-    arma::vec t = starts.col(s);
-    for (int k = 0;; ++k) {
-      try {
-        MinimizeResult r = minimize_box(f, t, lo, hi, opt.minimize);
-        if (!have || r.f < mr.f) {
-          mr = std::move(r);
-          have = true;
-        }
-        break;
-      } catch (const NumericalError&) {  // not finite at the start point
-        bool moved = false;
-        for (std::size_t j : cont) {
-          const double up = std::min(t(j) + std::log(2.0), hi(j));
-          moved = moved || up > t(j);
-          t(j) = up;
-        }
-        if (!moved || k >= 12) break;
-      }
-    }
-  }
+  minimize_from_starts(f, starts, lo, hi, log_scale, opt.minimize, mr);
   if (!std::isfinite(mr.f))
     throw NumericalError(
         "bandwidth: the objective is undefined (+inf) at every point the search visited: some "

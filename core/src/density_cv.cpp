@@ -703,17 +703,9 @@ DensityBandwidthResult select_density_bandwidth(const DensityData& data, Density
                   ? std::min(std::max(std::log(nr(j)), lo(j)), hi(j))
                   : 0.5 * (lo(j) + hi(j));
   const DensityOptions& opt = data.options();
-  arma::mat starts(d, static_cast<std::size_t>(opt.n_starts));
-  starts.col(0) = base;
-  std::mt19937_64 rng(opt.seed);
-  std::uniform_real_distribution<double> unif(0.0, 1.0);
-  for (int s = 1; s < opt.n_starts; ++s)
-    for (std::size_t j = 0; j < d; ++j) {
-      const double u = unif(rng);
-      starts(j, s) = types[j] == VarType::continuous
-                         ? std::min(std::max(base(j) + std::log(4.0) * (2.0 * u - 1.0), lo(j)), hi(j))
-                         : lo(j) + (0.05 + 0.9 * u) * (hi(j) - lo(j));
-    }
+  std::vector<bool> log_scale(d);
+  for (std::size_t j = 0; j < d; ++j) log_scale[j] = types[j] == VarType::continuous;
+  const arma::mat starts = search_starts(base, lo, hi, log_scale, opt.n_starts, opt.seed);
   int evals = 0;
   auto to_bw = [&](const arma::vec& t) {
     arma::vec b(d);
@@ -726,29 +718,7 @@ DensityBandwidthResult select_density_bandwidth(const DensityData& data, Density
   };
   MinimizeResult best;
   best.f = kInf;
-  bool have = false;
-  for (arma::uword s = 0; s < starts.n_cols; ++s) {
-    arma::vec t = starts.col(s);
-    for (int k = 0;; ++k) {
-      try {
-        MinimizeResult r = minimize_box(f, t, lo, hi, opt.minimize);
-        if (!have || r.f < best.f) {
-          best = std::move(r);
-          have = true;
-        }
-        break;
-      } catch (const NumericalError&) {  // undefined at the start: widen the bandwidths
-        bool moved = false;
-        for (std::size_t j = 0; j < d; ++j)
-          if (types[j] == VarType::continuous) {
-            const double up = std::min(t(j) + std::log(2.0), hi(j));
-            moved = moved || up > t(j);
-            t(j) = up;
-          }
-        if (!moved || k >= 12) break;
-      }
-    }
-  }
+  const bool have = minimize_from_starts(f, starts, lo, hi, log_scale, opt.minimize, best);
   if (!have || !std::isfinite(best.f))
     throw NumericalError(
         "bandwidth: the cross-validation objective is undefined (+inf) everywhere the search "

@@ -261,6 +261,8 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
     }
   }
   arma::mat starts;
+  std::vector<bool> log_scale(d);
+  for (std::size_t j = 0; j < d; ++j) log_scale[j] = types[j] == VarType::continuous;
   if (d == 1 && cont.size() == 1 && opt.grid_size >= 2) {
     const std::size_t G = static_cast<std::size_t>(opt.grid_size);
     const double range = X.col(0).max() - X.col(0).min();
@@ -293,18 +295,7 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
     starts.set_size(1, ns);
     for (std::size_t s = 0; s < ns; ++s) starts(0, s) = std::log(res.curve_grid(minima[s].second));
   } else {
-    std::mt19937_64 rng(opt.seed);
-    std::uniform_real_distribution<double> unif(0.0, 1.0);
-    starts.set_size(d, static_cast<std::size_t>(opt.n_starts));
-    starts.col(0) = base;
-    for (int s = 1; s < opt.n_starts; ++s)
-      for (std::size_t j = 0; j < d; ++j) {
-        const double u = unif(rng);
-        if (types[j] == VarType::continuous)
-          starts(j, s) = std::min(std::max(base(j) + std::log(4.0) * (2.0 * u - 1.0), lo(j)), hi(j));
-        else
-          starts(j, s) = lo(j) + (0.05 + 0.9 * u) * (hi(j) - lo(j));
-      }
+    starts = search_starts(base, lo, hi, log_scale, opt.n_starts, opt.seed);
   }
   // Multistart; an undefined start moves its continuous bandwidths up (doubling, <= 12 times).
   // Each finite-difference gradient costs 2 d evaluations: a start that crawls along a flat
@@ -314,28 +305,7 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
   mopt.max_evals = std::min(mopt.max_evals, 80 * static_cast<int>(std::max<std::size_t>(d, 2)) + 20);
   MinimizeResult mr;
   mr.f = kInf;
-  bool have = false;
-  for (arma::uword s = 0; s < starts.n_cols; ++s) {
-    arma::vec t = starts.col(s);
-    for (int k = 0;; ++k) {
-      try {
-        MinimizeResult r = minimize_box(f, t, lo, hi, mopt);
-        if (!have || r.f < mr.f) {
-          mr = std::move(r);
-          have = true;
-        }
-        break;
-      } catch (const NumericalError&) {
-        bool moved = false;
-        for (std::size_t j : cont) {
-          const double up = std::min(t(j) + std::log(2.0), hi(j));
-          moved = moved || up > t(j);
-          t(j) = up;
-        }
-        if (!moved || k >= 12) break;
-      }
-    }
-  }
+  const bool have = minimize_from_starts(f, starts, lo, hi, log_scale, mopt, mr);
   if (!have || !std::isfinite(mr.f))
     throw NumericalError(
         "bandwidth: the objective is undefined (+inf) at every point the search visited: some "

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <deque>
+#include <random>
 #include <limits>
 #include <sstream>
 
@@ -162,6 +163,53 @@ MinimizeResult minimize_multistart(const Objective& f, const arma::mat& starts,
   }
   best.n_evals = evals;
   return best;
+}
+
+arma::mat search_starts(const arma::vec& base, const arma::vec& lower, const arma::vec& upper,
+                        const std::vector<bool>& log_scale, int n_starts, std::uint64_t seed) {
+  const arma::uword d = base.n_elem;
+  arma::mat starts(d, static_cast<arma::uword>(std::max(n_starts, 1)));
+  starts.col(0) = base;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  for (int s = 1; s < n_starts; ++s)
+    for (arma::uword j = 0; j < d; ++j) {
+      const double u = unif(rng);
+      starts(j, s) = log_scale[j]
+                         ? std::min(std::max(base(j) + std::log(4.0) * (2.0 * u - 1.0), lower(j)),
+                                    upper(j))
+                         : lower(j) + (0.05 + 0.9 * u) * (upper(j) - lower(j));
+    }
+  return starts;
+}
+
+bool minimize_from_starts(const Objective& f, const arma::mat& starts, const arma::vec& lower,
+                          const arma::vec& upper, const std::vector<bool>& log_scale,
+                          const MinimizeOptions& opt, MinimizeResult& best) {
+  bool have = false;
+  for (arma::uword s = 0; s < starts.n_cols; ++s) {
+    arma::vec t = starts.col(s);
+    for (int k = 0;; ++k) {
+      try {
+        MinimizeResult r = minimize_box(f, t, lower, upper, opt);
+        if (!have || r.f < best.f) {
+          best = std::move(r);
+          have = true;
+        }
+        break;
+      } catch (const NumericalError&) {  // undefined at the start: widen the bandwidths
+        bool moved = false;
+        for (arma::uword j = 0; j < t.n_elem; ++j) {
+          if (!log_scale[j]) continue;
+          const double up = std::min(t(j) + std::log(2.0), upper(j));
+          moved = moved || up > t(j);
+          t(j) = up;
+        }
+        if (!moved || k >= 12) break;
+      }
+    }
+  }
+  return have;
 }
 
 }  // namespace attnreg

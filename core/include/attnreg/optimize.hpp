@@ -11,6 +11,7 @@
 // below gtol, or the relative decrease of f over an iteration is below ftol.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -50,5 +51,21 @@ MinimizeResult minimize_box(const Objective& f, arma::vec x0, const arma::vec& l
 MinimizeResult minimize_multistart(const Objective& f, const arma::mat& starts,
                                    const arma::vec& lower, const arma::vec& upper,
                                    const MinimizeOptions& opt = {});
+
+/// Starting points of a multistart bandwidth search (one column each): column 0 is `base`; each
+/// further column draws u ~ U(0, 1) per coordinate from a generator seeded with `seed` (columns
+/// then coordinates): coordinates on the log scale (log_scale[j]: log-bandwidths) at
+/// base + log(4) (2u - 1), clamped to the box; the others (categorical bandwidths) at
+/// lower + (0.05 + 0.9 u) (upper - lower).
+arma::mat search_starts(const arma::vec& base, const arma::vec& lower, const arma::vec& upper,
+                        const std::vector<bool>& log_scale, int n_starts, std::uint64_t seed);
+
+/// minimize_box from each start, keeping the best run in `best`. A start where f is undefined
+/// (minimize_box throws NumericalError) moves its log-scale coordinates up by log 2 -- at most
+/// 12 times, never past the box -- and is skipped when it stays undefined. Returns false when
+/// no start produced a result (`best` is then untouched).
+bool minimize_from_starts(const Objective& f, const arma::mat& starts, const arma::vec& lower,
+                          const arma::vec& upper, const std::vector<bool>& log_scale,
+                          const MinimizeOptions& opt, MinimizeResult& best);
 
 }  // namespace attnreg
