@@ -938,6 +938,33 @@ arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel) {
   return h;
 }
 
+std::vector<double> search_curve(const std::function<double(double)>& value, double lo,
+                                 double hi, double range, double base, std::size_t G,
+                                 int n_starts, arma::vec& grid, arma::vec& values) {
+  const double gh = std::max(lo + 1e-3, std::min({hi, std::log(2.0 * range), base + std::log(4.0)}));
+  grid.set_size(G);
+  values.set_size(G);
+  for (std::size_t g = 0; g < G; ++g) {
+    const double t = lo + (gh - lo) * static_cast<double>(g) / static_cast<double>(G - 1);
+    grid(g) = std::exp(t);
+    const double v = value(t);
+    values(g) = std::isfinite(v) ? v : kInf;
+  }
+  std::vector<std::pair<double, std::size_t>> minima;
+  for (std::size_t g = 0; g < G; ++g) {
+    const double v = values(g);
+    if (!std::isfinite(v)) continue;
+    const bool left = g == 0 || v <= values(g - 1);
+    const bool right = g + 1 == G || v <= values(g + 1);
+    if (left && right) minima.emplace_back(v, g);
+  }
+  std::sort(minima.begin(), minima.end());
+  const std::size_t ns = std::min<std::size_t>(minima.size(), static_cast<std::size_t>(std::max(n_starts, 0)));
+  std::vector<double> starts(ns);
+  for (std::size_t s = 0; s < ns; ++s) starts[s] = std::log(grid(minima[s].second));
+  return starts;
+}
+
 namespace {
 BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::vec& y,
                                                 const BandwidthSelectOptions& opt);
@@ -1190,48 +1217,31 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     // normal-reference bandwidth (at most twice the data range; pairs, and so the cost of a
     // compact kernel's evaluation, grow with h); its best local minima start the gradient
     // search, which may leave the grid up to the box's upper end.
-    const std::size_t G = static_cast<std::size_t>(opt.grid_size);
-    const double range = X.col(0).max() - X.col(0).min();
-    const double gl = lo(0);
-    const double gh = std::max(gl + 1e-3, std::min({hi(0), std::log(2.0 * range),
-                                                    base(0) + std::log(4.0)}));
-    res.curve_grid.set_size(G);
-    res.curve_values.set_size(G);
-    for (std::size_t g = 0; g < G; ++g) {
-      const double t = gl + (gh - gl) * static_cast<double>(g) / static_cast<double>(G - 1);
-      res.curve_grid(g) = std::exp(t);
-      double v;
-      try {
-        v = eval(arma::vec{res.curve_grid(g)}, nullptr);
-      } catch (const NumericalError&) {
-        v = kInf;
-      }
-      res.curve_values(g) = std::isfinite(v) ? v : kInf;
-      note(v);
-    }
-    std::vector<std::pair<double, std::size_t>> minima;
-    for (std::size_t g = 0; g < G; ++g) {
-      const double v = res.curve_values(g);
-      if (!std::isfinite(v)) continue;
-      const bool left = g == 0 || v <= res.curve_values(g - 1);
-      const bool right = g + 1 == G || v <= res.curve_values(g + 1);
-      if (left && right) minima.emplace_back(v, g);
-    }
-    std::sort(minima.begin(), minima.end());
-    if (minima.empty()) {
+    const std::vector<double> st = search_curve(
+        [&](double t) {
+          double v;
+          try {
+            v = eval(arma::vec{std::exp(t)}, nullptr);
+          } catch (const NumericalError&) {
+            v = kInf;
+          }
+          note(v);
+          return v;
+        },
+        lo(0), hi(0), X.col(0).max() - X.col(0).min(), base(0),
+        static_cast<std::size_t>(opt.grid_size), opt.n_starts, res.curve_grid, res.curve_values);
+    if (st.empty()) {
       throw NumericalError(
           "bandwidth: the objective is undefined (+inf) at every bandwidth of the search grid: "
           "some leave-one-out fit has no weight or a singular design; check X for isolated "
           "points or use the Gaussian kernel");
     }
-    const std::size_t ns = std::min<std::size_t>(minima.size(), static_cast<std::size_t>(opt.n_starts));
-    starts.set_size(1, ns);
-    for (std::size_t s = 0; s < ns; ++s) starts(0, s) = std::log(res.curve_grid(minima[s].second));
+    starts = arma::rowvec(st);
     if (opt.kernel.type == KernelType::uniform) {
       // Piecewise constant: the grid minimum is the answer.
-      const std::size_t gb = minima[0].second;
+      const arma::uword gb = res.curve_values.index_min();  // the best local minimum
       res.bandwidth = arma::vec{res.curve_grid(gb)};
-      res.objective = minima[0].first;
+      res.objective = res.curve_values(gb);
       res.n_evals = evals;
       res.converged = false;
       res.message = "uniform kernel: grid minimum (the objective is piecewise constant)";

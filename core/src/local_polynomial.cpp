@@ -264,36 +264,16 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
   std::vector<bool> log_scale(d);
   for (std::size_t j = 0; j < d; ++j) log_scale[j] = types[j] == VarType::continuous;
   if (d == 1 && cont.size() == 1 && opt.grid_size >= 2) {
-    const std::size_t G = static_cast<std::size_t>(opt.grid_size);
-    const double range = X.col(0).max() - X.col(0).min();
-    const double gl = lo(0);
-    const double gh = std::max(gl + 1e-3, std::min({hi(0), std::log(2.0 * range),
-                                                    base(0) + std::log(4.0)}));
-    res.curve_grid.set_size(G);
-    res.curve_values.set_size(G);
-    for (std::size_t g = 0; g < G; ++g) {
-      const double t = gl + (gh - gl) * static_cast<double>(g) / static_cast<double>(G - 1);
-      res.curve_grid(g) = std::exp(t);
-      res.curve_values(g) = eval(arma::vec{t});
-    }
-    std::vector<std::pair<double, std::size_t>> minima;
-    for (std::size_t g = 0; g < G; ++g) {
-      const double v = res.curve_values(g);
-      if (!std::isfinite(v)) continue;
-      const bool left = g == 0 || v <= res.curve_values(g - 1);
-      const bool right = g + 1 == G || v <= res.curve_values(g + 1);
-      if (left && right) minima.emplace_back(v, g);
-    }
-    std::sort(minima.begin(), minima.end());
-    if (minima.empty())
+    const std::vector<double> st = search_curve(
+        [&](double t) { return eval(arma::vec{t}); }, lo(0), hi(0),
+        X.col(0).max() - X.col(0).min(), base(0), static_cast<std::size_t>(opt.grid_size),
+        opt.n_starts, res.curve_grid, res.curve_values);
+    if (st.empty())
       throw NumericalError(
           "bandwidth: the objective is undefined (+inf) at every bandwidth of the search grid: "
           "some leave-one-out fit has no weight or a singular local design; use the Gaussian "
           "kernel, a lower degree, or pass a bandwidth by hand");
-    const std::size_t ns =
-        std::min<std::size_t>(minima.size(), static_cast<std::size_t>(opt.n_starts));
-    starts.set_size(1, ns);
-    for (std::size_t s = 0; s < ns; ++s) starts(0, s) = std::log(res.curve_grid(minima[s].second));
+    starts = arma::rowvec(st);
   } else {
     starts = search_starts(base, lo, hi, log_scale, opt.n_starts, opt.seed);
   }

@@ -169,6 +169,15 @@ class BandwidthObjective {
 /// Normal-reference bandwidths (continuous columns only).
 arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel);
 
+/// The objective curve of a one-column search and the starts it gives: value(t) at G >= 2
+/// log-bandwidths t evenly spaced from lo to max(lo + 1e-3, min(hi, log(2 range), base + log 4))
+/// (the search may leave the grid up to hi). Fills grid (exp(t)) and values (+inf where value is
+/// not finite); returns the log-bandwidths of the curve's local minima, best first, at most
+/// n_starts of them; empty when the objective is undefined at every grid point.
+std::vector<double> search_curve(const std::function<double(double)>& value, double lo,
+                                 double hi, double range, double base, std::size_t G,
+                                 int n_starts, arma::vec& grid, arma::vec& values);
+
 /// Select bandwidths (see the file comment). Throws InvalidArgument for bad input (naming the
 /// argument and the fix) and NumericalError when no bandwidth in the search box has a finite
 /// objective.

@@ -442,10 +442,12 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         return self._model.g(_as_2d(Ze, "Z")).ravel()
 
     def fitted_values(self) -> np.ndarray:
+        """In-sample fits ``X_i'beta + g(Z_i)``, shape (n,)."""
         check_is_fitted(self)
         return self._model.fitted().ravel()
 
     def residuals(self) -> np.ndarray:
+        """In-sample residuals ``y_i - X_i'beta - g(Z_i)``, shape (n,)."""
         check_is_fitted(self)
         return self._model.residuals().ravel()
 
@@ -611,6 +613,7 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
         return self._model.predict(Xa, _as_2d(Ze, "Z")).ravel()
 
     def fitted_values(self) -> np.ndarray:
+        """In-sample fits ``X_i'beta(Z_i)``, shape (n,)."""
         check_is_fitted(self)
         return self._model.fitted().ravel()
 
