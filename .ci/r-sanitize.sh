@@ -33,7 +33,10 @@ fi
 t1=$(date +%s)
 echo "sanitized R package installed in $(( t1 - t0 )) s (log: $out/install.log)"
 # Guard: the package's C++ standard must be the one whose flags were set above.
-if ! nm -D "$out/lib/attnreg/libs/attnreg.so" | grep -q "__ubsan_handle\|__asan_report"; then
+# (nm's output is read whole: grep -q would close the pipe early, and under pipefail nm's
+# SIGPIPE would fail the check of an instrumented library.)
+syms=$(nm -D "$out/lib/attnreg/libs/attnreg.so")
+if ! grep -q "__ubsan_handle\|__asan_report" <<<"$syms"; then
   echo "build/r-asan: attnreg.so is not instrumented (does the package still use CXX_STD = CXX17?)"
   exit 1
 fi

@@ -165,7 +165,7 @@ def main() -> None:
     ub = np.array([1.0, 1.0, 0.75, 0.5])  # lambda ranges: LiRacine [0,1], AitAitken (c-1)/c
     rep.check("categorical lambdas inside their kernel's range", max(0.0, float(
         np.max(llm.bandwidth_[1:] - ub[1:]))), 1e-12, kind="excess")
-    g = llm.gradient(Xm)[:, 0]
+    g = llm.gradient(Xm)["experience"].to_numpy()
     me_ols = beta[1] + 2 * beta[2] * Xm.experience.to_numpy()
     rep.output(f"average marginal effect of experience: local linear {g.mean():.4f}, "
                f"OLS quadratic {me_ols.mean():.4f} log points per year")

@@ -143,7 +143,7 @@ def main() -> None:
     q1 = pd.DataFrame({"experience": [20.0], "education": [16.0],
                        "ethnicity": pd.Categorical(["cauc"], categories=Xm["ethnicity"].cat.categories)})
     w = llm.attention_weights(q1)[0]
-    g = llm.gradient(q1)[0]
+    g = llm.gradient(q1).iloc[0].to_numpy()  # a DataFrame labelled by column
     print(f"  white, 16 years of education, 20 years of experience: log wage"
           f" {llm.predict(q1)[0]:.4f}; marginal effects d/d experience {g[0]:.4f},"
           f" d/d education {g[1]:.4f}")
