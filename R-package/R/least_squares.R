@@ -323,6 +323,8 @@ ridge_path <- function(object, lambda) {
 #' @inheritParams ols_attention
 #' @param rank Number of components; `NULL` keeps all (the numerical rank).
 #' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
+#' @param weights Optional observation weights (finite, >= 0, not all 0), as in [stats::lm()]:
+#'   the components are those of the weighted, weighted-mean-centred design.
 #' @return An object of class `pcr_attention`: `coefficients`, `rank`,
 #'   `explained_variance_ratio`, `fitted.values`, `residuals`.
 #' @examples
