@@ -501,12 +501,63 @@ arma::mat AbsorbedOLS::std_errors(const CovOptions& cov) const {
   arma::mat se(p, k);
   se.fill(kNaN);
   if (!inner_fitted_ || rank_ == 0) return se;
+  CovOptions inner_cov;
+  const double factor = inner_scaling(cov, inner_cov);
+  if (cov.type != CovType::HC2 && cov.type != CovType::HC3 && cov.type != CovType::CR2) {
+    // The inner fit computes its standard errors in scaled units (no under- or overflow at
+    // extreme scales of X or y); a covariance's diagonal would underflow first.
+    const arma::mat si = inner_.std_errors(inner_cov);
+    se.rows(kept_columns()) = si * std::sqrt(factor);
+    return se;
+  }
   for (arma::uword c = 0; c < k; ++c) {
     const arma::mat V = covariance(cov, c);
     arma::vec d = V.diag();
     for (arma::uword j = 0; j < p; ++j) se(j, c) = d(j) >= 0 ? std::sqrt(d(j)) : kNaN;
   }
   return se;
+}
+
+double AbsorbedOLS::inner_scaling(const CovOptions& cov, CovOptions& inner) const {
+  // The covariance types that are the inner fit's (on sqrt(w) M_D y, sqrt(w) M_D X) times a
+  // factor: the factor, with the inner fit's own covariance options in `inner`.
+  const double df = df_residual();
+  const double n = static_cast<double>(y_.n_rows);
+  const double n_eff = opt_.frequency_weights ? arma::accu(w_) : n;
+  const double inner_df = n - static_cast<double>(rank_);
+  inner = cov;
+  switch (cov.type) {
+    case CovType::Classical:
+      return df > 0 && inner_df > 0 ? inner_df / df : kNaN;
+    case CovType::HC0:
+      return 1.0;
+    case CovType::HC1:
+      inner.type = CovType::HC0;
+      return df > 0 ? n_eff / df : kNaN;
+    case CovType::HAC:
+      inner.hac_adjust = false;
+      return cov.hac_adjust ? (df > 0 ? n_eff / df : kNaN) : 1.0;
+    case CovType::CR0:
+      // The inner fit's scores are sqrt(w_i) (M_D x)_i times sqrt(w_i) e_i: the weighted
+      // within-transformed scores, summed by cluster.
+      return 1.0;
+    case CovType::CR1: {
+      // Stata's small-sample factor G/(G-1) (N-1)/(N-K) with G the fewest clusters over the
+      // dimensions and K = rank + the absorbed parameters that are not nested in a cluster
+      // (fixest's ssc(adj = TRUE, fixef.K = "nested", cluster.adj = TRUE), reghdfe).
+      inner.type = CovType::CR0;
+      double G = 0;
+      for (arma::uword d = 0; d < cov.clusters.n_cols; ++d) {
+        const double g = static_cast<double>(arma::uvec(arma::unique(cov.clusters.col(d))).n_elem);
+        G = d == 0 ? g : std::min(G, g);
+      }
+      const double K = static_cast<double>(rank_) + absorbed_df_clustered(f_, df_, cov.clusters);
+      const double denom = n_eff - K;
+      return denom > 0 && G > 1 ? G / (G - 1.0) * (n_eff - 1.0) / denom : kNaN;
+    }
+    default:
+      return kNaN;  // HC2, HC3, CR2: not a scaling of the inner fit's covariance
+  }
 }
 
 arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) const {
@@ -518,52 +569,18 @@ arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) con
   V.fill(kNaN);
   if (!inner_fitted_ || rank_ == 0) return V;
   const arma::uvec kept = kept_columns();
-  const double df = df_residual();
-  const double n = static_cast<double>(y_.n_rows);
-  const double n_eff = opt_.frequency_weights ? arma::accu(w_) : n;
-  const double inner_df = n - static_cast<double>(rank_);
   arma::mat Vk;
+  CovOptions inner_cov;
+  const double factor = inner_scaling(cov, inner_cov);
   switch (cov.type) {
     case CovType::Classical:
-      Vk = inner_.covariance(cov, output) * (df > 0 && inner_df > 0 ? inner_df / df : kNaN);
-      break;
     case CovType::HC0:
-      Vk = inner_.covariance(cov, output);
-      break;
-    case CovType::HC1: {
-      CovOptions c0 = cov;
-      c0.type = CovType::HC0;
-      Vk = inner_.covariance(c0, output) * (df > 0 ? n_eff / df : kNaN);
-      break;
-    }
-    case CovType::HAC: {
-      CovOptions c0 = cov;
-      c0.hac_adjust = false;
-      Vk = inner_.covariance(c0, output) * (cov.hac_adjust ? (df > 0 ? n_eff / df : kNaN) : 1.0);
-      break;
-    }
+    case CovType::HC1:
+    case CovType::HAC:
     case CovType::CR0:
-      // The inner fit's scores are sqrt(w_i) (M_D x)_i times sqrt(w_i) e_i: the weighted
-      // within-transformed scores, summed by cluster.
-      Vk = inner_.covariance(cov, output);
+    case CovType::CR1:
+      Vk = inner_.covariance(inner_cov, output) * factor;
       break;
-    case CovType::CR1: {
-      // Stata's small-sample factor G/(G-1) (N-1)/(N-K) with G the fewest clusters over the
-      // dimensions and K = rank + the absorbed parameters that are not nested in a cluster
-      // (fixest's ssc(adj = TRUE, fixef.K = "nested", cluster.adj = TRUE), reghdfe).
-      CovOptions c0 = cov;
-      c0.type = CovType::CR0;
-      Vk = inner_.covariance(c0, output);
-      double G = 0;
-      for (arma::uword d = 0; d < cov.clusters.n_cols; ++d) {
-        const double g = static_cast<double>(arma::uvec(arma::unique(cov.clusters.col(d))).n_elem);
-        G = d == 0 ? g : std::min(G, g);
-      }
-      const double K = static_cast<double>(rank_) + absorbed_df_clustered(f_, df_, cov.clusters);
-      const double denom = n_eff - K;
-      Vk *= denom > 0 && G > 1 ? G / (G - 1.0) * (n_eff - 1.0) / denom : kNaN;
-      break;
-    }
     case CovType::CR2:
       throw InvalidArgument(
           "cov_type: CR2 (Bell-McCaffrey) with absorbed fixed effects needs the leverage of the "

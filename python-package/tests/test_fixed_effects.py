@@ -250,3 +250,23 @@ def test_absorbed_fit_with_weights_and_clusters_equals_dummy_wls(two_way_fe, wei
     np.testing.assert_allclose(m1.pvalues_, 2 * stats.t.sf(np.abs(m1.tvalues_), G - 1), rtol=1e-10)
     with pytest.raises(ValueError, match="CR2"):
         attnreg.OLS(cov_type="CR2").fit(X, y, groups=firm, absorb=absorb)
+
+
+@pytest.mark.parametrize("k,m", [(150, 0), (-150, 0), (0, 150), (0, -150), (150, -150), (-150, 150)])
+@pytest.mark.parametrize("cov_type", ["nonrobust", "HC1", "HAC", "cluster", "CR0"])
+def test_absorbed_standard_errors_scale_with_the_data(k, m, cov_type):
+    # Scale equivariance: X -> 10^k X, y -> 10^m y scales coefficients and their standard errors
+    # by 10^(m-k); at these scales a covariance's diagonal underflows or overflows, so the
+    # standard errors come from the inner fit's scaled computation.
+    rng = np.random.default_rng(4)
+    n = 150
+    f = rng.integers(0, 6, n)
+    X = rng.normal(size=(n, 2)) + f[:, None] / 6
+    y = X @ [0.7, -1.2] + 0.3 * f + rng.normal(size=n)
+    kw = {"groups": f} if cov_type in ("cluster", "CR0") else {}
+    a = attnreg.OLS(cov_type=cov_type).fit(X, y, absorb=f, **kw)
+    b = attnreg.OLS(cov_type=cov_type).fit(X * 10.0**k, y * 10.0**m, absorb=f, **kw)
+    c = 10.0 ** (m - k)
+    np.testing.assert_allclose(b.coef_ / c, a.coef_, rtol=1e-12)
+    np.testing.assert_allclose(b.coef_se_ / c, a.coef_se_, rtol=1e-12)
+    assert np.all(np.isfinite(b.coef_se_)) and np.all(b.coef_se_ > 0)

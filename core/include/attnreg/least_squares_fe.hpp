@@ -171,6 +171,9 @@ class AbsorbedOLS {
   arma::mat fe_operator_rows(const arma::umat& codes_new) const;
   /// Kept (non-absorbed) column indices of X.
   arma::uvec kept_columns() const;
+  /// The factor by which a covariance type scales the inner fit's covariance (options of the
+  /// inner fit in `inner`); NaN for HC2, HC3 and CR2, which are not such a scaling.
+  double inner_scaling(const CovOptions& cov, CovOptions& inner) const;
 
   AbsorbOptions opt_;
   Factors f_;
