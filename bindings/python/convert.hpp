@@ -53,6 +53,23 @@ inline py::array_t<double> to_numpy(const arma::rowvec& v) {
   return out;
 }
 
+/// Copy an m x d x k cube into a new Fortran-ordered (m, d, k) numpy array.
+inline py::array_t<double> to_numpy(const arma::cube& c) {
+  py::array_t<double, py::array::f_style> out({static_cast<py::ssize_t>(c.n_rows),
+                                               static_cast<py::ssize_t>(c.n_cols),
+                                               static_cast<py::ssize_t>(c.n_slices)});
+  if (c.n_elem) std::memcpy(out.mutable_data(), c.memptr(), c.n_elem * sizeof(double));
+  return out;
+}
+
+/// A 1-D float64 array (or an (n, 1) / (1, n) one) as a column vector; `name` for the error.
+inline arma::vec as_vec(const farray& a, const char* name) {
+  const arma::mat m = as_mat(a, name);
+  if (m.n_cols != 1 && m.n_rows != 1 && m.n_elem > 0)
+    throw py::value_error(std::string(name) + ": expected a 1-D array");
+  return arma::vec(m.memptr(), m.n_elem);
+}
+
 /// Methods that take an X and return a matrix, with the GIL released during the core call.
 template <typename F>
 py::array_t<double> with_x(const farray& X, F&& f) {

@@ -12,25 +12,11 @@
 
 namespace py = pybind11;
 using attnreg_py::as_mat;
+using attnreg_py::as_vec;
 using attnreg_py::farray;
 using attnreg_py::to_numpy;
 
 namespace {
-
-arma::vec vec_of(const farray& a, const char* name) {
-  const arma::mat m = as_mat(a, name);
-  if (m.n_cols != 1 && m.n_rows != 1 && m.n_elem > 0)
-    throw py::value_error(std::string(name) + ": expected a 1-D array");
-  return arma::vec(m.memptr(), m.n_elem);
-}
-
-py::array_t<double> cube_numpy(const arma::cube& c) {
-  py::array_t<double, py::array::f_style> out({static_cast<py::ssize_t>(c.n_rows),
-                                               static_cast<py::ssize_t>(c.n_cols),
-                                               static_cast<py::ssize_t>(c.n_slices)});
-  if (c.n_elem) std::memcpy(out.mutable_data(), c.memptr(), c.n_elem * sizeof(double));
-  return out;
-}
 
 attnreg::BinnedFitOptions binned_options(int degree, const std::string& kernel, double ridge,
                                          int grid_size, int n_threads) {
@@ -85,8 +71,8 @@ void init_binned(py::module_& m) {
              const farray& bandwidth,
              const std::optional<farray>& sample_weight) -> attnreg::BinnedLocalPolynomial& {
             const arma::mat x = as_mat(X, "X"), y = as_mat(Y, "y");
-            const arma::vec bw = vec_of(bandwidth, "bandwidth");
-            const arma::vec sw = sample_weight ? vec_of(*sample_weight, "sample_weight") : arma::vec();
+            const arma::vec bw = as_vec(bandwidth, "bandwidth");
+            const arma::vec sw = sample_weight ? as_vec(*sample_weight, "sample_weight") : arma::vec();
             py::gil_scoped_release nogil;
             return self.fit(x, y, bw, sw);
           },
@@ -113,7 +99,7 @@ void init_binned(py::module_& m) {
               py::gil_scoped_release nogil;
               r = self.gradient(x);
             }
-            return cube_numpy(r);
+            return to_numpy(r);
           },
           py::arg("X"))
       .def(
@@ -171,7 +157,7 @@ void init_binned(py::module_& m) {
                 t[1].cast<int>(), t[2].cast<std::string>(), t[3].cast<double>(),
                 t[4].cast<int>(), t[5].cast<int>()));
             m.fit(as_mat(t[6].cast<farray>(), "state"), as_mat(t[7].cast<farray>(), "state"),
-                  vec_of(t[8].cast<farray>(), "state"), vec_of(t[9].cast<farray>(), "state"));
+                  as_vec(t[8].cast<farray>(), "state"), as_vec(t[9].cast<farray>(), "state"));
             return m;
           }));
 
@@ -180,8 +166,8 @@ void init_binned(py::module_& m) {
       [](const farray& X, const farray& y, const farray& bandwidth, int degree,
          const std::string& kernel, double ridge, int grid_size) {
         const arma::mat x = as_mat(X, "X");
-        const arma::vec yv = vec_of(y, "y");
-        const arma::vec bw = vec_of(bandwidth, "bandwidth");
+        const arma::vec yv = as_vec(y, "y");
+        const arma::vec bw = as_vec(bandwidth, "bandwidth");
         arma::vec g;
         double v;
         {

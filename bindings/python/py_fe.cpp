@@ -13,6 +13,7 @@ using attnreg_py::to_numpy;
 
 attnreg::CovOptions py_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
                                    const py::object& groups);  // py_ols.cpp
+py::dict py_inference_dict(const attnreg::Inference& inf);      // py_ols.cpp
 
 namespace {
 
@@ -53,22 +54,6 @@ struct PyAbsorbed {
   arma::vec weights;
 };
 
-py::dict inference_dict(const attnreg::Inference& inf) {
-  py::dict d;
-  d["estimate"] = to_numpy(inf.estimate);
-  d["std_error"] = to_numpy(inf.std_error);
-  d["t_value"] = to_numpy(inf.t_value);
-  d["p_value"] = to_numpy(inf.p_value);
-  d["r_squared"] = to_numpy(inf.r_squared);
-  d["adj_r_squared"] = to_numpy(inf.adj_r_squared);
-  d["sigma"] = to_numpy(inf.sigma);
-  d["df_residual"] = inf.df_residual;
-  d["df_inference"] = inf.df_inference;
-  d["n_clusters"] = inf.n_clusters;
-  d["cov_type"] = attnreg::cov_type_name(inf.cov_type);
-  d["maxlags"] = inf.maxlags;
-  return d;
-}
 
 }  // namespace
 
@@ -157,7 +142,7 @@ void init_fe(py::module_& m) {
           "inference",
           [](const PyAbsorbed& s, const std::string& cov_type, int maxlags, bool hac_adjust,
              const py::object& groups) {
-            return inference_dict(
+            return py_inference_dict(
                 s.model.inference(cov_options(cov_type, maxlags, hac_adjust, groups)));
           },
           py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false,

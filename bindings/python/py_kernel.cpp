@@ -13,28 +13,13 @@
 
 namespace py = pybind11;
 using attnreg_py::as_mat;
+using attnreg_py::as_vec;
 using attnreg_py::farray;
 using attnreg_py::to_numpy;
 
 namespace {
 
 constexpr int kStateVersion = 1;
-
-/// Copy an m x d x k cube into a new Fortran-ordered (m, d, k) numpy array.
-py::array_t<double> cube_to_numpy(const arma::cube& c) {
-  py::array_t<double, py::array::f_style> out({static_cast<py::ssize_t>(c.n_rows),
-                                               static_cast<py::ssize_t>(c.n_cols),
-                                               static_cast<py::ssize_t>(c.n_slices)});
-  if (c.n_elem) std::memcpy(out.mutable_data(), c.memptr(), c.n_elem * sizeof(double));
-  return out;
-}
-
-arma::vec as_vec(const farray& a, const char* name) {
-  const arma::mat m = as_mat(a, name);
-  if (m.n_cols != 1 && m.n_rows != 1)
-    throw py::value_error(std::string(name) + ": expected a 1-D array");
-  return arma::vec(m.memptr(), m.n_elem);
-}
 
 attnreg::LocalFitOptions make_options(int degree, const std::string& kernel,
                                       const std::string& var_types,
@@ -192,7 +177,7 @@ void init_kernel(py::module_& m) {
               py::gil_scoped_release nogil;
               r = self.gradient(x);
             }
-            return cube_to_numpy(r);
+            return to_numpy(r);
           },
           py::arg("X"))
       .def("fitted", [](const attnreg::LocalPolynomial& s) { return to_numpy(s.fitted()); })

@@ -17,6 +17,7 @@ using attnreg_py::farray;
 using attnreg_py::to_numpy;
 
 void init_least_squares(py::module_& m);
+py::dict py_inference_dict(const attnreg::Inference& inf);
 
 namespace {
 
@@ -92,6 +93,24 @@ attnreg::OLS ols_setstate(const py::tuple& t) {
 
 
 }  // namespace
+
+// The coefficient table as the face reads it (py_fe.cpp returns its absorbed fits' this way).
+py::dict py_inference_dict(const attnreg::Inference& inf) {
+  py::dict d;
+  d["estimate"] = to_numpy(inf.estimate);
+  d["std_error"] = to_numpy(inf.std_error);
+  d["t_value"] = to_numpy(inf.t_value);
+  d["p_value"] = to_numpy(inf.p_value);
+  d["r_squared"] = to_numpy(inf.r_squared);
+  d["adj_r_squared"] = to_numpy(inf.adj_r_squared);
+  d["sigma"] = to_numpy(inf.sigma);
+  d["df_residual"] = inf.df_residual;
+  d["df_inference"] = inf.df_inference;
+  d["n_clusters"] = inf.n_clusters;
+  d["cov_type"] = attnreg::cov_type_name(inf.cov_type);
+  d["maxlags"] = inf.maxlags;
+  return d;
+}
 
 // The covariance options a face's cov_type / maxlags / hac_adjust / groups name (py_fe.cpp uses
 // it for the absorbed fits, so both parse cluster codes one way).
@@ -173,22 +192,8 @@ void init_ols(py::module_& m) {
           "inference",
           [](const attnreg::OLS& s, const std::string& cov_type, int maxlags, bool hac_adjust,
              const py::object& groups) {
-            const attnreg::Inference inf =
-                s.inference(cov_options(cov_type, maxlags, hac_adjust, groups));
-            py::dict d;
-            d["estimate"] = to_numpy(inf.estimate);
-            d["std_error"] = to_numpy(inf.std_error);
-            d["t_value"] = to_numpy(inf.t_value);
-            d["p_value"] = to_numpy(inf.p_value);
-            d["r_squared"] = to_numpy(inf.r_squared);
-            d["adj_r_squared"] = to_numpy(inf.adj_r_squared);
-            d["sigma"] = to_numpy(inf.sigma);
-            d["df_residual"] = inf.df_residual;
-            d["df_inference"] = inf.df_inference;
-            d["n_clusters"] = inf.n_clusters;
-            d["cov_type"] = attnreg::cov_type_name(inf.cov_type);
-            d["maxlags"] = inf.maxlags;
-            return d;
+            return py_inference_dict(
+                s.inference(cov_options(cov_type, maxlags, hac_adjust, groups)));
           },
           py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false,
           py::arg("groups") = py::none())

@@ -16,23 +16,12 @@
 
 namespace py = pybind11;
 using attnreg_py::as_mat;
+using attnreg_py::as_vec;
 using attnreg_py::farray;
 using attnreg_py::to_numpy;
 
 namespace {
 
-py::array_t<double> cube_numpy(const arma::cube& c) {
-  py::array_t<double, py::array::f_style> out({static_cast<py::ssize_t>(c.n_rows),
-                                               static_cast<py::ssize_t>(c.n_cols),
-                                               static_cast<py::ssize_t>(c.n_slices)});
-  if (c.n_elem) std::memcpy(out.mutable_data(), c.memptr(), c.n_elem * sizeof(double));
-  return out;
-}
-
-arma::vec vec_of(const farray& a, const char* name) {
-  const arma::mat m = as_mat(a, name);
-  return arma::vec(m.memptr(), m.n_elem);
-}
 
 py::dict result_dict(const attnreg::BandwidthSelectResult& r) {
   py::dict d;
@@ -79,7 +68,7 @@ void init_semiparametric(py::module_& m) {
           py::gil_scoped_release nogil;
           r = attnreg::local_polynomial_derivative(model, x, order);
         }
-        return cube_numpy(r);
+        return to_numpy(r);
       },
       py::arg("model"), py::arg("X"), py::arg("order"));
   m.def(
@@ -91,7 +80,7 @@ void init_semiparametric(py::module_& m) {
           py::gil_scoped_release nogil;
           r = attnreg::local_polynomial_hessian(model, x, static_cast<arma::uword>(output));
         }
-        return cube_numpy(r);
+        return to_numpy(r);
       },
       py::arg("model"), py::arg("X"), py::arg("output") = 0);
   m.def(
@@ -115,7 +104,7 @@ void init_semiparametric(py::module_& m) {
         o.grid_size = grid_size;
         o.n_threads = n_threads;
         const arma::mat x = as_mat(X, "X");
-        const arma::vec yv = vec_of(y, "y");
+        const arma::vec yv = as_vec(y, "y");
         attnreg::BandwidthSelectResult r;
         {
           py::gil_scoped_release nogil;
@@ -148,7 +137,7 @@ void init_semiparametric(py::module_& m) {
           [](attnreg::PartiallyLinear& self, const farray& X, const farray& y, const farray& Z,
              const std::optional<farray>& bandwidth) {
             const arma::mat x = as_mat(X, "X"), z = as_mat(Z, "Z");
-            const arma::vec yv = vec_of(y, "y");
+            const arma::vec yv = as_vec(y, "y");
             const arma::mat bw = bandwidth ? as_mat(*bandwidth, "bandwidth") : arma::mat();
             py::gil_scoped_release nogil;
             self.fit(x, yv, z, bw);
@@ -212,7 +201,7 @@ void init_semiparametric(py::module_& m) {
           [](attnreg::SmoothCoefficient& self, const farray& X, const farray& y, const farray& Z,
              const farray& bandwidth) {
             const arma::mat x = as_mat(X, "X"), z = as_mat(Z, "Z");
-            const arma::vec yv = vec_of(y, "y"), bw = vec_of(bandwidth, "bandwidth");
+            const arma::vec yv = as_vec(y, "y"), bw = as_vec(bandwidth, "bandwidth");
             py::gil_scoped_release nogil;
             self.fit(x, yv, z, bw);
           },
@@ -256,7 +245,7 @@ void init_semiparametric(py::module_& m) {
         o.kernel = kernel_options(kernel, var_types, unordered_kernel, ordered_kernel, n_threads);
         o.fit_intercept = fit_intercept;
         const arma::mat x = as_mat(X, "X"), z = as_mat(Z, "Z");
-        const arma::vec yv = vec_of(y, "y");
+        const arma::vec yv = as_vec(y, "y");
         attnreg::BandwidthSelectResult r;
         {
           py::gil_scoped_release nogil;

@@ -40,9 +40,11 @@ Rcpp::List state_to_list(const attnreg::LocalFitState& s, int n_threads) {
       Rcpp::Named("n_threads") = n_threads);
 }
 
-// A model rebuilt from its saved state (the neighbour index is rebuilt; fitted values are not
+}  // namespace
+
+// A model rebuilt from its saved state (r_effects.cpp uses it too; the neighbour index is rebuilt; fitted values are not
 // needed for predictions and are not recomputed).
-attnreg::LocalPolynomial from_list(const Rcpp::List& L) {
+attnreg::LocalPolynomial kreg_model_from_list(const Rcpp::List& L) {
   attnreg::LocalFitState s;
   s.degree = Rcpp::as<int>(L["degree"]);
   s.kernel = Rcpp::as<std::string>(L["kernel"]);
@@ -60,7 +62,6 @@ attnreg::LocalPolynomial from_list(const Rcpp::List& L) {
   return m;
 }
 
-}  // namespace
 
 // [[Rcpp::export(name = ".kreg_fit_cpp")]]
 Rcpp::List kreg_fit_cpp(const arma::mat& X, const arma::mat& Y, const arma::vec& bandwidth,
@@ -91,7 +92,7 @@ Rcpp::List kreg_fit_cpp(const arma::mat& X, const arma::mat& Y, const arma::vec&
 
 // [[Rcpp::export(name = ".kreg_predict_cpp")]]
 SEXP kreg_predict_cpp(const Rcpp::List& state, const arma::mat& X_new, std::string what) {
-  const attnreg::LocalPolynomial m = from_list(state);
+  const attnreg::LocalPolynomial m = kreg_model_from_list(state);
   if (what == "fit") return Rcpp::wrap(m.predict(X_new));
   if (what == "gradient") return Rcpp::wrap(m.gradient(X_new));  // m x d x k array
   if (what == "weights") return Rcpp::wrap(m.attention_weights(X_new));
