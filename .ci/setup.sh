@@ -25,6 +25,7 @@ APT_PACKAGES=(
   libarmadillo-dev libopenblas-dev liblapack-dev libgtest-dev
   r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-testthat r-cran-roxygen2
   r-cran-knitr r-cran-rmarkdown pandoc r-cran-kernsmooth r-cran-locfit r-cran-sandwich
+  r-cran-pkgdown
   libfftw3-dev
 )
 missing=()
@@ -49,6 +50,8 @@ $PY -m pip install -q --disable-pip-version-check "tqdm>=4.60" 2>&1 | quiet_pip
 # optional: the formula interface (attnreg.ols("y ~ x | fe", data)) parses formulas with formulaic
 $PY -m pip install -q --disable-pip-version-check "formulaic>=1.0" 2>&1 | quiet_pip
 $PY -m pip install -q --disable-pip-version-check "torch==2.13.0" 2>&1 | quiet_pip  # optional: attnreg.torch tests (CPU wheel on the machine: ~30 s)
+# the Python reference site (tools/build-docs.sh; the R site uses Debian's r-cran-pkgdown)
+$PY -m pip install -q --disable-pip-version-check "sphinx>=7.2" 2>&1 | quiet_pip
 
 jobs=${ATTNREG_JOBS:-$(nproc)}
 cuda=${ATTNREG_CUDA:-AUTO}

@@ -79,6 +79,12 @@ $PY vignettes/main_job.py --out build/main-job-check || status=1
 log "Vignettes: render every one (each checks its own numerical claims)"
 ATTNREG_VIGNETTE_OUT=build/vignettes bash .ci/vignettes.sh || status=1
 
+log "Docs: the Python (Sphinx) and R (pkgdown) reference sites build offline, without warnings"
+# From the installed packages' docstrings and help pages into docs/_site/; the R vignettes are
+# the renderings of the step above. Fails on a missing docstring, an unresolved cross-reference,
+# an export without a help page, or an internal note cited in the built pages.
+ATTNREG_VIGNETTE_OUT=build/vignettes bash tools/build-docs.sh || status=1
+
 log "R: R CMD check (runs the testthat suite)"
 tarball=$(ls build/r/attnreg_*.tar.gz)
 (cd build/r && MAKEFLAGS="-j${ATTNREG_JOBS:-$(nproc)}" _R_CHECK_FORCE_SUGGESTS_=false \
