@@ -55,6 +55,14 @@ $PY -m pip install -q --disable-pip-version-check "sphinx>=7.2" 2>&1 | quiet_pip
 
 jobs=${ATTNREG_JOBS:-$(nproc)}
 cuda=${ATTNREG_CUDA:-AUTO}
+# AUTO is resolved here as CMakeLists.txt resolves it (nvcc on PATH, $CUDACXX, /usr/local/cuda*),
+# so AUTO without nvcc is the same build, and the same source hash below, as OFF (the main job's
+# choice without a GPU): .ci/test.sh after .ci/main-job.sh reuses the build instead of redoing it.
+if [ "$cuda" = AUTO ] && ! command -v nvcc >/dev/null && [ -z "${CUDACXX:-}" ] &&
+   [ ! -e /usr/local/cuda/bin/nvcc ] && [ ! -e /usr/local/cuda-13/bin/nvcc ]; then
+  cuda=OFF
+  echo "no CUDA compiler (nvcc) found: building without the CUDA backend"
+fi
 # ccache is optional: a fresh machine without it builds the same, only without the cache.
 if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
   # NOHASHDIR: the same sources compiled from another directory (R CMD check's copy) still hit.
