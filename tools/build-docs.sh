@@ -24,7 +24,9 @@ t_all=$(date +%s)
 
 if [ "$which" = all ] || [ "$which" = python ]; then
   t0=$(date +%s)
-  rm -rf "$site/python" docs/python/api docs/python/generated
+  # A fresh environment each time: Sphinx does not see docstring changes, nor repeats the
+  # warnings of pages it does not re-read.
+  rm -rf "$site/python" "$work/doctrees" docs/python/api docs/python/generated
   if ! $PY -m sphinx -b html -W --keep-going -q -d "$work/doctrees" docs/python "$site/python" \
       >"$work/sphinx.log" 2>&1; then
     cat "$work/sphinx.log"; echo "docs: the Python site has warnings (above)"; status=1
