@@ -16,6 +16,21 @@ t_start=$(date +%s); step_name=""; step_t=$t_start
 step_end() { [ -z "$step_name" ] || printf '   done: %s (%d s)\n' "$step_name" $(( $(date +%s) - step_t )); }
 step() { step_end; step_name=$1; step_t=$(date +%s); printf '\n== %s [%d s into set-up] ==\n' "$1" $(( step_t - t_start )); }
 quiet_pip() { grep -v "Running pip as the 'root'" || true; }
+# A compile's progress on the console (its full output goes to the log $1): every tenth of the
+# way, from make's "[ NN%]" or ninja's "[i/n]" lines, or, given a total $2, from the count of
+# compiler calls ("-c file.cpp", R CMD INSTALL), with the seconds since the compile started.
+progress() {
+  tee "$1" | awk -v total="${2:-0}" '
+    BEGIN { "date +%s" | getline t0; close("date +%s"); last = 0; n = 0 }
+    { p = -1
+      if (total > 0) { if ($0 ~ / -c [^ ]+\.(cpp|cu)( |$)/) { n++; p = 100 * n / total } }
+      else if (match($0, /^ *\[ *[0-9]+%\]/)) { t = substr($0, RSTART, RLENGTH); gsub(/[^0-9]/, "", t); p = t + 0 }
+      else if (match($0, /^ *\[[0-9]+\/[0-9]+\]/)) { t = substr($0, RSTART, RLENGTH); gsub(/[ \[\]]/, "", t)
+                                                   split(t, a, "/"); p = 100 * a[1] / a[2] }
+      if (p >= 0) { d = int(p / 10) * 10
+        if (d > last) { last = d; "date +%s" | getline now; close("date +%s")
+                        printf "   %3d%% (%d s)\n", d, now - t0; fflush() } } }'
+}
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 
@@ -74,7 +89,7 @@ step "C++ core, tests and benchmarks (build/)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DATTNREG_CUDA="$cuda" >build/cmake-configure.log 2>&1 ||
   { tail -40 build/cmake-configure.log; exit 1; }
 grep "attnreg: CUDA backend" build/cmake-configure.log || true
-cmake --build build -j "$jobs" >build/cmake-build.log 2>&1 || { tail -60 build/cmake-build.log; exit 1; }
+cmake --build build -j "$jobs" 2>&1 | progress build/cmake-build.log || { tail -60 build/cmake-build.log; exit 1; }
 echo "$(grep -c 'Building' build/cmake-build.log || true) objects compiled (log: build/cmake-build.log)"
 
 step "Python package: build and install (pip install . --no-build-isolation)"
@@ -90,8 +105,9 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$src_hash" ] && \
   echo "sources unchanged since the last install (hash $src_hash): nothing to do"
 else
   rm -f "$stamp"
-  CMAKE_BUILD_PARALLEL_LEVEL=$jobs $PY -m pip install --no-deps --no-build-isolation --force-reinstall \
-    --disable-pip-version-check -C cmake.define.ATTNREG_CUDA="$cuda" . >build/python-build.log 2>&1 ||
+  # -v: the compile's lines reach the log, and its progress the console
+  CMAKE_BUILD_PARALLEL_LEVEL=$jobs $PY -m pip install -v --no-deps --no-build-isolation --force-reinstall \
+    --disable-pip-version-check -C cmake.define.ATTNREG_CUDA="$cuda" . 2>&1 | progress build/python-build.log ||
     { tail -60 build/python-build.log; exit 1; }
   echo "$src_hash" > "$stamp"
   echo "installed attnreg $($PY -c 'import attnreg; print(attnreg.__version__)') (log: build/python-build.log)"
@@ -111,7 +127,8 @@ r_stamp=build/r/installed.hash
 if [ -f "$r_stamp" ] && [ "$(cat "$r_stamp")" = "$r_hash" ] && Rscript -e 'quit(status = !requireNamespace("attnreg", quietly = TRUE))'; then
   echo "R package unchanged since the last install: nothing to do"
 else
-  MAKEFLAGS="-j$jobs" R CMD INSTALL --no-multiarch "$tarball" >build/r/install.log 2>&1 ||
+  n_src=$(tar -tzf "$tarball" | grep -cE '^attnreg/src/[^/]+\.cpp$' || true)
+  MAKEFLAGS="-j$jobs" R CMD INSTALL --no-multiarch "$tarball" 2>&1 | progress build/r/install.log "$n_src" ||
     { tail -40 build/r/install.log; exit 1; }
   echo "$r_hash" > "$r_stamp"
   echo "installed $(basename "$tarball") (log: build/r/install.log)"
