@@ -66,7 +66,8 @@ $PY -m pip install -q --disable-pip-version-check "tqdm>=4.60" 2>&1 | quiet_pip
 $PY -m pip install -q --disable-pip-version-check "formulaic>=1.0" 2>&1 | quiet_pip
 $PY -m pip install -q --disable-pip-version-check "torch==2.13.0" 2>&1 | quiet_pip  # optional: attnreg.torch tests (CPU wheel on the machine: ~30 s)
 # the Python reference site (tools/build-docs.sh; the R site uses Debian's r-cran-pkgdown)
-$PY -m pip install -q --disable-pip-version-check "sphinx>=7.2" 2>&1 | quiet_pip
+# (docutils < 0.20: the version other tools on the Debian image pin; Sphinx 7.3 works with it)
+$PY -m pip install -q --disable-pip-version-check "sphinx>=7.2" "docutils>=0.18.1,<0.20" 2>&1 | quiet_pip
 
 jobs=${ATTNREG_JOBS:-$(nproc)}
 cuda=${ATTNREG_CUDA:-AUTO}

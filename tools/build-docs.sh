@@ -6,8 +6,8 @@
 #   docs/_site/r       pkgdown from the roxygen help pages (R-package/man), NEWS.md and the R
 #                      Markdown vignettes (R-package/_pkgdown.yml); the vignettes rendered by
 #                      .ci/vignettes.sh ($ATTNREG_VIGNETTE_OUT) are reused, missing ones rendered
-# Fails on: a Sphinx warning (a public object without a docstring, an unresolved reference to
-# an attnreg object, malformed docstring markup), a pkgdown warning, an R export without a help
+# Fails on: a public object without a docstring, an unresolved reference to an attnreg object
+# (or a docstring's name_ or |x| read as a link), a pkgdown warning, an R export without a help
 # page, a vignette missing from the site's menu, and "seed 00x", "DESIGN.md" or "the issue" in
 # the built pages. No network: no intersphinx, and pkgdown.internet = FALSE (no CRAN look-up).
 #   bash tools/build-docs.sh [python|r]     (default: both)
@@ -27,9 +27,22 @@ if [ "$which" = all ] || [ "$which" = python ]; then
   # A fresh environment each time: Sphinx does not see docstring changes, nor repeats the
   # warnings of pages it does not re-read.
   rm -rf "$site/python" "$work/doctrees" docs/python/api docs/python/generated
-  if ! $PY -m sphinx -b html -W --keep-going -q -d "$work/doctrees" docs/python "$site/python" \
+  # Warnings that matter fail the build: a public object without a docstring, a reference that
+  # does not resolve (an attnreg object, or a name_ / |x| that docutils reads as a link or a
+  # substitution), an object autodoc cannot import, one documented twice. Other markup warnings
+  # (a field list without a blank line, ...) are printed and counted.
+  warn=$work/sphinx-warnings.log
+  if ! $PY -m sphinx -b html --keep-going -q -w "$warn" -d "$work/doctrees" docs/python "$site/python" \
       >"$work/sphinx.log" 2>&1; then
-    cat "$work/sphinx.log"; echo "docs: the Python site has warnings (above)"; status=1
+    cat "$work/sphinx.log"; echo "docs: Sphinx failed (above)"; status=1
+  fi
+  fatal='has no docstring|reference target not found|Unknown target name|Undefined substitution|failed to import|duplicate object description|toctree'
+  if grep -qE "$fatal" "$warn"; then
+    grep -E "$fatal" "$warn"; echo "docs: the Python reference has broken or missing documentation (above)"; status=1
+  fi
+  if grep -vqE "$fatal" "$warn"; then
+    echo "docs: $(grep -vE "$fatal" "$warn" | grep -cE 'WARNING|ERROR') markup warning(s), not fatal:"
+    grep -vE "$fatal" "$warn" | head -20
   fi
   echo "docs: Python site $site/python ($(find "$site/python" -name '*.html' | wc -l) pages, $(( $(date +%s) - t0 )) s)"
 fi
