@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every test suite: C++ (ctest, GoogleTest), Python (pytest), the main job and the
-# vignettes (each checks its own claims), R (testthat inside
+# vignettes (each checks its own claims), the docs sites (tools/build-docs.sh), R (testthat inside
 # R CMD check). Does the set-up first (.ci/setup.sh) unless ATTNREG_SKIP_SETUP=1.
 # Exits non-zero when any suite fails or runs no test.
 set -euo pipefail
