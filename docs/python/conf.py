@@ -4,8 +4,9 @@ Every page comes from the package's own docstrings (autodoc + autosummary, numpy
 read by napoleon); nothing is written by hand but the front page. The API pages are generated at
 build time from each public module's ``__all__`` (or, for a module without one, the public
 classes and functions it defines), so a new public name is documented without editing a list.
-The build works offline (no intersphinx) and, run with ``-W``, fails on a public object without
-a docstring and on a cross-reference to an attnreg object that does not resolve.
+The build works offline (no intersphinx). It warns on a public object without a docstring and
+on a cross-reference to an attnreg object that does not resolve; tools/build-docs.sh fails on
+those warnings.
 """
 from __future__ import annotations
 
