@@ -31,7 +31,7 @@ if [ "$which" = all ] || [ "$which" = python ]; then
   # does not resolve (an attnreg object, or a name_ / |x| that docutils reads as a link or a
   # substitution), an object autodoc cannot import, one documented twice. Other markup warnings
   # (a field list without a blank line, ...) are printed and counted.
-  warn=$work/sphinx-warnings.log
+  warn=$work/sphinx-warnings.log; : >"$warn"
   if ! $PY -m sphinx -b html --keep-going -q -w "$warn" -d "$work/doctrees" docs/python "$site/python" \
       >"$work/sphinx.log" 2>&1; then
     cat "$work/sphinx.log"; echo "docs: Sphinx failed (above)"; status=1
