@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every test suite: C++ (ctest, GoogleTest), Python (pytest), the main job and the
-# vignettes (each checks its own claims), R (testthat inside
+# vignettes (each checks its own claims), the docs sites (tools/build-docs.sh), R (testthat inside
 # R CMD check). Does the set-up first (.ci/setup.sh) unless ATTNREG_SKIP_SETUP=1.
 # Exits non-zero when any suite fails or runs no test.
 set -euo pipefail
@@ -78,6 +78,12 @@ $PY vignettes/main_job.py --out build/main-job-check || status=1
 
 log "Vignettes: render every one (each checks its own numerical claims)"
 ATTNREG_VIGNETTE_OUT=build/vignettes bash .ci/vignettes.sh || status=1
+
+log "Docs: the Python (Sphinx) and R (pkgdown) reference sites build offline, without warnings"
+# From the installed packages' docstrings and help pages into docs/_site/; the R vignettes are
+# the renderings of the step above. Fails on a missing docstring, an unresolved cross-reference,
+# an export without a help page, or an internal note cited in the built pages.
+ATTNREG_VIGNETTE_OUT=build/vignettes bash tools/build-docs.sh || status=1
 
 log "R: R CMD check (runs the testthat suite)"
 tarball=$(ls build/r/attnreg_*.tar.gz)

@@ -32,6 +32,9 @@ PYBIND11_MODULE(_core, m) {
   // pybind11 already maps to ValueError; NumericalError gets its own ArithmeticError subclass.
   static py::exception<attnreg::NumericalError> numerical_error(m, "NumericalError",
                                                                PyExc_ArithmeticError);
+  numerical_error.attr("__doc__") =
+      "A computation failed numerically (a singular or non-finite system, an overflow); the "
+      "message names the input to change. Subclass of ArithmeticError.";
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -253,8 +253,10 @@ def predict(X, y, X_new, *, bandwidth, degree: int | str = 1, kernel: str = "gau
 
     Raises
     ------
-    ValueError for bad input (NaN, column count, bandwidths; the message names the argument),
-    attnreg.NumericalError naming the first query row without a fit.
+    ValueError
+        For bad input (NaN, column count, bandwidths; the message names the argument).
+    attnreg.NumericalError
+        Naming the first query row without a fit.
     """
     dask, da = _dask()
     deg = _degree(degree)

@@ -293,7 +293,7 @@ class _KernelRegression(RegressorMixin, BaseEstimator):
 
     @property
     def approx_error_(self) -> float:
-        """Largest |binned - exact| fit (in units of y) over 200 training rows drawn with a
+        """Largest ``|binned - exact|`` fit (in units of y) over 200 training rows drawn with a
         fixed seed (0.0 for ``approx="exact"``); computed on first use, then cached. The binned
         error shrinks like (grid spacing / bandwidth)^2: double ``grid_size`` to quarter it."""
         check_is_fitted(self)
@@ -543,7 +543,7 @@ class NadarayaWatson(_KernelRegression):
     bandwidth_result_ : BandwidthResult or None, the selector's result when ``bandwidth`` is a
         selector name (objective, evaluations, convergence, 1-D curve).
     approx_ : str, "exact" or "binned".
-    approx_error_ : float, largest |binned - exact| fit over 200 training rows (fixed seed;
+    approx_error_ : float, largest ``|binned - exact|`` fit over 200 training rows (fixed seed;
         0.0 for exact fits), computed on first use; ``approx_error_details()`` gives more.
 
     Examples

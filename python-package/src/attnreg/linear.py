@@ -306,7 +306,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
     intercept_ : float or ndarray of shape (n_targets,); 0 when fixed effects are absorbed
         (they contain the constant).
     coef_se_, intercept_se_ : standard errors under ``cov_type``, same shapes.
-    tvalues_, pvalues_ : t statistics and two-sided p-values (Student t, df_resid_), design order.
+    tvalues_, pvalues_ : t statistics and two-sided p-values (Student t, ``df_resid_``), design order.
     rsquared_, rsquared_adj_ : float or ndarray (centred R^2 with an intercept, as lm).
     sigma2_ : float or ndarray, residual variance RSS / (n - rank).
     df_resid_ : float, n - rank. When it is 0 (as many observations as estimated coefficients)
@@ -977,7 +977,7 @@ class AttentionRegression(_AttentionEstimator):
     ----------
     objective_ : float, the best leave-self-out MSE.
     start_objectives_ : ndarray, the objective reached from each start.
-    n_evals_, n_iter_, converged_ : optimiser diagnostics (n_iter_ and converged_ of the best start).
+    n_evals_, n_iter_, converged_ : optimiser diagnostics (``n_iter_`` and ``converged_`` of the best start).
     """
 
     def __init__(
