@@ -68,6 +68,169 @@ ATTNREG_SIMD_CLONES void gauss_conv(double q, const double* t, std::size_t m, do
 
 }  // namespace
 
+ATTNREG_SIMD_CLONES void gauss_pairs_ml(double ya, double ca, const double* y, const double* c,
+                                        std::size_t m, double ih, bool der, double* row,
+                                        double* col, std::size_t stride) {
+  double s0 = 0.0, s1 = 0.0;
+  double* c0 = col;
+  if (der) {
+    double* c1 = col + stride;
+#pragma omp simd reduction(+ : s0, s1)
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (ya - y[b]) * ih, w = u * u;
+      const double e = kernel_detail::exp_nonpositive(-0.5 * w);
+      const double de = e * (w - 1.0);
+      s0 += c[b] * e;
+      s1 += c[b] * de;
+      c0[b] += ca * e;
+      c1[b] += ca * de;
+    }
+  } else {
+#pragma omp simd reduction(+ : s0)
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (ya - y[b]) * ih;
+      const double e = kernel_detail::exp_nonpositive(-0.5 * u * u);
+      s0 += c[b] * e;
+      c0[b] += ca * e;
+    }
+  }
+  row[0] += s0;
+  row[1] += s1;
+}
+
+ATTNREG_SIMD_CLONES void gauss_pairs_ls(double ya, double ca, const double* y, const double* c,
+                                        std::size_t m, double ih, bool der, double* row,
+                                        double* col, std::size_t stride) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  double *c0 = col, *c2 = col + 2 * stride;
+  if (der) {
+    double *c1 = col + stride, *c3 = col + 3 * stride;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (ya - y[b]) * ih, w = u * u;
+      const double v = kernel_detail::exp_nonpositive(-0.25 * w);
+      const double e = -0.5 * w < -708.0 ? 0.0 : v * v;  // exp(-w/2), as exp_nonpositive
+      const double de = e * (w - 1.0), dv = v * (0.5 * w - 1.0);
+      s0 += c[b] * e;
+      s1 += c[b] * de;
+      s2 += c[b] * v;
+      s3 += c[b] * dv;
+      c0[b] += ca * e;
+      c1[b] += ca * de;
+      c2[b] += ca * v;
+      c3[b] += ca * dv;
+    }
+  } else {
+#pragma omp simd reduction(+ : s0, s2)
+    for (std::size_t b = 0; b < m; ++b) {
+      const double u = (ya - y[b]) * ih, w = u * u;
+      const double v = kernel_detail::exp_nonpositive(-0.25 * w);
+      const double e = -0.5 * w < -708.0 ? 0.0 : v * v;
+      s0 += c[b] * e;
+      s2 += c[b] * v;
+      c0[b] += ca * e;
+      c2[b] += ca * v;
+    }
+  }
+  row[0] += s0;
+  row[1] += s1;
+  row[2] += s2;
+  row[3] += s3;
+}
+
+ATTNREG_SIMD_CLONES void mix_columns(const double* M, std::size_t ld, std::size_t T,
+                                     const double* coef, std::size_t G, std::size_t skip,
+                                     double* out) {
+  for (std::size_t t = 0; t < T; ++t) out[t] = 0.0;
+  for (std::size_t h = 0; h < G; ++h) {
+    if (h == skip) continue;
+    const double a = coef[h];
+    const double* x = M + h * ld;
+#pragma omp simd
+    for (std::size_t t = 0; t < T; ++t) out[t] += a * x[t];
+  }
+}
+
+ATTNREG_SIMD_CLONES double dot(const double* x, const double* y, std::size_t T) {
+  double s = 0.0;
+#pragma omp simd reduction(+ : s)
+  for (std::size_t t = 0; t < T; ++t) s += x[t] * y[t];
+  return s;
+}
+
+ATTNREG_SIMD_CLONES void axpy(double a, const double* x, std::size_t T, double* out) {
+#pragma omp simd
+  for (std::size_t t = 0; t < T; ++t) out[t] += a * x[t];
+}
+
+namespace {
+// dist_row over [t0, t1) with the indicator fixed at I (0 or 1) and G(y_t | Y_r) read from
+// Gr[t] (dGr[t]), or, when Gr is null, equal to the constant gc there (dG = 0).
+__attribute__((always_inline)) inline void dist_range(
+    double I, std::size_t t0, std::size_t t1, const double* m, const double* Ag,
+    const double* Wg, const double* Gr, double gc, double s, double iden, const double* dAy,
+    const double* dWg, const double* dGr, double* me, double* acc) {
+  double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+  if (dWg && Gr) {
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (std::size_t t = t0; t < t1; ++t) {
+      const double dg = Wg[t] - Gr[t];
+      const double F = (Ag[t] + s * dg) * iden;
+      const double e = I - F, w = m[t] * e;
+      s0 += w * e;
+      s1 += w * dg;
+      s2 += w * F;
+      s3 += w * (dAy[t] + s * (dWg[t] - dGr[t]));
+      me[t] = w;
+    }
+  } else if (dWg) {
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (std::size_t t = t0; t < t1; ++t) {
+      const double dg = Wg[t] - gc;
+      const double F = (Ag[t] + s * dg) * iden;
+      const double e = I - F, w = m[t] * e;
+      s0 += w * e;
+      s1 += w * dg;
+      s2 += w * F;
+      s3 += w * (dAy[t] + s * dWg[t]);
+      me[t] = w;
+    }
+  } else if (Gr) {
+#pragma omp simd reduction(+ : s0)
+    for (std::size_t t = t0; t < t1; ++t) {
+      const double F = (Ag[t] + s * (Wg[t] - Gr[t])) * iden;
+      const double e = I - F;
+      s0 += m[t] * e * e;
+    }
+  } else {
+#pragma omp simd reduction(+ : s0)
+    for (std::size_t t = t0; t < t1; ++t) {
+      const double F = (Ag[t] + s * (Wg[t] - gc)) * iden;
+      const double e = I - F;
+      s0 += m[t] * e * e;
+    }
+  }
+  acc[0] += s0;
+  acc[1] += s1;
+  acc[2] += s2;
+  acc[3] += s3;
+}
+}  // namespace
+
+ATTNREG_SIMD_CLONES void dist_row(std::size_t T, std::size_t tr, std::size_t lo, std::size_t hi,
+                                  const double* m, const double* Ag, const double* Wg,
+                                  const double* Gb, double s, double iden, const double* dAy,
+                                  const double* dWg, const double* dGb, double* me, double* out) {
+  double acc[4] = {0.0, 0.0, 0.0, 0.0};
+  const double* Gr = Gb - lo;  // Gr[t] for t in [lo, hi]
+  const double* dGr = dGb ? dGb - lo : nullptr;
+  dist_range(0.0, 0, lo, m, Ag, Wg, nullptr, 0.0, s, iden, dAy, dWg, nullptr, me, acc);
+  dist_range(0.0, lo, tr, m, Ag, Wg, Gr, 0.0, s, iden, dAy, dWg, dGr, me, acc);
+  dist_range(1.0, tr, hi + 1, m, Ag, Wg, Gr, 0.0, s, iden, dAy, dWg, dGr, me, acc);
+  dist_range(1.0, hi + 1, T, m, Ag, Wg, nullptr, 1.0, s, iden, dAy, dWg, nullptr, me, acc);
+  for (int q = 0; q < 4; ++q) out[q] = acc[q];
+}
+
 double kdens(const Kernel& k, double u) {
   if (k.type == KernelType::gaussian) return 0.39894228040143267794 * std::exp(-0.5 * u * u);
   return k(u);
