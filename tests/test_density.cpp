@@ -569,6 +569,37 @@ TEST(Density, FastPathsMatchOracle) {
   }
 }
 
+// The tabulated Gaussian CDF of the distribution objective's bands against kcdf's
+// 0.5 erfc(-a / sqrt 2): on the nodes a = -j / 256, half-way between them (the largest Taylor
+// step), at random points, and at the ends 0 and -8.5; with and without the derivative.
+TEST(Density, TabulatedGaussianCdfMatchesErfc) {
+  std::vector<double> a;
+  for (int j = 0; j <= 2176; ++j) {
+    a.push_back(-j / 256.0);
+    if (j < 2176) a.push_back(-(j + 0.5) / 256.0);
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> U(-8.5, 0.0);
+  for (int i = 0; i < 20000; ++i) a.push_back(U(rng));
+  a.push_back(-8.5);
+  a.push_back(-0.0);
+  const Kernel K(KernelType::gaussian);
+  for (double scale : {1.0, 0.37}) {  // y = a * h with ih = 1 / h
+    std::vector<double> y(a.size()), G(a.size()), dG(a.size()), G2(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) y[i] = a[i] * scale;
+    density_detail::gauss_cdf_band(y.data(), y.size(), 0.0, 1.0 / scale, true, G.data(), dG.data());
+    density_detail::gauss_cdf_band(y.data(), y.size(), 0.0, 1.0 / scale, false, G2.data(), nullptr);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const double u = (y[i] - 0.0) * (1.0 / scale);
+      const double ref = density_detail::kcdf(K, u);
+      EXPECT_NEAR(G[i], ref, 1.5e-16 + 3e-14 * ref) << "a = " << u;
+      EXPECT_EQ(G[i], G2[i]);
+      const double dref = -u * std::exp(-0.5 * u * u) / std::sqrt(2 * kPi);
+      EXPECT_NEAR(dG[i], dref, 1e-15 * std::abs(dref) + 1e-300) << "a = " << u;
+    }
+  }
+}
+
 TEST(Density, FastPathsSameResultsForAnyThreadCount) {
   Data d = make_data(400, "o", "c", 111, true);
   std::vector<double> vals[3];

@@ -529,6 +529,12 @@ double DensityObjective::Impl::dist_ls1(const arma::vec& bw, arma::vec* grad,
     for (std::size_t s2 = 0; s2 < T; ++s2) {
       double* Hc = Hb + off[s2] - lo[s2];
       double* dHc = der ? dHb + off[s2] - lo[s2] : nullptr;
+      if (gauss) {
+        const std::size_t m = s2 + 1 - lo[s2];
+        density_detail::gauss_cdf_band(y + lo[s2], m, y[s2], ih, der, Hc + lo[s2],
+                                       der ? dHc + lo[s2] : nullptr);
+        continue;
+      }
       for (std::size_t t = lo[s2]; t <= s2; ++t) {
         const double a = (y[t] - y[s2]) * ih;  // <= 0
         Hc[t] = density_detail::kcdf(K, a);
@@ -590,13 +596,13 @@ double DensityObjective::Impl::dist_ls1(const arma::vec& bw, arma::vec* grad,
     }
   }
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::size_t g = 0; g < Gx; ++g) {
-    density_detail::mix_columns(w.W.memptr(), T, T, Px.colptr(g), Gx, g, w.A.colptr(g));
+  for (std::size_t g = 0; g < Gx; g += 4) {
+    density_detail::mix_columns4(w.W.memptr(), T, T, Px.memptr(), Gx, g, w.A.colptr(g), T);
     if (der) {
-      density_detail::mix_columns(w.dW.memptr(), T, T, Px.colptr(g), Gx, g, w.dAy.colptr(g));
+      density_detail::mix_columns4(w.dW.memptr(), T, T, Px.memptr(), Gx, g, w.dAy.colptr(g), T);
       for (std::size_t j = 0; j < dx; ++j)
-        density_detail::mix_columns(w.W.memptr(), T, T, dPx[j].colptr(g), Gx, g,
-                                    w.dAx[j].colptr(g));
+        density_detail::mix_columns4(w.W.memptr(), T, T, dPx[j].memptr(), Gx, g,
+                                     w.dAx[j].colptr(g), T);
     }
   }
   const std::size_t np = d;

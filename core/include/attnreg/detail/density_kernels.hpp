@@ -94,10 +94,19 @@ void gauss_pairs_ml(double ya, double ca, const double* y, const double* c, std:
 void gauss_pairs_ls(double ya, double ca, const double* y, const double* c, std::size_t m,
                     double ih, bool der, double* row, double* col, std::size_t stride);
 
-/// out[t] = sum_{h != skip} coef[h] M[h * ld + t] for t < T (columns of a column-major matrix
-/// with leading dimension ld mixed by coef, column `skip` left out), in the order h = 0, 1, ...
-void mix_columns(const double* M, std::size_t ld, std::size_t T, const double* coef,
-                 std::size_t G, std::size_t skip, double* out);
+/// Gaussian CDF on a band: with a_t = (y[t] - ys) * ih in [-8.5, 0], G[t] = Phi(a_t) (by
+/// tabulated Taylor series, within 1.2e-16 absolute and 2e-14 relative of kcdf; see
+/// density_kernels.cpp) and, when der, dG[t] = -a_t phi(a_t).
+void gauss_cdf_band(const double* y, std::size_t m, double ys, double ih, bool der, double* G,
+                    double* dG);
+
+/// Leave-one-out mixtures of the columns of M (T rows, leading dimension ld) for the outputs
+/// g = g0 .. min(g0 + 4, G) - 1 at once (one read of M per 4 outputs):
+///   out[k * ldo + t] = sum_{h != g0 + k} P[(g0 + k) * G + h] M[h * ld + t],
+/// summed in the order h = 0, 1, ... (P is G x G, column-major; column g holds output g's
+/// coefficients).
+void mix_columns4(const double* M, std::size_t ld, std::size_t T, const double* P,
+                  std::size_t G, std::size_t g0, double* out, std::size_t ldo);
 /// sum_t x[t] y[t] for t < T.
 double dot(const double* x, const double* y, std::size_t T);
 /// out[t] += a * x[t] for t < T.
