@@ -104,17 +104,21 @@ struct DensityObjective::Impl {
 
 // Density cv_ml / cv_ls of one continuous column with the Gaussian kernel: each unordered
 // pair of distinct values is evaluated once (gauss_pairs_*), its term added to both rows' sums.
-// Rows are cut into fixed blocks of kBlock (whatever the thread count); a block adds its terms
-// for the later rows into its own buffer, and the buffers are summed in block order, so the
-// sums do not depend on the number of threads. Row a's sum is (its pairs with later rows) +
-// (earlier rows' pairs with it) + (c_a - 1) exp(0): the own row enters with its count minus
-// one, as in rows().
+// Rows are cut into at most 16 blocks with about equal numbers of pairs (a function of R only,
+// whatever the thread count); a block adds its terms for the later rows into its own buffer,
+// and the buffers are summed in block order, so the sums do not depend on the number of
+// threads. Row a's sum is (its pairs with later rows) + (earlier rows' pairs with it) +
+// (c_a - 1) exp(0): the own row enters with its count minus one, as in rows().
 double DensityObjective::Impl::rows_gauss1(const arma::vec& bw, arma::vec* grad) const {
-  constexpr std::size_t kBlock = 32;
   const bool der = grad != nullptr;
   const bool ls = method == DensityMethod::cv_ls;
   const std::size_t R = Zu.n_rows, k = ls ? 4 : 2;
-  const std::size_t nb = (R + kBlock - 1) / kBlock;
+  // Block B holds rows [first[B], first[B + 1]): equal shares of the R (R - 1) / 2 pairs.
+  const std::size_t nb = std::max<std::size_t>(1, std::min<std::size_t>(16, R / 32));
+  std::vector<std::size_t> first(nb + 1);
+  for (std::size_t B = 0; B <= nb; ++B)
+    first[B] = std::min(R, static_cast<std::size_t>(std::ceil(
+                               R * (1.0 - std::sqrt(1.0 - static_cast<double>(B) / nb)))));
   const double ih = 1.0 / bw(0);
   const double* y = Zu.colptr(0);
   const double* cp = c.memptr();
@@ -123,8 +127,7 @@ double DensityObjective::Impl::rows_gauss1(const arma::vec& bw, arma::vec* grad)
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
   for (std::size_t B = 0; B < nb; ++B) {
     double* col = &colbuf[B * k * R];
-    const std::size_t a1 = std::min(R, (B + 1) * kBlock);
-    for (std::size_t a = B * kBlock; a < a1; ++a) {
+    for (std::size_t a = first[B]; a < first[B + 1]; ++a) {
       const std::size_t m = R - a - 1;
       if (m == 0) continue;
       // The block's buffer holds each quantity for rows 0..R-1 at stride R.
