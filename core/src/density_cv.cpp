@@ -170,7 +170,11 @@ double DensityObjective::Impl::rows_gauss1(const arma::vec& bw, arma::vec* grad)
   return obj;
 }
 
-// Row streaming: density cv_ml / cv_ls and conditional density cv_ml, O(R^2 d^2).
+// Row streaming: density cv_ml / cv_ls and conditional density cv_ml, O(R^2 d^2). The pdf
+// and convolution kernels are symmetric in the two rows, so each unordered pair of distinct
+// rows is evaluated once and its term added to both rows' sums, through the same fixed blocks
+// as rows_gauss1 (sums independent of the thread count). The own row enters with the count
+// c_a - 1 in the leave-one-out sums and c_a in the convolution sum T (every b).
 double DensityObjective::Impl::rows(const arma::vec& bw, arma::vec* grad) const {
   const bool der = grad != nullptr;
   const bool dens = kind == DensityKind::density;
@@ -181,87 +185,75 @@ double DensityObjective::Impl::rows(const arma::vec& bw, arma::vec* grad) const 
   const std::vector<ColumnState> cst = ls ? states(Mode::conv, Mode::conv, bw, der)
                                           : std::vector<ColumnState>();
   const std::size_t R = Zu.n_rows;
-  // Per row: [S or Num, dS_j..., (T, dT_j...) or (Den, dDen_j...)]
+  // Quantities per row: [S or Num, dS_j..., (T, dT_j...) or (Den, dDen_j...)]; the ones not
+  // needed (derivatives without grad, dDen_j for y columns) stay 0.
   const std::size_t width = 2 * (1 + d);
-  arma::mat out(width, R);
+  std::vector<char> active(width, 0);
+  active[0] = 1;
+  active[1 + d] = ls || !dens;
+  for (std::size_t j = 0; der && j < d; ++j) {
+    active[1 + j] = 1;
+    active[2 + d + j] = ls || (!dens && j < dx);
+  }
+  auto loo = [&](std::size_t q) { return q <= d || !ls; };  // T, dT_j take every b
+  const std::size_t nb = std::max<std::size_t>(1, std::min<std::size_t>(16, R / 32));
+  std::vector<std::size_t> first(nb + 1);
+  for (std::size_t B = 0; B <= nb; ++B)
+    first[B] = std::min(R, static_cast<std::size_t>(std::ceil(
+                               R * (1.0 - std::sqrt(1.0 - static_cast<double>(B) / nb)))));
+  arma::mat rowsum(width, R, arma::fill::zeros), self(width, R, arma::fill::zeros);
+  std::vector<double> colbuf(nb * width * R, 0.0);
+  const double* cp = c.memptr();  // raw pointers: Armadillo's operator() checks bounds
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<double> f(d * R), df(der ? d * R : 0), P(R), Px(R), g(R);
-    std::vector<double> fb(ls ? d * R : 0), dfb(ls && der ? d * R : 0);
-#pragma omp for schedule(static)
-    for (std::size_t a = 0; a < R; ++a) {
-      for (std::size_t j = 0; j < d; ++j)
-        density_detail::eval_column(cols[j], K, st[j], Zu(a, j), Zu.colptr(j), R, &f[j * R],
-                                    der ? &df[j * R] : nullptr);
-      double* o = out.colptr(a);
-      // Leave-one-out sum: the own row enters with count c_a - 1 (no subtraction).
-      const double ca1 = c(a) - 1.0;
-      const double* cp = c.memptr();  // raw pointers: Armadillo's operator() checks bounds
-      auto loo = [&](const double* w) {
-        double s1 = 0.0, s2 = 0.0;
-        for (std::size_t b = 0; b < a; ++b) s1 += cp[b] * w[b];
-        for (std::size_t b = a + 1; b < R; ++b) s2 += cp[b] * w[b];
-        return s1 + s2 + ca1 * w[a];
-      };
-      // Product over columns [j0, j1) except `skip`, times `first` (or 1).
-      auto product = [&](std::size_t j0, std::size_t j1, std::size_t skip, const double* first,
-                         double* outp) -> const double* {
-        std::size_t cnt = 0;
-        const double* only = nullptr;
-        for (std::size_t k = j0; k < j1; ++k)
-          if (k != skip) { ++cnt; only = &f[k * R]; }
-        if (!first && cnt == 1) return only;
-        if (!first && cnt == 0) {
-          for (std::size_t b = 0; b < R; ++b) outp[b] = 1.0;
-          return outp;
-        }
-        bool init = false;
-        if (first) { for (std::size_t b = 0; b < R; ++b) outp[b] = first[b]; init = true; }
-        for (std::size_t k = j0; k < j1; ++k) {
-          if (k == skip) continue;
-          const double* fk = &f[k * R];
-          if (!init) { for (std::size_t b = 0; b < R; ++b) outp[b] = fk[b]; init = true; }
-          else for (std::size_t b = 0; b < R; ++b) outp[b] *= fk[b];
-        }
-        return outp;
-      };
-      const std::size_t none = d;
-      o[0] = loo(product(0, d, none, nullptr, P.data()));
-      if (!dens) o[1 + d] = loo(product(0, dx, none, nullptr, Px.data()));
-      if (der) {
+    std::vector<double> f(d * R), df(der ? d * R : 0), fb(ls ? d * R : 0),
+        dfb(ls && der ? d * R : 0), w(R);
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t B = 0; B < nb; ++B) {
+      double* col = &colbuf[B * width * R];
+      for (std::size_t a = first[B]; a < first[B + 1]; ++a) {
+        const std::size_t m1 = R - a;  // b = a .. R-1; index 0 is the row itself
         for (std::size_t j = 0; j < d; ++j) {
-          o[1 + j] = loo(product(0, d, j, &df[j * R], g.data()));
-          if (!dens) o[2 + d + j] = j < dx ? loo(product(0, dx, j, &df[j * R], g.data())) : 0.0;
+          density_detail::eval_column(cols[j], K, st[j], Zu(a, j), Zu.colptr(j) + a, m1,
+                                      &f[j * R], der ? &df[j * R] : nullptr);
+          if (ls)
+            density_detail::eval_column(cols[j], K, cst[j], Zu(a, j), Zu.colptr(j) + a, m1,
+                                        &fb[j * R], der ? &dfb[j * R] : nullptr);
         }
-      }
-      if (ls) {  // density cv_ls: T = sum_b c_b Kbar(a, b), every b
-        for (std::size_t j = 0; j < d; ++j)
-          density_detail::eval_column(cols[j], K, cst[j], Zu(a, j), Zu.colptr(j), R, &fb[j * R],
-                                      der ? &dfb[j * R] : nullptr);
-        for (std::size_t b = 0; b < R; ++b) P[b] = 1.0;
-        for (std::size_t j = 0; j < d; ++j)
-          for (std::size_t b = 0; b < R; ++b) P[b] *= fb[j * R + b];
-        double t = 0.0;
-        for (std::size_t b = 0; b < R; ++b) t += cp[b] * P[b];
-        o[1 + d] = t;
-        if (der)
-          for (std::size_t j = 0; j < d; ++j) {
-            for (std::size_t b = 0; b < R; ++b) g[b] = dfb[j * R + b];
-            for (std::size_t k = 0; k < d; ++k)
-              if (k != j)
-                for (std::size_t b = 0; b < R; ++b) g[b] *= fb[k * R + b];
-            double dt = 0.0;
-            for (std::size_t b = 0; b < R; ++b) dt += cp[b] * g[b];
-            o[2 + d + j] = dt;
+        for (std::size_t q = 0; q < width; ++q) {
+          if (!active[q]) continue;
+          // w = product over the columns of q's group, the derivative column in place of one.
+          const bool conv = ls && q > d;
+          const std::size_t jd = q == 0 || q == 1 + d ? d : (q <= d ? q - 1 : q - 2 - d);
+          const std::size_t j1 = !dens && q > d ? dx : d;
+          const std::vector<double>& F = conv ? fb : f;
+          const std::vector<double>& dF = conv ? dfb : df;
+          for (std::size_t b = 0; b < m1; ++b) w[b] = 1.0;
+          for (std::size_t j = 0; j < j1; ++j) {
+            const double* v = j == jd ? &dF[j * R] : &F[j * R];
+            for (std::size_t b = 0; b < m1; ++b) w[b] *= v[b];
           }
+          self(q, a) = w[0];
+          rowsum(q, a) = density_detail::row_col_update(w.data() + 1, cp + a + 1, m1 - 1, cp[a],
+                                                        col + q * R + a + 1);
+        }
       }
     }
   }
+  arma::mat colsum(width, R, arma::fill::zeros);
+  for (std::size_t B = 0; B < nb; ++B)
+    for (std::size_t q = 0; q < width; ++q) {
+      if (!active[q]) continue;
+      const double* cq = &colbuf[(B * width + q) * R];
+      for (std::size_t b = 0; b < R; ++b) colsum(q, b) += cq[b];
+    }
   double obj = 0.0;
   arma::vec gr(d, arma::fill::zeros);
+  std::vector<double> o(width);
   for (std::size_t a = 0; a < R; ++a) {
-    const double* o = out.colptr(a);
     const double ca = c(a);
+    for (std::size_t q = 0; q < width; ++q)
+      o[q] = rowsum(q, a) + colsum(q, a) + (loo(q) ? ca - 1.0 : ca) * self(q, a);
     if (dens && !ls) {
       if (!(o[0] > 0.0)) return kInf;
       obj -= ca * std::log(o[0] / (n - 1.0));

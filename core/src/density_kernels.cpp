@@ -139,6 +139,17 @@ ATTNREG_SIMD_CLONES void gauss_pairs_ls(double ya, double ca, const double* y, c
   row[3] += s3;
 }
 
+ATTNREG_SIMD_CLONES double row_col_update(const double* w, const double* c, std::size_t m,
+                                           double ca, double* col) {
+  double s = 0.0;
+#pragma omp simd reduction(+ : s)
+  for (std::size_t b = 0; b < m; ++b) {
+    s += c[b] * w[b];
+    col[b] += ca * w[b];
+  }
+  return s;
+}
+
 ATTNREG_SIMD_CLONES double dot(const double* x, const double* y, std::size_t T) {
   double s = 0.0;
 #pragma omp simd reduction(+ : s)

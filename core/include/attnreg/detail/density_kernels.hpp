@@ -107,6 +107,9 @@ void gauss_cdf_band(const double* y, std::size_t m, double ys, double ih, bool d
 /// coefficients).
 void mix_columns4(const double* M, std::size_t ld, std::size_t T, const double* P,
                   std::size_t G, std::size_t g0, double* out, std::size_t ldo);
+/// One row's pair terms w[0..m) against the later rows: returns sum_b c[b] w[b] and adds
+/// ca * w[b] to col[b] (their sums over the earlier rows).
+double row_col_update(const double* w, const double* c, std::size_t m, double ca, double* col);
 /// sum_t x[t] y[t] for t < T.
 double dot(const double* x, const double* y, std::size_t T);
 /// out[t] += a * x[t] for t < T.
