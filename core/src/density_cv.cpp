@@ -473,8 +473,11 @@ double DensityObjective::Impl::cond_ls(const arma::vec& bw, arma::vec* grad) con
 // Conditional distribution cv_ls with one continuous y (dist_ls's formulas, in the order of
 // the sorted distinct y values so that a row's indicator 1(Y_r <= y_t) is 1 from its own
 // position on). G(y_t | y_s) is evaluated once per unordered pair of distinct y values
-// (G(-u) = 1 - G(u)), Gaussian pairs beyond kGaussTail bandwidths are 0 / 1 as in dist_ls, and
-// each left-out row costs one fused pass (density_detail::dist_row).
+// (G(-u) = 1 - G(u)), and each left-out row costs one fused pass (density_detail::dist_row).
+// Gaussian pairs beyond kGaussTail = 8.5 bandwidths are taken as 0 / 1: G(-8.5) = 9.5e-18 and
+// |dG| < 2e-16 are below what the squared-error objective resolves (it compares G with 0/1
+// indicators; as the regression engine's truncation, kernel_pairs.hpp); compact kernels are
+// exactly 0 / 1 beyond their support anyway.
 double DensityObjective::Impl::dist_ls1(const arma::vec& bw, arma::vec* grad,
                                         DistWork& w) const {
   const bool der = grad != nullptr;
@@ -655,7 +658,8 @@ double DensityObjective::Impl::dist_ls1(const arma::vec& bw, arma::vec* grad,
   return obj / (n * n);
 }
 
-// Conditional distribution cv_ls (Li, Lin and Racine 2013), see density.hpp.
+// Conditional distribution cv_ls (Li, Lin and Racine 2013), see density.hpp: several y
+// columns or an ordered y (one continuous y: dist_ls1).
 double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) const {
   const bool der = grad != nullptr;
   const std::size_t R = Zu.n_rows, Gx = Xg.n_rows, Ty = Yv.n_rows;
@@ -666,70 +670,21 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
   // Gm(t, r) = G(y_t | Y_r): Ty x R (column r contiguous), with y derivatives.
   arma::mat Gm(Ty, R, arma::fill::ones);
   std::vector<arma::mat> dGm(der ? dy : 0);
-  std::vector<std::size_t> colmap(R);  // column of Gm holding row r
-  for (std::size_t r = 0; r < R; ++r) colmap[r] = r;
-  bool by_value = false;
   {
     std::vector<arma::mat> F(dy), dF(der ? dy : 0);
     for (std::size_t k = 0; k < dy; ++k) {
       const std::size_t j = dx + k;
       const double off = cols[j].continuous() ? 0.0 : 1.0;  // cdf query = levels <= value
       arma::vec yq = Yv.col(k) + off;
-      if (dy == 1 && cols[j].continuous()) {
-        // G(y_t | y_s) over pairs of distinct y values: G(-u) = 1 - G(u) for the symmetric
-        // kernels, so each pair costs one evaluation at u <= 0 (absolute accuracy 1e-16,
-        // what the squared-error objective needs).
-        const std::size_t T = Ty;
-        arma::mat H(T, T), dH(der ? T : 0, der ? T : 0);
-        const double ih = 1.0 / bw(j);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
-        for (std::size_t s2 = 0; s2 < T; ++s2) {
-          for (std::size_t t = 0; t <= s2; ++t) {  // upper triangle, contiguous
-            const double u = (Yv(t, k) - Yv(s2, k)) * ih;
-            const double a = -std::abs(u);
-            // Gaussian tails beyond 8.5 h: G(-8.5) = 9.5e-18 and |dG| < 2e-16 are below what
-            // the squared-error objective resolves (it compares G with 0/1 indicators; as the
-            // regression engine's truncation, kernel_pairs.hpp); compact kernels are exactly
-            // 0 / 1 beyond their support anyway.
-            const bool far = a < -kGaussTail && K.type == KernelType::gaussian;
-            const double g = far ? 0.0 : density_detail::kcdf(K, a);
-            H(t, s2) = u <= 0 ? g : 1.0 - g;
-            // d/dlog h G(u) = -u K(u); at -|u| it is dg, and -dg at +|u|.
-            if (der) {
-              const double ka = K.type == KernelType::gaussian
-                                    ? 0.39894228040143267794 * kernel_detail::exp_nonpositive(-0.5 * a * a)
-                                    : density_detail::kdens(K, a);
-              const double dg = far ? 0.0 : -a * ka;
-              dH(t, s2) = u <= 0 ? dg : -dg;
-            }
-          }
-        }
-        // Lower triangle from the upper one, in tiles (G(-u) = 1 - G(u), dG(-u) = -dG(u)).
-        constexpr std::size_t B = 64;
-        for (std::size_t t0 = 0; t0 < T; t0 += B)
-          for (std::size_t s0 = 0; s0 <= t0; s0 += B)
-            for (std::size_t t = t0; t < std::min(T, t0 + B); ++t)
-              for (std::size_t s2 = s0; s2 < std::min(t, s0 + B); ++s2) {
-                H(t, s2) = 1.0 - H(s2, t);
-                if (der) dH(t, s2) = -dH(s2, t);
-              }
-        // Columns by distinct y value: row r reads column ty_of[r] (no R x Ty copies).
-        Gm = std::move(H);
-        if (der) dGm[0] = std::move(dH);
-        colmap = ty_of;
-        by_value = true;
-        break;
-      } else {
-        F[k].set_size(Ty, R);
-        if (der) dF[k].set_size(Ty, R);
+      F[k].set_size(Ty, R);
+      if (der) dF[k].set_size(Ty, R);
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (std::size_t r = 0; r < R; ++r)
-          density_detail::eval_column_cdf_reversed(cols[j], K, st[j], Zu(r, j), yq.memptr(), Ty,
-                                                   F[k].colptr(r), der ? dF[k].colptr(r) : nullptr);
-      }
+      for (std::size_t r = 0; r < R; ++r)
+        density_detail::eval_column_cdf_reversed(cols[j], K, st[j], Zu(r, j), yq.memptr(), Ty,
+                                                 F[k].colptr(r), der ? dF[k].colptr(r) : nullptr);
       Gm %= F[k];
     }
-    for (std::size_t k = 0; der && !by_value && k < dy; ++k) {
+    for (std::size_t k = 0; der && k < dy; ++k) {
       dGm[k] = dF[k];
       for (std::size_t l = 0; l < dy; ++l)
         if (l != k) dGm[k] %= F[l];
@@ -738,7 +693,7 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
   auto group_sum = [&](const arma::mat& M) {  // Ty x Gx
     arma::mat W(Ty, Gx, arma::fill::zeros);
     for (std::size_t g = 0; g < Gx; ++g)
-      for (std::size_t r : members[g]) W.col(g) += c(r) * M.col(colmap[r]);
+      for (std::size_t r : members[g]) W.col(g) += c(r) * M.col(r);
     return W;
   };
   const arma::mat W = group_sum(Gm);
@@ -784,7 +739,7 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
       double* Ip = Iv.memptr();
       double* Fp = Fv.memptr();
       for (std::size_t r : members[g]) {
-        const double* Gr = Gm.colptr(colmap[r]);
+        const double* Gr = Gm.colptr(r);
         if (dy == 1) {
           const double yr = Zu(r, dx);
           const double* yv = Yv.colptr(0);
@@ -818,7 +773,7 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
           } else {
             const std::size_t k = j - dx;
             const double* dWg = dW[k].colptr(g);
-            const double* dGr = dGm[k].colptr(colmap[r]);
+            const double* dGr = dGm[k].colptr(r);
             for (std::size_t t = 0; t < Ty; ++t) {
               const double dnum = dA[t] + s * (dWg[t] - dGr[t]);
               dacc += mp[t] * (Ip[t] - Fp[t]) * dnum / Den;
