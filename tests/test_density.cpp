@@ -600,6 +600,50 @@ TEST(Density, TabulatedGaussianCdfMatchesErfc) {
   }
 }
 
+// The one-continuous-y distribution path with a compact kernel (no band: every pair of
+// distinct y values evaluated) against a direct Epanechnikov oracle, x ordered or continuous.
+TEST(Density, CompactKernelDistributionMatchesOracle) {
+  auto epan = [](double u) { return std::abs(u) < 1 ? 0.75 * (1 - u * u) : 0.0; };
+  auto epan_cdf = [](double u) {
+    return u <= -1 ? 0.0 : (u >= 1 ? 1.0 : 0.5 + 0.75 * (u - u * u * u / 3));
+  };
+  for (const std::string tx : {"o", "c"}) {
+    for (bool ties : {false, true}) {
+      Data d = make_data(45, tx, "c", 121, ties);
+      DensityOptions opt;
+      opt.kernel = Kernel(KernelType::epanechnikov);
+      DensityData cf(DensityKind::conditional_distribution, d.X, tx, d.Y, "c", opt);
+      DensityObjective dl(cf, DensityMethod::cv_ls);
+      for (double hy : {0.05, 0.8, 30.0}) {
+        const arma::vec bw{tx == "o" ? 0.4 : 6.0, hy};
+        auto kx_e = [&](std::size_t a, std::size_t b) {
+          if (tx == "o") return ok_pdf('o', d.X(a, 0), d.X(b, 0), bw(0), d.lx[0]);
+          return epan((d.X(a, 0) - d.X(b, 0)) / bw(0)) / bw(0);
+        };
+        const std::size_t n = d.X.n_rows;
+        double cv = 0;
+        for (std::size_t l = 0; l < n; ++l)
+          for (std::size_t j = 0; j < n; ++j) {
+            double num = 0, den = 0;
+            for (std::size_t k = 0; k < n; ++k) {
+              if (k == l) continue;
+              num += kx_e(l, k) * epan_cdf((d.Y(j, 0) - d.Y(k, 0)) / hy);
+              den += kx_e(l, k);
+            }
+            const double e = (d.Y(l, 0) <= d.Y(j, 0) ? 1.0 : 0.0) - num / den;
+            cv += e * e;
+          }
+        cv /= double(n) * n;
+        arma::vec g;
+        EXPECT_NEAR(dl(bw, &g), cv, 1e-12 * cv) << tx << ties << " hy=" << hy;
+        const arma::vec fg = fd_grad(dl, bw, tx + "c");
+        for (std::size_t j = 0; j < 2; ++j)
+          EXPECT_NEAR(g(j), fg(j), 1e-5 * (cv + std::abs(fg(j)))) << tx << " col " << j;
+      }
+    }
+  }
+}
+
 TEST(Density, FastPathsSameResultsForAnyThreadCount) {
   Data d = make_data(400, "o", "c", 111, true);
   std::vector<double> vals[3];
