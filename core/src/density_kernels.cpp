@@ -5,6 +5,12 @@
 
 #include "attnreg/kernel_pairs.hpp"  // ATTNREG_SIMD_CLONES
 
+// Inlined into the cloned callers, so that their loops get the callers' instruction sets.
+#if defined(__GNUC__)
+#define ATTNREG_DENSITY_INLINE __attribute__((always_inline)) inline
+#else
+#define ATTNREG_DENSITY_INLINE inline
+#endif
 
 namespace attnreg {
 namespace density_detail {
@@ -198,7 +204,7 @@ ATTNREG_SIMD_CLONES void axpy(double a, const double* x, std::size_t T, double* 
 namespace {
 // dist_row over [t0, t1) with the indicator fixed at I (0 or 1) and G(y_t | Y_r) read from
 // Gr[t] (dGr[t]), or, when Gr is null, equal to the constant gc there (dG = 0).
-__attribute__((always_inline)) inline void dist_range(
+ATTNREG_DENSITY_INLINE void dist_range(
     double I, std::size_t t0, std::size_t t1, const double* m, const double* Ag,
     const double* Wg, const double* Gr, double gc, double s, double iden, const double* dAy,
     const double* dWg, const double* dGr, double* me, double* acc) {
@@ -273,7 +279,8 @@ ATTNREG_SIMD_CLONES void dist_row(std::size_t T, std::size_t tr, std::size_t lo,
 // error below 7e-17, and within 2e-14 relative (1.2e-16 absolute) of kcdf's 0.5 erfc(-a/sqrt 2)
 // on [-8.5, 0] (both formulas inherit the rounding of a: relative error up to ~2 x^2 ulp at
 // x = -a/sqrt 2). Branch-free, vectorised by the compiler (gathers); d = a - a_j is exact
-// (Sterbenz). About 4x cheaper than a vectorised erfc, and 10x than libm's.
+// (Sterbenz). Cheaper than libm's erfc and than SLEEF's vectorised one: npcdist's cv_ls on
+// Italy took 0.38 s with it, 0.49 s with SLEEF's erfc and 0.80 s with libm's.
 namespace {
 struct PhiTable {
   static constexpr int kPerUnit = 256;
