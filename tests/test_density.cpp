@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -496,6 +497,174 @@ TEST(Density, SameResultsForAnyThreadCount) {
       EXPECT_EQ(vals[i], vals[k + i]);
       EXPECT_EQ(vals[i], vals[2 * k + i]);
     }
+  }
+}
+
+// The one-column Gaussian density objectives (each pair of distinct values evaluated once) and
+// the conditional distribution objective with one continuous y (sorted y, bands of the
+// Gaussian CDF) against the oracles, with ties, and at tiny, moderate and huge bandwidths.
+TEST(Density, FastPathsMatchOracle) {
+  for (unsigned seed : {101u, 102u, 103u}) {
+    for (bool ties : {false, true}) {
+      // 1-D density: value and analytic gradient (d/dlog h of the pair terms: K (u^2 - 1) for
+      // the density, Kbar (u^2 / 2 - 1) for the convolution).
+      Data d = make_data(ties ? 180 : 130, "c", "", seed, ties);
+      if (ties)  // heavier ties: one decimal
+        for (double& v : d.X) v = std::round(v * 10.0) / 10.0;
+      d.lx = {levels_of(d.X.col(0))};
+      const double n = static_cast<double>(d.X.n_rows);
+      DensityData dd(DensityKind::density, d.X, "c", arma::mat(), "", DensityOptions());
+      DensityObjective ml(dd, DensityMethod::cv_ml), ls(dd, DensityMethod::cv_ls);
+      for (double h : {1e-3, 0.02, 0.4, 3.0, 500.0}) {
+        const arma::vec bw{h};
+        double L = 0, gL = 0, F = 0, gF = 0, S2 = 0, gS2 = 0;
+        for (std::size_t i = 0; i < d.X.n_rows; ++i) {
+          double s = 0, ds = 0;
+          for (std::size_t k = 0; k < d.X.n_rows; ++k) {
+            const double u = (d.X(i, 0) - d.X(k, 0)) / h;
+            const double K = std::exp(-0.5 * u * u) / std::sqrt(2 * kPi) / h;
+            const double C = std::exp(-0.25 * u * u) / (2 * std::sqrt(kPi) * h);
+            F += C;
+            gF += C * (0.5 * u * u - 1);
+            if (k == i) continue;
+            s += K;
+            ds += K * (u * u - 1);
+          }
+          L -= std::log(s / (n - 1));
+          gL -= ds / s;
+          S2 += s;
+          gS2 += ds;
+        }
+        arma::vec g;
+        if (std::isfinite(L)) {
+          EXPECT_NEAR(ml(bw, &g), L, 1e-12 * std::abs(L)) << seed << ties << " h=" << h;
+          EXPECT_NEAR(g(0), gL, 1e-10 * (std::abs(gL) + n)) << seed << ties << " h=" << h;
+        } else {
+          EXPECT_EQ(ml(bw), std::numeric_limits<double>::infinity()) << seed << ties << " h=" << h;
+        }
+        const double LS = F / (n * n) - 2 * S2 / (n * (n - 1));
+        const double gLS = gF / (n * n) - 2 * gS2 / (n * (n - 1));
+        EXPECT_NEAR(ls(bw, &g), LS, 1e-12 * std::abs(LS)) << seed << ties << " h=" << h;
+        EXPECT_NEAR(g(0), gLS, 1e-11 * (std::abs(gLS) + F / (n * n))) << seed << ties << " h=" << h;
+      }
+      // Conditional distribution, one continuous y, x ordered / continuous / unordered.
+      for (const std::string tx : {"o", "c", "u", "co"}) {
+        Data c = make_data(ties ? 70 : 55, tx, "c", seed + 10, ties);
+        std::vector<std::vector<double>> lv = c.lx;
+        lv.insert(lv.end(), c.ly.begin(), c.ly.end());
+        DensityData cf(DensityKind::conditional_distribution, c.X, tx, c.Y, "c", DensityOptions());
+        DensityObjective dl(cf, DensityMethod::cv_ls);
+        for (double hy : {1e-4, 0.05, 0.6, 4.0, 800.0}) {
+          arma::vec bw = bw_for(tx + "c", lv, 0.9, seed);
+          bw(tx.size()) = hy;
+          const double o = oracle_dist_ls(c, bw);
+          arma::vec g;
+          EXPECT_NEAR(dl(bw, &g), o, 1e-12 * std::abs(o) + 1e-15) << tx << ties << " hy=" << hy;
+          const arma::vec fg = fd_grad(dl, bw, tx + "c");
+          for (std::size_t j = 0; j < bw.n_elem; ++j)
+            EXPECT_NEAR(g(j), fg(j), 1e-5 * (std::abs(o) + std::abs(fg(j)))) << tx << " col " << j;
+        }
+      }
+    }
+  }
+}
+
+// The tabulated Gaussian CDF of the distribution objective's bands against kcdf's
+// 0.5 erfc(-a / sqrt 2): on the nodes a = -j / 256, half-way between them (the largest Taylor
+// step), at random points, and at the ends 0 and -8.5; with and without the derivative.
+TEST(Density, TabulatedGaussianCdfMatchesErfc) {
+  std::vector<double> a;
+  for (int j = 0; j <= 2176; ++j) {
+    a.push_back(-j / 256.0);
+    if (j < 2176) a.push_back(-(j + 0.5) / 256.0);
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> U(-8.5, 0.0);
+  for (int i = 0; i < 20000; ++i) a.push_back(U(rng));
+  a.push_back(-8.5);
+  a.push_back(-0.0);
+  const Kernel K(KernelType::gaussian);
+  for (double scale : {1.0, 0.37}) {  // y = a * h with ih = 1 / h
+    std::vector<double> y(a.size()), G(a.size()), dG(a.size()), G2(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) y[i] = a[i] * scale;
+    density_detail::gauss_cdf_band(y.data(), y.size(), 0.0, 1.0 / scale, true, G.data(), dG.data());
+    density_detail::gauss_cdf_band(y.data(), y.size(), 0.0, 1.0 / scale, false, G2.data(), nullptr);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const double u = (y[i] - 0.0) * (1.0 / scale);
+      const double ref = density_detail::kcdf(K, u);
+      EXPECT_NEAR(G[i], ref, 1.5e-16 + 3e-14 * ref) << "a = " << u;
+      EXPECT_EQ(G[i], G2[i]);
+      const double dref = -u * std::exp(-0.5 * u * u) / std::sqrt(2 * kPi);
+      EXPECT_NEAR(dG[i], dref, 1e-15 * std::abs(dref) + 1e-300) << "a = " << u;
+    }
+  }
+}
+
+// The one-continuous-y distribution path with a compact kernel (no band: every pair of
+// distinct y values evaluated) against a direct Epanechnikov oracle, x ordered or continuous.
+TEST(Density, CompactKernelDistributionMatchesOracle) {
+  auto epan = [](double u) { return std::abs(u) < 1 ? 0.75 * (1 - u * u) : 0.0; };
+  auto epan_cdf = [](double u) {
+    return u <= -1 ? 0.0 : (u >= 1 ? 1.0 : 0.5 + 0.75 * (u - u * u * u / 3));
+  };
+  for (const std::string tx : {"o", "c"}) {
+    for (bool ties : {false, true}) {
+      Data d = make_data(45, tx, "c", 121, ties);
+      DensityOptions opt;
+      opt.kernel = Kernel(KernelType::epanechnikov);
+      DensityData cf(DensityKind::conditional_distribution, d.X, tx, d.Y, "c", opt);
+      DensityObjective dl(cf, DensityMethod::cv_ls);
+      for (double hy : {0.05, 0.8, 30.0}) {
+        const arma::vec bw{tx == "o" ? 0.4 : 6.0, hy};
+        auto kx_e = [&](std::size_t a, std::size_t b) {
+          if (tx == "o") return ok_pdf('o', d.X(a, 0), d.X(b, 0), bw(0), d.lx[0]);
+          return epan((d.X(a, 0) - d.X(b, 0)) / bw(0)) / bw(0);
+        };
+        const std::size_t n = d.X.n_rows;
+        double cv = 0;
+        for (std::size_t l = 0; l < n; ++l)
+          for (std::size_t j = 0; j < n; ++j) {
+            double num = 0, den = 0;
+            for (std::size_t k = 0; k < n; ++k) {
+              if (k == l) continue;
+              num += kx_e(l, k) * epan_cdf((d.Y(j, 0) - d.Y(k, 0)) / hy);
+              den += kx_e(l, k);
+            }
+            const double e = (d.Y(l, 0) <= d.Y(j, 0) ? 1.0 : 0.0) - num / den;
+            cv += e * e;
+          }
+        cv /= double(n) * n;
+        arma::vec g;
+        EXPECT_NEAR(dl(bw, &g), cv, 1e-12 * cv) << tx << ties << " hy=" << hy;
+        const arma::vec fg = fd_grad(dl, bw, tx + "c");
+        for (std::size_t j = 0; j < 2; ++j)
+          EXPECT_NEAR(g(j), fg(j), 1e-5 * (cv + std::abs(fg(j)))) << tx << " col " << j;
+      }
+    }
+  }
+}
+
+TEST(Density, FastPathsSameResultsForAnyThreadCount) {
+  Data d = make_data(400, "o", "c", 111, true);
+  std::vector<double> vals[3];
+  for (int k = 0; k < 3; ++k) {
+    DensityOptions opt;
+    opt.n_threads = k + 1;
+    arma::vec g;
+    DensityData dd(DensityKind::density, d.Y, "c", arma::mat(), "", opt);
+    for (DensityMethod m : {DensityMethod::cv_ml, DensityMethod::cv_ls}) {
+      DensityObjective obj(dd, m);
+      vals[k].push_back(obj(arma::vec{0.3}, &g));
+      vals[k].push_back(g(0));
+    }
+    DensityData cf(DensityKind::conditional_distribution, d.X, "o", d.Y, "c", opt);
+    DensityObjective dl(cf, DensityMethod::cv_ls);
+    vals[k].push_back(dl(arma::vec{0.4, 0.5}, &g));
+    vals[k].insert(vals[k].end(), g.begin(), g.end());
+  }
+  for (std::size_t i = 0; i < vals[0].size(); ++i) {
+    EXPECT_EQ(vals[0][i], vals[1][i]) << i;
+    EXPECT_EQ(vals[0][i], vals[2][i]) << i;
   }
 }
 

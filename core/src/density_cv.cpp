@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <sstream>
 
@@ -68,6 +69,21 @@ struct DensityObjective::Impl {
   arma::mat Yv;                                // Ty x dy
   arma::vec mt;                                // Ty
   std::vector<std::size_t> ty_of;              // R
+  // One continuous y (distribution cv_ls fast path): distinct y values sorted ascending, their
+  // counts, and each row's position among them.
+  bool dist1 = false;
+  arma::vec ys, ms;
+  std::vector<std::size_t> ts_of;              // R
+  // Buffers of the fast path, kept between evaluations (fresh T x T allocations each time
+  // cost more than the arithmetic); an evaluation running concurrently gets its own.
+  struct DistWork {
+    std::vector<double> Hb, dHb;  // bands of G(. | y_s) and dG, column by column
+    std::vector<std::size_t> lo, hi, off;
+    arma::mat W, dW, A, dAy;
+    std::vector<arma::mat> dAx;
+  };
+  mutable std::mutex work_mutex;
+  mutable DistWork work;
 
   std::vector<ColumnState> states(Mode xmode, Mode ymode, const arma::vec& bw, bool der) const {
     std::vector<ColumnState> st(d);
@@ -77,103 +93,167 @@ struct DensityObjective::Impl {
   }
 
   double rows(const arma::vec& bw, arma::vec* grad) const;
+  double rows_gauss1(const arma::vec& bw, arma::vec* grad) const;
   double cond_ls(const arma::vec& bw, arma::vec* grad) const;
   double dist_ls(const arma::vec& bw, arma::vec* grad) const;
+  double dist_ls1(const arma::vec& bw, arma::vec* grad, DistWork& w) const;
   // Gx x Gx x-kernel matrix and its derivatives (one per x column).
   void x_matrix(const std::vector<ColumnState>& st, bool der, arma::mat& P,
                 std::vector<arma::mat>& dP) const;
 };
 
-// Row streaming: density cv_ml / cv_ls and conditional density cv_ml, O(R^2 d^2).
+// Density cv_ml / cv_ls of one continuous column with the Gaussian kernel: each unordered
+// pair of distinct values is evaluated once (gauss_pairs_*), its term added to both rows' sums.
+// Rows are cut into at most 16 blocks with about equal numbers of pairs (a function of R only,
+// whatever the thread count); a block adds its terms for the later rows into its own buffer,
+// and the buffers are summed in block order, so the sums do not depend on the number of
+// threads. Row a's sum is (its pairs with later rows) + (earlier rows' pairs with it) +
+// (c_a - 1) exp(0): the own row enters with its count minus one, as in rows().
+double DensityObjective::Impl::rows_gauss1(const arma::vec& bw, arma::vec* grad) const {
+  const bool der = grad != nullptr;
+  const bool ls = method == DensityMethod::cv_ls;
+  const std::size_t R = Zu.n_rows, k = ls ? 4 : 2;
+  // Block B holds rows [first[B], first[B + 1]): equal shares of the R (R - 1) / 2 pairs.
+  const std::size_t nb = std::max<std::size_t>(1, std::min<std::size_t>(16, R / 32));
+  std::vector<std::size_t> first(nb + 1);
+  for (std::size_t B = 0; B <= nb; ++B)
+    first[B] = std::min(R, static_cast<std::size_t>(std::ceil(
+                               R * (1.0 - std::sqrt(1.0 - static_cast<double>(B) / nb)))));
+  const double ih = 1.0 / bw(0);
+  const double* y = Zu.colptr(0);
+  const double* cp = c.memptr();
+  arma::mat rowsum(k, R, arma::fill::zeros);
+  std::vector<double> colbuf(nb * k * R, 0.0);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (std::size_t B = 0; B < nb; ++B) {
+    double* col = &colbuf[B * k * R];
+    for (std::size_t a = first[B]; a < first[B + 1]; ++a) {
+      const std::size_t m = R - a - 1;
+      if (m == 0) continue;
+      // The block's buffer holds each quantity for rows 0..R-1 at stride R.
+      if (ls)
+        density_detail::gauss_pairs_ls(y[a], cp[a], y + a + 1, cp + a + 1, m, ih, der,
+                                       rowsum.colptr(a), col + a + 1, R);
+      else
+        density_detail::gauss_pairs_ml(y[a], cp[a], y + a + 1, cp + a + 1, m, ih, der,
+                                       rowsum.colptr(a), col + a + 1, R);
+    }
+  }
+  // Earlier rows' terms, block by block in order.
+  arma::mat colsum(k, R, arma::fill::zeros);
+  for (std::size_t B = 0; B < nb; ++B)
+    for (std::size_t q = 0; q < k; ++q) {
+      const double* col = &colbuf[(B * k + q) * R];
+      for (std::size_t b = 0; b < R; ++b) colsum(q, b) += col[b];
+    }
+  const double cK = 0.39894228040143267794 * ih;  // phi(u) / h
+  const double cC = 0.28209479177387814347 * ih;  // Kbar(u) / h = exp(-u^2/4) / (2 sqrt(pi) h)
+  double obj = 0.0, gr = 0.0;
+  for (std::size_t a = 0; a < R; ++a) {
+    const double ca = cp[a], ca1 = ca - 1.0;
+    // exp(0) = 1 and its derivative factor (0 - 1) for the own row.
+    const double S = cK * (rowsum(0, a) + colsum(0, a) + ca1);
+    const double D = cK * (rowsum(1, a) + colsum(1, a) - ca1);
+    if (!ls) {
+      if (!(S > 0.0)) return kInf;
+      obj -= ca * std::log(S / (n - 1.0));
+      if (der) gr -= ca * D / S;
+    } else {
+      // T: every b including the whole own row (count c_a).
+      const double T = cC * (rowsum(2, a) + colsum(2, a) + ca);
+      const double E = cC * (rowsum(3, a) + colsum(3, a) - ca);
+      obj += ca * (T / (n * n) - 2.0 * S / (n * (n - 1.0)));
+      if (der) gr += ca * (E / (n * n) - 2.0 * D / (n * (n - 1.0)));
+    }
+  }
+  if (der) *grad = arma::vec{gr};
+  return obj;
+}
+
+// Row streaming: density cv_ml / cv_ls and conditional density cv_ml, O(R^2 d^2). The pdf
+// and convolution kernels are symmetric in the two rows, so each unordered pair of distinct
+// rows is evaluated once and its term added to both rows' sums, through the same fixed blocks
+// as rows_gauss1 (sums independent of the thread count). The own row enters with the count
+// c_a - 1 in the leave-one-out sums and c_a in the convolution sum T (every b).
 double DensityObjective::Impl::rows(const arma::vec& bw, arma::vec* grad) const {
   const bool der = grad != nullptr;
   const bool dens = kind == DensityKind::density;
+  if (dens && d == 1 && cols[0].continuous() && K.type == KernelType::gaussian)
+    return rows_gauss1(bw, grad);
   const bool ls = method == DensityMethod::cv_ls;
   const std::vector<ColumnState> st = states(Mode::pdf, Mode::pdf, bw, der);
   const std::vector<ColumnState> cst = ls ? states(Mode::conv, Mode::conv, bw, der)
                                           : std::vector<ColumnState>();
   const std::size_t R = Zu.n_rows;
-  // Per row: [S or Num, dS_j..., (T, dT_j...) or (Den, dDen_j...)]
+  // Quantities per row: [S or Num, dS_j..., (T, dT_j...) or (Den, dDen_j...)]; the ones not
+  // needed (derivatives without grad, dDen_j for y columns) stay 0.
   const std::size_t width = 2 * (1 + d);
-  arma::mat out(width, R);
+  std::vector<char> active(width, 0);
+  active[0] = 1;
+  active[1 + d] = ls || !dens;
+  for (std::size_t j = 0; der && j < d; ++j) {
+    active[1 + j] = 1;
+    active[2 + d + j] = ls || (!dens && j < dx);
+  }
+  auto loo = [&](std::size_t q) { return q <= d || !ls; };  // T, dT_j take every b
+  const std::size_t nb = std::max<std::size_t>(1, std::min<std::size_t>(16, R / 32));
+  std::vector<std::size_t> first(nb + 1);
+  for (std::size_t B = 0; B <= nb; ++B)
+    first[B] = std::min(R, static_cast<std::size_t>(std::ceil(
+                               R * (1.0 - std::sqrt(1.0 - static_cast<double>(B) / nb)))));
+  arma::mat rowsum(width, R, arma::fill::zeros), self(width, R, arma::fill::zeros);
+  std::vector<double> colbuf(nb * width * R, 0.0);
+  const double* cp = c.memptr();  // raw pointers: Armadillo's operator() checks bounds
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<double> f(d * R), df(der ? d * R : 0), P(R), Px(R), g(R);
-    std::vector<double> fb(ls ? d * R : 0), dfb(ls && der ? d * R : 0);
-#pragma omp for schedule(static)
-    for (std::size_t a = 0; a < R; ++a) {
-      for (std::size_t j = 0; j < d; ++j)
-        density_detail::eval_column(cols[j], K, st[j], Zu(a, j), Zu.colptr(j), R, &f[j * R],
-                                    der ? &df[j * R] : nullptr);
-      double* o = out.colptr(a);
-      // Leave-one-out sum: the own row enters with count c_a - 1 (no subtraction).
-      const double ca1 = c(a) - 1.0;
-      const double* cp = c.memptr();  // raw pointers: Armadillo's operator() checks bounds
-      auto loo = [&](const double* w) {
-        double s1 = 0.0, s2 = 0.0;
-        for (std::size_t b = 0; b < a; ++b) s1 += cp[b] * w[b];
-        for (std::size_t b = a + 1; b < R; ++b) s2 += cp[b] * w[b];
-        return s1 + s2 + ca1 * w[a];
-      };
-      // Product over columns [j0, j1) except `skip`, times `first` (or 1).
-      auto product = [&](std::size_t j0, std::size_t j1, std::size_t skip, const double* first,
-                         double* outp) -> const double* {
-        std::size_t cnt = 0;
-        const double* only = nullptr;
-        for (std::size_t k = j0; k < j1; ++k)
-          if (k != skip) { ++cnt; only = &f[k * R]; }
-        if (!first && cnt == 1) return only;
-        if (!first && cnt == 0) {
-          for (std::size_t b = 0; b < R; ++b) outp[b] = 1.0;
-          return outp;
-        }
-        bool init = false;
-        if (first) { for (std::size_t b = 0; b < R; ++b) outp[b] = first[b]; init = true; }
-        for (std::size_t k = j0; k < j1; ++k) {
-          if (k == skip) continue;
-          const double* fk = &f[k * R];
-          if (!init) { for (std::size_t b = 0; b < R; ++b) outp[b] = fk[b]; init = true; }
-          else for (std::size_t b = 0; b < R; ++b) outp[b] *= fk[b];
-        }
-        return outp;
-      };
-      const std::size_t none = d;
-      o[0] = loo(product(0, d, none, nullptr, P.data()));
-      if (!dens) o[1 + d] = loo(product(0, dx, none, nullptr, Px.data()));
-      if (der) {
+    std::vector<double> f(d * R), df(der ? d * R : 0), fb(ls ? d * R : 0),
+        dfb(ls && der ? d * R : 0), w(R);
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t B = 0; B < nb; ++B) {
+      double* col = &colbuf[B * width * R];
+      for (std::size_t a = first[B]; a < first[B + 1]; ++a) {
+        const std::size_t m1 = R - a;  // b = a .. R-1; index 0 is the row itself
         for (std::size_t j = 0; j < d; ++j) {
-          o[1 + j] = loo(product(0, d, j, &df[j * R], g.data()));
-          if (!dens) o[2 + d + j] = j < dx ? loo(product(0, dx, j, &df[j * R], g.data())) : 0.0;
+          density_detail::eval_column(cols[j], K, st[j], Zu(a, j), Zu.colptr(j) + a, m1,
+                                      &f[j * R], der ? &df[j * R] : nullptr);
+          if (ls)
+            density_detail::eval_column(cols[j], K, cst[j], Zu(a, j), Zu.colptr(j) + a, m1,
+                                        &fb[j * R], der ? &dfb[j * R] : nullptr);
         }
-      }
-      if (ls) {  // density cv_ls: T = sum_b c_b Kbar(a, b), every b
-        for (std::size_t j = 0; j < d; ++j)
-          density_detail::eval_column(cols[j], K, cst[j], Zu(a, j), Zu.colptr(j), R, &fb[j * R],
-                                      der ? &dfb[j * R] : nullptr);
-        for (std::size_t b = 0; b < R; ++b) P[b] = 1.0;
-        for (std::size_t j = 0; j < d; ++j)
-          for (std::size_t b = 0; b < R; ++b) P[b] *= fb[j * R + b];
-        double t = 0.0;
-        for (std::size_t b = 0; b < R; ++b) t += cp[b] * P[b];
-        o[1 + d] = t;
-        if (der)
-          for (std::size_t j = 0; j < d; ++j) {
-            for (std::size_t b = 0; b < R; ++b) g[b] = dfb[j * R + b];
-            for (std::size_t k = 0; k < d; ++k)
-              if (k != j)
-                for (std::size_t b = 0; b < R; ++b) g[b] *= fb[k * R + b];
-            double dt = 0.0;
-            for (std::size_t b = 0; b < R; ++b) dt += cp[b] * g[b];
-            o[2 + d + j] = dt;
+        for (std::size_t q = 0; q < width; ++q) {
+          if (!active[q]) continue;
+          // w = product over the columns of q's group, the derivative column in place of one.
+          const bool conv = ls && q > d;
+          const std::size_t jd = q == 0 || q == 1 + d ? d : (q <= d ? q - 1 : q - 2 - d);
+          const std::size_t j1 = !dens && q > d ? dx : d;
+          const std::vector<double>& F = conv ? fb : f;
+          const std::vector<double>& dF = conv ? dfb : df;
+          for (std::size_t b = 0; b < m1; ++b) w[b] = 1.0;
+          for (std::size_t j = 0; j < j1; ++j) {
+            const double* v = j == jd ? &dF[j * R] : &F[j * R];
+            for (std::size_t b = 0; b < m1; ++b) w[b] *= v[b];
           }
+          self(q, a) = w[0];
+          rowsum(q, a) = density_detail::row_col_update(w.data() + 1, cp + a + 1, m1 - 1, cp[a],
+                                                        col + q * R + a + 1);
+        }
       }
     }
   }
+  arma::mat colsum(width, R, arma::fill::zeros);
+  for (std::size_t B = 0; B < nb; ++B)
+    for (std::size_t q = 0; q < width; ++q) {
+      if (!active[q]) continue;
+      const double* cq = &colbuf[(B * width + q) * R];
+      for (std::size_t b = 0; b < R; ++b) colsum(q, b) += cq[b];
+    }
   double obj = 0.0;
   arma::vec gr(d, arma::fill::zeros);
+  std::vector<double> o(width);
   for (std::size_t a = 0; a < R; ++a) {
-    const double* o = out.colptr(a);
     const double ca = c(a);
+    for (std::size_t q = 0; q < width; ++q)
+      o[q] = rowsum(q, a) + colsum(q, a) + (loo(q) ? ca - 1.0 : ca) * self(q, a);
     if (dens && !ls) {
       if (!(o[0] > 0.0)) return kInf;
       obj -= ca * std::log(o[0] / (n - 1.0));
@@ -390,7 +470,196 @@ double DensityObjective::Impl::cond_ls(const arma::vec& bw, arma::vec* grad) con
   return obj / n;
 }
 
-// Conditional distribution cv_ls (Li, Lin and Racine 2013), see density.hpp.
+// Conditional distribution cv_ls with one continuous y (dist_ls's formulas, in the order of
+// the sorted distinct y values so that a row's indicator 1(Y_r <= y_t) is 1 from its own
+// position on). G(y_t | y_s) is evaluated once per unordered pair of distinct y values
+// (G(-u) = 1 - G(u)), and each left-out row costs one fused pass (density_detail::dist_row).
+// Gaussian pairs beyond kGaussTail = 8.5 bandwidths are taken as 0 / 1: G(-8.5) = 9.5e-18 and
+// |dG| < 2e-16 are below what the squared-error objective resolves (it compares G with 0/1
+// indicators; as the regression engine's truncation, kernel_pairs.hpp); compact kernels are
+// exactly 0 / 1 beyond their support anyway.
+double DensityObjective::Impl::dist_ls1(const arma::vec& bw, arma::vec* grad,
+                                        DistWork& w) const {
+  const bool der = grad != nullptr;
+  const std::size_t Gx = Xg.n_rows, T = ys.n_elem;
+  const std::vector<ColumnState> st = states(Mode::pdf, Mode::cdf, bw, der);
+  arma::mat Px;
+  std::vector<arma::mat> dPx;
+  x_matrix(st, der, Px, dPx);
+  const double ih = 1.0 / bw(dx);
+  const bool gauss = K.type == KernelType::gaussian;
+  const double* y = ys.memptr();
+  // Band of each distinct value s: the rows t with G(y_t | y_s) evaluated, [lo_s, hi_s]; below
+  // it G = 0 and above it G = 1 (Gaussian pairs beyond kGaussTail bandwidths, as dist_ls;
+  // the whole range for the other kernels). far(t, s) is monotone in t (y sorted).
+  std::vector<std::size_t>& lo = w.lo;
+  std::vector<std::size_t>& hi = w.hi;
+  std::vector<std::size_t>& off = w.off;
+  lo.resize(T);
+  hi.resize(T);
+  off.resize(T + 1);
+  auto far = [&](std::size_t t, std::size_t s2) { return gauss && (y[t] - y[s2]) * ih < -kGaussTail; };
+  for (std::size_t s2 = 0; s2 < T; ++s2) {
+    std::size_t a = 0, b = s2;  // first t <= s2 with !far(t, s2)
+    while (a < b) {
+      const std::size_t mid = a + (b - a) / 2;
+      if (far(mid, s2)) a = mid + 1; else b = mid;
+    }
+    lo[s2] = a;
+    a = s2;
+    b = T - 1;  // last t >= s2 with !far(s2, t)
+    while (a < b) {
+      const std::size_t mid = b - (b - a) / 2;
+      if (far(s2, mid)) b = mid - 1; else a = mid;
+    }
+    hi[s2] = a;
+  }
+  off[0] = 0;
+  for (std::size_t s2 = 0; s2 < T; ++s2) off[s2 + 1] = off[s2] + (hi[s2] - lo[s2] + 1);
+  w.Hb.resize(off[T]);
+  if (der) w.dHb.resize(off[T]);
+  double* Hb = w.Hb.data();
+  double* dHb = der ? w.dHb.data() : nullptr;
+  // Rows t <= s of each band (u <= 0) first, then rows t > s from G(u) = 1 - G(-u).
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(dynamic, 16)
+    for (std::size_t s2 = 0; s2 < T; ++s2) {
+      double* Hc = Hb + off[s2] - lo[s2];
+      double* dHc = der ? dHb + off[s2] - lo[s2] : nullptr;
+      if (gauss) {
+        const std::size_t m = s2 + 1 - lo[s2];
+        density_detail::gauss_cdf_band(y + lo[s2], m, y[s2], ih, der, Hc + lo[s2],
+                                       der ? dHc + lo[s2] : nullptr);
+        continue;
+      }
+      for (std::size_t t = lo[s2]; t <= s2; ++t) {
+        const double a = (y[t] - y[s2]) * ih;  // <= 0
+        Hc[t] = density_detail::kcdf(K, a);
+        if (der) {
+          const double ka = gauss ? 0.39894228040143267794 * kernel_detail::exp_nonpositive(-0.5 * a * a)
+                                  : density_detail::kdens(K, a);
+          dHc[t] = -a * ka;
+        }
+      }
+    }
+#pragma omp for schedule(dynamic, 16)
+    for (std::size_t s2 = 0; s2 < T; ++s2) {
+      double* Hc = Hb + off[s2] - lo[s2];
+      double* dHc = der ? dHb + off[s2] - lo[s2] : nullptr;
+      for (std::size_t t = s2 + 1; t <= hi[s2]; ++t) {
+        const std::size_t k = off[t] + (s2 - lo[t]);  // G(y_s | y_t), s in t's band
+        Hc[t] = 1.0 - Hb[k];
+        if (der) dHc[t] = -dHb[k];
+      }
+    }
+  }
+  // W(:, g) = sum_{r in g} c_r G(. | Y_r) (the 1's above each band through a running count),
+  // dW likewise; then the leave-group-out mixtures A(:, g) = sum_{h != g} Px(h, g) W(:, h),
+  // dAy from dW, dAx[j] from dPx[j].
+  w.W.set_size(T, Gx);
+  if (der) w.dW.set_size(T, Gx);
+  w.A.set_size(T, Gx);
+  if (der) {
+    w.dAy.set_size(T, Gx);
+    w.dAx.resize(dx);
+    for (std::size_t j = 0; j < dx; ++j) w.dAx[j].set_size(T, Gx);
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<double> above(T + 1);
+#pragma omp for schedule(static)
+    for (std::size_t g = 0; g < Gx; ++g) {
+      double* Wg = w.W.colptr(g);
+      std::fill(Wg, Wg + T, 0.0);
+      std::fill(above.begin(), above.end(), 0.0);
+      for (std::size_t r : members[g]) {
+        const std::size_t tr = ts_of[r];
+        density_detail::axpy(c(r), Hb + off[tr], hi[tr] - lo[tr] + 1, Wg + lo[tr]);
+        above[hi[tr] + 1] += c(r);
+      }
+      double run = 0.0;
+      for (std::size_t t = 0; t < T; ++t) {
+        run += above[t];
+        Wg[t] += run;
+      }
+      if (der) {
+        double* dWg = w.dW.colptr(g);
+        std::fill(dWg, dWg + T, 0.0);
+        for (std::size_t r : members[g]) {
+          const std::size_t tr = ts_of[r];
+          density_detail::axpy(c(r), dHb + off[tr], hi[tr] - lo[tr] + 1, dWg + lo[tr]);
+        }
+      }
+    }
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::size_t g = 0; g < Gx; g += 4) {
+    density_detail::mix_columns4(w.W.memptr(), T, T, Px.memptr(), Gx, g, w.A.colptr(g), T);
+    if (der) {
+      density_detail::mix_columns4(w.dW.memptr(), T, T, Px.memptr(), Gx, g, w.dAy.colptr(g), T);
+      for (std::size_t j = 0; j < dx; ++j)
+        density_detail::mix_columns4(w.W.memptr(), T, T, dPx[j].memptr(), Gx, g,
+                                     w.dAx[j].colptr(g), T);
+    }
+  }
+  const std::size_t np = d;
+  arma::mat part(1 + np, Gx, arma::fill::zeros);
+  std::vector<char> bad(Gx, 0);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<double> me(der ? T : 0), dsv(dx), dDen(dx);
+#pragma omp for schedule(static)
+    for (std::size_t g = 0; g < Gx; ++g) {
+      const double s = Px(g, g);
+      double B = 0.0;
+      for (std::size_t h = 0; h < Gx; ++h)
+        if (h != g) B += Px(h, g) * ng(h);
+      const double Den = B + s * (ng(g) - 1.0);
+      if (!(Den > 0.0)) { bad[g] = 1; continue; }
+      const double iden = 1.0 / Den;
+      for (std::size_t j = 0; der && j < dx; ++j) {
+        double dB = 0.0;
+        for (std::size_t h = 0; h < Gx; ++h)
+          if (h != g) dB += dPx[j](h, g) * ng(h);
+        dsv[j] = dPx[j](g, g);
+        dDen[j] = dB + dsv[j] * (ng(g) - 1.0);
+      }
+      double* pp = part.colptr(g);
+      const double* Ag = w.A.colptr(g);
+      const double* Wg = w.W.colptr(g);
+      for (std::size_t r : members[g]) {
+        const std::size_t tr = ts_of[r];
+        double out[4];
+        density_detail::dist_row(T, tr, lo[tr], hi[tr], ms.memptr(), Ag, Wg, Hb + off[tr], s,
+                                 iden, der ? w.dAy.colptr(g) : nullptr,
+                                 der ? w.dW.colptr(g) : nullptr, der ? dHb + off[tr] : nullptr,
+                                 der ? me.data() : nullptr, out);
+        const double cr = c(r);
+        pp[0] += cr * out[0];
+        if (!der) continue;
+        for (std::size_t j = 0; j < dx; ++j) {
+          const double sx = density_detail::dot(me.data(), w.dAx[j].colptr(g), T);
+          pp[1 + j] += -2.0 * cr * iden * (sx + dsv[j] * out[1] - dDen[j] * out[2]);
+        }
+        pp[1 + dx] += -2.0 * cr * iden * out[3];
+      }
+    }
+  }
+  for (std::size_t g = 0; g < Gx; ++g)
+    if (bad[g]) return kInf;
+  double obj = 0.0;
+  arma::vec gr(np, arma::fill::zeros);
+  for (std::size_t g = 0; g < Gx; ++g) {
+    obj += part(0, g);
+    for (std::size_t j = 0; der && j < np; ++j) gr(j) += part(1 + j, g);
+  }
+  if (der) *grad = gr / (n * n);
+  return obj / (n * n);
+}
+
+// Conditional distribution cv_ls (Li, Lin and Racine 2013), see density.hpp: several y
+// columns or an ordered y (one continuous y: dist_ls1).
 double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) const {
   const bool der = grad != nullptr;
   const std::size_t R = Zu.n_rows, Gx = Xg.n_rows, Ty = Yv.n_rows;
@@ -401,70 +670,21 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
   // Gm(t, r) = G(y_t | Y_r): Ty x R (column r contiguous), with y derivatives.
   arma::mat Gm(Ty, R, arma::fill::ones);
   std::vector<arma::mat> dGm(der ? dy : 0);
-  std::vector<std::size_t> colmap(R);  // column of Gm holding row r
-  for (std::size_t r = 0; r < R; ++r) colmap[r] = r;
-  bool by_value = false;
   {
     std::vector<arma::mat> F(dy), dF(der ? dy : 0);
     for (std::size_t k = 0; k < dy; ++k) {
       const std::size_t j = dx + k;
       const double off = cols[j].continuous() ? 0.0 : 1.0;  // cdf query = levels <= value
       arma::vec yq = Yv.col(k) + off;
-      if (dy == 1 && cols[j].continuous()) {
-        // G(y_t | y_s) over pairs of distinct y values: G(-u) = 1 - G(u) for the symmetric
-        // kernels, so each pair costs one evaluation at u <= 0 (absolute accuracy 1e-16,
-        // what the squared-error objective needs).
-        const std::size_t T = Ty;
-        arma::mat H(T, T), dH(der ? T : 0, der ? T : 0);
-        const double ih = 1.0 / bw(j);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
-        for (std::size_t s2 = 0; s2 < T; ++s2) {
-          for (std::size_t t = 0; t <= s2; ++t) {  // upper triangle, contiguous
-            const double u = (Yv(t, k) - Yv(s2, k)) * ih;
-            const double a = -std::abs(u);
-            // Gaussian tails beyond 8.5 h: G(-8.5) = 9.5e-18 and |dG| < 2e-16 are below what
-            // the squared-error objective resolves (it compares G with 0/1 indicators; as the
-            // regression engine's truncation, kernel_pairs.hpp); compact kernels are exactly
-            // 0 / 1 beyond their support anyway.
-            const bool far = a < -kGaussTail && K.type == KernelType::gaussian;
-            const double g = far ? 0.0 : density_detail::kcdf(K, a);
-            H(t, s2) = u <= 0 ? g : 1.0 - g;
-            // d/dlog h G(u) = -u K(u); at -|u| it is dg, and -dg at +|u|.
-            if (der) {
-              const double ka = K.type == KernelType::gaussian
-                                    ? 0.39894228040143267794 * kernel_detail::exp_nonpositive(-0.5 * a * a)
-                                    : density_detail::kdens(K, a);
-              const double dg = far ? 0.0 : -a * ka;
-              dH(t, s2) = u <= 0 ? dg : -dg;
-            }
-          }
-        }
-        // Lower triangle from the upper one, in tiles (G(-u) = 1 - G(u), dG(-u) = -dG(u)).
-        constexpr std::size_t B = 64;
-        for (std::size_t t0 = 0; t0 < T; t0 += B)
-          for (std::size_t s0 = 0; s0 <= t0; s0 += B)
-            for (std::size_t t = t0; t < std::min(T, t0 + B); ++t)
-              for (std::size_t s2 = s0; s2 < std::min(t, s0 + B); ++s2) {
-                H(t, s2) = 1.0 - H(s2, t);
-                if (der) dH(t, s2) = -dH(s2, t);
-              }
-        // Columns by distinct y value: row r reads column ty_of[r] (no R x Ty copies).
-        Gm = std::move(H);
-        if (der) dGm[0] = std::move(dH);
-        colmap = ty_of;
-        by_value = true;
-        break;
-      } else {
-        F[k].set_size(Ty, R);
-        if (der) dF[k].set_size(Ty, R);
+      F[k].set_size(Ty, R);
+      if (der) dF[k].set_size(Ty, R);
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (std::size_t r = 0; r < R; ++r)
-          density_detail::eval_column_cdf_reversed(cols[j], K, st[j], Zu(r, j), yq.memptr(), Ty,
-                                                   F[k].colptr(r), der ? dF[k].colptr(r) : nullptr);
-      }
+      for (std::size_t r = 0; r < R; ++r)
+        density_detail::eval_column_cdf_reversed(cols[j], K, st[j], Zu(r, j), yq.memptr(), Ty,
+                                                 F[k].colptr(r), der ? dF[k].colptr(r) : nullptr);
       Gm %= F[k];
     }
-    for (std::size_t k = 0; der && !by_value && k < dy; ++k) {
+    for (std::size_t k = 0; der && k < dy; ++k) {
       dGm[k] = dF[k];
       for (std::size_t l = 0; l < dy; ++l)
         if (l != k) dGm[k] %= F[l];
@@ -473,7 +693,7 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
   auto group_sum = [&](const arma::mat& M) {  // Ty x Gx
     arma::mat W(Ty, Gx, arma::fill::zeros);
     for (std::size_t g = 0; g < Gx; ++g)
-      for (std::size_t r : members[g]) W.col(g) += c(r) * M.col(colmap[r]);
+      for (std::size_t r : members[g]) W.col(g) += c(r) * M.col(r);
     return W;
   };
   const arma::mat W = group_sum(Gm);
@@ -519,7 +739,7 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
       double* Ip = Iv.memptr();
       double* Fp = Fv.memptr();
       for (std::size_t r : members[g]) {
-        const double* Gr = Gm.colptr(colmap[r]);
+        const double* Gr = Gm.colptr(r);
         if (dy == 1) {
           const double yr = Zu(r, dx);
           const double* yv = Yv.colptr(0);
@@ -553,7 +773,7 @@ double DensityObjective::Impl::dist_ls(const arma::vec& bw, arma::vec* grad) con
           } else {
             const std::size_t k = j - dx;
             const double* dWg = dW[k].colptr(g);
-            const double* dGr = dGm[k].colptr(colmap[r]);
+            const double* dGr = dGm[k].colptr(r);
             for (std::size_t t = 0; t < Ty; ++t) {
               const double dnum = dA[t] + s * (dWg[t] - dGr[t]);
               dacc += mp[t] * (Ip[t] - Fp[t]) * dnum / Den;
@@ -625,6 +845,16 @@ DensityObjective::DensityObjective(const DensityData& data, DensityMethod method
       I.ty_of = gy.group_of;
       I.mt.zeros(I.Yv.n_rows);
       for (std::size_t r = 0; r < R; ++r) I.mt(I.ty_of[r]) += I.c(r);
+      if (I.dy == 1 && I.cols[I.dx].continuous()) {
+        I.dist1 = true;
+        const arma::uvec ord = arma::sort_index(I.Yv.col(0));
+        std::vector<std::size_t> rank(ord.n_elem);
+        for (std::size_t t = 0; t < ord.n_elem; ++t) rank[ord(t)] = t;
+        I.ys = arma::vec(I.Yv.col(0)).elem(ord);
+        I.ms = I.mt.elem(ord);
+        I.ts_of.resize(R);
+        for (std::size_t r = 0; r < R; ++r) I.ts_of[r] = rank[I.ty_of[r]];
+      }
       check::require(static_cast<double>(R) * I.Yv.n_rows <= 2.5e7, "bandwidth",
                      "cv_ls for a conditional distribution keeps (distinct rows) x (distinct y) "
                      "values; this sample has too many (more than 2.5e7): use normal_reference "
@@ -667,8 +897,12 @@ double DensityObjective::operator()(const arma::vec& bandwidth, arma::vec* grad)
   data_->check_bandwidth(bandwidth, "bandwidth");
   const Impl& I = *impl_;
   if (I.kind != DensityKind::density && method_ == DensityMethod::cv_ls) {
-    return I.kind == DensityKind::conditional_density ? I.cond_ls(bandwidth, grad)
-                                                      : I.dist_ls(bandwidth, grad);
+    if (I.kind == DensityKind::conditional_density) return I.cond_ls(bandwidth, grad);
+    if (!I.dist1) return I.dist_ls(bandwidth, grad);
+    std::unique_lock<std::mutex> lock(I.work_mutex, std::try_to_lock);
+    if (lock.owns_lock()) return I.dist_ls1(bandwidth, grad, I.work);
+    Impl::DistWork own;
+    return I.dist_ls1(bandwidth, grad, own);
   }
   return I.rows(bandwidth, grad);
 }
