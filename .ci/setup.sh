@@ -26,6 +26,7 @@ APT_PACKAGES=(
   r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-testthat r-cran-roxygen2
   r-cran-knitr r-cran-rmarkdown pandoc r-cran-kernsmooth r-cran-locfit r-cran-sandwich
   libfftw3-dev
+  libhwy-dev
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
