@@ -42,6 +42,7 @@ APT_PACKAGES=(
   r-cran-knitr r-cran-rmarkdown pandoc r-cran-kernsmooth r-cran-locfit r-cran-sandwich
   r-cran-pkgdown
   libfftw3-dev
+  libhwy-dev
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -41,9 +41,9 @@ date=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%F)
 sed -i "s/^Title: .*/&\nVersion: $version\nDate: $date/" "$stage/DESCRIPTION"
 cat > "$stage/src/Makevars" <<MAKEVARS
 CXX_STD = CXX17
-PKG_CPPFLAGS = -Iinclude -DATTNREG_R_BUILD -DARMA_WARN_LEVEL=1 -DATTNREG_VERSION=\\"$version\\"
+PKG_CPPFLAGS = -Iinclude -DATTNREG_R_BUILD -DARMA_WARN_LEVEL=1 -DATTNREG_VERSION=\\"$version\\" -DHWY_SHARED_DEFINE
 PKG_CXXFLAGS = \$(SHLIB_OPENMP_CXXFLAGS)
-PKG_LIBS = \$(SHLIB_OPENMP_CXXFLAGS) -lfftw3 \$(LAPACK_LIBS) \$(BLAS_LIBS) \$(FLIBS)
+PKG_LIBS = \$(SHLIB_OPENMP_CXXFLAGS) -lfftw3 -lhwy \$(LAPACK_LIBS) \$(BLAS_LIBS) \$(FLIBS)
 MAKEVARS
 # R/RcppExports.R and src/RcppExports.cpp from the // [[Rcpp::export]] tags.
 Rscript -e "Rcpp::compileAttributes('$stage')" >/dev/null

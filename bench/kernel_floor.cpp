@@ -1,12 +1,27 @@
 // Benchmark: the floor of an all-pairs Gaussian kernel sum against attnreg's kernel regression,
 // in one process, on the same data.
 //
-// The floor is the tightest loop we can write for Nadaraya-Watson: for each query, over every
-// training point, the squared distance (d fused multiply-adds), one exp (the same vectorised
-// exp attnreg uses; the libm exp is timed too for reference) and two fused multiply-adds
-// (numerator and denominator). attnreg's all-pairs path does that plus the bookkeeping an
-// estimator needs (tiles, row maxima for the underflow check, observation weights when given);
-// local linear adds its moments. The neighbour path is timed where it applies.
+// The floor is the best plain Nadaraya-Watson loop we can write, timed two ways, and the faster
+// one is the reference (100%):
+//   * "libmvec": a plain OpenMP loop that GCC vectorises itself. This file is compiled with
+//     -O3 -march=native -ffast-math (CMakeLists.txt), under which glibc's math.h declares a
+//     vector exp (libmvec, _ZGVdN4v_exp on AVX2) and `#pragma omp simd` calls it. The argument
+//     is clamped at -708 (one max per pair): libmvec takes a slow scalar path for lanes whose
+//     result would be subnormal, and a far pair's weight of 3e-308 instead of 0 does not
+//     change the sums.
+//   * "Highway": the same loop written with Google Highway's Exp (the exp attnreg's tiles use,
+//     hwy_exp-inl.hpp), compiled for this machine's widest target (-march=native).
+// Per pair both do: 2 loads (x_i, y_i: 16 bytes, from L1/L2 since each query re-reads the
+// n-vectors), d subtractions and d multiply(-add)s for the squared distance, 1 multiply by
+// -1/2, 1 exp (Highway's: reduction 2 FMA, degree-10 Estrin polynomial 10 FMA/mul, 2 converts,
+// 2 multiplies to scale, 2 compares/selects), 1 FMA (numerator) and 1 add (denominator).
+// attnreg's all-pairs path does that plus the bookkeeping an estimator needs (weights stored to a
+// tile of 1024 and read back by the moment sums, row maxima for the underflow check, observation
+// weights when given); local linear adds its moments. The neighbour path is timed where it
+// applies.
+//
+// kernel_floor_avx2 is this program built for AVX2 (-march=x86-64-v3), with attnreg's dispatch
+// held to AVX2 as well: the AVX2 table on an AVX-512 machine.
 //
 // Usage: kernel_floor [n] [d] [threads] [big_n]
 //   n        training rows = queries (default 20000)
@@ -30,8 +45,11 @@
 #include "attnreg/kernel.hpp"
 #include "attnreg/local_fit.hpp"
 #include "attnreg/runtime.hpp"
-// The floor uses attnreg's own 8-lane exp, so the comparison is about everything else.
-#include "attnreg/detail/kernel_simd.hpp"
+#include "attnreg/detail/simd_dispatch.hpp"
+
+#include <hwy/highway.h>
+// The exp of attnreg's tiles (Highway's Exp, exactly 0 below -708), for this file's static target.
+#include "attnreg/detail/hwy_exp-inl.hpp"
 
 namespace {
 
@@ -64,34 +82,23 @@ Timing best_of(int reps, F f) {
   return best;
 }
 
-// The floor: NW with the Gaussian kernel, all pairs, training data column-major (n x d): per
-// pair d subtract-and-FMA for the distance, one exp, two FMAs; 8-lane register accumulators.
-ATTNREG_SIMD_CLONES void floor_nw(const double* x, const double* y, std::size_t n, std::size_t d,
-                                  const double* q, std::size_t m, double* out, int threads) {
-  using namespace attnreg::simd;
+// Floor 1: the plain loop; GCC vectorises it with libmvec's exp (see the top of the file). The
+// column count is a template argument so that the distance loop unrolls inside the simd loop.
+template <std::size_t D>
+void floor_nw_libmvec_d(const double* x, const double* y, std::size_t n, const double* q,
+                        std::size_t m, double* out, int threads) {
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::size_t k = 0; k < m; ++k) {
-    vd num = splat(0.0), den = splat(0.0);
-    std::size_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      vd z = load(x + i) - q[k * d];
-      vd e = z * z;
-      for (std::size_t j = 1; j < d; ++j) {
-        z = load(x + j * n + i) - q[k * d + j];
-        e += z * z;
-      }
-      const vd w = exp_nonpositive(-0.5 * e);
-      num += w * load(y + i);
-      den += w;
-    }
-    double a = hsum(num), b = hsum(den);
-    for (; i < n; ++i) {
+    const double* qk = q + k * D;
+    double a = 0, b = 0;
+#pragma omp simd reduction(+ : a, b)
+    for (std::size_t i = 0; i < n; ++i) {
       double e = 0;
-      for (std::size_t j = 0; j < d; ++j) {
-        const double z = x[j * n + i] - q[k * d + j];
+      for (std::size_t j = 0; j < D; ++j) {
+        const double z = x[j * n + i] - qk[j];
         e += z * z;
       }
-      const double w = std::exp(-0.5 * e);
+      const double w = std::exp(std::max(-0.5 * e, -708.0));
       a += w * y[i];
       b += w;
     }
@@ -99,16 +106,57 @@ ATTNREG_SIMD_CLONES void floor_nw(const double* x, const double* y, std::size_t 
   }
 }
 
-// The same loop with the C library's scalar exp (what a plain C++ loop gets).
-void floor_nw_libm(const double* x, const double* y, std::size_t n, std::size_t d,
-                   const double* q, std::size_t m, double* out, int threads) {
+bool floor_nw_libmvec(const double* x, const double* y, std::size_t n, std::size_t d,
+                      const double* q, std::size_t m, double* out, int threads) {
+  switch (d) {
+    case 1: floor_nw_libmvec_d<1>(x, y, n, q, m, out, threads); return true;
+    case 2: floor_nw_libmvec_d<2>(x, y, n, q, m, out, threads); return true;
+    case 3: floor_nw_libmvec_d<3>(x, y, n, q, m, out, threads); return true;
+    case 5: floor_nw_libmvec_d<5>(x, y, n, q, m, out, threads); return true;
+    case 10: floor_nw_libmvec_d<10>(x, y, n, q, m, out, threads); return true;
+    default: return false;
+  }
+}
+
+// Floors 2 and 3: the same loop with Highway (static target: -march=native), two accumulators
+// each; floor 2 with Highway's Exp, floor 3 with kernel.hpp's exp algorithm in Highway operations.
+namespace hn = hwy::HWY_NAMESPACE;
+template <bool kPoly>
+void floor_nw_highway(const double* x, const double* y, std::size_t n, std::size_t d,
+                      const double* q, std::size_t m, double* out, int threads) {
+  const hn::ScalableTag<double> dv;
+  using V = hn::Vec<decltype(dv)>;
+  const std::size_t N = hn::Lanes(dv);
 #pragma omp parallel for schedule(static) num_threads(threads)
   for (std::size_t k = 0; k < m; ++k) {
-    double a = 0, b = 0;
-    for (std::size_t i = 0; i < n; ++i) {
+    const double* qk = q + k * d;
+    const V mhalf = hn::Set(dv, -0.5), q0 = hn::Set(dv, qk[0]);
+    V num0 = hn::Zero(dv), den0 = hn::Zero(dv), num1 = hn::Zero(dv), den1 = hn::Zero(dv);
+    auto weight = [&](std::size_t i) HWY_ATTR {
+      V z = hn::Sub(hn::LoadU(dv, x + i), q0);
+      V e = hn::Mul(z, z);
+      for (std::size_t j = 1; j < d; ++j) {
+        z = hn::Sub(hn::LoadU(dv, x + j * n + i), hn::Set(dv, qk[j]));
+        e = hn::MulAdd(z, z, e);
+      }
+      const V arg = hn::Mul(mhalf, e);
+      return kPoly ? attnreg::HWY_NAMESPACE::ExpNonpositivePoly(dv, arg)
+                   : attnreg::HWY_NAMESPACE::ExpNonpositiveHwy(dv, arg);
+    };
+    std::size_t i = 0;
+    for (; i + 2 * N <= n; i += 2 * N) {
+      const V w0 = weight(i), w1 = weight(i + N);
+      num0 = hn::MulAdd(w0, hn::LoadU(dv, y + i), num0);
+      den0 = hn::Add(den0, w0);
+      num1 = hn::MulAdd(w1, hn::LoadU(dv, y + i + N), num1);
+      den1 = hn::Add(den1, w1);
+    }
+    double a = hn::GetLane(hn::SumOfLanes(dv, hn::Add(num0, num1)));
+    double b = hn::GetLane(hn::SumOfLanes(dv, hn::Add(den0, den1)));
+    for (; i < n; ++i) {
       double e = 0;
       for (std::size_t j = 0; j < d; ++j) {
-        const double z = x[j * n + i] - q[k * d + j];
+        const double z = x[j * n + i] - qk[j];
         e += z * z;
       }
       const double w = std::exp(-0.5 * e);
@@ -133,6 +181,11 @@ int main(int argc, char** argv) {
   const std::size_t d = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1;
   const int threads_req = argc > 3 ? std::atoi(argv[3]) : 0;
   const std::size_t big_n = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 1000000;
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  // Built for AVX2 (kernel_floor_avx2): hold attnreg's tiles to AVX2 too, so that every row of
+  // the table is about AVX2 even on an AVX-512 machine. Before the first dispatched call.
+  hwy::DisableTargets(HWY_AVX3 | HWY_AVX3_DL);
+#endif
   const int threads = attnreg::resolve_threads(threads_req);
   const std::size_t m = n;
 
@@ -147,16 +200,40 @@ int main(int argc, char** argv) {
 
   std::printf("kernel_floor: n = m = %zu, d = %zu, threads = %d, h = %.4g (Gaussian)\n", n, d,
               threads, h);
-  const Timing t_floor = best_of(reps, [&] {
-    floor_nw(Xs.memptr(), y.memptr(), n, d, Qs.memptr(), m, out.data(), threads);
+  bool have_mvec = true;
+  Timing t_mvec = best_of(reps, [&] {
+    have_mvec = floor_nw_libmvec(Xs.memptr(), y.memptr(), n, d, Qs.memptr(), m, out.data(), threads);
   });
+  std::vector<double> out_hwy(m), out_poly(m);
+  const Timing t_hwy = best_of(reps, [&] {
+    floor_nw_highway<false>(Xs.memptr(), y.memptr(), n, d, Qs.memptr(), m, out_hwy.data(), threads);
+  });
+  const Timing t_poly = best_of(reps, [&] {
+    floor_nw_highway<true>(Xs.memptr(), y.memptr(), n, d, Qs.memptr(), m, out_poly.data(), threads);
+  });
+  if (!have_mvec) {  // d without an instantiation: floor 2 alone
+    t_mvec = Timing();
+    out = out_hwy;
+  }
+  Timing t_floor = t_mvec.cpu < t_hwy.cpu ? t_mvec : t_hwy;
+  if (t_poly.cpu < t_floor.cpu) t_floor = t_poly;
   const double floor_pps = static_cast<double>(n) * m / t_floor.cpu;
-  row("floor: dist + vectorised exp + 2 FMA", n, m, t_floor, floor_pps);
-  if (n <= 20000) {
-    const Timing t_libm = best_of(1, [&] {
-      floor_nw_libm(Xs.memptr(), y.memptr(), n, d, Qs.memptr(), m, out.data(), threads);
-    });
-    row("floor with libm exp (reference)", n, m, t_libm, floor_pps);
+  std::printf("SIMD target of attnreg's tiles here: %s; the floor's Highway loop: %s\n",
+              attnreg::simd_dispatch::target_name(), hwy::TargetName(HWY_TARGET));
+  if (have_mvec) {
+    row("floor 1: plain loop, libmvec exp (-ffast-math)", n, m, t_mvec, floor_pps);
+  } else {
+    std::printf("floor 1: not instantiated for d = %zu (d in 1, 2, 3, 5, 10)\n", d);
+  }
+  row("floor 2: plain loop, Highway Exp", n, m, t_hwy, floor_pps);
+  row("floor 3: plain loop, Highway ops, Taylor-13 exp", n, m, t_poly, floor_pps);
+  {
+    double d2 = 0, d3 = 0;
+    for (std::size_t k = 0; k < m; ++k) {
+      d2 = std::max(d2, std::fabs(out_hwy[k] - out[k]));
+      d3 = std::max(d3, std::fabs(out_poly[k] - out[k]));
+    }
+    std::printf("  (max |floor 2 - floor 1| = %.2e, |floor 3 - floor 1| = %.2e)\n", d2, d3);
   }
 
   auto fit_opts = [&](int degree, attnreg::PairAlgorithm alg, const char* kernel) {

@@ -6,9 +6,16 @@
 #include <string>
 
 #include "attnreg/build_info.hpp"
+#include "attnreg/detail/simd_dispatch.hpp"
 
 TEST(BuildInfo, VersionIsXYZ) {
   EXPECT_TRUE(std::regex_match(attnreg::build_info().version, std::regex(R"(\d+\.\d+\.\d+)")));
+}
+
+TEST(BuildInfo, NamesTheSimdTarget) {
+  const std::string s = attnreg::build_info().simd;
+  EXPECT_FALSE(s.empty());
+  EXPECT_EQ(s, attnreg::simd_dispatch::target_name());
 }
 
 TEST(BuildInfo, CudaSummaryAgreesWithTheFields) {

@@ -13,7 +13,6 @@
 #include "attnreg/kernel.hpp"
 #include "attnreg/kernel_pairs.hpp"
 #include "attnreg/neighbors.hpp"
-#include "attnreg/detail/kernel_simd.hpp"
 
 using namespace attnreg;
 
@@ -98,41 +97,6 @@ TEST(Kernel, ExpMatchesLibmToTwoUlp) {
   EXPECT_EQ(kernel_detail::exp_nonpositive(-709.0), 0.0);
   EXPECT_EQ(kernel_detail::exp_nonpositive(-1e300), 0.0);
   EXPECT_EQ(kernel_detail::exp_nonpositive(-std::numeric_limits<double>::infinity()), 0.0);
-}
-
-TEST(Kernel, VectorFormsEqualScalarForms) {
-  // kernel_simd.hpp's 8-lane exp and shapes (the tile loops) against kernel.hpp's scalar ones.
-  using namespace attnreg::simd;
-  std::vector<double> xs;
-  for (double x = -750.0; x <= 0.0; x += 0.37) xs.push_back(x);
-  for (double x = -3.0; x <= 0.0; x += 1e-3) xs.push_back(x);
-  while (xs.size() % kLanes) xs.push_back(0.0);
-  for (std::size_t i = 0; i < xs.size(); i += kLanes) {
-    const vd v = exp_nonpositive(load(&xs[i]));
-    for (int l = 0; l < kLanes; ++l)
-      ASSERT_EQ(v[l], kernel_detail::exp_nonpositive(xs[i + l])) << xs[i + l];
-  }
-  std::vector<double> us;
-  for (double u = -1.3; u <= 1.3; u += 0.001) us.push_back(u);
-  us.push_back(1.0);
-  us.push_back(-1.0);
-  while (us.size() % kLanes) us.push_back(0.5);
-  for (std::size_t i = 0; i < us.size(); i += kLanes) {
-    const vd u = load(&us[i]);
-    const vd e = epanechnikov_shape(u), un = uniform_shape(u), tr = triangular_shape(u),
-             bi = biweight_shape(u), tw = triweight_shape(u), tc = tricube_shape(u),
-             co = cosine_shape(u);
-    for (int l = 0; l < kLanes; ++l) {
-      const double x = us[i + l];
-      EXPECT_EQ(e[l], kernel_detail::epanechnikov_shape(x)) << x;
-      EXPECT_EQ(un[l], kernel_detail::uniform_shape(x)) << x;
-      EXPECT_EQ(tr[l], kernel_detail::triangular_shape(x)) << x;
-      EXPECT_EQ(bi[l], kernel_detail::biweight_shape(x)) << x;
-      EXPECT_EQ(tw[l], kernel_detail::triweight_shape(x)) << x;
-      EXPECT_EQ(tc[l], kernel_detail::tricube_shape(x)) << x;
-      EXPECT_EQ(co[l], kernel_detail::cosine_shape(x)) << x;
-    }
-  }
 }
 
 TEST(Kernel, NamesAndAliases) {

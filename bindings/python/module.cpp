@@ -102,9 +102,10 @@ PYBIND11_MODULE(_core, m) {
         d["gpu_name"] = b.gpu_name;
         d["cuda_error"] = b.cuda_error;
         d["cuda"] = b.cuda;
+        d["simd"] = b.simd;
         return d;
       },
-      "Version, OpenMP threads, BLAS, whether CUDA is compiled in and a GPU is visible.");
+      "Version, OpenMP threads, BLAS, whether CUDA is compiled in and a GPU is visible, SIMD target.");
 
   init_ols(m);
   init_attention(m);

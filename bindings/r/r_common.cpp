@@ -74,7 +74,8 @@ void attnreg_init() { attnreg::set_interrupt_checker(&r_interrupt_pending); }
 //'
 //' @return A list: version, OpenMP, threads, BLAS, whether the CUDA backend is compiled in, its
 //'   architectures, the number of visible GPUs and, when none is usable, why; `cuda` says all
-//'   of it in one line, worded as Python's `attnreg.build_info()["cuda"]`.
+//'   of it in one line, worded as Python's `attnreg.build_info()["cuda"]`; `simd`, the SIMD
+//'   instruction set the kernel sums run on with this CPU ("AVX3" for AVX-512, "AVX2", "SSE4").
 //' @examples
 //' attnreg_build_info()
 //' @export
@@ -86,5 +87,6 @@ Rcpp::List attnreg_build_info() {
       Rcpp::Named("max_threads") = b.max_threads, Rcpp::Named("blas") = b.blas,
       Rcpp::Named("cuda_compiled") = b.cuda_compiled, Rcpp::Named("cuda_archs") = b.cuda_archs,
       Rcpp::Named("gpu_count") = b.gpu_count, Rcpp::Named("gpu_name") = b.gpu_name,
-      Rcpp::Named("cuda_error") = b.cuda_error, Rcpp::Named("cuda") = b.cuda);
+      Rcpp::Named("cuda_error") = b.cuda_error, Rcpp::Named("cuda") = b.cuda,
+      Rcpp::Named("simd") = b.simd);
 }

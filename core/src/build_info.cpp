@@ -2,6 +2,7 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/runtime.hpp"
+#include "attnreg/detail/simd_dispatch.hpp"
 
 #ifdef ATTNREG_WITH_CUDA
 #include "device.hpp"
@@ -18,6 +19,7 @@ BuildInfo build_info() {
   b.version = ATTNREG_VERSION;
   b.openmp = has_openmp();
   b.max_threads = resolve_threads(0);
+  b.simd = simd_dispatch::target_name();
 #ifdef ATTNREG_BLAS_NAME
   b.blas = ATTNREG_BLAS_NAME;
 #else

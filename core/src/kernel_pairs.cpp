@@ -10,7 +10,15 @@
 
 #include "attnreg/error.hpp"
 #include "attnreg/runtime.hpp"
-#include "attnreg/detail/kernel_simd.hpp"
+#include "attnreg/detail/simd_dispatch.hpp"
+
+// Kernel-weight tiles with Google Highway: kernel_tiles-inl.hpp is compiled once per SIMD target
+// (hwy/foreach_target.h) and HWY_DYNAMIC_DISPATCH picks the best for the running CPU.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "attnreg/detail/kernel_tiles-inl.hpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/highway.h>
+#include "attnreg/detail/kernel_tiles-inl.hpp"
 
 namespace attnreg {
 
@@ -31,106 +39,29 @@ const char* pair_algorithm_name(PairAlgorithm a) {
   return "?";
 }
 
+// The tile loop (kernel_tiles-inl.hpp): one copy per SIMD target, the best for this CPU picked
+// at the first call.
+HWY_EXPORT(TileWeights);
+HWY_EXPORT(ExpNonpositiveArray);
+HWY_EXPORT(KernelShapeArray);
+HWY_EXPORT(SimdTargetName);
+
+namespace simd_dispatch {
+void exp_nonpositive(const double* x, std::size_t n, double* y) {
+  HWY_DYNAMIC_DISPATCH(ExpNonpositiveArray)(x, n, y);
+}
+void kernel_shape(KernelType kernel, const double* u, std::size_t n, double* y) {
+  HWY_DYNAMIC_DISPATCH(KernelShapeArray)(kernel, u, n, y);
+}
+const char* target_name() { return HWY_DYNAMIC_DISPATCH(SimdTargetName)(); }
+}  // namespace simd_dispatch
+
 namespace {
 
-// Everything the tile loop needs about one query, as raw pointers.
-struct TileArgs {
-  const double* xs = nullptr;  // column-major n x dc
-  std::size_t ld = 0;
-  std::size_t dc = 0;
-  const double* q = nullptr;  // dc scaled query coordinates
-  KernelType kernel = KernelType::gaussian;
-  std::size_t ncat = 0;
-  const std::uint32_t* const* codes = nullptr;  // per categorical column, internal order
-  const double* const* rows = nullptr;          // per categorical column: the query's table row
-  const double* ow = nullptr;                   // observation weights or null
-};
+using detail::TileArgs;
 
-// One tile of weights: the continuous factor from `cont(i)` (8 lanes starting at tile offset
-// i), times the categorical table entries and the observation weights. Writes w[0..len) and
-// returns the largest weight. Tails are padded to a full vector (their lanes are dropped), so
-// each weight is computed by the same instructions wherever the tile starts.
-template <class Cont>
-ATTNREG_SIMD_INLINE double tile_loop(const TileArgs& a, std::size_t first, std::size_t len, double* w,
-                        Cont cont) {
-  using namespace simd;
-  const vd lane = {0, 1, 2, 3, 4, 5, 6, 7};
-  vd mx = splat(0.0);
-  for (std::size_t i = 0; i < len; i += kLanes) {
-    const std::size_t nl = len - i < static_cast<std::size_t>(kLanes) ? len - i : kLanes;
-    vd v = cont(i, nl);
-    for (std::size_t c = 0; c < a.ncat; ++c) {
-      const std::uint32_t* code = a.codes[c] + first + i;
-      const double* row = a.rows[c];
-      double g[kLanes] = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (std::size_t l = 0; l < nl; ++l) g[l] = row[code[l]];
-      v *= load(g);
-    }
-    if (a.ow != nullptr) v *= nl == kLanes ? load(a.ow + first + i) : load_partial(a.ow + first + i, nl);
-    if (nl == kLanes) {
-      store(w + i, v);
-    } else {
-      v = select(lt(lane, splat(static_cast<double>(nl))), v, splat(0.0));
-      store_partial(w + i, v, nl);
-    }
-    mx = vmax(mx, v);
-  }
-  return hmax(mx);
-}
-
-ATTNREG_SIMD_INLINE simd::vd load_col(const double* p, std::size_t nl) {
-  return nl == simd::kLanes ? simd::load(p) : simd::load_partial(p, nl);
-}
-
-template <class Shape>
-ATTNREG_SIMD_INLINE double compact_tile(const TileArgs& a, std::size_t first, std::size_t len, double* w,
-                           Shape shape) {
-  return tile_loop(a, first, len, w, [&](std::size_t i, std::size_t nl) ATTNREG_LAMBDA_INLINE {
-    simd::vd v = shape(load_col(a.xs + first + i, nl) - a.q[0]);
-    for (std::size_t j = 1; j < a.dc; ++j) v *= shape(load_col(a.xs + j * a.ld + first + i, nl) - a.q[j]);
-    return v;
-  });
-}
-
-ATTNREG_SIMD_CLONES double tile_weights(const TileArgs& a, std::size_t first, std::size_t len,
-                                        double* w) {
-  using namespace simd;
-  if (a.dc == 0)
-    return tile_loop(a, first, len, w, [](std::size_t, std::size_t) ATTNREG_LAMBDA_INLINE { return splat(1.0); });
-  switch (a.kernel) {
-    case KernelType::gaussian:
-      if (a.dc == 1) {
-        const double q0 = a.q[0];
-        return tile_loop(a, first, len, w, [&](std::size_t i, std::size_t nl) ATTNREG_LAMBDA_INLINE {
-          const vd z = load_col(a.xs + first + i, nl) - q0;
-          return exp_nonpositive(-0.5 * (z * z));
-        });
-      }
-      return tile_loop(a, first, len, w, [&](std::size_t i, std::size_t nl) ATTNREG_LAMBDA_INLINE {
-        vd z = load_col(a.xs + first + i, nl) - a.q[0];
-        vd e = z * z;
-        for (std::size_t j = 1; j < a.dc; ++j) {
-          z = load_col(a.xs + j * a.ld + first + i, nl) - a.q[j];
-          e += z * z;
-        }
-        return exp_nonpositive(-0.5 * e);
-      });
-    case KernelType::epanechnikov:
-      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return epanechnikov_shape(u); });
-    case KernelType::uniform:
-      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return uniform_shape(u); });
-    case KernelType::triangular:
-      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return triangular_shape(u); });
-    case KernelType::biweight:
-      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return biweight_shape(u); });
-    case KernelType::triweight:
-      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return triweight_shape(u); });
-    case KernelType::tricube:
-      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return tricube_shape(u); });
-    case KernelType::cosine:
-      return compact_tile(a, first, len, w, [](const vd& u) ATTNREG_LAMBDA_INLINE { return cosine_shape(u); });
-  }
-  return 0.0;
+inline double tile_weights(const TileArgs& a, std::size_t first, std::size_t len, double* w) {
+  return HWY_DYNAMIC_DISPATCH(TileWeights)(a, first, len, w);
 }
 
 // Largest element (used after masking a query's own row).

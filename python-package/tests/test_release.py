@@ -100,7 +100,7 @@ def test_sdist_is_self_contained(tmp_path):
 # The same keys, and the same one-line CUDA summary, as R's attnreg_build_info()
 # (R-package/tests/testthat/test-release.R checks the same list).
 BUILD_INFO_KEYS = ["version", "openmp", "max_threads", "blas", "cuda_compiled", "cuda_archs",
-                   "gpu_count", "gpu_name", "cuda_error", "cuda"]
+                   "gpu_count", "gpu_name", "cuda_error", "cuda", "simd"]
 
 
 def test_build_info_says_what_r_says_about_cuda():

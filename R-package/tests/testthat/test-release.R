@@ -20,7 +20,7 @@ test_that("DESCRIPTION declares the MIT licence with its LICENSE file", {
 test_that("build_info says what Python's says, CUDA in one line", {
   b <- attnreg_build_info()
   expect_identical(names(b), c("version", "openmp", "max_threads", "blas", "cuda_compiled",
-                               "cuda_archs", "gpu_count", "gpu_name", "cuda_error", "cuda"))
+                               "cuda_archs", "gpu_count", "gpu_name", "cuda_error", "cuda", "simd"))
   expect_false(b$cuda_compiled)  # the R package is CPU-only
   expect_identical(b$cuda, paste0("not compiled: ", b$cuda_error))
   expect_match(b$cuda_error, "built without the CUDA backend (the R package is CPU-only)", fixed = TRUE)

@@ -18,6 +18,8 @@ struct BuildInfo {
   /// One line, the same in Python and R: "compiled (architectures ...); GPU visible: <name>",
   /// "compiled (architectures ...); no GPU visible: <why>" or "not compiled: <why>".
   std::string cuda;
+  /// SIMD target of the kernel-weight tiles on this CPU (Highway's name: "AVX3", "AVX2", ...).
+  std::string simd;
 };
 
 BuildInfo build_info();

@@ -54,9 +54,10 @@
 #include "attnreg/kernel.hpp"
 #include "attnreg/neighbors.hpp"
 
-// Hot tile loops are compiled for AVX-512, AVX2+FMA and the baseline and picked at load time
-// (GCC function multi-versioning on x86-64 Linux); elsewhere they are compiled once. Define
-// ATTNREG_NO_CLONES to turn this off.
+// The kernel-weight tiles are Google Highway code compiled per SIMD target and dispatched at run
+// time (detail/kernel_tiles-inl.hpp). The moment loops that consume them are compiled for
+// AVX-512, AVX2+FMA and the baseline and picked at load time (GCC function multi-versioning on
+// x86-64 Linux); elsewhere they are compiled once. Define ATTNREG_NO_CLONES to turn this off.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
     !defined(ATTNREG_NO_CLONES) && !defined(__CUDACC__)
 #define ATTNREG_SIMD_CLONES \

@@ -1,5 +1,7 @@
-// attnreg (internal, not part of the public API): eight-lane SIMD helpers for the kernel tile
-// loops. It lives under include/ so that the R package, which copies only core/include and
+// attnreg (internal, not part of the public API): eight-lane SIMD helpers for the moment
+// reductions over kernel-weight tiles (local_fit.cpp, bandwidth_select.cpp). The weights
+// themselves (exp and the kernel shapes) are computed by Highway code, kernel_tiles-inl.hpp.
+// It lives under include/ so that the R package, which copies only core/include and
 // core/src/*.cpp, can compile the core.
 //
 // With GCC or clang the lanes are a vector-extension type (8 doubles), lowered to AVX-512,
@@ -7,9 +9,6 @@
 // code runs on a plain 8-element struct. Every reduction keeps 8 partial sums and combines them
 // in one fixed order, and tails are padded to a full vector, so a sum never depends on memory
 // alignment, on where a tile starts, or on the number of threads.
-//
-// The lane-wise kernel shapes and exp below are the vector forms of kernel.hpp's scalar
-// functions (same constants, same operation order); tests/test_kernel.cpp checks that they agree.
 #pragma once
 
 #include <cstddef>
@@ -159,85 +158,6 @@ ATTNREG_SIMD_INLINE double hmax(const vd& v) {
 ATTNREG_SIMD_INLINE vd vmax(const vd& a, const vd& b) { return select(gt(a, b), a, b); }
 ATTNREG_SIMD_INLINE vd vabs(const vd& a) { return select(lt(a, splat(0.0)), -a, a); }
 ATTNREG_SIMD_INLINE vd pos(const vd& a) { return select(gt(a, splat(0.0)), a, splat(0.0)); }
-
-/// Lane-wise kernel_detail::exp_nonpositive.
-ATTNREG_SIMD_INLINE vd exp_nonpositive(const vd& x) {
-  constexpr double kLog2e = 1.4426950408889634074;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01;
-  constexpr double kLn2Lo = 1.90821492927058770002e-10;
-  constexpr double kShift = 6755399441055744.0;
-  const vi under = lt(x, splat(-708.0));
-  const vd xc = select(under, splat(-708.0), x);
-  const vd t = xc * kLog2e + kShift;
-  const vd n = t - kShift;
-  vd r = xc - n * kLn2Hi;
-  r = r - n * kLn2Lo;
-  vd p = splat(1.0 / 6227020800.0);
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  std::int64_t sb;
-  const double shift = kShift;
-  std::memcpy(&sb, &shift, sizeof sb);
-  vi tb = double_to_bits(t);
-#if defined(__GNUC__)
-  const vi eb = (tb - sb + 1023) << 52;
-#else
-  vi eb;
-  for (int l = 0; l < kLanes; ++l) eb.v[l] = (tb.v[l] - sb + 1023) << 52;
-#endif
-  const vd v = p * bits_to_double(eb);
-  return select(under, splat(0.0), v);
-}
-
-/// Lane-wise kernel shapes (kernel_detail::*_shape).
-ATTNREG_SIMD_INLINE vd epanechnikov_shape(const vd& u) { return pos(1.0 - u * u); }
-ATTNREG_SIMD_INLINE vd uniform_shape(const vd& u) {
-  return select(le(vabs(u), splat(1.0)), splat(1.0), splat(0.0));
-}
-ATTNREG_SIMD_INLINE vd triangular_shape(const vd& u) { return pos(1.0 - vabs(u)); }
-ATTNREG_SIMD_INLINE vd biweight_shape(const vd& u) {
-  const vd t = epanechnikov_shape(u);
-  return t * t;
-}
-ATTNREG_SIMD_INLINE vd triweight_shape(const vd& u) {
-  const vd t = epanechnikov_shape(u);
-  return t * t * t;
-}
-ATTNREG_SIMD_INLINE vd tricube_shape(const vd& u) {
-  const vd a = vabs(u);
-  const vd t = pos(1.0 - a * a * a);
-  return t * t * t;
-}
-ATTNREG_SIMD_INLINE vd cosine_shape(const vd& u) {
-  const vd a = vabs(u);
-  const vi inside = le(a, splat(1.0));
-  const vd x = 1.5707963267948966192 * select(inside, a, splat(1.0));
-  const vd x2 = x * x;
-  vd p = splat(1.0 / 2432902008176640000.0);
-  p = p * x2 - 1.0 / 6402373705728000.0;
-  p = p * x2 + 1.0 / 20922789888000.0;
-  p = p * x2 - 1.0 / 87178291200.0;
-  p = p * x2 + 1.0 / 479001600.0;
-  p = p * x2 - 1.0 / 3628800.0;
-  p = p * x2 + 1.0 / 40320.0;
-  p = p * x2 - 1.0 / 720.0;
-  p = p * x2 + 1.0 / 24.0;
-  p = p * x2 - 0.5;
-  p = p * x2 + 1.0;
-  p = pos(p);
-  return select(inside, p, splat(0.0));
-}
 
 }  // namespace simd
 }  // namespace attnreg
