@@ -215,3 +215,54 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="^bwregul: "):
         D.imse_dpi(x, y, bwregul=-1)
     assert attnreg.diagnostics.mse_dpi is D.mse_dpi
+
+
+def _lprobust_oracle(x, y, x0, h, p=1):
+    """nprobust's lprobust at one point with rho = 1 (b = h), Epanechnikov, vce = "nn": the
+    residuals' neighbours are sought inside the window |x - x0| < h."""
+    q = p + 1
+    w = _K((x - x0) / h, "epanechnikov") / h
+    s = w > 0
+    xs, ys, ws = x[s], y[s], w[s]
+    u = (xs - x0) / h
+    Rq = np.vander(xs - x0, q + 1, increasing=True)
+    Rp = Rq[:, :p + 1]
+    Gp = np.linalg.inv(Rp.T @ (Rp * ws[:, None]))
+    Gq = np.linalg.inv(Rq.T @ (Rq * ws[:, None]))
+    Lm = (Rp * ws[:, None]).T @ u ** (p + 1)
+    Q = (Rp * ws[:, None]).T - h ** (p + 1) * np.outer(Lm, (Gq @ (Rq * ws[:, None]).T)[p + 1])
+    lw = (Gp @ (Rp * ws[:, None]).T)[0]
+    bw = (Gp @ Q)[0]
+    r2 = _nn_r2(xs, ys)
+    return lw @ ys, bw @ ys, np.sqrt(np.sum(lw ** 2 * r2)), np.sqrt(np.sum(bw ** 2 * r2))
+
+
+def test_diagnose_nn_at_the_imse_bandwidth_is_lprobust(cps71):
+    x, y = cps71
+    h = D.imse_dpi(x, y, kernel="epanechnikov")
+    m = attnreg.LocalLinear(bandwidth=h, kernel="epanechnikov").fit(x[:, None], y)
+    ev = np.linspace(x.min(), x.max(), 8)
+    d = D.diagnose(m, ev[:, None], kind="nn")
+    want = np.array([_lprobust_oracle(x, y, c, h) for c in ev])
+    np.testing.assert_allclose(d["fit"], want[:, 0], rtol=1e-10)
+    np.testing.assert_allclose(d["fit_bc"], want[:, 1], rtol=1e-10)
+    np.testing.assert_allclose(d["se"], want[:, 2], rtol=1e-10)
+    np.testing.assert_allclose(d["se_bc"], want[:, 3], rtol=1e-10)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_diagnose_nn_seeks_neighbours_inside_the_window(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 1, 150)
+    y = np.sin(6 * x) + (0.1 + 0.4 * x) * rng.standard_normal(150)
+    h = 0.12
+    m = attnreg.LocalLinear(bandwidth=h, kernel="epanechnikov").fit(x[:, None], y)
+    ev = np.array([0.02, 0.3, 0.55, 0.97])
+    d = D.diagnose(m, ev[:, None], kind="nn")
+    want = np.array([_lprobust_oracle(x, y, c, h) for c in ev])
+    np.testing.assert_allclose(d["se"], want[:, 2], rtol=1e-10)
+    np.testing.assert_allclose(d["se_bc"], want[:, 3], rtol=1e-10)
+    # the full-sample neighbours give other values at the window's edges
+    lw = [np.sqrt(np.sum((m.attention_weights(np.array([[c]]))[0]) ** 2 * _nn_r2(x, y)))
+          for c in ev]
+    assert np.max(np.abs(np.array(lw) / want[:, 2] - 1)) > 1e-6
