@@ -6,7 +6,9 @@
 #include <cmath>
 #include <string>
 
+#include "attnreg/diagnostics.hpp"
 #include "attnreg/error.hpp"
+#include "attnreg/local_fit.hpp"
 #include "attnreg/lp_bwselect.hpp"
 #include "attnreg/nn_variance.hpp"
 #include "test_util.hpp"
@@ -128,4 +130,36 @@ TEST(LpBwSelect, ErrorsNameTheArgument) {
                                   "eval_points:");
   expect_throw_with(
       [&] { lp_mse_dpi(x, arma::vec(y.head(59)), arma::vec{0.5}, LpBwOptions()); }, "y:");
+}
+
+TEST(LpBwSelect, DiagnoseNnUsesTheWindowsNeighbours) {
+  // As nprobust's lprobust: each point's nearest-neighbour residuals come from the
+  // observations of its window (non-zero weight in the fit or its bias correction).
+  arma::arma_rng::set_seed(12);
+  const arma::uword n = 120;
+  const arma::vec x = arma::randu<arma::vec>(n);
+  const arma::vec y = arma::sin(6 * x) + (0.1 + 0.4 * x) % arma::randn<arma::vec>(n);
+  LocalFitOptions fo;
+  fo.kernel = Kernel(KernelType::epanechnikov);
+  LocalPolynomial m(fo);
+  m.fit(arma::mat(x), arma::mat(y), arma::vec{0.1});
+  const arma::mat Xe = arma::vec{0.05, 0.5, 0.93};
+  PointwiseOptions po;
+  po.kind = VarianceKind::nn;
+  const PointwiseDiagnostics d = pointwise_diagnostics(m, Xe, po);
+  const arma::mat L = m.attention_weights(Xe);
+  const arma::mat B = bias_weights(m, Xe, -1, 0);
+  bool differs = false;
+  for (arma::uword j = 0; j < Xe.n_rows; ++j) {
+    const arma::uvec idx = arma::find(arma::abs(L.row(j)) + arma::abs(B.row(j)) > 0);
+    const arma::vec om = nn_residual_variance(x(idx), y(idx), 3);
+    const arma::rowvec l = L.row(j), lb = L.row(j) - B.row(j);
+    const double se = std::sqrt(arma::dot(arma::square(l(idx)), om));
+    const double se_bc = std::sqrt(arma::dot(arma::square(lb(idx)), om));
+    EXPECT_NEAR(d.se(j) / se, 1, 1e-12);
+    EXPECT_NEAR(d.se_bc(j) / se_bc, 1, 1e-12);
+    const double se_full = std::sqrt(arma::dot(arma::square(l.t()), nn_residual_variance(x, y, 3)));
+    differs = differs || std::abs(se_full / se - 1) > 1e-6;
+  }
+  EXPECT_TRUE(differs);
 }
