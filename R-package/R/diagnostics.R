@@ -37,7 +37,8 @@
 #'   `"nn"`: nearest-neighbour residuals (one continuous regressor; nprobust's default
 #'   `vce = "nn"` with 3 neighbours, Calonico, Cattaneo and Farrell 2018,
 #'   \doi{10.1080/01621459.2017.1285776}), \eqn{\sigma_i^2 = J/(J+1) (y_i - \bar y_{J(i)})^2}
-#'   over the \eqn{J} nearest observations in \eqn{x} (whole tie groups).
+#'   over the \eqn{J} nearest observations in \eqn{x} (whole tie groups) among those in the
+#'   evaluation point's kernel window, as nprobust's `lprobust`.
 #' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth).
 #' @param pilot_degree Pilot degree (> the fit's degree).
 #' @param cluster Cluster ids, one per training row, for `kind = "cr1"`: integers or labels
@@ -159,7 +160,7 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
 #' @param h0,pilot_bw Preliminary and pilot bandwidths of `algorithm = "one_step"` (default
 #'   rule of thumb and `2 * h0`).
 #' @param algorithm `"nprobust"` or `"one_step"`.
-#' @param degree Polynomial degree 0..3 (overrides `method`; `"nprobust"` only above 1).
+#' @param degree Polynomial degree 0..3 (overrides `method`).
 #' @param deriv Derivative whose estimator the bandwidth is for (`"nprobust"` only).
 #' @param bwcheck,bwregul,interior Options of `"nprobust"` (as in nprobust's `lpbwselect`):
 #'   minimum number of observations in every window (0 = off), scale of the regularisation
