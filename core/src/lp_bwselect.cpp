@@ -85,9 +85,10 @@ WindowFit window_fit(const arma::vec& x, double c, double h, int deg, const Kern
   if (!(rd.min() > 1e-10 * std::max(rd.max(), 1.0)))
     throw NumericalError("bwcheck: the local polynomial of degree " + std::to_string(deg) +
                          " at x = " + std::to_string(c) + " (bandwidth " + std::to_string(h) +
-                         ") is singular (fewer than " + std::to_string(k1) +
-                         " distinct x values carry weight); use a larger bwcheck or a lower "
-                         "degree");
+                         ") is singular: fewer than " + std::to_string(k1) +
+                         " distinct x values carry weight (with repeated x values bwcheck, "
+                         "which counts observations, may not reach them); raise bwcheck, use "
+                         "evaluation points away from the edge of the data, or a lower degree");
   f.C = arma::solve(arma::trimatu(R), Q.t());
   f.C.each_row() %= sq.t();
   return f;
