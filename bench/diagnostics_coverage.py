@@ -29,7 +29,7 @@ def coverage(R=1000, n=500, seed=0):
     y0 = f(x) + 0.3 * rng.standard_normal(n)
     out = {}
     for name, cls, deg in (("NW", attnreg.NadarayaWatson, 0), ("LL", attnreg.LocalLinear, 1)):
-        h = D.imse_dpi(x, y0, np.linspace(0, 1, 30), degree=deg)
+        h = D.imse_dpi(x, y0, np.linspace(0, 1, 30), degree=deg, algorithm="one_step")
         hits = {k: np.zeros(len(g)) for k in ("conv_const", "conv_hc3", "rbc_const", "rbc_hc3")}
         for _ in range(R):
             y = f(x) + 0.3 * rng.standard_normal(n)
@@ -55,7 +55,8 @@ def band_coverage(R=300, n=300, B=499, seed=5):
     f = lambda t: np.sin(2 * np.pi * t)  # noqa: E731
     g = np.linspace(0, 1, 41)
     truth = f(g)
-    h = D.imse_dpi(x, f(x) + 0.3 * rng.standard_normal(n), np.linspace(0, 1, 30))
+    h = D.imse_dpi(x, f(x) + 0.3 * rng.standard_normal(n), np.linspace(0, 1, 30),
+                   algorithm="one_step")
     res = {}
     for bc in (False, True):
         uni = pw = 0.0

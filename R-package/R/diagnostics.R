@@ -37,7 +37,8 @@
 #'   `"nn"`: nearest-neighbour residuals (one continuous regressor; nprobust's default
 #'   `vce = "nn"` with 3 neighbours, Calonico, Cattaneo and Farrell 2018,
 #'   \doi{10.1080/01621459.2017.1285776}), \eqn{\sigma_i^2 = J/(J+1) (y_i - \bar y_{J(i)})^2}
-#'   over the \eqn{J} nearest observations in \eqn{x} (whole tie groups).
+#'   over the \eqn{J} nearest observations in \eqn{x} (whole tie groups) among those in the
+#'   evaluation point's kernel window, as nprobust's `lprobust`.
 #' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth).
 #' @param pilot_degree Pilot degree (> the fit's degree).
 #' @param cluster Cluster ids, one per training row, for `kind = "cr1"`: integers or labels
@@ -127,47 +128,115 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
 
 #' MSE- and IMSE-optimal plug-in bandwidths (as nprobust's mse-dpi / imse-dpi)
 #'
-#' With \eqn{Var \approx V(x)/(nh)} and bias \eqn{\approx B(x) h^r} (\eqn{r = p+1} for odd
-#' degree \eqn{p}, \eqn{p+2} for even: \eqn{r = 2} for both local constant and local linear),
-#' `mse_dpi` returns \eqn{h(x) = [V(x)/(2rnB(x)^2)]^{1/(2r+1)}} at each evaluation point and
-#' `imse_dpi` \eqn{h = [\sum_j V(x_j) / (2rn \sum_j B(x_j)^2)]^{1/(2r+1)}}. \eqn{V} and \eqn{B}
-#' are estimated at a rule-of-thumb preliminary bandwidth \eqn{h_0} with a pilot polynomial
-#' of bandwidth \eqn{2h_0} (Calonico, Cattaneo and Farrell 2019, J. Stat. Softw. 91(8)).
+#' `algorithm = "nprobust"` (default) follows the data-driven steps of Calonico, Cattaneo and
+#' Farrell (2018, JASA 113, 767-779, \doi{10.1080/01621459.2017.1285776}) as their R package
+#' nprobust's `lpbwselect(bwselect = "mse-dpi")` / `"imse-dpi"` implements them (Calonico,
+#' Cattaneo and Farrell 2019, J. Stat. Softw. 91(8), \doi{10.18637/jss.v091.i08}): at each point
+#' a rule-of-thumb bandwidth, then pilot bandwidths for the derivatives of order \eqn{q+1} and
+#' \eqn{q+2} (\eqn{q = p + 1}), then the bias-correction bandwidth \eqn{b} and the bandwidth
+#' \eqn{h}, each \eqn{[(2\nu+1) V / (2(o+1-\nu) n (B^2 + \code{bwregul}\, R))]^{1/(2o+3)}} with
+#' the variance \eqn{V} from nearest-neighbour residuals (`kind = "nn"`, 3 neighbours; or
+#' `"hc0"`..`"hc3"`), the bias \eqn{B} from the equivalent-kernel moments times a pilot
+#' derivative and a regularisation \eqn{R} (the pilot's variance); every bandwidth reaches at
+#' least `bwcheck` observations and at most the far end of the data. For even \eqn{p - \nu}
+#' the closed form is replaced by the minimiser of the MSE with the second bias term, unless
+#' `interior = TRUE`. `imse_dpi` averages the final step's variance and squared-bias constants
+#' over the grid (default 30 equally spaced points over the range of `x`). Kernels:
+#' `"epanechnikov"` (nprobust's default), `"uniform"`, `"triangular"`, `"gaussian"`.
+#'
+#' `algorithm = "one_step"` is the simpler plug-in \eqn{h(x) = [V(x)/(2rnB(x)^2)]^{1/(2r+1)}}
+#' (\eqn{r = p+1} for odd \eqn{p}, \eqn{p+2} for even) and
+#' \eqn{h = [\sum_j V(x_j) / (2rn \sum_j B(x_j)^2)]^{1/(2r+1)}}, with \eqn{V} and \eqn{B}
+#' estimated once at a rule-of-thumb preliminary bandwidth `h0` with a pilot polynomial of
+#' bandwidth `pilot_bw` (default `2 * h0`); default `kind = "const"` and, for `imse_dpi`, 30
+#' quantiles of `x` from 5% to 95%.
 #'
 #' @param x,y Numeric vectors (one continuous regressor).
-#' @param eval_points Evaluation points; default the median of `x` (`mse_dpi`) or 30
-#'   quantiles of `x` from 5% to 95% (`imse_dpi`).
-#' @param method `"ll"` (local linear) or `"lc"` (local constant).
+#' @param eval_points Evaluation points; default the median of `x` (`mse_dpi`) or the grid
+#'   described above (`imse_dpi`).
+#' @param method `"ll"` (local linear, degree 1) or `"lc"` (local constant, degree 0).
 #' @param kernel Kernel name.
-#' @param kind Variance estimator (see [diagnose()]).
-#' @param h0,pilot_bw Preliminary and pilot bandwidths (default rule of thumb and `2 * h0`).
-#' @return `mse_dpi`: one bandwidth per evaluation point. `imse_dpi`: one bandwidth.
+#' @param kind Variance estimator: `NULL` for the algorithm's default (`"nn"` / `"const"`).
+#' @param h0,pilot_bw Preliminary and pilot bandwidths of `algorithm = "one_step"` (default
+#'   rule of thumb and `2 * h0`).
+#' @param algorithm `"nprobust"` or `"one_step"`.
+#' @param degree Polynomial degree 0..3 (overrides `method`).
+#' @param deriv Derivative whose estimator the bandwidth is for (`"nprobust"` only).
+#' @param bwcheck,bwregul,interior Options of `"nprobust"` (as in nprobust's `lpbwselect`):
+#'   minimum number of observations in every window (0 = off), scale of the regularisation
+#'   term, and whether every point is treated as interior.
+#' @param pilot `TRUE` to return the bias-correction bandwidths `b` too (`"nprobust"` only).
+#' @return `mse_dpi`: one bandwidth per evaluation point. `imse_dpi`: one bandwidth. With
+#'   `pilot = TRUE` a list with `h` and `b`.
 #' @examples
 #' set.seed(1); x <- runif(500); y <- x^2 + rnorm(500, sd = 0.2)
 #' mse_dpi(x, y, c(0.25, 0.5)); imse_dpi(x, y)
+#' imse_dpi(x, y, kernel = "epanechnikov", pilot = TRUE)
 #' @export
 mse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "gaussian",
-                    kind = "const", h0 = NULL, pilot_bw = NULL) {
-  method <- match.arg(method)
+                    kind = NULL, h0 = NULL, pilot_bw = NULL, algorithm = c("nprobust", "one_step"),
+                    degree = NULL, deriv = 0L, bwcheck = 21L, bwregul = 1, interior = FALSE,
+                    pilot = FALSE) {
   d <- .diag_xy(x, y)
   if (is.null(eval_points)) eval_points <- stats::median(d$x)
-  r <- .diag_dpi_cpp(d$x, d$y, as.double(eval_points), if (method == "ll") 1L else 0L, kernel,
-                     .diag_kind(kind), .diag_opt_bw(h0, "h0"), .diag_opt_bw(pilot_bw, "pilot_bw"),
-                     -1L)
-  r$pointwise
+  .diag_lpbw(d, as.double(eval_points), FALSE, match.arg(method), kernel, kind, h0, pilot_bw,
+             match.arg(algorithm), degree, deriv, bwcheck, bwregul, interior, pilot)
 }
 
 #' @rdname mse_dpi
 #' @export
 imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "gaussian",
-                     kind = "const", h0 = NULL, pilot_bw = NULL) {
-  method <- match.arg(method)
+                     kind = NULL, h0 = NULL, pilot_bw = NULL,
+                     algorithm = c("nprobust", "one_step"), degree = NULL, deriv = 0L,
+                     bwcheck = 21L, bwregul = 1, interior = FALSE, pilot = FALSE) {
   d <- .diag_xy(x, y)
-  if (is.null(eval_points)) eval_points <- stats::quantile(d$x, seq(0.05, 0.95, length.out = 30))
-  r <- .diag_dpi_cpp(d$x, d$y, as.double(eval_points), if (method == "ll") 1L else 0L, kernel,
-                     .diag_kind(kind), .diag_opt_bw(h0, "h0"), .diag_opt_bw(pilot_bw, "pilot_bw"),
-                     -1L)
-  r$bandwidth
+  algorithm <- match.arg(algorithm)
+  if (is.null(eval_points)) {
+    eval_points <- if (algorithm == "nprobust") numeric(0) else
+      stats::quantile(d$x, seq(0.05, 0.95, length.out = 30))
+  }
+  .diag_lpbw(d, as.double(eval_points), TRUE, match.arg(method), kernel, kind, h0, pilot_bw,
+             algorithm, degree, deriv, bwcheck, bwregul, interior, pilot)
+}
+
+.diag_int <- function(v, name) {
+  if (!is.numeric(v) || length(v) != 1L || !is.finite(v) || v != round(v) || v < 0) {
+    stop(name, ": must be one non-negative integer", call. = FALSE)
+  }
+  as.integer(v)
+}
+
+.diag_lpbw <- function(d, ev, imse, method, kernel, kind, h0, pilot_bw, algorithm, degree,
+                       deriv, bwcheck, bwregul, interior, pilot) {
+  p <- if (is.null(degree)) (if (method == "ll") 1L else 0L) else .diag_int(degree, "degree")
+  deriv <- .diag_int(deriv, "deriv")
+  if (algorithm == "one_step") {
+    if (deriv != 0L) stop("deriv: algorithm = \"one_step\" selects bandwidths for the ",
+                          "function itself only; use algorithm = \"nprobust\"", call. = FALSE)
+    if (isTRUE(pilot)) stop("pilot: needs algorithm = \"nprobust\"", call. = FALSE)
+    r <- .diag_dpi_cpp(d$x, d$y, ev, p, kernel, .diag_kind(if (is.null(kind)) "const" else kind),
+                       .diag_opt_bw(h0, "h0"), .diag_opt_bw(pilot_bw, "pilot_bw"), -1L)
+    return(if (imse) r$bandwidth else r$pointwise)
+  }
+  for (a in list(list(h0, "h0"), list(pilot_bw, "pilot_bw"))) {
+    if (!is.null(a[[1]])) {
+      .diag_opt_bw(a[[1]], a[[2]])
+      stop(a[[2]], ": is an option of algorithm = \"one_step\"; the \"nprobust\" algorithm ",
+           "chooses its preliminary bandwidths itself", call. = FALSE)
+    }
+  }
+  if (!is.numeric(bwregul) || length(bwregul) != 1L) {
+    stop("bwregul: must be one number >= 0", call. = FALSE)
+  }
+  r <- .lp_bwselect_cpp(d$x, d$y, ev, imse, p, deriv, kernel,
+                        .diag_kind(if (is.null(kind)) "nn" else kind),
+                        if (is.null(bwcheck)) 0L else .diag_int(bwcheck, "bwcheck"),
+                        as.double(bwregul), isTRUE(interior))
+  if (imse) {
+    if (isTRUE(pilot)) list(h = r$h_imse, b = r$b_imse) else r$h_imse
+  } else {
+    if (isTRUE(pilot)) list(h = r$h, b = r$b) else r$h
+  }
 }
 
 #' Bias-variance trade-off over a bandwidth grid

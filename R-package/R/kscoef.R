@@ -73,21 +73,40 @@ kscoef <- function(formula, data, subset, na.action, bw = "cv.ls", kernel = "gau
 
 #' Coefficients of a smooth-coefficient model
 #'
+#' With `se = TRUE` also their standard errors: \eqn{\beta(z) = A(z) y} is linear in \eqn{y},
+#' \eqn{A(z) = M_{WW}(z)^{-1} [K_h(Z_i, z) W_i]_i}, so its covariance is
+#' \eqn{A(z)\,\mathrm{diag}(\sigma_i^2) A(z)'}; with the squared residuals \eqn{e_i^2} of the fit
+#' for \eqn{\sigma_i^2} this is the kernel-weighted sandwich
+#' \eqn{M_{WW}^{-1} (\sum_i K_h(Z_i, z)^2 e_i^2 W_i W_i') M_{WW}^{-1}} (heteroskedasticity-robust;
+#' Cai, Fan and Yao 2000, JASA 95, 941-956, Sec. 2.3; Fan and Zhang 2008, Statistics and Its
+#' Interface 1, 179-195), and the standard errors the square roots of its diagonal. Like every
+#' plug-in variance of a kernel fit it ignores the smoothing bias.
+#'
 #' @param object A `kscoef` fit.
 #' @param newdata A data frame with the smoothing variables; `NULL` for \eqn{\beta(Z_i)} at the
 #'   training rows.
+#' @param se `TRUE` to return the standard errors too.
 #' @param ... Unused.
-#' @return A matrix of \eqn{\beta(z)}, one row per row of `newdata`, intercept first.
+#' @return A matrix of \eqn{\beta(z)}, one row per row of `newdata`, intercept first; with
+#'   `se = TRUE` a list with `coefficients` and `se` (matrices of the same shape).
 #' @export
-coef.kscoef <- function(object, newdata = NULL, ...) {
-  if (is.null(newdata)) return(object$beta)
-  Zn <- .kreg_encode(object$zspec, newdata, "newdata")
-  B <- .kreg_core(.kscoef_coef_cpp(object$X, object$y, object$Z, object$bw, object$kernel,
-                                   object$zspec$types, object$ukertype, object$okertype,
-                                   object$intercept, as.integer(object$n_threads), Zn),
-                  object$zspec)
-  colnames(B) <- colnames(object$beta)
-  B
+coef.kscoef <- function(object, newdata = NULL, se = FALSE, ...) {
+  if (!is.logical(se) || length(se) != 1L || is.na(se)) {
+    stop("se: must be TRUE or FALSE", call. = FALSE)
+  }
+  Zn <- if (is.null(newdata)) object$Z else .kreg_encode(object$zspec, newdata, "newdata")
+  args <- list(object$X, object$y, object$Z, object$bw, object$kernel, object$zspec$types,
+               object$ukertype, object$okertype, object$intercept, as.integer(object$n_threads),
+               Zn)
+  B <- if (is.null(newdata)) object$beta else {
+    B <- .kreg_core(do.call(.kscoef_coef_cpp, args), object$zspec)
+    colnames(B) <- colnames(object$beta)
+    B
+  }
+  if (!se) return(B)
+  S <- .kreg_core(do.call(.kscoef_se_cpp, args), object$zspec)
+  dimnames(S) <- dimnames(B)
+  list(coefficients = B, se = S)
 }
 
 #' @export

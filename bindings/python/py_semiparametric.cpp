@@ -219,6 +219,18 @@ void init_semiparametric(py::module_& m) {
           },
           py::arg("Z"))
       .def(
+          "coefficient_se",
+          [](const attnreg::SmoothCoefficient& s, const farray& Z) {
+            const arma::mat z = as_mat(Z, "Z");
+            arma::mat r;
+            {
+              py::gil_scoped_release nogil;
+              r = s.coefficient_se(z);
+            }
+            return to_numpy(r);
+          },
+          py::arg("Z"))
+      .def(
           "predict",
           [](const attnreg::SmoothCoefficient& s, const farray& X, const farray& Z) {
             const arma::mat x = as_mat(X, "X"), z = as_mat(Z, "Z");

@@ -140,3 +140,16 @@ arma::mat kscoef_coef_cpp(const arma::mat& X, const arma::vec& y, const arma::ma
   m.fit(X, y, Z, bw);
   return m.coefficients(Z_new);
 }
+
+// [[Rcpp::export(name = ".kscoef_se_cpp")]]
+arma::mat kscoef_se_cpp(const arma::mat& X, const arma::vec& y, const arma::mat& Z,
+                        const arma::vec& bw, std::string kernel, std::string types,
+                        std::string ukertype, std::string okertype, bool intercept,
+                        int n_threads, const arma::mat& Z_new) {
+  attnreg::SmoothCoefficientOptions o;
+  o.kernel = zkernel(kernel, types, ukertype, okertype, n_threads);
+  o.fit_intercept = intercept;
+  attnreg::SmoothCoefficient m(o);
+  m.fit(X, y, Z, bw);
+  return m.coefficient_se(Z_new);
+}

@@ -326,19 +326,41 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
   r.sigma2 = g.sigma2;
   r.z = normal_quantile(0.5 + opt.level / 2);
   r.fit = L * y;
+  const arma::uword m = X_eval.n_rows;
+  const bool uni = one_continuous(model);
+  const arma::mat B = uni ? bias_weights(model, X_eval, opt.pilot_degree, opt.pilot_bandwidth)
+                          : arma::mat();
+  // nn: nprobust's lprobust computes the nearest-neighbour residuals of each evaluation point
+  // among the observations of its window (those with a non-zero weight in the fit or in the
+  // bias correction), so omega depends on the point: Omega (m x n).
+  arma::mat Omega;
+  if (opt.kind == VarianceKind::nn) {
+    check::require(model.training_x().n_cols == 1 && model.space().n_continuous() == 1, "kind",
+                   "'nn' (nearest-neighbour residuals) needs one continuous regressor; use "
+                   "'hc3' or 'hc0' with several");
+    const arma::vec xt = model.training_x().col(0);
+    Omega.zeros(m, xt.n_elem);
+    for (arma::uword j = 0; j < m; ++j) {
+      arma::rowvec inside = arma::abs(L.row(j));
+      if (!B.is_empty()) inside += arma::abs(B.row(j));
+      arma::uvec idx = arma::find(inside > 0);
+      if (idx.n_elem < 2) idx = arma::regspace<arma::uvec>(0, xt.n_elem - 1);
+      const arma::vec om = nn_residual_variance(xt(idx), y(idx), kNnMatch);
+      for (arma::uword k = 0; k < idx.n_elem; ++k) Omega(j, idx(k)) = om(k);
+    }
+  }
   auto variance_of = [&](const arma::mat& W) -> arma::vec {
     if (opt.kind == VarianceKind::cr1)
       return cluster_variance(W, output_column(model.residuals(), output, "cr1"), opt.cluster,
                               g.trace_L);
+    if (opt.kind == VarianceKind::nn) return arma::sum(arma::square(W) % Omega, 1);
     const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output);
     return arma::square(W) * omega;
   };
   r.se = arma::sqrt(variance_of(L));
   r.ci_low = r.fit - r.z * r.se;
   r.ci_high = r.fit + r.z * r.se;
-  const arma::uword m = X_eval.n_rows;
-  if (one_continuous(model)) {
-    const arma::mat B = bias_weights(model, X_eval, opt.pilot_degree, opt.pilot_bandwidth);
+  if (uni) {
     r.bias = B * y;
     const arma::mat Lbc = L - B;
     r.fit_bc = Lbc * y;

@@ -33,8 +33,20 @@ arma::vec nn_residual_variance(const arma::vec& x, const arma::vec& y, int J) {
   }
   const std::size_t need = std::min<std::size_t>(static_cast<std::size_t>(J), n - 1);
   arma::vec out(n);
+  // Every member of a tie group has the same window [lo, hi) and so the same window sum S:
+  // computed once per group (the members' sums are S - y_p), so heavily tied data cost O(n)
+  // rather than O(n * group size).
+  std::size_t lo = 0, hi = 0;
+  double S = 0.0;
   for (std::size_t p = 0; p < n; ++p) {
-    std::size_t lo = gs[p], hi = ge[p];  // included: [lo, hi), own tie group first
+    if (p > 0 && gs[p] == gs[p - 1]) {
+      const double Ji = static_cast<double>(hi - lo - 1);
+      const double d = y(ord[p]) - (S - y(ord[p])) / Ji;
+      out(ord[p]) = Ji / (Ji + 1.0) * d * d;
+      continue;
+    }
+    lo = gs[p];
+    hi = ge[p];  // included: [lo, hi), own tie group first
     while (hi - lo - 1 < need) {
       const bool has_l = lo > 0, has_r = hi < n;
       const double xp = x(ord[p]);
@@ -49,11 +61,10 @@ arma::vec nn_residual_variance(const arma::vec& x, const arma::vec& y, int J) {
         lo = gs[lo - 1];
       }
     }
-    double s = 0.0;
-    for (std::size_t r = lo; r < hi; ++r)
-      if (r != p) s += y(ord[r]);
+    S = 0.0;
+    for (std::size_t r = lo; r < hi; ++r) S += y(ord[r]);
     const double Ji = static_cast<double>(hi - lo - 1);
-    const double d = y(ord[p]) - s / Ji;
+    const double d = y(ord[p]) - (S - y(ord[p])) / Ji;
     out(ord[p]) = Ji / (Ji + 1.0) * d * d;
   }
   return out;

@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "attnreg/error.hpp"
+#include "attnreg/kernel_pairs.hpp"
 #include "attnreg/local_polynomial.hpp"
+#include "attnreg/runtime.hpp"
 
 namespace attnreg {
 
@@ -378,6 +380,47 @@ arma::mat SmoothCoefficient::coefficients(const arma::mat& Z_new) const {
   const arma::mat B = solve_coefficients(r.fit, q_, st);
   throw_scoef_failure(st, space_, "Z", false);
   return B;
+}
+
+arma::mat SmoothCoefficient::coefficient_se(const arma::mat& Z_new) const {
+  require_fitted("coefficient_se");
+  coefficients(Z_new);  // validates Z_new and throws where beta(z) does not exist
+  const PreparedQueries Q = space_.prepare(Z_new, "Z");
+  const std::size_t n = y_.n_elem, m = Z_new.n_rows;
+  const std::vector<std::size_t>& order = space_.order();
+  // W and the squared residuals in the space's internal order.
+  arma::mat Wi(n, q_);
+  arma::vec e2(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    Wi.row(k) = W_.row(order[k]);
+    const double e = y_(order[k]) - fitted_(order[k]);
+    e2(k) = e * e;
+  }
+  arma::mat out(m, q_);
+  std::vector<double> w(n);
+  InterruptGuard guard;
+  for (std::size_t j = 0; j < m; ++j) {
+    if (guard.poll()) throw Interrupted();
+    const double wmax = space_.weights(Q, j, 0, n, w.data());
+    arma::mat M(q_, q_, arma::fill::zeros), S(q_, q_, arma::fill::zeros);
+    for (std::size_t k = 0; k < n; ++k) {
+      const double a = w[k] / wmax;  // the common scale cancels in the sandwich
+      if (a == 0) continue;
+      const arma::rowvec r = Wi.row(k);
+      M += a * (r.t() * r);
+      S += (a * a * e2(k)) * (r.t() * r);
+    }
+    // Equilibrate, then two solves with the SPD M (no explicit inverse).
+    const arma::vec d = 1.0 / arma::sqrt(M.diag());
+    const arma::mat Ms = M % (d * d.t()), Ss = S % (d * d.t());
+    arma::mat A, C;
+    if (!arma::solve(A, Ms, Ss, arma::solve_opts::no_approx) ||
+        !arma::solve(C, Ms, arma::mat(A.t()), arma::solve_opts::no_approx))
+      throw NumericalError("Z: the local design M_WW(z) is singular at row " +
+                           std::to_string(j + 1) + "; use a larger bandwidth");
+    out.row(j) = arma::sqrt(arma::clamp(C.diag(), 0.0, arma::datum::inf)).t() % d.t();
+  }
+  return out;
 }
 
 arma::vec SmoothCoefficient::predict(const arma::mat& X_new, const arma::mat& Z_new) const {

@@ -113,3 +113,31 @@ test_that("kscoef matches kernel-weighted least squares and its leave-one-out CV
   }
   expect_error(kscoef(y ~ x | z, data = d, bw = c(0.1, 0.2)), "one bandwidth per")
 })
+
+test_that("coef(kscoef, se = TRUE) equals a direct weighted least-squares sandwich", {
+  set.seed(11)
+  n <- 120
+  d <- data.frame(z = round(runif(n) * 15) / 15, x1 = rnorm(n), x2 = rnorm(n))
+  d$y <- 1 + d$x1 * (1 + d$z) - d$x2 * d$z + (0.1 + d$z) * rnorm(n)
+  h <- 0.25
+  f <- kscoef(y ~ x1 + x2 | z, data = d, bw = h)
+  W <- cbind(1, d$x1, d$x2)
+  kw <- function(z) exp(-0.5 * ((d$z - z) / h)^2)
+  beta_at <- function(z) {
+    w <- kw(z)
+    solve(crossprod(W, W * w), crossprod(W, w * d$y))
+  }
+  e2 <- (d$y - sapply(seq_len(n), function(i) sum(W[i, ] * beta_at(d$z[i]))))^2
+  zn <- c(0.1, 0.5, 0.9)
+  r <- coef(f, data.frame(z = zn), se = TRUE)
+  expect_named(r, c("coefficients", "se"))
+  for (j in seq_along(zn)) {
+    w <- kw(zn[j])
+    Mi <- solve(crossprod(W, W * w))
+    S <- Mi %*% crossprod(W, W * (w^2 * e2)) %*% Mi
+    expect_equal(unname(r$se[j, ]), sqrt(diag(S)), tolerance = 1e-9)
+    expect_equal(unname(r$coefficients[j, ]), drop(beta_at(zn[j])), tolerance = 1e-9)
+  }
+  expect_equal(dim(coef(f, se = TRUE)$se), c(n, 3L))
+  expect_error(coef(f, se = NA), "^se: must be TRUE or FALSE")
+})

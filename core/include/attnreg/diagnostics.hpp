@@ -62,7 +62,9 @@ namespace attnreg {
 constexpr arma::uword kDiagBlockRows = 256;
 
 /// nn: nearest-neighbour residuals (nn_variance.hpp; nprobust's vce = "nn", 3 neighbours),
-/// one continuous regressor.
+/// one continuous regressor. In pointwise_diagnostics, as nprobust's lprobust, the neighbours
+/// of each evaluation point's residuals are sought among the observations of its window (a
+/// non-zero weight in the fit or in its bias correction), so omega_i depends on the point.
 enum class VarianceKind { homoskedastic = 0, hc0, hc1, hc2, hc3, cr1, nn };
 
 /// "const"/"homoskedastic", "hc0".."hc3", "cr1", "nn" (case-insensitive). Throws InvalidArgument

@@ -124,6 +124,15 @@ class SmoothCoefficient {
 
   /// beta(z) at new rows of Z: m x q (q = p + 1 with the intercept first, else p).
   arma::mat coefficients(const arma::mat& Z_new) const;
+  /// Standard errors of beta(z) at new rows of Z (m x q, as coefficients()). beta(z) = A(z) y
+  /// with A(z) = M_WW(z)^{-1} [K_h(Z_i, z) W_i]_i is linear in y, so its covariance given
+  /// (X, Z) is A(z) diag(sigma_i^2) A(z)'; with the residuals e_i = y_i - W_i' beta(Z_i) for
+  /// sigma_i^2 this is the sandwich
+  ///     M_WW(z)^{-1} [sum_i K_h(Z_i, z)^2 e_i^2 W_i W_i'] M_WW(z)^{-1}
+  /// (Eicker-Huber-White with kernel weights; Cai, Fan and Yao 2000, §2.3; Fan and Zhang 2008,
+  /// Statistics and Its Interface 1, 179-195, eq. 2.6), the square roots of its diagonal.
+  /// Throws as coefficients().
+  arma::mat coefficient_se(const arma::mat& Z_new) const;
   /// W(x)' beta(z) at new rows.
   arma::vec predict(const arma::mat& X_new, const arma::mat& Z_new) const;
   const arma::vec& fitted() const { return fitted_; }

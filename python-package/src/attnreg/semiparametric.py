@@ -596,12 +596,26 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
         core.fit(Xa, ya, Za, self.bandwidth_)
         return core
 
-    def coefficients(self, Z: ArrayLike) -> np.ndarray:
+    def coefficients(self, Z: ArrayLike, return_se: bool = False):
         """beta(z) at new rows of Z: shape (m, 1 + k) with the intercept first (or (m, k)
-        without it)."""
+        without it).
+
+        With ``return_se=True`` returns ``(beta, se)``: ``beta(z) = A(z) y`` is linear in y,
+        ``A(z) = M_WW(z)^{-1} [K_h(Z_i, z) W_i]_i``, so its covariance is
+        ``A(z) diag(sigma_i^2) A(z)'``; with the squared residuals ``e_i^2`` of the fit for
+        ``sigma_i^2`` this is the kernel-weighted sandwich
+        ``M_WW^{-1} (sum_i K_h(Z_i, z)^2 e_i^2 W_i W_i') M_WW^{-1}`` (heteroskedasticity-robust;
+        Cai, Fan and Yao 2000, JASA 95, 941-956, §2.3; Fan and Zhang 2008, Statistics and Its
+        Interface 1, 179-195), and ``se`` (same shape as ``beta``) the square roots of its
+        diagonal. Like every plug-in variance of a kernel fit it ignores the smoothing bias.
+        """
         check_is_fitted(self)
         Ze, _ = self._encode_z(Z, fitting=False)
-        return self._model.coefficients(_as_2d(Ze, "Z"))
+        Za = _as_2d(Ze, "Z")
+        beta = self._model.coefficients(Za)
+        if not return_se:
+            return beta
+        return beta, self._model.coefficient_se(Za)
 
     def predict(self, X: ArrayLike, Z: ArrayLike = None) -> np.ndarray:
         """``W(x)'beta(z)`` at new rows (Z = X when the model was fitted without Z)."""
