@@ -343,19 +343,28 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
   // weights: row i is w_i copies, each with score d_i e_i and leverage h_i / w_i, so the meat is
   // sum_i w_i d_i d_i' e_i^2 adj_i: scores F_i e_i (F_i carries w_i^{1/2}).
   arma::vec sc = freq ? e : ew;
-  if (cov.type == CovType::HC1) {
-    sc *= dfres > 0 ? std::sqrt(N / dfres) : kNaN;
-  } else if (cov.type == CovType::HC2 || cov.type == CovType::HC3) {
-    const arma::vec h = arma::sum(arma::square(Fh), 1);
-    for (arma::uword i = 0; i < n; ++i) {
-      double hi = h(i);
-      if (freq) hi = weights(i) > 0.0 ? hi / weights(i) : 0.0;
-      const double om = 1.0 - hi;
-      sc(i) /= cov.type == CovType::HC2 ? std::sqrt(om) : om;
+  if (cov.type == CovType::HC1) sc *= dfres > 0 ? std::sqrt(N / dfres) : kNaN;
+  const bool lev = cov.type == CovType::HC2 || cov.type == CovType::HC3;
+  // Row blocks: leverages, scaled scores and their cross-product block by block (no n x r
+  // temporaries; the blocks are summed in order, so the result does not depend on threads).
+  constexpr arma::uword kRows = 8192;
+  arma::mat S(F.n_cols, F.n_cols, arma::fill::zeros);
+  for (arma::uword i0 = 0; i0 < n; i0 += kRows) {
+    const arma::uword i1 = std::min(n, i0 + kRows) - 1;
+    arma::vec sb = sc.subvec(i0, i1);
+    if (lev) {
+      const arma::vec h = arma::sum(arma::square(Fh.rows(i0, i1)), 1);
+      for (arma::uword b = 0; b < sb.n_elem; ++b) {
+        double hi = h(b);
+        if (freq) hi = weights(i0 + b) > 0.0 ? hi / weights(i0 + b) : 0.0;
+        const double om = 1.0 - hi;
+        sb(b) /= cov.type == CovType::HC2 ? std::sqrt(om) : om;
+      }
     }
+    const arma::mat Z = F.rows(i0, i1).eval().each_col() % sb;
+    S += Z.t() * Z;
   }
-  const arma::mat Z = F.each_col() % sc;
-  return Z.t() * Z;
+  return S;
 }
 
 }  // namespace ls_detail

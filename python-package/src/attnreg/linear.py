@@ -404,7 +404,10 @@ class OLS(_FactorMixin, _AttentionEstimator):
             counted from the connected components of the factor graph (exact for two factors,
             and for three or more when the further factors are small). A regressor absorbed by
             the fixed effects (constant within the levels) gets a nan coefficient and a warning
-            naming it. Missing labels are an error.
+            naming it. Missing labels are an error. HC2/HC3 add the leverage of the dummies
+            to that of the transformed X (for two or more factors from a dense pseudo-inverse
+            of the dummy Gram matrix per connected component of the levels, up to 3000 levels
+            per component; beyond that they are refused in favour of HC1); CR2 is refused.
 
         Returns
         -------
