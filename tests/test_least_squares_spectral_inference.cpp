@@ -324,3 +324,25 @@ TEST(SpectralInference, BadInputNamesTheArgument) {
   c.clusters = d.cl;
   EXPECT_THROW(r.covariance(c), attnreg::InvalidArgument);  // two-way CR2
 }
+
+// OLSOptions::prepare_q1 (Q_1 by a triangular solve during fit) gives the covariances of the
+// lazily formed dorgqr Q_1, for well-conditioned designs (where it is used) and ill-conditioned
+// ones (where it must fall back).
+TEST(OLSPrepareQ1, SameCovariancesAsDorgqr) {
+  for (bool ill : {false, true}) {
+    const Data d = make_data(300, 5, ill ? 52 : 51, ill, false);
+    attnreg::OLSOptions o;
+    o.precision = attnreg::Precision::Double;
+    attnreg::OLS lazy(o);
+    lazy.fit(d.X, d.y, d.w);
+    o.prepare_q1 = true;
+    attnreg::OLS eager(o);
+    eager.fit(d.X, d.y, d.w);
+    for (CovType t : kTypes) {
+      const arma::umat cl = d.cl.col(0);
+      EXPECT_LT(rel_err(eager.std_errors(cov_of(t, cl)), lazy.std_errors(cov_of(t, cl))), 1e-12)
+          << attnreg::cov_type_name(t) << (ill ? " ill-conditioned" : "");
+    }
+    EXPECT_LT(arma::abs(eager.hat_diagonal() - lazy.hat_diagonal()).max(), 1e-13);
+  }
+}

@@ -438,6 +438,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
         model = _core.OLS(
             bool(self.fit_intercept), float(self.rank_tol), int(self.n_threads),
             str(self.precision), weight_type=wt,
+            prepare_q1=cov[0] != "nonrobust",  # robust covariances need Q_1 right away
         )
         model.fit(X, y2, w)
         self._model = model
