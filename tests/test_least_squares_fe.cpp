@@ -511,3 +511,36 @@ TEST(LeastSquaresFE, IterationCapIsReported) {
   EXPECT_FALSE(m.converged());
   EXPECT_EQ(m.iterations(), 1);
 }
+
+// Frequency weights: HC0-HC3 equal the unweighted absorbed fit of the data with row i repeated
+// w_i times (each copy has leverage h_i / w_i), one and two factors.
+TEST(LeastSquaresFE, FrequencyWeightedHCEqualsRepeatedRows) {
+  for (arma::uword nf : {1u, 2u}) {
+    const Panel d = make_panel(90, 2, nf == 1 ? std::vector<arma::uword>{8}
+                                              : std::vector<arma::uword>{8, 4},
+                               0, false, false, 81);
+    arma::vec fw(90);
+    std::vector<arma::uword> rep;
+    for (arma::uword i = 0; i < 90; ++i) {
+      fw(i) = 1.0 + static_cast<double>(i % 3);
+      for (arma::uword c = 0; c < fw(i); ++c) rep.push_back(i);
+    }
+    const arma::uvec idx = arma::conv_to<arma::uvec>::from(rep);
+    attnreg::AbsorbOptions o;
+    o.frequency_weights = true;
+    o.tol = 1e-13;
+    AbsorbedOLS a(o);
+    a.fit(d.X, d.Y, d.codes, fw);
+    attnreg::AbsorbOptions ou;
+    ou.tol = 1e-13;
+    AbsorbedOLS b(ou);
+    b.fit(d.X.rows(idx), d.Y.rows(idx), d.codes.rows(idx));
+    for (CovType t : {CovType::HC0, CovType::HC1, CovType::HC2, CovType::HC3}) {
+      CovOptions c;
+      c.type = t;
+      EXPECT_LT(max_rel(a.covariance(c), b.covariance(c)), 1e-8)
+          << attnreg::cov_type_name(t) << " factors " << nf;
+      EXPECT_LT(max_rel(a.std_errors(c), b.std_errors(c)), 1e-8) << attnreg::cov_type_name(t);
+    }
+  }
+}

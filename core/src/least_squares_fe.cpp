@@ -603,7 +603,8 @@ arma::mat AbsorbedOLS::std_errors(const CovOptions& cov) const {
   if (!inner_fitted_ || rank_ == 0) return se;
   CovOptions inner_cov;
   const double factor = inner_scaling(cov, inner_cov);
-  if (cov.type != CovType::HC2 && cov.type != CovType::HC3 && cov.type != CovType::CR2) {
+  if (cov.type != CovType::HC2 && cov.type != CovType::HC3 && cov.type != CovType::CR2 &&
+      !frequency_hc(cov)) {
     // The inner fit computes its standard errors in scaled units (no under- or overflow at
     // extreme scales of X or y); a covariance's diagonal would underflow first.
     const arma::mat si = inner_.std_errors(inner_cov);
@@ -616,6 +617,12 @@ arma::mat AbsorbedOLS::std_errors(const CovOptions& cov) const {
     for (arma::uword j = 0; j < p; ++j) se(j, c) = d(j) >= 0 ? std::sqrt(d(j)) : kNaN;
   }
   return se;
+}
+
+bool AbsorbedOLS::frequency_hc(const CovOptions& cov) const {
+  return opt_.frequency_weights && weighted_ &&
+         (cov.type == CovType::HC0 || cov.type == CovType::HC1 || cov.type == CovType::HC2 ||
+          cov.type == CovType::HC3);
 }
 
 double AbsorbedOLS::inner_scaling(const CovOptions& cov, CovOptions& inner) const {
@@ -672,7 +679,10 @@ arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) con
   arma::mat Vk;
   CovOptions inner_cov;
   const double factor = inner_scaling(cov, inner_cov);
-  switch (cov.type) {
+  // Frequency weights: row i stands for w_i copies, each with score x~_i e~_i and leverage
+  // h_i / w_i, so the HC meats are not the inner (analytic) fit's: explicit branch below.
+  const bool freq_hc = frequency_hc(cov);
+  switch (freq_hc ? CovType::HC3 : cov.type) {
     case CovType::Classical:
     case CovType::HC0:
     case CovType::HC1:
@@ -689,16 +699,17 @@ arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) con
     case CovType::HC3: {
       // Full leverage h_i = h_inner_i + h_D_i (the dummies' leverage: w_i / W_g for one
       // factor; dummy_leverage for more); sandwich on the transformed, scaled data.
-      arma::vec h_dummy;
-      if (f_.n_factors() == 1) {
+      // (HC0 and HC1 under frequency weights come here too and need no leverage.)
+      const bool need_h = cov.type == CovType::HC2 || cov.type == CovType::HC3;
+      arma::vec h_dummy(w_.n_elem, arma::fill::zeros), h_inner(w_.n_elem, arma::fill::zeros);
+      if (need_h && f_.n_factors() == 1) {
         arma::vec wsum(f_.n_levels[0], arma::fill::zeros);
         for (arma::uword i = 0; i < w_.n_elem; ++i) wsum(f_.codes(i, 0)) += w_(i);
-        h_dummy.set_size(w_.n_elem);
         for (arma::uword i = 0; i < w_.n_elem; ++i) h_dummy(i) = w_(i) / wsum(f_.codes(i, 0));
-      } else {
+      } else if (need_h) {
         h_dummy = dummy_leverage(f_, w_);
       }
-      const arma::vec h_inner = inner_.hat_diagonal();
+      if (need_h) h_inner = inner_.hat_diagonal();
       const arma::mat& B = inner_.unscaled_covariance();  // (Xs'Xs)^{-1}, NaN where aliased
       const std::vector<bool> al = inner_.aliased();
       std::vector<arma::uword> ok;
@@ -713,15 +724,25 @@ arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) con
       arma::vec es = inner_.residuals().col(output);
       arma::vec s(es.n_elem);
       for (arma::uword i = 0; i < es.n_elem; ++i) {
-        const double h = h_inner(i) + h_dummy(i);
+        double h = h_inner(i) + h_dummy(i);
+        double ei = es(i);
+        if (freq_hc) {  // per copy: leverage h_i / w_i; the meat sums w_i copies of x~ e~
+          h /= w_(i);
+          ei /= std::sqrt(w_(i));
+        }
         const double om = 1.0 - h;
+        if (cov.type == CovType::HC0 || cov.type == CovType::HC1) {
+          s(i) = ei;
+          continue;
+        }
         // h = 1 for a row the dummies fit exactly (a singleton level): its transformed row and
         // residual are 0 up to rounding and it adds nothing to the meat (0/0 taken as 0).
-        s(i) = om > 1e-10 ? es(i) / (cov.type == CovType::HC2 ? std::sqrt(om) : om) : 0.0;
+        s(i) = om > 1e-10 ? ei / (cov.type == CovType::HC2 ? std::sqrt(om) : om) : 0.0;
       }
       const arma::mat Z = Xs.each_col() % s;
       const arma::mat Bk = B.submat(okv, okv);
-      const arma::mat Vo = Bk * (Z.t() * Z) * Bk;
+      arma::mat Vo = Bk * (Z.t() * Z) * Bk;
+      if (cov.type == CovType::HC1) Vo *= factor;  // N / (N - K)
       Vk.set_size(al.size(), al.size());
       Vk.fill(kNaN);
       Vk.submat(okv, okv) = Vo;

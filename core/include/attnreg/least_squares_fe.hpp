@@ -176,6 +176,8 @@ class AbsorbedOLS {
   /// The factor by which a covariance type scales the inner fit's covariance (options of the
   /// inner fit in `inner`); NaN for HC2, HC3 and CR2, which are not such a scaling.
   double inner_scaling(const CovOptions& cov, CovOptions& inner) const;
+  /// Whether `cov` is an HC type under frequency weights (not a scaling of the inner fit).
+  bool frequency_hc(const CovOptions& cov) const;
 
   AbsorbOptions opt_;
   Factors f_;
