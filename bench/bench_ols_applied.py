@@ -53,7 +53,7 @@ def main():
           f"numpy {np.__version__}, cores {os.cpu_count()}")
     print(f"data: n = {n:,}, p = {p} (+ intercept), {a.clusters:,} firms, {a.years} years; load before: "
           f"{os.getloadavg()[0]:.2f}")
-    print(f"\n  {'fit':<34} {'attnreg wall':>12} {'cpu':>7} {'statsmodels wall':>17} {'cpu':>7} {'ratio':>6}  SE max rel diff")
+    print(f"\n  {'fit':<34} {'attnreg wall':>12} {'cpu':>7} {'statsmodels wall':>17} {'cpu':>7} {'ratio':>6} {'cpu ratio':>9}  SE max rel diff")
 
     cases = [
         ("OLS, HC3", dict(cov_type="HC3"), None, None,
@@ -74,7 +74,28 @@ def main():
         tw_s, tc_s, r = timed(sm_fit)
         se_a = np.r_[m.intercept_se_, m.coef_se_]
         diff = np.max(np.abs(se_a / r.bse - 1))
-        print(f"  {name:<34} {tw_a:12.2f} {tc_a:7.2f} {tw_s:17.2f} {tc_s:7.2f} {tw_s / tw_a:6.1f}  {diff:.1e}")
+        print(f"  {name:<34} {tw_a:12.2f} {tc_a:7.2f} {tw_s:17.2f} {tc_s:7.2f} {tw_s / tw_a:6.1f} "
+              f"{tc_s / tc_a:9.1f}  {diff:.1e}")
+    # The same HC3 fit with Q_1 formed after the fit by dorgqr (what OLS.fit did before it asked
+    # the core for Q_1 during the fit by a triangular solve): the core object, called directly.
+    from attnreg import _core
+
+    Xf, Yf = np.asfortranarray(X), np.asfortranarray(y[:, None])
+
+    def lazy_q1():
+        core = _core.OLS(True, 1e-7, 0, "auto", prepare_q1=False)
+        core.fit(Xf, Yf, None)
+        return core.inference("HC3")
+
+    def eager_q1():
+        core = _core.OLS(True, 1e-7, 0, "auto", prepare_q1=True)
+        core.fit(Xf, Yf, None)
+        return core.inference("HC3")
+
+    tw_l, tc_l, _ = timed(lazy_q1)
+    tw_e, tc_e, _ = timed(eager_q1)
+    print(f"\n  core OLS + HC3, Q_1 by dorgqr after the fit:        wall {tw_l:6.2f}  cpu {tc_l:6.2f}")
+    print(f"  core OLS + HC3, Q_1 by triangular solve in the fit: wall {tw_e:6.2f}  cpu {tc_e:6.2f}")
     print(f"\nload after: {os.getloadavg()[0]:.2f}")
 
 

@@ -355,13 +355,69 @@ TEST(LeastSquaresFE, RobustCovariancesMatchDummyOLS) {
     c.hac_adjust = adjust;
     EXPECT_LT(max_rel(m.covariance(c), V), 1e-9) << "HAC adjust=" << adjust;
   }
-  // HC2/HC3 with two factors: refused with a message naming the alternative.
-  const Panel d2 = make_panel(120, 2, {10, 5}, 0, false, false, 62);
-  AbsorbedOLS m2;
-  m2.fit(d2.X, d2.Y, d2.codes);
+}
+
+// HC2/HC3 with two and three factors: the leverage of the dummies from a pseudo-inverse per
+// connected component, against the dummy-variable OLS (pinv of the full whitened design), with
+// weights, disconnected components and singleton levels (h = 1).
+TEST(LeastSquaresFE, HC2HC3WithSeveralFactorsMatchDummyOLS) {
+  struct Shape {
+    arma::uword n;
+    std::vector<arma::uword> levels;
+    arma::uword singletons;
+    bool weighted, disconnected;
+    int seed;
+  };
+  const std::vector<Shape> shapes = {{160, {12, 5}, 0, false, false, 62},
+                                     {200, {15, 6}, 3, true, true, 63},
+                                     {180, {9, 5, 4}, 2, true, false, 64},
+                                     {150, {20, 3, 3}, 0, false, true, 65}};
+  for (const auto& sh : shapes) {
+    const Panel d = make_panel(sh.n, 3, sh.levels, sh.singletons, sh.weighted, sh.disconnected,
+                               sh.seed);
+    AbsorbedOLS m;
+    m.fit(d.X, d.Y, d.codes, sh.weighted ? d.w : arma::vec());
+    const Oracle ref = dummy_ols(d.X, d.Y, d.codes, d.w);
+    const arma::vec rw = arma::sqrt(d.w);
+    const arma::mat Dw = ref.D.each_col() % rw;
+    const arma::mat Bfull = ref.G * ref.G.t();
+    const arma::vec h = arma::sum(Dw % ref.G.t(), 1);
+    const arma::vec e = (d.Y.col(0) - ref.fitted.col(0)) % rw;
+    for (CovType t : {CovType::HC2, CovType::HC3}) {
+      arma::vec s2 = arma::square(e);
+      for (arma::uword i = 0; i < s2.n_elem; ++i) {
+        const double om = 1.0 - h(i);
+        s2(i) = om > 1e-10 ? s2(i) / (t == CovType::HC2 ? om : om * om) : 0.0;
+      }
+      const arma::mat meat = Dw.t() * (Dw.each_col() % s2);
+      const arma::mat V = (Bfull * meat * Bfull).eval().submat(0, 0, 2, 2);
+      CovOptions c;
+      c.type = t;
+      EXPECT_LT(max_rel(m.covariance(c), V), 1e-8)
+          << attnreg::cov_type_name(t) << " seed " << sh.seed;
+    }
+  }
+  // A connected component above the dense limit: a clear error naming it and HC1.
+  arma::arma_rng::set_seed(66);
+  const arma::uword nb = 6400;
+  arma::umat big_codes(nb, 2);
+  for (arma::uword i = 0; i < nb; ++i) {
+    big_codes(i, 0) = i % 3100;  // every level present, all linked through factor 2
+    big_codes(i, 1) = i % 7;
+  }
+  const arma::mat bx = arma::randn(nb, 2);
+  const arma::mat by = bx * arma::vec{1.0, -1.0} + arma::randn(nb);
+  AbsorbedOLS mb;
+  mb.fit(bx, by, big_codes);
   CovOptions c3;
   c3.type = CovType::HC3;
-  EXPECT_THROW(m2.covariance(c3), attnreg::InvalidArgument);
+  try {
+    mb.covariance(c3);
+    FAIL() << "a component of more than 3000 levels was accepted";
+  } catch (const attnreg::InvalidArgument& err) {
+    EXPECT_NE(std::string(err.what()).find("limit 3000"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("HC1"), std::string::npos);
+  }
 }
 
 TEST(LeastSquaresFE, WithinRSquaredAndOverallRSquared) {
@@ -454,4 +510,37 @@ TEST(LeastSquaresFE, IterationCapIsReported) {
   m.fit(d.X, d.Y, d.codes);
   EXPECT_FALSE(m.converged());
   EXPECT_EQ(m.iterations(), 1);
+}
+
+// Frequency weights: HC0-HC3 equal the unweighted absorbed fit of the data with row i repeated
+// w_i times (each copy has leverage h_i / w_i), one and two factors.
+TEST(LeastSquaresFE, FrequencyWeightedHCEqualsRepeatedRows) {
+  for (arma::uword nf : {1u, 2u}) {
+    const Panel d = make_panel(90, 2, nf == 1 ? std::vector<arma::uword>{8}
+                                              : std::vector<arma::uword>{8, 4},
+                               0, false, false, 81);
+    arma::vec fw(90);
+    std::vector<arma::uword> rep;
+    for (arma::uword i = 0; i < 90; ++i) {
+      fw(i) = 1.0 + static_cast<double>(i % 3);
+      for (arma::uword c = 0; c < fw(i); ++c) rep.push_back(i);
+    }
+    const arma::uvec idx = arma::conv_to<arma::uvec>::from(rep);
+    attnreg::AbsorbOptions o;
+    o.frequency_weights = true;
+    o.tol = 1e-13;
+    AbsorbedOLS a(o);
+    a.fit(d.X, d.Y, d.codes, fw);
+    attnreg::AbsorbOptions ou;
+    ou.tol = 1e-13;
+    AbsorbedOLS b(ou);
+    b.fit(d.X.rows(idx), d.Y.rows(idx), d.codes.rows(idx));
+    for (CovType t : {CovType::HC0, CovType::HC1, CovType::HC2, CovType::HC3}) {
+      CovOptions c;
+      c.type = t;
+      EXPECT_LT(max_rel(a.covariance(c), b.covariance(c)), 1e-8)
+          << attnreg::cov_type_name(t) << " factors " << nf;
+      EXPECT_LT(max_rel(a.std_errors(c), b.std_errors(c)), 1e-8) << attnreg::cov_type_name(t);
+    }
+  }
 }

@@ -130,6 +130,7 @@ ridge_attention <- function(formula, data, subset, weights, na.action, lambda = 
                                    as.integer(n_threads), w), rename = c(alpha = "lambda"))
   .ls_object(res, d, mf, cl, "ridge_attention",
              list(lambda = res$lambda, effective_df = res$effective_df, weights = w,
+                  data = if (!missing(data)) data,
                   selection = if (!is.null(res$selection)) as.data.frame(res$selection[1:5]),
                   select = if (length(lambda) > 1L) select))
 }
@@ -175,32 +176,108 @@ print.ridge_attention <- function(x, digits = max(3L, getOption("digits") - 3L),
   invisible(x)
 }
 
+#' Summaries and covariances of ridge and PCR fits
+#'
+#' Both estimators are linear in the response, \eqn{b = M y}, so the sandwich covariances of
+#' [summary.ols_attention()] are exact for them with \eqn{M} in place of
+#' \eqn{(D'WD)^{-1}D'W}: classical \eqn{\sigma^2 M W^{-1} M'} with
+#' \eqn{\sigma^2 = \sum w_i e_i^2 / (N - \mathrm{tr} H)}, HC0-HC3 (leverages of the smoother
+#' \eqn{H}), HAC, and cluster-robust CR0/CR1/CR2, one- or two-way (`vcov = ~firm + year`).
+#' The residual degrees of freedom are \eqn{N - \mathrm{tr} H} (exact for PCR, a projection; the
+#' effective-df convention for ridge). These are the variances of the estimator around its own
+#' expectation \eqn{E[b] = M E[y]}: ridge is biased (Hoerl and Kennard 1970, Technometrics
+#' 12(1)), and PCR estimates the projection of the coefficients on the kept components, so
+#' \eqn{b \pm t\,se} is not a confidence interval for the coefficients (see
+#' [confint.ridge_attention()]). With a grid of `lambda` they treat the chosen value as fixed.
+#'
+#' @param object A `ridge_attention` or `pcr_attention` fit (single response).
+#' @param vcov,maxlags,hac_adjust,cluster_type As in [summary.ols_attention()] (`vcov` may be
+#'   a clustering formula such as `~firm` or `~firm + year`).
+#' @param type Same as `vcov` (for `vcov()`); `vcov` overrides it when given.
+#' @param ... Unused.
+#' @return `summary()`: an object of class `summary.ridge_attention` or `summary.pcr_attention`
+#'   with `coefficients` (a matrix: estimate, standard error, t value, p value on
+#'   `df_inference` degrees of freedom), `cov`, `sigma`, `df` (\eqn{N - \mathrm{tr} H}),
+#'   `df_inference`, `r.squared`, `adj.r.squared`, `vcov` (the type used) and `n_clusters`;
+#'   `vcov()`: the q x q covariance matrix.
+#' @examples
+#' fit <- ridge_attention(mpg ~ wt + hp, data = mtcars, lambda = 1)
+#' summary(fit, vcov = "HC3")
+#' vcov(fit, vcov = ~cyl)
+#' summary(pcr_attention(mpg ~ wt + hp + disp, data = mtcars, rank = 2), vcov = ~cyl + gear)
+#' @name summary.ridge_attention
 #' @export
-summary.ridge_attention <- function(object, ...) {
-  structure(list(call = object$call, coefficients = object$coefficients, lambda = object$lambda,
-                 effective_df = object$effective_df, selection = object$selection,
-                 select = object$select,
-                 r.squared = .ls_r2(object), sigma = sqrt(sum(object$residuals^2) /
-                                                         (object$nobs - object$effective_df))),
-            class = "summary.ridge_attention")
+summary.ridge_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
+                                    hac_adjust = FALSE, cluster_type = "CR1", ...) {
+  s <- .spectral_summary(object, "ridge", object$lambda, vcov, maxlags, hac_adjust, cluster_type)
+  s$lambda <- object$lambda
+  s$selection <- object$selection
+  s$select <- object$select
+  class(s) <- "summary.ridge_attention"
+  s
+}
+
+# The coefficient table and covariance of a ridge / PCR fit from the core.
+.spectral_summary <- function(object, kind, param, vcov, maxlags, hac_adjust, cluster_type) {
+  if (is.matrix(object$coefficients)) {
+    stop("summary: only for a single response; fit one model per column", call. = FALSE)
+  }
+  a <- .ols_cov_args(vcov, maxlags, object, cluster_type)
+  inf <- .spectral_inference_cpp(kind, object$state, object$y, as.double(param), a$vcov,
+                                 a$maxlags, isTRUE(hac_adjust), a$clusters)
+  nm <- names(object$coefficients)
+  tab <- cbind(Estimate = drop(inf$estimate), `Std. Error` = drop(inf$std_error),
+               `t value` = drop(inf$t_value), `Pr(>|t|)` = drop(inf$p_value))
+  rownames(tab) <- nm
+  V <- inf$vcov
+  dimnames(V) <- list(nm, nm)
+  list(call = object$call, coefficients = tab, cov = V, sigma = inf$sigma,
+       df = inf$df_residual, df_inference = inf$df_inference, effective_df = inf$effective_df,
+       r.squared = inf$r_squared, adj.r.squared = inf$adj_r_squared, vcov = inf$cov_type,
+       maxlags = inf$maxlags,
+       n_clusters = if (length(inf$n_clusters)) stats::setNames(inf$n_clusters, a$cluster_vars))
+}
+
+.print_spectral_table <- function(x, digits, ...) {
+  se <- switch(x$vcov, nonrobust = "classical",
+               HAC = paste0("HAC (Newey-West, Bartlett, ", x$maxlags, " lags)"), x$vcov)
+  if (length(x$n_clusters)) {
+    se <- paste0(x$vcov, ", clustered by ",
+                 paste0(names(x$n_clusters), " (", x$n_clusters, ")", collapse = " and "),
+                 "; t with ", x$df_inference, " df")
+  }
+  cat("Coefficients (standard errors around E[b]: ", se, "):\n", sep = "")
+  printCoefmat(x$coefficients, digits = digits, na.print = "NA", ...)
+  cat("\nResidual standard error:", format(signif(x$sigma, digits)), "on",
+      format(x$df, digits = digits), "degrees of freedom (N - tr H)\n")
+  cat("Multiple R-squared: ", formatC(x$r.squared, digits = digits),
+      ",\tAdjusted R-squared: ", formatC(x$adj.r.squared, digits = digits), "\n", sep = "")
 }
 
 #' @export
 print.summary.ridge_attention <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat("\nRidge regression as attention\n\nCall:\n", paste(deparse(x$call), collapse = "\n"),
       "\n\n", sep = "")
-  if (!is.null(x$selection)) {
+  if (!is.null(x[["select"]]) && NROW(x[["selection"]]) > 0L) {
     cat("Selection over the lambda grid (", x$select, "):\n", sep = "")
     print(utils::head(x$selection[order(x$selection[[switch(x$select, loo = "loo_mse", x$select)]]), ], 5),
           digits = digits)
     cat("\n")
   }
   cat("lambda = ", format(x$lambda, digits = digits), ", effective df = ",
-      format(x$effective_df, digits = digits), "\n\nCoefficients:\n", sep = "")
-  print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
-  cat("\nResidual standard error:", format(signif(x$sigma, digits)),
-      "\nR-squared:", formatC(x$r.squared, digits = digits), "\n")
+      format(x$effective_df, digits = digits), "\n\n", sep = "")
+  .print_spectral_table(x, digits, ...)
+  cat("(Ridge is biased: the standard errors are around E[b], not the true coefficients.)\n")
   invisible(x)
+}
+
+#' @rdname summary.ridge_attention
+#' @export
+vcov.ridge_attention <- function(object, type = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
+                                 cluster_type = "CR1", vcov = NULL, ...) {
+  if (!is.null(vcov)) type <- vcov
+  summary(object, vcov = type, maxlags = maxlags, hac_adjust = hac_adjust,
+          cluster_type = cluster_type)$cov
 }
 
 .ls_r2 <- function(object) {
@@ -347,7 +424,7 @@ pcr_attention <- function(formula, data, subset, weights, na.action, rank = NULL
                                  d$intercept, as.integer(n_threads), w))
   .ls_object(res, d, mf, cl, "pcr_attention",
              list(rank = res$rank, explained_variance_ratio = res$explained_variance_ratio,
-                  weights = w))
+                  weights = w, data = if (!missing(data)) data))
 }
 
 .pcr_view <- function(object, what, X = matrix(0, 0, 0), strict = FALSE) {
@@ -364,12 +441,15 @@ print.pcr_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
   invisible(x)
 }
 
+#' @rdname summary.ridge_attention
 #' @export
-summary.pcr_attention <- function(object, ...) {
-  structure(list(call = object$call, coefficients = object$coefficients, rank = object$rank,
-                 explained_variance_ratio = object$explained_variance_ratio,
-                 r.squared = .ls_r2(object)),
-            class = "summary.pcr_attention")
+summary.pcr_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
+                                  hac_adjust = FALSE, cluster_type = "CR1", ...) {
+  s <- .spectral_summary(object, "pcr", object$rank, vcov, maxlags, hac_adjust, cluster_type)
+  s$rank <- object$rank
+  s$explained_variance_ratio <- object$explained_variance_ratio
+  class(s) <- "summary.pcr_attention"
+  s
 }
 
 #' @export
@@ -377,10 +457,19 @@ print.summary.pcr_attention <- function(x, digits = max(3L, getOption("digits") 
   cat("\nPrincipal component regression as attention\n\nCall:\n",
       paste(deparse(x$call), collapse = "\n"), "\n\nComponents: ", x$rank,
       "\nShare of the sum of squares per component: ",
-      paste(format(x$explained_variance_ratio, digits = digits), collapse = " "),
-      "\nR-squared: ", formatC(x$r.squared, digits = digits), "\n\nCoefficients:\n", sep = "")
-  print.default(format(x$coefficients, digits = digits), print.gap = 2L, quote = FALSE)
+      paste(format(x$explained_variance_ratio, digits = digits), collapse = " "), "\n\n",
+      sep = "")
+  .print_spectral_table(x, digits, ...)
   invisible(x)
+}
+
+#' @rdname summary.ridge_attention
+#' @export
+vcov.pcr_attention <- function(object, type = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
+                               cluster_type = "CR1", vcov = NULL, ...) {
+  if (!is.null(vcov)) type <- vcov
+  summary(object, vcov = type, maxlags = maxlags, hac_adjust = hac_adjust,
+          cluster_type = cluster_type)$cov
 }
 
 #' @export

@@ -235,6 +235,8 @@ model.matrix.pcr_attention <- model.matrix.ols_attention
 #' components), so an interval \eqn{b \pm t\,se} built from the variance alone covers that
 #' target, not \eqn{\beta}, and would be a plausible but wrong answer. These methods stop
 #' with an explanation instead. For intervals use [ols_attention()] and [confint.ols_attention()].
+#' The standard errors of ridge and PCR around their own expectation (classical, HC, HAC and
+#' clustered) are in [summary.ridge_attention()] and `vcov()`.
 #' A kernel regression has no coefficients: intervals for the regression function are in
 #' `predict(fit, newdata, interval = "confidence")` and [diagnose()] (conventional and robust
 #' bias-corrected).

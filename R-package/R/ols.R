@@ -44,7 +44,9 @@
 #' coefficient with a warning naming it. The fit (class `ols_attention_fe`) reports the within
 #' R-squared; [fixed_effects()] returns the fixed-effect values, `predict()` needs the factor
 #' levels in `newdata` (seen in the fit), and [attention_weights()] stays exact: the absorbed
-#' fit is a linear smoother.
+#' fit is a linear smoother. `weights` (all > 0 here; drop rows of weight 0 with `subset`)
+#' give weighted projections and weighted least squares, as `lm()` with the dummies and
+#' `weights`, with `weight_type` as above.
 #'
 #' @param formula A model formula, as for [stats::lm()] (factors become dummy columns).
 #' @param data A data frame.
@@ -91,7 +93,7 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
   fe <- .fe_split(formula)
   if (!is.null(fe)) {
     return(.ols_fe(cl, formula, parent.frame(), fe, rank_tol, precision, n_threads, fe_tol,
-                   fe_max_iter))
+                   fe_max_iter, weight_type))
   }
   mf <- match.call(expand.dots = FALSE)
   m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)

@@ -24,7 +24,7 @@
 }
 
 .ols_fe <- function(cl, formula, env, parts, rank_tol, precision, n_threads, fe_tol,
-                    fe_max_iter) {
+                    fe_max_iter, weight_type = "analytic") {
   mf <- cl
   m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
   mf <- mf[c(1L, m)]
@@ -33,10 +33,12 @@
   for (j in seq_along(parts$exprs)) mf[[paste0(".fe", j)]] <- parts$exprs[[j]]
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, env)
-  if (!is.null(model.weights(mf))) {
-    stop("weights: not yet combined with absorbed fixed effects in R (the Python OLS takes ",
-         "sample_weight with absorb=); drop 'weights' or put the factors in the formula as ",
-         "dummy columns", call. = FALSE)
+  w <- .ls_weights(mf)
+  if (!is.null(w) && any(!is.finite(w) | w <= 0)) {
+    i <- which(!is.finite(w) | w <= 0)[1L]
+    stop("weights: must be finite and > 0 with absorbed fixed effects, got ", w[i], " in row ",
+         i, " (drop rows of weight 0 with subset = w > 0; lm leaves them out the same way)",
+         call. = FALSE)
   }
   d <- .ls_design(mf)
   if (ncol(d$X) == 0L) {
@@ -58,8 +60,8 @@
   }
   opt <- list(tol = as.double(fe_tol), max_iter = as.integer(fe_max_iter),
               rank_tol = as.double(rank_tol), n_threads = as.integer(n_threads),
-              precision = precision)
-  res <- .fe_fit_cpp(d$X, d$Y, codes, numeric(0), opt)
+              precision = precision, frequency = !is.null(w) && weight_type == "frequency")
+  res <- .fe_fit_cpp(d$X, d$Y, codes, if (is.null(w)) numeric(0) else w, opt)
   nm <- colnames(d$X)
   coef <- drop(res$coefficients)
   se <- drop(res$std_errors)
@@ -101,11 +103,15 @@
     df_absorbed = res$df_absorbed, df_exact = res$df_exact, components = res$components,
     iterations = res$iterations, converged = res$converged,
     X = d$X, y = d$Y, codes = codes, opt = opt, extended = FALSE, intercept = d$intercept,
+    weights = w, weight_type = if (!is.null(w)) weight_type,
     terms = d$terms, xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
     na.action = attr(mf, "na.action"), call = cl, nobs = n, model = mf,
     data = if (!is.null(cl$data)) eval(cl$data, env), fe_env = environment(formula)
   ), class = c("ols_attention_fe", "ols_attention"))
 }
+
+# The weights of a fit for the core (numeric(0) when unweighted).
+.fe_w <- function(object) if (is.null(object$weights)) numeric(0) else object$weights
 
 # Codes of the training levels for the fixed effects of new rows; unseen levels are an error.
 .fe_new_codes <- function(object, newdata) {
@@ -148,7 +154,7 @@ summary.ols_attention_fe <- function(object, vcov = "nonrobust", maxlags = NULL,
     stop("summary: only for a single response; fit one model per column", call. = FALSE)
   }
   a <- .ols_cov_args(vcov, maxlags, object, cluster_type)
-  inf <- .fe_inference_cpp(object$X, object$y, object$codes, numeric(0), object$opt, a$vcov,
+  inf <- .fe_inference_cpp(object$X, object$y, object$codes, .fe_w(object), object$opt, a$vcov,
                            a$maxlags, isTRUE(hac_adjust), 1L, a$clusters)
   nm <- names(object$coefficients)
   tab <- cbind(Estimate = drop(inf$estimate), `Std. Error` = drop(inf$std_error),
@@ -200,7 +206,7 @@ predict.ols_attention_fe <- function(object, newdata, se.fit = FALSE,
   }
   if (missing(newdata) || is.null(newdata)) return(fitted(object))
   X <- .ls_newdesign(object, newdata)
-  p <- drop(.fe_new_cpp(object$X, object$y, object$codes, numeric(0), object$opt, X,
+  p <- drop(.fe_new_cpp(object$X, object$y, object$codes, .fe_w(object), object$opt, X,
                         .fe_new_codes(object, newdata), "predict"))
   if (!is.matrix(p)) names(p) <- rownames(newdata)
   p
@@ -218,7 +224,7 @@ attention_weights.ols_attention_fe <- function(object, newdata, ...) {
     codes <- .fe_new_codes(object, newdata)
     rn <- rownames(newdata)
   }
-  A <- .fe_new_cpp(object$X, object$y, object$codes, numeric(0), object$opt, X, codes,
+  A <- .fe_new_cpp(object$X, object$y, object$codes, .fe_w(object), object$opt, X, codes,
                    "attention")
   dimnames(A) <- list(rn, .ls_rownames(object))
   A

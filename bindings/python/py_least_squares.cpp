@@ -17,6 +17,10 @@ using attnreg_py::with_x;
 using attnreg_py::farray;
 using attnreg_py::to_numpy;
 
+py::dict py_inference_dict(const attnreg::Inference& inf);
+attnreg::CovOptions py_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
+                                   const py::object& groups);
+
 namespace {
 
 
@@ -88,6 +92,39 @@ void add_spectral_methods(PyCls& c) {
       .def("singular_values", [](const Cls& s) { return to_numpy(s.singular_values()); })
       .def("principal_axes", [](const Cls& s) { return to_numpy(s.principal_axes()); })
       .def(
+          "std_errors",
+          [](const Cls& s, const std::string& cov_type, int maxlags, bool hac_adjust,
+             const py::object& groups) {
+            return to_numpy(s.std_errors(py_cov_options(cov_type, maxlags, hac_adjust, groups)));
+          },
+          py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false,
+          py::arg("groups") = py::none())
+      .def(
+          "covariance",
+          [](const Cls& s, const std::string& cov_type, int maxlags, bool hac_adjust,
+             arma::uword output, const py::object& groups) {
+            return to_numpy(
+                s.covariance(py_cov_options(cov_type, maxlags, hac_adjust, groups), output));
+          },
+          py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false,
+          py::arg("output") = 0, py::arg("groups") = py::none())
+      .def(
+          "inference",
+          [](const Cls& s, const std::string& cov_type, int maxlags, bool hac_adjust,
+             const py::object& groups) {
+            return py_inference_dict(
+                s.inference(py_cov_options(cov_type, maxlags, hac_adjust, groups)));
+          },
+          py::arg("cov_type") = "nonrobust", py::arg("maxlags") = -1, py::arg("hac_adjust") = false,
+          py::arg("groups") = py::none())
+      .def("sigma2", [](const Cls& s) { return to_numpy(s.sigma2()); })
+      .def("residuals", [](const Cls& s) { return to_numpy(s.residuals()); })
+      .def("weights", [](const Cls& s) { return to_numpy(s.weights()); })
+      .def_property_readonly("df_residual", &Cls::df_residual)
+      .def_property_readonly("n_effective", &Cls::n_effective)
+      .def_property_readonly("n_obs", &Cls::n_obs)
+      .def_property_readonly("weighted", [](const Cls& s) { return !s.weights().is_empty(); })
+      .def(
           "masked_predictions",
           [](const Cls& s, bool strict) { return to_numpy(s.masked_predictions(strict)); },
           py::arg("strict") = false)
@@ -103,10 +140,13 @@ void init_least_squares(py::module_& m) {
   // ---------------------------------------------------------------- Ridge
   py::class_<attnreg::Ridge> ridge(m, "Ridge");
   ridge
-      .def(py::init([](double lambda, bool fit_intercept, int n_threads) {
-             return attnreg::Ridge(attnreg::RidgeOptions{fit_intercept, lambda, n_threads});
+      .def(py::init([](double lambda, bool fit_intercept, int n_threads,
+                       const std::string& weight_type) {
+             return attnreg::Ridge(attnreg::RidgeOptions{
+                 fit_intercept, lambda, n_threads, attnreg::parse_weight_type(weight_type)});
            }),
-           py::arg("alpha") = 1.0, py::arg("fit_intercept") = true, py::arg("n_threads") = 0)
+           py::arg("alpha") = 1.0, py::arg("fit_intercept") = true, py::arg("n_threads") = 0,
+           py::arg("weight_type") = "analytic")
       .def(
           "fit",
           [](attnreg::Ridge& self, const farray& X, const farray& Y,
@@ -159,22 +199,33 @@ void init_least_squares(py::module_& m) {
       .def("loo_predictions", [](const attnreg::Ridge& s) { return to_numpy(s.loo_predictions()); })
       .def(py::pickle(
           [](const attnreg::Ridge& s) {
-            return py::make_tuple(s.lambda(), s.fit_intercept(), spectral_getstate(s.state()));
+            return py::make_tuple(s.lambda(), s.fit_intercept(), spectral_getstate(s.state()),
+                                  s.weight_type() == attnreg::WeightType::Frequency);
           },
           [](const py::tuple& t) {
-            if (t.size() != 3) throw py::value_error("state: not an attnreg Ridge state");
+            // 3 entries before the weight type was kept (analytic then).
+            if (t.size() != 3 && t.size() != 4) {
+              throw py::value_error("state: not an attnreg Ridge state");
+            }
             const attnreg::SpectralState st = spectral_setstate(t[2].cast<py::tuple>());
+            const bool freq = t.size() == 4 && t[3].cast<bool>();
             return attnreg::Ridge::from_state(
-                attnreg::RidgeOptions{t[1].cast<bool>(), t[0].cast<double>(), 0}, st);
+                attnreg::RidgeOptions{t[1].cast<bool>(), t[0].cast<double>(), 0,
+                                      freq ? attnreg::WeightType::Frequency
+                                           : attnreg::WeightType::Analytic},
+                st);
           }));
   add_spectral_methods<attnreg::Ridge>(ridge);
 
   // ---------------------------------------------------------------- PCR
   py::class_<attnreg::PCR> pcr(m, "PCR");
-  pcr.def(py::init([](int rank, bool fit_intercept, int n_threads) {
-            return attnreg::PCR(attnreg::PCROptions{rank, fit_intercept, n_threads});
+  pcr.def(py::init([](int rank, bool fit_intercept, int n_threads,
+                       const std::string& weight_type) {
+            return attnreg::PCR(attnreg::PCROptions{rank, fit_intercept, n_threads,
+                                                    attnreg::parse_weight_type(weight_type)});
           }),
-          py::arg("rank") = -1, py::arg("fit_intercept") = true, py::arg("n_threads") = 0)
+          py::arg("rank") = -1, py::arg("fit_intercept") = true, py::arg("n_threads") = 0,
+          py::arg("weight_type") = "analytic")
       .def(
           "fit",
           [](attnreg::PCR& self, const farray& X, const farray& Y,
@@ -191,13 +242,20 @@ void init_least_squares(py::module_& m) {
            [](const attnreg::PCR& s) { return to_numpy(s.explained_variance_ratio()); })
       .def(py::pickle(
           [](const attnreg::PCR& s) {
-            return py::make_tuple(s.rank(), s.fit_intercept(), spectral_getstate(s.state()));
+            return py::make_tuple(s.rank(), s.fit_intercept(), spectral_getstate(s.state()),
+                                  s.weight_type() == attnreg::WeightType::Frequency);
           },
           [](const py::tuple& t) {
-            if (t.size() != 3) throw py::value_error("state: not an attnreg PCR state");
+            if (t.size() != 3 && t.size() != 4) {
+              throw py::value_error("state: not an attnreg PCR state");
+            }
             const attnreg::SpectralState st = spectral_setstate(t[2].cast<py::tuple>());
+            const bool freq = t.size() == 4 && t[3].cast<bool>();
             return attnreg::PCR::from_state(
-                attnreg::PCROptions{t[0].cast<int>(), t[1].cast<bool>(), 0}, st);
+                attnreg::PCROptions{t[0].cast<int>(), t[1].cast<bool>(), 0,
+                                    freq ? attnreg::WeightType::Frequency
+                                         : attnreg::WeightType::Analytic},
+                st);
           }));
   add_spectral_methods<attnreg::PCR>(pcr);
 

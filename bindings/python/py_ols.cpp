@@ -123,7 +123,7 @@ void init_ols(py::module_& m) {
   py::class_<attnreg::OLS>(m, "OLS")
       .def(py::init([](bool fit_intercept, double rank_tol, int n_threads,
                        const std::string& precision, double extended_rank_tol,
-                       const std::string& weight_type) {
+                       const std::string& weight_type, bool prepare_q1) {
              attnreg::OLSOptions o;
              o.fit_intercept = fit_intercept;
              o.rank_tol = rank_tol;
@@ -131,11 +131,12 @@ void init_ols(py::module_& m) {
              o.precision = parse_precision(precision);
              o.extended_rank_tol = extended_rank_tol;
              o.weight_type = attnreg::parse_weight_type(weight_type);
+             o.prepare_q1 = prepare_q1;
              return attnreg::OLS(o);
            }),
            py::arg("fit_intercept") = true, py::arg("rank_tol") = 1e-7, py::arg("n_threads") = 0,
            py::arg("precision") = "auto", py::arg("extended_rank_tol") = 1e-11,
-           py::arg("weight_type") = "analytic")
+           py::arg("weight_type") = "analytic", py::arg("prepare_q1") = false)
       .def(
           "fit",
           [](attnreg::OLS& self, const farray& X, const farray& Y,

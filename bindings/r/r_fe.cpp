@@ -28,6 +28,7 @@ attnreg::AbsorbedOLS fit_model(const arma::mat& X, const arma::mat& Y,
   o.max_iter = Rcpp::as<int>(opt["max_iter"]);
   o.rank_tol = Rcpp::as<double>(opt["rank_tol"]);
   o.n_threads = Rcpp::as<int>(opt["n_threads"]);
+  if (opt.containsElementNamed("frequency")) o.frequency_weights = Rcpp::as<bool>(opt["frequency"]);
   const std::string p = Rcpp::as<std::string>(opt["precision"]);
   o.precision = p == "double"     ? attnreg::Precision::Double
                 : p == "extended" ? attnreg::Precision::Extended

@@ -73,7 +73,44 @@ attnreg::AttentionRegressionOptions ar_options(const Rcpp::List& o) {
   return r;
 }
 
+Rcpp::List inference_to_list(const attnreg::SpectralLS& m, const attnreg::CovOptions& c) {
+  const attnreg::Inference inf = m.inference(c);
+  return Rcpp::List::create(
+      Rcpp::Named("estimate") = inf.estimate, Rcpp::Named("std_error") = inf.std_error,
+      Rcpp::Named("t_value") = inf.t_value, Rcpp::Named("p_value") = inf.p_value,
+      Rcpp::Named("r_squared") = as_r(inf.r_squared),
+      Rcpp::Named("adj_r_squared") = as_r(inf.adj_r_squared),
+      Rcpp::Named("sigma") = as_r(inf.sigma), Rcpp::Named("df_residual") = inf.df_residual,
+      Rcpp::Named("df_inference") = inf.df_inference,
+      Rcpp::Named("n_clusters") =
+          Rcpp::NumericVector(inf.n_clusters.begin(), inf.n_clusters.end()),
+      Rcpp::Named("cov_type") = attnreg::cov_type_name(inf.cov_type),
+      Rcpp::Named("maxlags") = inf.maxlags, Rcpp::Named("vcov") = m.covariance(c, 0),
+      Rcpp::Named("effective_df") = m.effective_df());
+}
+
 }  // namespace
+
+attnreg::CovOptions r_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
+                                  Rcpp::Nullable<Rcpp::IntegerMatrix> clusters);
+
+// Coefficient table and covariance (first response) of a ridge (kind "ridge", param = lambda)
+// or PCR (kind "pcr", param = rank) fit under a covariance type; clusters as .ols_inference_cpp.
+// [[Rcpp::export(name = ".spectral_inference_cpp")]]
+Rcpp::List spectral_inference_cpp(std::string kind, const Rcpp::List& state, const arma::mat& Y,
+                                  double param, std::string cov_type, int maxlags,
+                                  bool hac_adjust,
+                                  Rcpp::Nullable<Rcpp::IntegerMatrix> clusters = R_NilValue) {
+  const attnreg::CovOptions c = r_cov_options(cov_type, maxlags, hac_adjust, clusters);
+  if (kind == "ridge") {
+    attnreg::RidgeOptions o;
+    o.lambda = param;
+    return inference_to_list(attnreg::Ridge::from_state(o, spectral_from_list(state, Y)), c);
+  }
+  attnreg::PCROptions o;
+  o.rank = static_cast<int>(param);
+  return inference_to_list(attnreg::PCR::from_state(o, spectral_from_list(state, Y)), c);
+}
 
 // [[Rcpp::export(name = ".ridge_fit_cpp")]]
 Rcpp::List ridge_fit_cpp(const arma::mat& X, const arma::mat& Y, const arma::vec& lambdas,

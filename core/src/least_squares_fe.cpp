@@ -177,6 +177,106 @@ Components components12(const Factors& f) {
   return c;
 }
 
+// Largest connected component (levels of all factors linked by the rows) whose dummy Gram
+// matrix is pseudo-inverted densely for the HC2/HC3 leverages of two or more factors.
+constexpr arma::uword kMaxLeverageLevels = 3000;
+
+// Leverages of the fixed-effect dummies, h_i = w_i d_i' (D'WD)^- d_i (the diagonal of the
+// projection W^{1/2} D (D'WD)^- D' W^{1/2}, the same for every generalised inverse). The levels
+// split into connected components (a row links its levels); per component the Gram matrix G,
+// scaled to unit diagonal (G~ = S^{-1/2} G S^{-1/2}, eigenvalues in [0, factors]), is
+// pseudo-inverted by its eigendecomposition, and S^{-1/2} G~^+ S^{-1/2} is a generalised
+// inverse of G. Throws when a component has more than kMaxLeverageLevels levels.
+arma::vec dummy_leverage(const Factors& f, const arma::vec& w) {
+  const arma::uword n = f.codes.n_rows, F = f.n_factors();
+  std::vector<arma::uword> offset(F + 1, 0);
+  for (arma::uword j = 0; j < F; ++j) offset[j + 1] = offset[j] + f.n_levels[j];
+  const arma::uword L = offset[F];
+  // Union-find over the global level indices.
+  std::vector<arma::uword> parent(L);
+  for (arma::uword a = 0; a < L; ++a) parent[a] = a;
+  auto find = [&](arma::uword a) {
+    while (parent[a] != a) {
+      parent[a] = parent[parent[a]];
+      a = parent[a];
+    }
+    return a;
+  };
+  for (arma::uword i = 0; i < n; ++i) {
+    const arma::uword r0 = find(offset[0] + f.codes(i, 0));
+    for (arma::uword j = 1; j < F; ++j) {
+      const arma::uword rj = find(offset[j] + f.codes(i, j));
+      if (rj != r0) parent[rj] = r0;
+    }
+  }
+  // Component ids and local positions.
+  std::vector<arma::uword> comp(L), local(L);
+  std::vector<arma::uword> size;
+  std::vector<arma::sword> id_of_root(L, -1);
+  for (arma::uword a = 0; a < L; ++a) {
+    const arma::uword root = find(a);
+    if (id_of_root[root] < 0) {
+      id_of_root[root] = static_cast<arma::sword>(size.size());
+      size.push_back(0);
+    }
+    comp[a] = static_cast<arma::uword>(id_of_root[root]);
+    local[a] = size[comp[a]]++;
+  }
+  const arma::uword C = size.size();
+  for (arma::uword c = 0; c < C; ++c) {
+    if (size[c] > kMaxLeverageLevels) {
+      std::ostringstream msg;
+      msg << "cov_type: HC2/HC3 with " << F << " absorbed factors need the leverage of the "
+          << "dummies, computed here from a dense pseudo-inverse per connected component of the "
+          << "factor levels; the largest component has " << size[c] << " levels (limit "
+          << kMaxLeverageLevels << "); use HC1 (fixest's \"hetero\") or put the smaller factors "
+          << "in X as dummy columns";
+      throw InvalidArgument(msg.str());
+    }
+  }
+  std::vector<arma::mat> G(C);
+  for (arma::uword c = 0; c < C; ++c) G[c].zeros(size[c], size[c]);
+  for (arma::uword i = 0; i < n; ++i) {
+    const arma::uword c = comp[offset[0] + f.codes(i, 0)];
+    for (arma::uword j = 0; j < F; ++j) {
+      const arma::uword a = local[offset[j] + f.codes(i, j)];
+      for (arma::uword k = 0; k < F; ++k) G[c](a, local[offset[k] + f.codes(i, k)]) += w(i);
+    }
+  }
+  for (arma::uword c = 0; c < C; ++c) {
+    const arma::vec s = 1.0 / arma::sqrt(G[c].diag());
+    arma::mat Gs = G[c];
+    Gs.each_col() %= s;
+    Gs.each_row() %= s.t();
+    Gs = 0.5 * (Gs + Gs.t());
+    arma::vec lam;
+    arma::mat U;
+    if (!arma::eig_sym(lam, U, Gs)) {
+      throw NumericalError("cov_type: HC2/HC3: the eigendecomposition of the dummy Gram matrix "
+                           "failed");
+    }
+    // Eigenvalues lie in [0, F]; the redundant directions are 0 up to rounding.
+    const double cut = 1e-10 * std::max(1.0, lam.max());
+    arma::vec inv(lam.n_elem, arma::fill::zeros);
+    for (arma::uword k = 0; k < lam.n_elem; ++k) inv(k) = lam(k) > cut ? 1.0 / lam(k) : 0.0;
+    arma::mat Ginv = (U.each_row() % inv.t()) * U.t();
+    Ginv.each_col() %= s;
+    Ginv.each_row() %= s.t();
+    G[c] = std::move(Ginv);
+  }
+  arma::vec h(n);
+  for (arma::uword i = 0; i < n; ++i) {
+    const arma::uword c = comp[offset[0] + f.codes(i, 0)];
+    double acc = 0.0;
+    for (arma::uword j = 0; j < F; ++j) {
+      const arma::uword a = local[offset[j] + f.codes(i, j)];
+      for (arma::uword k = 0; k < F; ++k) acc += G[c](a, local[offset[k] + f.codes(i, k)]);
+    }
+    h(i) = w(i) * acc;
+  }
+  return h;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -503,7 +603,8 @@ arma::mat AbsorbedOLS::std_errors(const CovOptions& cov) const {
   if (!inner_fitted_ || rank_ == 0) return se;
   CovOptions inner_cov;
   const double factor = inner_scaling(cov, inner_cov);
-  if (cov.type != CovType::HC2 && cov.type != CovType::HC3 && cov.type != CovType::CR2) {
+  if (cov.type != CovType::HC2 && cov.type != CovType::HC3 && cov.type != CovType::CR2 &&
+      !frequency_hc(cov)) {
     // The inner fit computes its standard errors in scaled units (no under- or overflow at
     // extreme scales of X or y); a covariance's diagonal would underflow first.
     const arma::mat si = inner_.std_errors(inner_cov);
@@ -516,6 +617,12 @@ arma::mat AbsorbedOLS::std_errors(const CovOptions& cov) const {
     for (arma::uword j = 0; j < p; ++j) se(j, c) = d(j) >= 0 ? std::sqrt(d(j)) : kNaN;
   }
   return se;
+}
+
+bool AbsorbedOLS::frequency_hc(const CovOptions& cov) const {
+  return opt_.frequency_weights && weighted_ &&
+         (cov.type == CovType::HC0 || cov.type == CovType::HC1 || cov.type == CovType::HC2 ||
+          cov.type == CovType::HC3);
 }
 
 double AbsorbedOLS::inner_scaling(const CovOptions& cov, CovOptions& inner) const {
@@ -572,7 +679,10 @@ arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) con
   arma::mat Vk;
   CovOptions inner_cov;
   const double factor = inner_scaling(cov, inner_cov);
-  switch (cov.type) {
+  // Frequency weights: row i stands for w_i copies, each with score x~_i e~_i and leverage
+  // h_i / w_i, so the HC meats are not the inner (analytic) fit's: explicit branch below.
+  const bool freq_hc = frequency_hc(cov);
+  switch (freq_hc ? CovType::HC3 : cov.type) {
     case CovType::Classical:
     case CovType::HC0:
     case CovType::HC1:
@@ -587,16 +697,19 @@ arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) con
           "dummies and is not available; use CR1 (\"cluster\") or CR0");
     case CovType::HC2:
     case CovType::HC3: {
-      if (f_.n_factors() != 1) {
-        throw InvalidArgument(
-            "cov_type: HC2/HC3 with absorbed fixed effects need the leverage of the dummies, "
-            "available for one absorbed factor only; use HC1 (fixest's \"hetero\") or put the "
-            "further factors in X as dummy columns");
+      // Full leverage h_i = h_inner_i + h_D_i (the dummies' leverage: w_i / W_g for one
+      // factor; dummy_leverage for more); sandwich on the transformed, scaled data.
+      // (HC0 and HC1 under frequency weights come here too and need no leverage.)
+      const bool need_h = cov.type == CovType::HC2 || cov.type == CovType::HC3;
+      arma::vec h_dummy(w_.n_elem, arma::fill::zeros), h_inner(w_.n_elem, arma::fill::zeros);
+      if (need_h && f_.n_factors() == 1) {
+        arma::vec wsum(f_.n_levels[0], arma::fill::zeros);
+        for (arma::uword i = 0; i < w_.n_elem; ++i) wsum(f_.codes(i, 0)) += w_(i);
+        for (arma::uword i = 0; i < w_.n_elem; ++i) h_dummy(i) = w_(i) / wsum(f_.codes(i, 0));
+      } else if (need_h) {
+        h_dummy = dummy_leverage(f_, w_);
       }
-      // Full leverage h_i = h_inner_i + w_i / W_g; sandwich on the transformed, scaled data.
-      const arma::vec h_inner = inner_.hat_diagonal();
-      arma::vec wsum(f_.n_levels[0], arma::fill::zeros);
-      for (arma::uword i = 0; i < w_.n_elem; ++i) wsum(f_.codes(i, 0)) += w_(i);
+      if (need_h) h_inner = inner_.hat_diagonal();
       const arma::mat& B = inner_.unscaled_covariance();  // (Xs'Xs)^{-1}, NaN where aliased
       const std::vector<bool> al = inner_.aliased();
       std::vector<arma::uword> ok;
@@ -611,15 +724,25 @@ arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) con
       arma::vec es = inner_.residuals().col(output);
       arma::vec s(es.n_elem);
       for (arma::uword i = 0; i < es.n_elem; ++i) {
-        const double h = h_inner(i) + w_(i) / wsum(f_.codes(i, 0));
+        double h = h_inner(i) + h_dummy(i);
+        double ei = es(i);
+        if (freq_hc) {  // per copy: leverage h_i / w_i; the meat sums w_i copies of x~ e~
+          h /= w_(i);
+          ei /= std::sqrt(w_(i));
+        }
         const double om = 1.0 - h;
-        // h = 1 only for a singleton level: its transformed row and residual are exactly 0 and
-        // it adds nothing to the meat (the 0/0 of the formula is taken as 0).
-        s(i) = om > 0.0 ? es(i) / (cov.type == CovType::HC2 ? std::sqrt(om) : om) : 0.0;
+        if (cov.type == CovType::HC0 || cov.type == CovType::HC1) {
+          s(i) = ei;
+          continue;
+        }
+        // h = 1 for a row the dummies fit exactly (a singleton level): its transformed row and
+        // residual are 0 up to rounding and it adds nothing to the meat (0/0 taken as 0).
+        s(i) = om > 1e-10 ? ei / (cov.type == CovType::HC2 ? std::sqrt(om) : om) : 0.0;
       }
       const arma::mat Z = Xs.each_col() % s;
       const arma::mat Bk = B.submat(okv, okv);
-      const arma::mat Vo = Bk * (Z.t() * Z) * Bk;
+      arma::mat Vo = Bk * (Z.t() * Z) * Bk;
+      if (cov.type == CovType::HC1) Vo *= factor;  // N / (N - K)
       Vk.set_size(al.size(), al.size());
       Vk.fill(kNaN);
       Vk.submat(okv, okv) = Vo;

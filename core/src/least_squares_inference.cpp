@@ -213,14 +213,15 @@ ClusterCodes dense_codes(const arma::uvec& raw, const arma::vec& weights) {
   return out;
 }
 
-// sum over clusters of (sum_{i in g} u_i)(sum_{i in g} u_i)' for scores u (n x r); CR2 first
-// replaces the residuals of cluster g by (I - Q_g Q_g')^{-1/2} e_g (Q_g: the rows of Q_1).
-arma::mat cluster_meat(const arma::mat& Q1, const arma::vec& ew, const ClusterCodes& cc,
-                       bool cr2) {
-  const arma::uword n = Q1.n_rows, r = Q1.n_cols;
+// sum over clusters of (sum_{i in g} u_i)(sum_{i in g} u_i)' for scores u_i = F_i ew_i (n x r);
+// CR2 first replaces the residuals of cluster g by (I - H_gg)^{-1/2} e_g with H_gg = Fh_g Fh_g'
+// (Fh = F = Q_1 for OLS; the square-root-filtered factors for ridge and PCR).
+arma::mat cluster_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec& ew,
+                       const ClusterCodes& cc, bool cr2) {
+  const arma::uword n = F.n_rows, r = F.n_cols;
   arma::mat S(cc.n_codes, r, arma::fill::zeros);
   if (!cr2) {
-    for (arma::uword i = 0; i < n; ++i) S.row(cc.code(i)) += ew(i) * Q1.row(i);
+    for (arma::uword i = 0; i < n; ++i) S.row(cc.code(i)) += ew(i) * F.row(i);
     return S.t() * S;
   }
   // Rows of each cluster, in row order.
@@ -228,13 +229,13 @@ arma::mat cluster_meat(const arma::mat& Q1, const arma::vec& ew, const ClusterCo
   for (arma::uword i = 0; i < n; ++i) members[cc.code(i)].push_back(i);
   for (arma::uword g = 0; g < cc.n_codes; ++g) {
     const arma::uvec idx = arma::conv_to<arma::uvec>::from(members[g]);
-    const arma::mat Qg = Q1.rows(idx);
+    const arma::mat Hg = Fh.rows(idx);
     const arma::vec eg = ew(idx);
-    // Qg = U diag(sv) V' (thin): (I - Qg Qg')^{-1/2} = I + U diag(c - 1) U' with
+    // Hg = U diag(sv) V' (thin): (I - Hg Hg')^{-1/2} = I + U diag(c - 1) U' with
     // c = (1 - sv^2)^{-1/2}; a leverage of 1 (sv = 1) takes the pseudo-inverse (c = 0).
     arma::mat U, V;
     arma::vec sv;
-    if (!arma::svd_econ(U, sv, V, Qg, "left")) {
+    if (!arma::svd_econ(U, sv, V, Hg, "left")) {
       throw NumericalError("CR2: singular value decomposition of a cluster's leverage failed");
     }
     arma::vec adj = eg;
@@ -245,24 +246,25 @@ arma::mat cluster_meat(const arma::mat& Q1, const arma::vec& ew, const ClusterCo
       cm1(j) = (one_minus > 1e-12 ? 1.0 / std::sqrt(one_minus) : 0.0) - 1.0;
     }
     adj += U * (cm1 % Ute);
-    S.row(g) = adj.t() * Qg;
+    S.row(g) = adj.t() * F.rows(idx);
   }
   return S.t() * S;
 }
 
 }  // namespace
 
-arma::mat OLS::robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOptions& cov,
-                           std::vector<arma::uword>* n_clusters) const {
-  const arma::uword n = Q1.n_rows;
-  const bool weighted = !st_.weights.is_empty();
-  const bool freq = weighted && st_.frequency_weights;
-  const double N = n_effective();
-  const double dfres = N - st_.rank;
-  // Scores in orthonormal coordinates: Q_1 rows times the residuals of the transformed problem,
-  // W^{1/2} e (Q_1 factors W^{1/2} D, so Q_1_i w_i^{1/2} e_i = w_i d_i' e_i up to R^{-1}).
+namespace ls_detail {
+
+arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec& e,
+                        const arma::vec& weights, bool freq, double N, double dfres,
+                        const CovOptions& cov, std::vector<arma::uword>* n_clusters) {
+  const arma::uword n = F.n_rows;
+  const bool weighted = !weights.is_empty();
+  freq = freq && weighted;
+  // Scores in orthonormal coordinates: F rows times the residuals of the transformed problem,
+  // W^{1/2} e (F spans W^{1/2} D, so F_i w_i^{1/2} e_i = w_i d_i' e_i up to a fixed map).
   arma::vec ew = e;
-  if (weighted) ew %= arma::sqrt(st_.weights);
+  if (weighted) ew %= arma::sqrt(weights);
   if (cov.type == CovType::HAC) {
     if (freq) {
       throw InvalidArgument(
@@ -272,10 +274,10 @@ arma::mat OLS::robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOpt
     // Rows of weight 0 are left out of the time series (as lm and Stata drop them).
     arma::mat u;
     if (weighted) {
-      const arma::uvec pos = arma::find(st_.weights > 0.0);
-      u = Q1.rows(pos).eval().each_col() % ew(pos);
+      const arma::uvec pos = arma::find(weights > 0.0);
+      u = F.rows(pos).eval().each_col() % ew(pos);
     } else {
-      u = Q1.each_col() % ew;
+      u = F.each_col() % ew;
     }
     const arma::uword m = u.n_rows;
     const int L = hac_lags(cov.maxlags, m);
@@ -308,7 +310,7 @@ arma::mat OLS::robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOpt
     std::vector<ClusterCodes> codes;
     arma::uword gmin = 0;
     for (arma::uword d = 0; d < dims; ++d) {
-      codes.push_back(dense_codes(cov.clusters.col(d), st_.weights));
+      codes.push_back(dense_codes(cov.clusters.col(d), weights));
       const arma::uword G = codes.back().n_clusters;
       if (G < 2) {
         std::ostringstream msg;
@@ -324,12 +326,12 @@ arma::mat OLS::robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOpt
       for (const auto& c : codes) n_clusters->push_back(c.n_clusters);
     }
     const bool cr2 = cov.type == CovType::CR2;
-    arma::mat M = cluster_meat(Q1, ew, codes[0], cr2);
+    arma::mat M = cluster_meat(F, Fh, ew, codes[0], cr2);
     if (dims == 2) {
-      M += cluster_meat(Q1, ew, codes[1], false);
+      M += cluster_meat(F, Fh, ew, codes[1], false);
       // Intersection clusters: pairs of the two dense codes.
       const arma::uvec both = codes[0].code * codes[1].n_codes + codes[1].code;
-      M -= cluster_meat(Q1, ew, dense_codes(both, st_.weights), false);
+      M -= cluster_meat(F, Fh, ew, dense_codes(both, weights), false);
     }
     if (cov.type == CovType::CR1) {
       const double G = static_cast<double>(gmin);
@@ -337,23 +339,40 @@ arma::mat OLS::robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOpt
     }
     return M;
   }
-  // HC0-HC3. Analytic weights (and none): scores Q_1_i w_i^{1/2} e_i, leverages h_i. Frequency
+  // HC0-HC3. Analytic weights (and none): scores F_i w_i^{1/2} e_i, leverages h_i. Frequency
   // weights: row i is w_i copies, each with score d_i e_i and leverage h_i / w_i, so the meat is
-  // sum_i w_i d_i d_i' e_i^2 adj_i: scores Q_1_i e_i (Q_1_i carries w_i^{1/2}).
+  // sum_i w_i d_i d_i' e_i^2 adj_i: scores F_i e_i (F_i carries w_i^{1/2}).
   arma::vec sc = freq ? e : ew;
-  if (cov.type == CovType::HC1) {
-    sc *= dfres > 0 ? std::sqrt(N / dfres) : kNaN;
-  } else if (cov.type == CovType::HC2 || cov.type == CovType::HC3) {
-    const arma::vec h = arma::sum(arma::square(Q1), 1);
-    for (arma::uword i = 0; i < n; ++i) {
-      double hi = h(i);
-      if (freq) hi = st_.weights(i) > 0.0 ? hi / st_.weights(i) : 0.0;
-      const double om = 1.0 - hi;
-      sc(i) /= cov.type == CovType::HC2 ? std::sqrt(om) : om;
+  if (cov.type == CovType::HC1) sc *= dfres > 0 ? std::sqrt(N / dfres) : kNaN;
+  const bool lev = cov.type == CovType::HC2 || cov.type == CovType::HC3;
+  // Row blocks: leverages, scaled scores and their cross-product block by block (no n x r
+  // temporaries; the blocks are summed in order, so the result does not depend on threads).
+  constexpr arma::uword kRows = 8192;
+  arma::mat S(F.n_cols, F.n_cols, arma::fill::zeros);
+  for (arma::uword i0 = 0; i0 < n; i0 += kRows) {
+    const arma::uword i1 = std::min(n, i0 + kRows) - 1;
+    arma::vec sb = sc.subvec(i0, i1);
+    if (lev) {
+      const arma::vec h = arma::sum(arma::square(Fh.rows(i0, i1)), 1);
+      for (arma::uword b = 0; b < sb.n_elem; ++b) {
+        double hi = h(b);
+        if (freq) hi = weights(i0 + b) > 0.0 ? hi / weights(i0 + b) : 0.0;
+        const double om = 1.0 - hi;
+        sb(b) /= cov.type == CovType::HC2 ? std::sqrt(om) : om;
+      }
     }
+    const arma::mat Z = F.rows(i0, i1).eval().each_col() % sb;
+    S += Z.t() * Z;
   }
-  const arma::mat Z = Q1.each_col() % sc;
-  return Z.t() * Z;
+  return S;
+}
+
+}  // namespace ls_detail
+
+arma::mat OLS::robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOptions& cov,
+                           std::vector<arma::uword>* n_clusters) const {
+  return ls_detail::sandwich_meat(Q1, Q1, e, st_.weights, st_.frequency_weights, n_effective(),
+                                  n_effective() - st_.rank, cov, n_clusters);
 }
 
 arma::mat OLS::covariance(const CovOptions& cov, arma::uword output) const {

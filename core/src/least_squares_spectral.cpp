@@ -380,6 +380,7 @@ double Ridge::null_space_weight() const { return opt_.lambda > 0.0 ? 1.0 / opt_.
 Ridge& Ridge::fit(const arma::mat& X, const arma::mat& Y, const arma::vec& weights) {
   check_lambda(opt_.lambda);
   decompose(X, Y, opt_.fit_intercept, opt_.n_threads, weights);
+  weight_type_ = opt_.weight_type;
   refresh_fit();
   return *this;
 }
@@ -426,6 +427,7 @@ Ridge Ridge::from_state(const RidgeOptions& options, const SpectralState& state)
   Ridge r(options);
   r.restore(state);
   r.opt_.fit_intercept = state.fit_intercept;
+  r.weight_type_ = options.weight_type;
   r.refresh_fit();
   return r;
 }
@@ -435,6 +437,7 @@ RidgeSelection Ridge::fit_select(const arma::mat& X, const arma::mat& Y, const a
   check::require(lambdas.n_elem >= 1, "alpha", "the grid of penalties is empty");
   for (arma::uword g = 0; g < lambdas.n_elem; ++g) check_lambda(lambdas(g));
   decompose(X, Y, opt_.fit_intercept, opt_.n_threads, weights);
+  weight_type_ = opt_.weight_type;
   const arma::uword n = n_obs(), k = y_.n_cols, G = lambdas.n_elem, r = s_.n_elem;
   const bool weighted = !w_.is_empty();
   // n of the criteria: the number of rows, or sum(w) with weights (rows counted w_i times).
@@ -542,6 +545,7 @@ PCR& PCR::fit(const arma::mat& X, const arma::mat& Y, const arma::vec& weights) 
                           "all), got " + std::to_string(opt_.rank));
   }
   decompose(X, Y, opt_.fit_intercept, opt_.n_threads, weights);
+  weight_type_ = opt_.weight_type;
   used_ = opt_.rank < 0 ? static_cast<int>(s_.n_elem) : opt_.rank;
   if (static_cast<arma::uword>(used_) > s_.n_elem) {
     fitted_flag_ = false;
@@ -559,6 +563,7 @@ PCR PCR::from_state(const PCROptions& options, const SpectralState& state) {
   PCR m(options);
   m.restore(state);
   m.opt_.fit_intercept = state.fit_intercept;
+  m.weight_type_ = options.weight_type;
   m.used_ = options.rank < 0 ? static_cast<int>(state.s.n_elem) : options.rank;
   check::require(options.rank >= -1 && static_cast<arma::uword>(m.used_) <= state.s.n_elem, "rank",
                  "exceeds the components stored in the saved state");

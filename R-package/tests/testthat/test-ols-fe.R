@@ -117,3 +117,37 @@ test_that("interactions in the absorbed part and bad input", {
   fit3 <- ols_attention(y ~ x1 | f1, d)
   expect_equal(nobs(fit3), 199L)
 })
+
+test_that("weights with absorbed fixed effects equal lm with dummies and weights", {
+  set.seed(31)
+  n <- 120
+  d <- data.frame(x1 = rnorm(n), x2 = rnorm(n), f = sample(letters[1:7], n, TRUE),
+                  g = sample(LETTERS[1:4], n, TRUE), w = runif(n, 0.3, 3))
+  d$y <- d$x1 - 2 * d$x2 + match(d$f, letters) + rnorm(n)
+  for (fml in list(y ~ x1 + x2 | f, y ~ x1 + x2 | f + g)) {
+    fit <- ols_attention(fml, d, weights = w)
+    dummies <- if (length(fml[[3]][[3]]) == 1L) y ~ x1 + x2 + factor(f) else
+      y ~ x1 + x2 + factor(f) + factor(g)
+    ref <- lm(dummies, d, weights = w)
+    expect_equal(coef(fit), coef(ref)[c("x1", "x2")], tolerance = 1e-9)
+    expect_equal(fit$df.residual, ref$df.residual)
+    s <- summary(fit)
+    expect_equal(unname(s$coefficients[, 2]),
+                 unname(summary(ref)$coefficients[c("x1", "x2"), 2]), tolerance = 1e-8)
+    expect_equal(unname(fitted(fit)), unname(fitted(ref)), tolerance = 1e-8)
+    expect_equal(nobs(fit), n)
+    expect_equal(as.numeric(logLik(fit)), as.numeric(logLik(ref)), tolerance = 1e-8)
+    A <- attention_weights(fit, d[1:3, ])
+    expect_equal(unname(drop(A %*% d$y)), unname(fitted(ref)[1:3]), tolerance = 1e-8)
+  }
+  # Frequency weights: the unweighted fit of the data with rows repeated.
+  d$fw <- rep(1:3, length.out = n)
+  fw <- ols_attention(y ~ x1 + x2 | f, d, weights = fw, weight_type = "frequency")
+  rep_d <- d[rep(seq_len(n), d$fw), ]
+  rf <- ols_attention(y ~ x1 + x2 | f, rep_d)
+  expect_equal(coef(fw), coef(rf), tolerance = 1e-10)
+  expect_equal(fw$df.residual, rf$df.residual)
+  expect_equal(vcov(fw, vcov = "HC1"), vcov(rf, vcov = "HC1"), tolerance = 1e-9)
+  d$w[5] <- 0
+  expect_error(ols_attention(y ~ x1 + x2 | f, d, weights = w), "subset = w > 0")
+})

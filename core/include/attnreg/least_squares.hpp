@@ -123,6 +123,11 @@ struct OLSOptions {
   Precision precision = Precision::Auto;
   double extended_rank_tol = 1e-11;  ///< relative pivot tolerance of extended factorisations
   WeightType weight_type = WeightType::Analytic;  ///< meaning of the weights given to fit
+  /// Form Q_1 (scores and leverages of every robust covariance) during fit, by a triangular
+  /// solve with the design (BLAS-3) instead of dorgqr later; kept only when it is orthonormal
+  /// to 1e-10 (well-conditioned designs), so the results are the same to about 1e-13. Faces set
+  /// it when a robust covariance will be computed right after fit; it costs an n x r matrix.
+  bool prepare_q1 = false;
 };
 
 /// Everything a fitted OLS needs, as plain arrays, so the faces can save and restore a model
@@ -240,6 +245,9 @@ class OLS {
   arma::mat design(const arma::mat& X) const;
   /// Fitted values from the residuals e of the (possibly W^{1/2}-transformed) problem Yf.
   void finish_fit(const arma::mat& D0, const arma::mat& Yf, const arma::mat& e);
+  /// Q_1 of the factored design D (W^{1/2} D when weighted) by a triangular solve, cached when
+  /// orthonormal (see OLSOptions::prepare_q1).
+  void prepare_q1(const arma::mat& D);
   /// The r x r meat of a robust covariance in orthonormal coordinates for residuals e (n,
   /// original scale, possibly divided by a power of two), all small-sample factors included.
   arma::mat robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOptions& cov,

@@ -143,8 +143,10 @@ class AbsorbedOLS {
   arma::rowvec r_squared() const;
   arma::rowvec adj_r_squared() const;
 
-  /// Standard errors (p x k) under Classical, HC0, HC1, HAC and, with one factor, HC2/HC3 (the
-  /// leverage then includes the group part w_i / W_g). Small-sample factors use df_residual.
+  /// Standard errors (p x k) under Classical, HC0, HC1, HAC, CR0, CR1 and HC2/HC3, whose
+  /// leverage adds the dummies' part w_i d_i' (D'WD)^- d_i (w_i / W_g for one factor; for more,
+  /// a dense pseudo-inverse of the dummy Gram matrix per connected component of the levels, up
+  /// to 3000 levels per component, else InvalidArgument). Small-sample factors use df_residual.
   arma::mat std_errors(const CovOptions& cov = {}) const;
   /// Covariance (p x p) of the coefficients of one output, NaN where aliased.
   arma::mat covariance(const CovOptions& cov = {}, arma::uword output = 0) const;
@@ -174,6 +176,8 @@ class AbsorbedOLS {
   /// The factor by which a covariance type scales the inner fit's covariance (options of the
   /// inner fit in `inner`); NaN for HC2, HC3 and CR2, which are not such a scaling.
   double inner_scaling(const CovOptions& cov, CovOptions& inner) const;
+  /// Whether `cov` is an HC type under frequency weights (not a scaling of the inner fit).
+  bool frequency_hc(const CovOptions& cov) const;
 
   AbsorbOptions opt_;
   Factors f_;

@@ -26,9 +26,26 @@
 // attention weights a(x) = w'/sum(w) + (x - x_bar)' V diag(phi/s) U' W^{1/2} still sum to 1 and
 // reproduce the predictions (rows of weight 0 get 0). Exact LOO holds with the weighted leverages
 // h_ii = w_i/sum(w) + sum_j phi_j U_ij^2 (see fit_select for the weighted criteria).
+//
+// Inference. Both estimators are linear in y, b = M y with M = L F' W^{1/2}, where
+// F = [w^{1/2}/sqrt(sum w), U] (n x c, orthonormal columns) and L maps the components to the
+// coefficients (intercept row [1/sqrt(sum w), -x_bar' V diag(phi/s)], slope rows
+// [0, V diag(phi/s)]). The covariances are those of OLS with M in place of (D'WD)^{-1} D'W, so
+// they are exact for this M:
+//   classical  sigma^2 M W^{-1} M' = sigma^2 L L',  sigma^2 = sum w_i e_i^2 / (N - tr H);
+//   HC0-HC3    M diag(omega_i) M' with omega as for OLS and h_ii the smoother's leverages;
+//   HAC, CR0-CR2 (one- and two-way) as for OLS, CR2 with the blocks of the symmetric
+//   whitened smoother W^{1/2} H W^{-1/2} = Fh Fh', Fh = [w^{1/2}/sqrt(sum w), U diag(phi^{1/2})].
+// The residual degrees of freedom are N - tr H (N as in WeightType), which is exact for PCR (a
+// projection) and the usual effective-df convention for ridge. Ridge is biased: these are the
+// variances of the estimator around its own expectation E[b] = M E[y], not around the true
+// coefficients; intervals built from them do not cover the true coefficients at the nominal rate
+// unless the bias is negligible (Hoerl and Kennard 1970; Hastie, Tibshirani and Friedman 2009,
+// sec. 3.4.1).
 #pragma once
 
 #include "attnreg/arma.hpp"
+#include "attnreg/least_squares.hpp"
 #include <string>
 
 namespace attnreg {
@@ -87,7 +104,28 @@ class SpectralLS {
   const arma::mat& training_y() const { return y_; }
   SpectralState state() const;
 
+  /// N of WeightType: n unweighted, the rows of positive weight (analytic) or sum(w) (frequency).
+  double n_effective() const;
+  /// Residual degrees of freedom N - tr H (tr H = effective_df()).
+  double df_residual() const;
+  /// Residual variance per output: sum w_i e_i^2 / (N - tr H); NaN when N <= tr H.
+  arma::rowvec sigma2() const;
+  /// Covariance of the coefficients (design order, q x q) of output `output`, under any
+  /// covariance type of OLS (see the header comment: around E[b], not the true coefficients).
+  arma::mat covariance(const CovOptions& cov = {}, arma::uword output = 0) const;
+  /// Standard errors (q x k) under any covariance type.
+  arma::mat std_errors(const CovOptions& cov = {}) const;
+  /// Coefficient table (estimate, se, t, p on N - tr H df, or G - 1 when clustered), R^2,
+  /// adjusted R^2 (on N - tr H) and sigma.
+  Inference inference(const CovOptions& cov = {}) const;
+  /// How the weights count in degrees of freedom (Analytic when unweighted).
+  WeightType weight_type() const { return weight_type_; }
+
  protected:
+  /// The basis of the covariances: orthonormal scores F (n x c), the hat factor Fh (n x c) and
+  /// the map L (q x c) with M W^{-1/2} = L F' (over the active components only).
+  void inference_basis(arma::mat& F, arma::mat& Fh, arma::mat& L) const;
+  void check_cov(const CovOptions& cov, arma::uword output) const;
   /// Restore from a saved state (validates shapes), then refresh_fit().
   void restore(const SpectralState& st);
   /// Centre, take the thin SVD, store it. Returns nothing; filters are applied by subclasses.
@@ -118,6 +156,7 @@ class SpectralLS {
   arma::vec w_;          ///< observation weights (empty = unweighted)
   arma::mat Z_;          ///< weighted: (X - x_bar) V, n x r
   bool fitted_flag_ = false;
+  WeightType weight_type_ = WeightType::Analytic;
   /// sum(w) (weighted) or n: the weight of the intercept's constant column.
   double total_weight() const;
 };
@@ -126,6 +165,7 @@ struct RidgeOptions {
   bool fit_intercept = true;
   double lambda = 1.0;  ///< >= 0; lambda = 0 is least squares (minimum-norm when rank-deficient)
   int n_threads = 0;
+  WeightType weight_type = WeightType::Analytic;  ///< how weights count in inference's df
 };
 
 enum class RidgeCriterion { LOO, GCV, AICc };
@@ -177,6 +217,7 @@ struct PCROptions {
   int rank = 1;  ///< number of principal components L, 0 <= L <= numerical rank of Xc; -1 = all
   bool fit_intercept = true;
   int n_threads = 0;
+  WeightType weight_type = WeightType::Analytic;  ///< how weights count in inference's df
 };
 
 class PCR : public SpectralLS {

@@ -163,15 +163,19 @@ class RegressionSummary:
         names = [str(i) for i in c.index]
         nw = max([len(s) for s in names] + [10])
         lo, hi = self.alpha / 2, 1 - self.alpha / 2
-        heads = ["coef", "std err", "t", "P>|t|", f"[{lo:.3g}", f"{hi:.3g}]"]
-        cw = max(11, (width - nw) // 6)
+        ci = "ci_lower" in c.columns  # ridge and PCR tables have no intervals
+        heads = ["coef", "std err", "t", "P>|t|"] + ([f"[{lo:.3g}", f"{hi:.3g}]"] if ci else [])
+        ncol = len(heads)
+        cw = max(11, (width - nw) // ncol)
         out.append(" " * nw + "".join(f"{h:>{cw}}" for h in heads))
-        out.append("-" * max(width, nw + 6 * cw))
+        out.append("-" * max(width, nw + ncol * cw))
         for name, (_, r) in zip(names, c.iterrows()):
             cells = [_num(r["estimate"]), _num(r["std_error"]), _num(r["t"], 3),
-                     _pval(r["p_value"]), _num(r["ci_lower"]), _num(r["ci_upper"])]
+                     _pval(r["p_value"])]
+            if ci:
+                cells += [_num(r["ci_lower"]), _num(r["ci_upper"])]
             out.append(f"{name:<{nw}}" + "".join(f"{s:>{cw}}" for s in cells))
-        out.append("=" * max(width, nw + 6 * cw))
+        out.append("=" * max(width, nw + ncol * cw))
         for i, note in enumerate(self.notes):
             out.append(("Notes:\n" if i == 0 else "") + f"[{i + 1}] {note}")
         return "\n".join(out)
@@ -343,3 +347,60 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
         notes.append(f"{dropped} row{'s' if dropped != 1 else ''} with missing values dropped.")
     dep = getattr(model, "_formula_lhs", None) or "y"
     return RegressionSummary(coefficients, header, alpha=alpha, dep_var=dep, notes=notes)
+
+
+def spectral_summary(model, inf: dict) -> RegressionSummary:
+    """The RegressionSummary of a fitted single-output attnreg.Ridge or attnreg.PCR from the
+    core's inference dict: standard errors of the linear map b = M y around E[b]."""
+    import pandas as pd
+
+    names = model._design_names()
+    est = inf["estimate"][:, 0]
+    se = inf["std_error"][:, 0]
+    df_t = inference_df(inf)
+    # No interval columns: b +- t se covers E[b], not the coefficients (see the notes).
+    coefficients = pd.DataFrame(
+        {"estimate": est, "std_error": se, "t": inf["t_value"][:, 0], "p_value": inf["p_value"][:, 0]},
+        index=names,
+    )
+    core = model._model
+    n = float(core.n_effective)
+    tr_h = float(core.effective_df())
+    header = {
+        "n": int(n) if n.is_integer() else n,
+        "df_model": tr_h - (1.0 if model.fit_intercept else 0.0),
+        "df_resid": float(inf["df_residual"]),
+        "r_squared": float(inf["r_squared"][0]),
+        "adj_r_squared": float(inf["adj_r_squared"][0]),
+        "sigma": float(inf["sigma"][0]),
+        "cov_type": inf["cov_type"],
+        "df_inference": df_t,
+    }
+    if inf["cov_type"] == "HAC":
+        header["maxlags"] = int(inf["maxlags"])
+    if is_cluster(inf["cov_type"]) and len(inf.get("n_clusters") or []):
+        nc = [int(c) for c in inf["n_clusters"]]
+        header["n_clusters"] = nc[0] if len(nc) == 1 else tuple(nc)
+    ridge = hasattr(model, "alpha_")
+    if ridge:
+        title, label = "Ridge Regression Results", f"Ridge (alpha={model.alpha_:.4g})"
+        notes = ["Standard errors are those of the ridge estimator around its expectation "
+                 "E[b] = M E[y] (b = M y); ridge is biased, so b +- t se would not be a "
+                 "confidence interval for the true coefficients (none is shown).",
+                 "Df Model is tr(H) less the intercept (effective degrees of freedom); Df "
+                 "Residuals is N - tr(H)."]
+        if getattr(model, "cv_results_", None) is not None:
+            notes.append("alpha was chosen from a grid; the standard errors treat it as fixed.")
+    else:
+        title, label = "PCR Regression Results", f"PCR ({int(model.rank_)} components)"
+        notes = ["Standard errors are those of the estimator around its expectation "
+                 "E[b] = M E[y] (b = M y); they describe the coefficients of the components "
+                 "kept, which are biased for the full model when the dropped components matter "
+                 "(no confidence intervals are shown)."]
+    if not model.fit_intercept:
+        notes.append("R-squared is computed without centering (uncentered) since the model "
+                     "does not contain a constant.")
+    dep = getattr(model, "_formula_lhs", None) or "y"
+    return RegressionSummary(coefficients, header, title=title, dep_var=dep,
+                             model=label, method="Penalized Least Squares" if ridge
+                             else "Principal Components", notes=notes)

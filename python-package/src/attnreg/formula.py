@@ -409,14 +409,15 @@ def ols(formula: str, data, *, weights=None, groups=None, **kwargs) -> OLS:
     return _linear(_FormulaOLS, formula, data, weights, groups, kwargs, allow_absorb=True)
 
 
-def ridge(formula: str, data, *, weights=None, **kwargs) -> Ridge:
+def ridge(formula: str, data, *, weights=None, groups=None, **kwargs) -> Ridge:
     """Fit :class:`attnreg.Ridge` from a formula (as :func:`ols`; no fixed effects after '|').
 
     The columns the formula builds are penalised as they come (no standardisation): scale
     them in the formula (``scale(x)``) when their units differ. ``**kwargs`` go to
-    :class:`attnreg.Ridge` (``alpha``, ``cv``, ...).
+    :class:`attnreg.Ridge` (``alpha``, ``cv``, ``cov_type``, ...); ``groups`` (cluster
+    column(s) or an array) to ``Ridge.fit`` for ``cov_type="cluster"`` etc.
     """
-    return _linear(_FormulaRidge, formula, data, weights, None, kwargs, allow_absorb=False)
+    return _linear(_FormulaRidge, formula, data, weights, groups, kwargs, allow_absorb=False)
 
 
 # -- kernel regression ------------------------------------------------------------------------

@@ -404,7 +404,10 @@ class OLS(_FactorMixin, _AttentionEstimator):
             counted from the connected components of the factor graph (exact for two factors,
             and for three or more when the further factors are small). A regressor absorbed by
             the fixed effects (constant within the levels) gets a nan coefficient and a warning
-            naming it. Missing labels are an error.
+            naming it. Missing labels are an error. HC2/HC3 add the leverage of the dummies
+            to that of the transformed X (for two or more factors from a dense pseudo-inverse
+            of the dummy Gram matrix per connected component of the levels, up to 3000 levels
+            per component; beyond that they are refused in favour of HC1); CR2 is refused.
 
         Returns
         -------
@@ -435,6 +438,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
         model = _core.OLS(
             bool(self.fit_intercept), float(self.rank_tol), int(self.n_threads),
             str(self.precision), weight_type=wt,
+            prepare_q1=cov[0] != "nonrobust",  # robust covariances need Q_1 right away
         )
         model.fit(X, y2, w)
         self._model = model
@@ -787,7 +791,111 @@ class OLS(_FactorMixin, _AttentionEstimator):
         return self.__dict__.copy()  # the core model pickles itself (QR state + y)
 
 
-class Ridge(_FactorMixin, _AttentionEstimator):
+
+
+def _check_groups_arg(cov_type, groups) -> str:
+    ct = _check_cov_type(cov_type)
+    if groups is not None and ct not in _CLUSTER_TYPES:
+        raise ValueError(
+            f"groups: given, but cov_type={cov_type!r}; use cov_type='cluster' (or 'CR0', "
+            "'CR1', 'CR2') for clustered standard errors, or drop groups"
+        )
+    if groups is None and ct in _CLUSTER_TYPES:
+        raise ValueError(
+            f"cov_type: {cov_type!r} needs cluster ids; pass groups= (one or two columns "
+            "of ids, one row per observation) to fit"
+        )
+    return ct
+
+
+class _SpectralInference:
+    """Covariances, standard errors and summaries of Ridge and PCR (computed in the core)."""
+
+    def _cov_args(self, cov_type=None, maxlags=None, hac_adjust=None):
+        ct = _check_cov_type(self.cov_type if cov_type is None else cov_type)
+        ml = _maxlags_arg(self.maxlags if maxlags is None else maxlags)
+        adj = bool(self.hac_adjust if hac_adjust is None else hac_adjust)
+        groups = None
+        if ct in _CLUSTER_TYPES:
+            groups = getattr(self, "_groups", None)
+            if groups is None:
+                raise ValueError(
+                    f"cov_type: {ct!r} needs cluster ids; pass groups= (one or two columns) to fit"
+                )
+        return ct, ml, adj, groups
+
+    def _set_inference(self):
+        inf = self._model.inference(*self._cov_args())
+        self.coef_se_, self.intercept_se_ = self._split_coef(inf["std_error"], self.fit_intercept)
+        if not self.fit_intercept:
+            self.intercept_se_ = float("nan") if self._y_1d else np.full(inf["estimate"].shape[1], np.nan)
+        one = (lambda a: float(a[0])) if self._y_1d else (lambda a: a.copy())
+        self.tvalues_ = inf["t_value"][:, 0].copy() if self._y_1d else inf["t_value"].T.copy()
+        self.pvalues_ = inf["p_value"][:, 0].copy() if self._y_1d else inf["p_value"].T.copy()
+        self.rsquared_ = one(inf["r_squared"])
+        self.rsquared_adj_ = one(inf["adj_r_squared"])
+        self.sigma2_ = one(self._model.sigma2())
+        self.df_resid_ = float(inf["df_residual"])
+        if inf["n_clusters"]:
+            nc = tuple(int(g) for g in inf["n_clusters"])
+            self.n_clusters_ = nc[0] if len(nc) == 1 else nc
+        elif hasattr(self, "n_clusters_"):
+            del self.n_clusters_
+
+    def standard_errors(self, cov_type=None, maxlags=None, hac_adjust=None) -> np.ndarray:
+        """Standard errors in design order (intercept first) under any covariance type,
+        without refitting: shape (q,) or (n_targets, q). Cluster types use the ``groups``
+        given to fit. Variability around E[b], not the true coefficients (see ``cov_type``)."""
+        check_is_fitted(self)
+        se = self._model.std_errors(*self._cov_args(cov_type, maxlags, hac_adjust))
+        return se[:, 0].copy() if self._y_1d else se.T.copy()
+
+    def cov_params(self, cov_type=None, maxlags=None, hac_adjust=None, output: int = 0):
+        """Covariance matrix (q, q) of the coefficients of one output, design order: the exact
+        sandwich of the linear map b = M y (around E[b]; see ``cov_type``)."""
+        check_is_fitted(self)
+        k = 1 if self._y_1d else int(self.coef_.shape[0])
+        if (isinstance(output, (bool, np.bool_)) or not isinstance(output, numbers.Integral)
+                or not 0 <= output < k):
+            raise ValueError(
+                f"output: must be an integer in [0, {k - 1}] (the index of a column of y; the model "
+                f"has {k} output{'s' if k > 1 else ''}), got {output!r}"
+            )
+        ct, ml, adj, groups = self._cov_args(cov_type, maxlags, hac_adjust)
+        return self._model.covariance(ct, ml, adj, int(output), groups)
+
+    def summary(self, cov_type=None, maxlags=None, hac_adjust=None):
+        """Coefficient table and fit statistics (single output), printed like statsmodels.
+
+        Returns
+        -------
+        RegressionSummary
+            ``.coefficients`` (estimate, std_error, t, p_value; Student t on N - tr H degrees
+            of freedom, or clusters less one; no interval columns) and ``.header`` (n, df_model =
+            tr H less the intercept, df_resid, r_squared, adj_r_squared, sigma, cov_type,
+            n_clusters). A note says that the standard errors are around E[b].
+        """
+        from ._summary import spectral_summary
+
+        check_is_fitted(self)
+        if not self._y_1d:
+            raise ValueError("summary: only for a single output; fit one model per column")
+        inf = self._model.inference(*self._cov_args(cov_type, maxlags, hac_adjust))
+        return spectral_summary(self, inf)
+
+    def conf_int(self, alpha: float = 0.05, cov_type=None, maxlags=None, hac_adjust=None):
+        """Not available: the coefficients are shrunk (ridge) or truncated (PCR), so
+        ``b +- t se`` covers E[b], not the coefficients. Raises ValueError naming what to use
+        (:class:`OLS` and its ``conf_int``); the standard errors are in ``summary()``."""
+        raise ValueError(
+            f"conf_int: {type(self).__name__} coefficients are biased (shrunk or truncated), so "
+            "b +- t se would cover their expectation, not the coefficients; for confidence "
+            "intervals fit attnreg.OLS on the same data and use its conf_int (the standard "
+            "errors around E[b] are in summary() and standard_errors())"
+        )
+
+
+class Ridge(_SpectralInference, _FactorMixin, _AttentionEstimator):
     """Ridge regression from one SVD, with its attention form (Goulet Coulombe 2025, arXiv:2504.09663, eqs. 29-30).
 
     Minimises ``||y - b0 - X b||^2 + alpha ||b||^2``; the intercept is never penalised (X and y
@@ -807,13 +915,33 @@ class Ridge(_FactorMixin, _AttentionEstimator):
         ln(RSS/n) + (1 + tr H / n) / (1 - (tr H + 2) / n) (summed over outputs).
     n_threads : int, default=0
     weight_type : {"analytic", "frequency"}, default="analytic"
-        Meaning of ``sample_weight`` (Stata's aweight / fweight, see :class:`OLS`). Ridge has no
-        degrees of freedom to correct, so both give the same fit; the parameter keeps the
-        estimators interchangeable.
+        Meaning of ``sample_weight`` (Stata's aweight / fweight, see :class:`OLS`). Both give
+        the same fit; they differ in N of the inference (rows of positive weight, or sum(w)).
+    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2"}, default="nonrobust"
+        Covariance behind ``coef_se_`` and ``summary()``, as in :class:`OLS` (cluster ids go to
+        ``fit(..., groups=)``; one or two columns). The estimator is linear in y, b = M y, so
+        the sandwich ``M diag(omega) M'`` (or its cluster form) is exact for it: classical
+        ``sigma2 M W^{-1} M'`` with ``sigma2 = sum w_i e_i^2 / (N - tr H)``, and HC2/HC3/CR2
+        use the leverages of the smoother H. Degrees of freedom are N - tr H (``df_resid_``).
+        These are the variances of the estimator around its own expectation E[b] = M E[y].
+        Ridge is biased, so ``b +- t se`` is not a confidence interval for the true
+        coefficients (it covers them at the nominal rate only when the shrinkage bias is
+        negligible; Hoerl and Kennard 1970, Technometrics 12(1); Hastie, Tibshirani and
+        Friedman 2009, The Elements of Statistical Learning, sec. 3.4.1), hence no
+        ``conf_int`` and no interval columns in ``summary()``. With a grid of alphas they are
+        conditional on the chosen ``alpha_``.
+    maxlags : int or None, default=None
+        HAC lags (see :class:`OLS`).
+    hac_adjust : bool, default=False
+        HAC small-sample factor N/(N - tr H).
 
     Attributes
     ----------
     coef_, intercept_ : as scikit-learn's Ridge.
+    coef_se_, intercept_se_, tvalues_, pvalues_ : under ``cov_type`` (around E[b]).
+    rsquared_, rsquared_adj_, sigma2_ : fit statistics (sigma2_ on N - tr H df).
+    df_resid_ : float, N - tr H.
+    n_clusters_ : int or tuple, clusters per dimension (cluster cov_types only).
     alpha_ : float, the penalty in use.
     cv_results_ : dict (only for a grid): alphas, loo_mse, gcv, aicc, effective_df, best.
     effective_df_ : float, tr(H) (intercept included).
@@ -821,14 +949,19 @@ class Ridge(_FactorMixin, _AttentionEstimator):
     """
 
     def __init__(self, alpha=1.0, fit_intercept: bool = True, cv: str = "loo", n_threads: int = 0,
-                 weight_type: str = "analytic"):
+                 weight_type: str = "analytic", cov_type: str = "nonrobust", maxlags=None,
+                 hac_adjust: bool = False):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.cv = cv
         self.n_threads = n_threads
         self.weight_type = weight_type
+        self.cov_type = cov_type
+        self.maxlags = maxlags
+        self.hac_adjust = hac_adjust
 
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+            groups=None):
         """Fit the estimator.
 
         Parameters
@@ -843,20 +976,25 @@ class Ridge(_FactorMixin, _AttentionEstimator):
             criteria count row i w_i times: "loo" is sum_i w_i (y_i - yhat_{-i})^2 / sum(w)
             (row i left out entirely); "gcv" and "aicc" use RSS = sum_i w_i e_i^2 and n = sum(w),
             so with integer weights they equal the criteria of the data with rows repeated.
+        groups : array-like, pandas.Series or DataFrame of shape (n_samples,) or (n_samples, 2), optional
+            Cluster ids for ``cov_type`` "cluster", "CR0", "CR1" or "CR2" (as :class:`OLS`).
 
         Returns
         -------
         self
         """
-        _check_weight_type(self.weight_type)
+        wt = _check_weight_type(self.weight_type)
+        _check_groups_arg(self.cov_type, groups)
         X, y2 = self._validate_fit(X, y)
         w = _sample_weight_arg(sample_weight, X.shape[0])
+        self._groups = None if groups is None else _cluster_codes(groups, X.shape[0])
         alphas = np.atleast_1d(np.asarray(self.alpha, dtype=np.float64)).ravel()
         if alphas.size == 0:
             raise ValueError("alpha: the grid of penalties is empty")
         if self.cv not in ("loo", "gcv", "aicc"):
             raise ValueError(f"cv: must be 'loo', 'gcv' or 'aicc', got {self.cv!r}")
-        model = _core.Ridge(float(alphas[0]), bool(self.fit_intercept), int(self.n_threads))
+        model = _core.Ridge(float(alphas[0]), bool(self.fit_intercept), int(self.n_threads),
+                            weight_type=wt)
         if alphas.size == 1:
             model.fit(X, y2, w)
             if hasattr(self, "cv_results_"):
@@ -869,6 +1007,7 @@ class Ridge(_FactorMixin, _AttentionEstimator):
         self.coef_, self.intercept_ = self._split_coef(model.coefficients(), self.fit_intercept)
         self.effective_df_ = float(model.effective_df())
         self.singular_values_ = model.singular_values()
+        self._set_inference()
         return self
 
     def loo_predictions(self) -> np.ndarray:
@@ -885,7 +1024,7 @@ class Ridge(_FactorMixin, _AttentionEstimator):
         return path[:, 0, :] if self._y_1d else path
 
 
-class PCR(_FactorMixin, _AttentionEstimator):
+class PCR(_SpectralInference, _FactorMixin, _AttentionEstimator):
     """Principal component regression as rank-L attention (Goulet Coulombe 2025, arXiv:2504.09663, eqs. 22-27).
 
     OLS on the first ``rank`` principal components of the centred X (the intercept is not
@@ -900,23 +1039,48 @@ class PCR(_FactorMixin, _AttentionEstimator):
     fit_intercept : bool, default=True
     n_threads : int, default=0
     weight_type : {"analytic", "frequency"}, default="analytic"
-        Meaning of ``sample_weight`` (Stata's aweight / fweight, see :class:`OLS`); PCR reports
-        no degrees of freedom, so both give the same fit.
+        Meaning of ``sample_weight`` (Stata's aweight / fweight, see :class:`OLS`). Both give
+        the same fit; they differ in N of the inference (rows of positive weight, or sum(w)).
+    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2"}, default="nonrobust"
+        Covariance behind ``coef_se_`` and ``summary()``, as in :class:`OLS` (cluster ids go to
+        ``fit(..., groups=)``; one or two columns). The estimator is linear in y, b = M y, so
+        the sandwich ``M diag(omega) M'`` (or its cluster form) is exact for it: classical
+        ``sigma2 M W^{-1} M'`` with ``sigma2 = sum w_i e_i^2 / (N - tr H)``, and HC2/HC3/CR2
+        use the leverages of the smoother H. Degrees of freedom are N - tr H (``df_resid_``).
+        These are the variances of the estimator around its own expectation E[b] = M E[y].
+        Ridge is biased, so ``b +- t se`` is not a confidence interval for the true
+        coefficients (it covers them at the nominal rate only when the shrinkage bias is
+        negligible; Hoerl and Kennard 1970, Technometrics 12(1); Hastie, Tibshirani and
+        Friedman 2009, The Elements of Statistical Learning, sec. 3.4.1), hence no
+        ``conf_int`` and no interval columns in ``summary()``. With a grid of alphas they are
+        conditional on the chosen ``alpha_``.
+    maxlags : int or None, default=None
+        HAC lags (see :class:`OLS`).
+    hac_adjust : bool, default=False
+        HAC small-sample factor N/(N - tr H).
 
     Attributes
     ----------
     coef_, intercept_, rank_ (components used), components_ (rank_, n_features) principal
     axes, singular_values_, explained_variance_ratio_.
+    coef_se_, intercept_se_, tvalues_, pvalues_, rsquared_, rsquared_adj_, sigma2_ : as
+    :class:`Ridge`; ``df_resid_`` = N - rank_ - 1 (tr H of the projection).
+    n_clusters_ : int or tuple, clusters per dimension (cluster cov_types only).
     """
 
     def __init__(self, rank: int | None = None, fit_intercept: bool = True, n_threads: int = 0,
-                 weight_type: str = "analytic"):
+                 weight_type: str = "analytic", cov_type: str = "nonrobust", maxlags=None,
+                 hac_adjust: bool = False):
         self.rank = rank
         self.fit_intercept = fit_intercept
         self.n_threads = n_threads
         self.weight_type = weight_type
+        self.cov_type = cov_type
+        self.maxlags = maxlags
+        self.hac_adjust = hac_adjust
 
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
+            groups=None):
         """Fit the estimator.
 
         Parameters
@@ -927,6 +1091,8 @@ class PCR(_FactorMixin, _AttentionEstimator):
             Observation weights w_i >= 0 (finite, not all 0): the principal components of
             ``W^{1/2} (X - x_bar_w)`` (weighted means) and weighted least squares on them; with
             all components it is weighted least squares (:class:`OLS` with ``sample_weight``).
+        groups : array-like, pandas.Series or DataFrame of shape (n_samples,) or (n_samples, 2), optional
+            Cluster ids for ``cov_type`` "cluster", "CR0", "CR1" or "CR2" (as :class:`OLS`).
 
         Returns
         -------
@@ -934,11 +1100,13 @@ class PCR(_FactorMixin, _AttentionEstimator):
         """
         if self.rank is not None and (not isinstance(self.rank, numbers.Integral) or self.rank < 0):
             raise ValueError(f"rank: must be None or an integer >= 0, got {self.rank!r}")
-        _check_weight_type(self.weight_type)
+        wt = _check_weight_type(self.weight_type)
+        _check_groups_arg(self.cov_type, groups)
         X, y2 = self._validate_fit(X, y)
         w = _sample_weight_arg(sample_weight, X.shape[0])
+        self._groups = None if groups is None else _cluster_codes(groups, X.shape[0])
         model = _core.PCR(-1 if self.rank is None else int(self.rank), bool(self.fit_intercept),
-                          int(self.n_threads))
+                          int(self.n_threads), weight_type=wt)
         model.fit(X, y2, w)
         self._model = model
         self.rank_ = int(model.rank)
@@ -946,6 +1114,7 @@ class PCR(_FactorMixin, _AttentionEstimator):
         self.singular_values_ = model.singular_values()
         self.components_ = model.principal_axes()[:, : self.rank_].T.copy()
         self.explained_variance_ratio_ = model.explained_variance_ratio()
+        self._set_inference()
         return self
 
 

@@ -2,7 +2,9 @@
 #pragma once
 
 #include "attnreg/arma.hpp"
+#include "attnreg/least_squares.hpp"
 #include <limits>
+#include <vector>
 
 namespace attnreg {
 namespace ls_detail {
@@ -23,6 +25,17 @@ struct ExtendedLS {
 /// thread count (columns are updated independently).
 ExtendedLS extended_least_squares(const arma::mat& A, const arma::mat& Y, double rank_tol,
                                   int n_threads);
+
+/// The r x r meat of a sandwich covariance C = L (meat) L' of a linear estimator whose weighted
+/// coefficient map is M W^{-1/2} = L F' with F (n x r) orthonormal scores (OLS: Q_1; ridge and
+/// PCR: [w^{1/2}/sqrt(sum w), U]). Fh (n x r') factors the whitened hat matrix W^{1/2} H W^{-1/2}
+/// = Fh Fh' (its row norms are the leverages of HC2/HC3, its cluster blocks CR2's adjustment).
+/// e: raw residuals (n); weights: empty or n; freq: frequency weights; N and dfres: the
+/// observation count and residual df of the small-sample factors (HC1, CR1, HAC adjust). All
+/// covariance types but Classical. n_clusters receives the clusters per dimension.
+arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec& e,
+                        const arma::vec& weights, bool freq, double N, double dfres,
+                        const CovOptions& cov, std::vector<arma::uword>* n_clusters = nullptr);
 
 /// Nearest power of two to a column norm: dividing by it is exact in floating point.
 double power_of_two_scale(double norm);
