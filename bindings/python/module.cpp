@@ -24,6 +24,7 @@ void init_effects(py::module_& m);
 void init_binned(py::module_& m);
 void init_fe(py::module_& m);
 void init_ls_summary(py::module_& m);
+void init_montecarlo(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -115,4 +116,5 @@ PYBIND11_MODULE(_core, m) {
   init_binned(m);
   init_fe(m);
   init_ls_summary(m);
+  init_montecarlo(m);
 }
