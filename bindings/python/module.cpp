@@ -25,6 +25,7 @@ void init_binned(py::module_& m);
 void init_fe(py::module_& m);
 void init_ls_summary(py::module_& m);
 void init_montecarlo(py::module_& m);
+void init_rfactor(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -117,4 +118,5 @@ PYBIND11_MODULE(_core, m) {
   init_fe(m);
   init_ls_summary(m);
   init_montecarlo(m);
+  init_rfactor(m);
 }
