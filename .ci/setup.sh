@@ -25,7 +25,7 @@ APT_PACKAGES=(
   libarmadillo-dev libopenblas-dev liblapack-dev libgtest-dev
   r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-testthat r-cran-roxygen2
   r-cran-knitr r-cran-rmarkdown pandoc r-cran-kernsmooth r-cran-locfit r-cran-sandwich
-  libfftw3-dev
+  libfftw3-dev libboost-math-dev r-cran-bh
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
