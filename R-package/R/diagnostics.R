@@ -267,7 +267,7 @@ plot.kreg_tradeoff <- function(x, ...) {
 #' @param progress Show a text progress bar (on stderr), one step per fit. Ctrl-C (Esc in
 #'   the R GUI) stops the run between steps.
 #' @return A list: `integrated` (data frame: estimator, bandwidth, bias2, variance, mse),
-#'   `pointwise` (per estimator and point), `eval_points`.
+#'   `pointwise` (per estimator and point), `eval_points`, `X` (the design drawn).
 #' @examples
 #' mc <- monte_carlo(function(X) sin(2 * pi * X[, 1]), n = 100, R = 50, seed = 1)
 #' mc$integrated
@@ -324,7 +324,7 @@ monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), nois
     data.frame(estimator = r$estimator, point = seq_along(truth), bias = r$bias,
                variance = r$variance, mse = r$mse)
   })
-  list(integrated = do.call(rbind, rows), pointwise = do.call(rbind, pts), eval_points = E)
+  list(integrated = do.call(rbind, rows), pointwise = do.call(rbind, pts), eval_points = E, X = X)
 }
 
 #' Bootstrap confidence bands for a kernel regression fit

@@ -27,6 +27,7 @@ def _study():
 def test_pinned_numbers():
     r = _study()
     it = r["integrated"]
+    assert r["X"].shape == (40, 2) and np.all((r["X"] > 0) & (r["X"] < 1))
     assert list(it.estimator) == ["nw", "lc", "ll", "ols", "ridge"]
     np.testing.assert_array_equal(it.bandwidth.to_numpy(float)[:3], [0.15, 0.15, 0.15])
     assert it.bandwidth[3:].isna().all()
@@ -45,7 +46,8 @@ mc <- monte_carlo(function(X) sin(2 * pi * X[, 1]) + X[, 2], n = 40, d = 2, R = 
                   bw_grid = c(0.15, 0.3, 0.6), lambda = 0.5)
 p <- mc$pointwise
 cat(sprintf("%.17g", c(mc$integrated$mse, mc$integrated$bias2, mc$integrated$variance,
-                       p$bias, p$variance, as.vector(t(mc$eval_points)))), sep = "\n")
+                       p$bias, p$variance, as.vector(t(mc$eval_points)), as.vector(t(mc$X)))),
+    sep = "\n")
 """
 
 
@@ -66,5 +68,5 @@ def test_r_gives_the_same_study():
     r = _study()
     it, p = r["integrated"], r["pointwise"]
     want = np.concatenate([it.mse, it.bias2, it.variance, p.bias, p.variance,
-                           r["eval_points"].ravel()])
+                           r["eval_points"].ravel(), r["X"].ravel()])
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)

@@ -134,6 +134,7 @@ test_that("monte_carlo gives Python's numbers for the same seed (one driver, in 
                     seed = 2^40 + 7, estimators = c("nw", "lc", "ll", "ols", "ridge"),
                     bw_grid = c(0.15, 0.3, 0.6), lambda = 0.5)
   it <- mc$integrated
+  expect_equal(dim(mc$X), c(40L, 2L))
   expect_equal(it$estimator, c("nw", "lc", "ll", "ols", "ridge"))
   expect_equal(it$bandwidth, c(0.15, 0.15, 0.15, NA, NA))
   expect_equal(it$mse, c(0.13186568550097572, 0.13186568550097572, 0.13755502233042136,

@@ -496,7 +496,8 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
     each fit; Ctrl-C interrupts with ``KeyboardInterrupt``.
 
     Returns a dict with ``"integrated"`` (DataFrame: estimator, bandwidth, bias2, variance, mse),
-    ``"pointwise"`` (long DataFrame per estimator and point) and ``"eval_points"``.
+    ``"pointwise"`` (long DataFrame per estimator and point), ``"eval_points"`` and ``"X"``
+    (the design drawn).
     """
     import pandas as pd
 
@@ -540,7 +541,7 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
                                     "variance": np.ravel(s["variance"]),
                                     "mse": np.ravel(s["mse"])}))
     return {"integrated": pd.DataFrame(rows), "pointwise": pd.concat(points, ignore_index=True),
-            "eval_points": Xe}
+            "eval_points": Xe, "X": X}
 
 
 def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d: int = 1,
