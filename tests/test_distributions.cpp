@@ -70,3 +70,23 @@ TEST(Distributions, StudentQuantileInvertsTheTail) {
             normal_quantile(0.3));
   EXPECT_TRUE(std::isnan(student_t_quantile(0.3, -1.0)));
 }
+
+TEST(Distributions, FisherTailEqualsClosedForms) {
+  for (double f : {1e-3, 0.5, 1.0, 4.0, 50.0, 1e4}) {
+    for (double d2 : {1.0, 3.0, 10.0, 1e3}) {
+      // df1 = 2: P(F > f) = (1 + 2 f / d2)^(-d2 / 2).
+      const double want = std::exp(-0.5 * d2 * std::log1p(2.0 * f / d2));
+      if (want < 1e-300) {  // underflows (1e4 with d2 = 1e3: 21^-500): a zero tail
+        EXPECT_LT(fisher_f_sf(f, 2.0, d2), 1e-300);
+        continue;
+      }
+      EXPECT_LT(rel(fisher_f_sf(f, 2.0, d2), want), 1e-13) << f << " " << d2;
+      // df1 = 1: F = T^2, so P(F > f) = 2 P(T > sqrt f).
+      EXPECT_LT(rel(fisher_f_sf(f, 1.0, d2), 2.0 * student_t_sf(std::sqrt(f), d2)), 1e-13)
+          << f << " " << d2;
+    }
+  }
+  EXPECT_EQ(fisher_f_sf(0.0, 3.0, 4.0), 1.0);
+  EXPECT_EQ(fisher_f_sf(std::numeric_limits<double>::infinity(), 3.0, 4.0), 0.0);
+  EXPECT_TRUE(std::isnan(fisher_f_sf(1.0, 0.0, 4.0)));
+}

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include <boost/math/distributions/fisher_f.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
@@ -49,6 +50,15 @@ double student_t_sf(double t, double df) {
   if (std::isinf(t)) return t > 0 ? 0.0 : 1.0;
   return boost::math::cdf(
       boost::math::complement(boost::math::students_t_distribution<double, Policy>(df), t));
+}
+
+double fisher_f_sf(double f, double df1, double df2) {
+  if (std::isnan(f) || std::isnan(df1) || std::isnan(df2) || !(df1 > 0.0) || !(df2 > 0.0))
+    return kNaN;
+  if (f <= 0.0) return 1.0;
+  if (std::isinf(f)) return 0.0;
+  return boost::math::cdf(boost::math::complement(
+      boost::math::fisher_f_distribution<double, Policy>(df1, df2), f));
 }
 
 double student_t_quantile(double p, double df) {

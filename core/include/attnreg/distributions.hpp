@@ -1,4 +1,4 @@
-// attnreg: the normal and Student t distribution functions the inference needs, from Boost.Math
+// attnreg: the normal, Student t and Fisher F distribution functions the inference needs, from Boost.Math
 // (Debian libboost-math-dev; BH in R).
 //
 // Why Boost and not the hand-written versions this replaced (Acklam's normal quantile with one
@@ -16,6 +16,10 @@ double normal_quantile(double p);
 
 /// Standard normal upper tail P(Z > z).
 double normal_sf(double z);
+
+/// Fisher F upper tail P(F > f) with df1, df2 > 0 (the regularised incomplete beta function);
+/// NaN for non-positive df or NaN input.
+double fisher_f_sf(double f, double df1, double df2);
 
 /// Student t quantile for p in (0, 1) and df > 0 (df = +inf: the normal quantile); NaN for
 /// df <= 0 or NaN input.
