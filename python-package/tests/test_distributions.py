@@ -46,3 +46,18 @@ def test_f_tail_equals_high_precision():
             want = float(mp.betainc(mp.mpf(d2) / 2, mp.mpf(d1) / 2, 0, x, regularized=True))
             if want > 1e-300:
                 assert rel(_core.fisher_f_sf(f, d1, d2), want) < 1e-13, (f, d1, d2)
+
+
+def test_partially_linear_p_values_from_the_core():
+    import attnreg
+
+    rng = np.random.default_rng(3)
+    n = 120
+    Z = rng.uniform(size=(n, 1))
+    X = rng.normal(size=(n, 2))
+    y = X @ np.array([0.3, -0.05]) + np.cos(3 * Z[:, 0]) + 0.5 * rng.normal(size=n)
+    m = attnreg.PartiallyLinear(bandwidth=np.array([[0.15], [0.15], [0.15]])).fit(X, y, Z=Z)
+    tab = m.coef_table()
+    df = n - 2 - 1
+    want = 2 * stats.t.sf(np.abs(tab["t_value"].to_numpy()), df)
+    np.testing.assert_allclose(tab["p_value"].to_numpy(), want, rtol=1e-12)
