@@ -43,6 +43,7 @@ APT_PACKAGES=(
   r-cran-pkgdown
   libfftw3-dev
   libhwy-dev
+  libboost-math-dev r-cran-bh
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -39,6 +39,7 @@ grep -q '^Version:' "$stage/DESCRIPTION" && { echo "R-package/DESCRIPTION must n
 # Date (staging day, or SOURCE_DATE_EPOCH for a reproducible build): citation() and CRAN read it.
 date=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%F)
 sed -i "s/^Title: .*/&\nVersion: $version\nDate: $date/" "$stage/DESCRIPTION"
+# Boost.Math headers (distributions.cpp) come from BH, named in DESCRIPTION's LinkingTo.
 cat > "$stage/src/Makevars" <<MAKEVARS
 CXX_STD = CXX17
 PKG_CPPFLAGS = -Iinclude -DATTNREG_R_BUILD -DARMA_WARN_LEVEL=1 -DATTNREG_VERSION=\\"$version\\" -DHWY_SHARED_DEFINE

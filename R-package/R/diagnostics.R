@@ -301,120 +301,99 @@ plot.kreg_tradeoff <- function(x, ...) {
 #' Monte Carlo bias, variance and MSE of kernel and linear regression
 #'
 #' One design `X` is drawn and held fixed; `f(X)` is evaluated once and `R` responses
-#' `f(X) + noise * N(0, 1)` are drawn from R's random number generator. Each estimator is a linear smoother with
-#' weights `W` at the evaluation points, so the core summarises all replications at once.
+#' `f(X) + noise * N(0, 1)` are drawn. Each estimator is a linear smoother with weights `W`
+#' at the evaluation points, so the core summarises all replications at once.
 #' `bw = "oracle"` chooses, per kernel estimator, the grid bandwidth with the smallest
 #' empirical integrated MSE.
 #'
+#' Every draw comes from the core's generator, seeded with `seed` (or, when `seed` is
+#' `NULL`, with a seed drawn from R's random number generator, so `set.seed()` decides it):
+#' Python's `attnreg.diagnostics.monte_carlo` with the same `seed` (and the same function and
+#' settings) gives the same numbers.
+#'
 #' @param f Function of a matrix (rows = points) returning one value per row.
 #' @param n,d Sample size and dimension.
-#' @param design `"uniform"` (\eqn{U[0, 1]^d}) or `"cone"` (Zuo et al. 2025, arXiv:2510.01450, App. E.1: \eqn{X_j = |Z_j|},
-#'   \eqn{Z \sim N(0, I_d)}: a Gaussian truncated to the positive orthant).
+#' @param design `"uniform"` (\eqn{U(0, 1)^d}) or `"cone"` (Zuo et al. 2025, arXiv:2510.01450,
+#'   App. E.1 eq. 51: \eqn{X_j = |Z_j|} for \eqn{j \le} `cone_dims`, \eqn{X_j = Z_j}
+#'   otherwise, \eqn{Z \sim N(0, I_d)}: a Gaussian truncated to a cone).
 #' @param noise Noise standard deviation.
 #' @param R Replications.
-#' @param seed `NULL` (default): draw from R's random number generator as it stands, so
-#'   `set.seed()` beforehand reproduces the run; or a whole number: use it for this run and
-#'   leave R's generator as it was (the user's `.Random.seed` is restored).
-#' @param estimators Any of `"lc"`, `"ll"`, `"ols"`, `"ridge"`.
-#' @param bw `"oracle"` or a bandwidth.
-#' @param bw_grid Bandwidth grid for the oracle.
+#' @param seed `NULL` (default): a seed drawn from R's random number generator, so
+#'   `set.seed()` beforehand reproduces the run; or a whole number, used as is (R's
+#'   generator is not touched).
+#' @param estimators Any of `"lc"` (local constant, also called `"nw"`), `"ll"`, `"ols"`,
+#'   `"ridge"`.
+#' @param bw `"oracle"` or a bandwidth (the same in every column).
+#' @param bw_grid Bandwidth grid for the oracle (default \eqn{s n^{-1/(d+4)}} times 14
+#'   log-spaced factors from 0.25 to 2.5, \eqn{s} = 0.3 for the uniform and 1 for the cone
+#'   design).
 #' @param eval_points Matrix of evaluation points (default 100 fresh design draws; 101 grid
 #'   points for d = 1 uniform).
 #' @param lambda Ridge penalty.
-#' @param progress Show a text progress bar (on stderr), one step per estimator and grid
-#'   bandwidth. Ctrl-C (Esc in the R GUI) stops the run between steps.
+#' @param kernel Kernel of `"lc"` and `"ll"` (see [kreg()]).
+#' @param cone_dims Number of leading columns folded to be non-negative in the cone design
+#'   (`NULL`: all `d`).
+#' @param progress Show a text progress bar (on stderr), one step per fit. Ctrl-C (Esc in
+#'   the R GUI) stops the run between steps.
 #' @return A list: `integrated` (data frame: estimator, bandwidth, bias2, variance, mse),
-#'   `pointwise` (per estimator and point), `eval_points`.
+#'   `pointwise` (per estimator and point), `eval_points`, `X` (the design drawn).
 #' @examples
-#' mc <- monte_carlo(function(X) sin(2 * pi * X[, 1]), n = 100, R = 50)
+#' mc <- monte_carlo(function(X) sin(2 * pi * X[, 1]), n = 100, R = 50, seed = 1)
 #' mc$integrated
 #' @export
 monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), noise = 0.3,
                         R = 200L, seed = NULL, estimators = c("lc", "ll", "ols", "ridge"),
                         bw = "oracle", bw_grid = NULL, eval_points = NULL, lambda = 1,
-                        progress = FALSE) {
+                        kernel = "gaussian", cone_dims = NULL, progress = FALSE) {
   design <- match.arg(design)
   if (!is.function(f)) stop("f: must be a function of a matrix", call. = FALSE)
-  if (R < 2) stop("R: needs at least 2 replications", call. = FALSE)
-  if (!is.null(seed)) .attnreg_seed(seed)  # checked before any work
-  draw <- function(m) {
-    if (design == "uniform") matrix(stats::runif(m * d), m, d) else abs(matrix(stats::rnorm(m * d), m, d))
-  }
-  # Every draw from R's generator: the user's stream (seed = NULL), or `seed` with the user's
-  # stream restored afterwards. set.seed() is never left changed.
-  sim <- .attnreg_with_seed(seed, {
-    X <- draw(n)
-    E <- if (!is.null(eval_points)) as.matrix(eval_points) else
-      if (design == "uniform" && d == 1L) matrix(seq(0, 1, length.out = 101)) else draw(100)
-    mtr <- as.double(f(X))
-    truth <- as.double(f(E))
-    if (length(mtr) != n || length(truth) != nrow(E)) {
-      stop("f: must return one value per row of its argument", call. = FALSE)
+  whole <- function(v, name, low) {
+    if (!is.numeric(v) || length(v) != 1L || !is.finite(v) || v != floor(v) || v < low ||
+        v > .Machine$integer.max) {
+      stop(name, ": must be a whole number >= ", low, call. = FALSE)
     }
-    list(X = X, E = E, truth = truth, Ysim = mtr + noise * matrix(stats::rnorm(n * R), n, R))
+    as.integer(v)
+  }
+  if (!is.numeric(R) || length(R) != 1L || !is.finite(R) || R < 2) {
+    stop("R: needs at least 2 replications", call. = FALSE)
+  }
+  n <- whole(n, "n", 3); d <- whole(d, "d", 1); R <- whole(R, "R", 2)
+  cone <- if (is.null(cone_dims)) 0L else whole(cone_dims, "cone_dims", 1)
+  if (identical(bw, "oracle")) {
+    h <- 0
+  } else if (is.numeric(bw) && length(bw) == 1L && is.finite(bw) && bw > 0) {
+    h <- as.double(bw)
+  } else {
+    stop("bw: use \"oracle\" or one number > 0", call. = FALSE)
+  }
+  seed <- .attnreg_seed(seed)
+  s <- .mc_sample_cpp(n, d, design, cone, if (is.null(eval_points)) -1L else 0L, seed)
+  X <- s$X
+  E <- if (is.null(eval_points)) s$X_eval else as.matrix(eval_points)
+  storage.mode(E) <- "double"
+  values <- function(M) {
+    v <- as.double(f(M))
+    if (length(v) != nrow(M)) stop("f: must return one value per row of its argument", call. = FALSE)
+    v
+  }
+  mtr <- values(X)
+  truth <- values(E)
+  Ysim <- .mc_responses_cpp(mtr, as.double(noise), R, seed)
+  grid <- if (is.null(bw_grid)) .mc_default_grid_cpp(n, d, design) else as.double(bw_grid)
+  done <- .attnreg_progress_on(progress)
+  on.exit(done(), add = TRUE)
+  res <- .mc_estimates_cpp(X, E, Ysim, truth, as.character(estimators), h, grid,
+                           as.double(lambda), as.character(kernel))
+  done(TRUE)
+  rows <- lapply(res, function(r) {
+    data.frame(estimator = r$estimator, bandwidth = r$bandwidth, bias2 = r$integrated_bias2,
+               variance = r$integrated_variance, mse = r$integrated_mse)
   })
-  X <- sim$X; E <- sim$E; truth <- sim$truth; Ysim <- sim$Ysim
-  if (is.null(bw_grid)) {
-    bw_grid <- (if (design == "cone") 1 else 0.3) * n^(-1 / (d + 4)) * exp(seq(log(0.25), log(2.5), length.out = 14))
-  }
-  colnames(X) <- colnames(E) <- paste0("x", seq_len(d))
-  dX <- data.frame(X, .y = 0)
-  dE <- as.data.frame(E)
-  fml <- stats::as.formula(paste(".y ~", paste(colnames(X), collapse = " + ")))
-  weights_of <- function(est, h) {
-    fit <- switch(est,
-      lc = kreg(fml, data = dX, method = "lc", bw = rep(h, d)),
-      ll = kreg(fml, data = dX, method = "ll", bw = rep(h, d)),
-      ols = ols_attention(fml, data = dX),
-      ridge = ridge_attention(fml, data = dX, lambda = lambda),
-      stop("estimators: unknown estimator '", est, "'; use lc, ll, ols, ridge", call. = FALSE))
-    unname(attention_weights(fit, dE))
-  }
-  rows <- list(); pts <- list()
-  step <- function() invisible(NULL)
-  if (isTRUE(progress)) {
-    oracle <- identical(bw, "oracle")
-    total <- sum(ifelse(estimators %in% c("ols", "ridge") | !oracle, 1L, length(bw_grid)))
-    bar <- utils::txtProgressBar(min = 0, max = max(total, 1), style = 3, file = stderr())
-    on.exit(close(bar), add = TRUE)
-    done <- 0L
-    step <- function() {
-      done <<- done + 1L
-      utils::setTxtProgressBar(bar, done)
-    }
-  }
-  for (est in estimators) {
-    if (est %in% c("ols", "ridge")) {
-      h <- NA_real_
-      s <- .diag_mc_cpp(weights_of(est, NA), Ysim, truth)
-      step()
-    } else if (identical(bw, "oracle")) {
-      best <- NULL
-      for (h0 in bw_grid) {
-        W <- tryCatch(weights_of(est, h0), error = function(e) {
-          # a bandwidth too small for some point is skipped; a Ctrl-C in the core is not
-          if (grepl("interrupted by the user", conditionMessage(e))) stop(e)
-          NULL
-        })
-        step()
-        if (is.null(W)) next
-        s0 <- .diag_mc_cpp(W, Ysim, truth)
-        if (is.null(best) || s0$integrated_mse < best$s$integrated_mse) best <- list(h = h0, s = s0)
-      }
-      if (is.null(best)) stop("bw_grid: no bandwidth gives a fit at every point", call. = FALSE)
-      h <- best$h; s <- best$s
-    } else {
-      h <- as.double(bw)
-      s <- .diag_mc_cpp(weights_of(est, h), Ysim, truth)
-      step()
-    }
-    rows[[est]] <- data.frame(estimator = est, bandwidth = h, bias2 = s$integrated_bias2,
-                              variance = s$integrated_variance, mse = s$integrated_mse)
-    pts[[est]] <- data.frame(estimator = est, point = seq_along(truth), bias = s$bias,
-                             variance = s$variance, mse = s$mse)
-  }
-  list(integrated = do.call(rbind, unname(rows)), pointwise = do.call(rbind, unname(pts)),
-       eval_points = E)
+  pts <- lapply(res, function(r) {
+    data.frame(estimator = r$estimator, point = seq_along(truth), bias = r$bias,
+               variance = r$variance, mse = r$mse)
+  })
+  list(integrated = do.call(rbind, rows), pointwise = do.call(rbind, pts), eval_points = E, X = X)
 }
 
 #' Bootstrap confidence bands for a kernel regression fit

@@ -435,7 +435,9 @@ print.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
 #' @param ... Unused.
 #' @return An object of class `summary.kreg`: `bandwidths` (a table of variable, type, kernel
 #'   and bandwidth), `r.squared` (squared correlation of fit and response, as np),
-#'   `sigma` (\eqn{\sqrt{RSS/(n - tr L)}}), `effective_df`, `cv` (leave-one-out mean squared
+#'   `sigma` (\eqn{\sqrt{RSS/(n - 2 tr L + tr L'L)}}, one per response: the residual df
+#'   that makes \eqn{\sigma^2} unbiased when the smoother is unbiased), `residual.df`,
+#'   `effective_df`, `cv` (leave-one-out mean squared
 #'   error, `Inf` when some row has no leave-one-out fit), `nobs`.
 #'   `notes`: one line per regressor whose bandwidth smooths it out (a continuous
 #'   bandwidth above 3 standard deviations of its column, a categorical lambda at the
@@ -454,16 +456,19 @@ summary.kreg <- function(object, ...) {
   Y <- object$y
   f <- as.matrix(object$fitted.values)
   r2 <- if (ncol(Y) == 1L) stats::cor(drop(Y), drop(f))^2 else NA_real_
-  rss <- sum((Y - f)^2)
   g <- if (ncol(Y) == 1L) .diag_global(object) else NULL
+  # sigma and its df from the core (one per response), as Python's summary
+  gs <- if (is.null(g)) lapply(seq_len(ncol(Y)) - 1L, function(j) .diag_global_cpp(object$state, j)) else list(g)
+  sigma <- vapply(gs, function(gj) sqrt(gj$sigma2), 0)
+  rdf <- vapply(gs, function(gj) gj$residual_df, 0)
   edf <- if (identical(object$approx, "binned") && !is.null(g)) g$trace_L else object$effective_df
   cv <- if (identical(object$approx, "binned") && !is.null(g)) g$cv else object$cv
   structure(list(call = object$call, title = .kreg_title(object), bandwidths = tab,
-                 r.squared = r2, sigma = sqrt(rss / (object$nobs - edf)),
+                 r.squared = r2, sigma = sigma,
                  effective_df = edf, cv = cv, nobs = object$nobs,
                  uses_neighbors = object$uses_neighbors,
-                 residual.df = g$residual_df, trace.LtL = g$trace_LtL,
-                 sigma.df = if (is.null(g)) NULL else sqrt(g$sigma2),
+                 residual.df = rdf[1],  # the same for every response (L does not depend on y)
+                 trace.LtL = g$trace_LtL,
                  r.squared.rss = g$r_squared, gcv = g$gcv, aicc = g$aicc,
                  notes = c(.kreg_smoothed_out_notes(object), .kreg_binned_note(object))),
             class = "summary.kreg")
@@ -511,13 +516,12 @@ print.summary.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ..
   cat("\n", x$title, "\n\nCall:\n", paste(deparse(x$call), collapse = "\n"), "\n\n", sep = "")
   print(x$bandwidths, digits = digits)
   cat("\nObservations:", x$nobs, "  effective df tr(L):", format(x$effective_df, digits = digits),
-      "\nResidual standard error:", format(signif(x$sigma, digits)),
+      "\nResidual standard error:", format(signif(x$sigma, digits)), "on",
+      format(x$residual.df, digits = digits), "degrees of freedom (n - 2 tr(L) + tr(L'L))",
       "\nR-squared (cor(y, fit)^2):", format(signif(x$r.squared, digits)),
       "\nLeave-one-out CV (mean squared error):", format(signif(x$cv, digits)), "\n")
-  if (!is.null(x$residual.df)) {
-    cat("Residual df n - 2 tr(L) + tr(L'L):", format(x$residual.df, digits = digits),
-        "  sigma on these df:", format(signif(x$sigma.df, digits)),
-        "\nR-squared (1 - RSS/TSS):", format(signif(x$r.squared.rss, digits)),
+  if (!is.null(x$trace.LtL)) {
+    cat("R-squared (1 - RSS/TSS):", format(signif(x$r.squared.rss, digits)),
         "  GCV:", format(signif(x$gcv, digits)), "  AICc:", format(signif(x$aicc, digits)), "\n")
   }
   if (length(x$notes)) cat("\n", paste0("Note: ", x$notes, "\n"), sep = "")

@@ -25,6 +25,9 @@ void init_binned(py::module_& m);
 void init_fe(py::module_& m);
 void init_ls_summary(py::module_& m);
 void init_lp_bwselect(py::module_& m);
+void init_montecarlo(py::module_& m);
+void init_rfactor(py::module_& m);
+void init_distributions(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -121,4 +124,7 @@ PYBIND11_MODULE(_core, m) {
   init_fe(m);
   init_ls_summary(m);
   init_lp_bwselect(m);
+  init_montecarlo(m);
+  init_rfactor(m);
+  init_distributions(m);
 }

@@ -237,6 +237,18 @@ def test_ols_and_ridge_by_tsqr_equal_in_memory(client, fit_intercept):
             assert rel(c, rr.coef_) < 1e-12 and rel(i0, rr.intercept_) < 1e-12
 
 
+def test_ols_by_tsqr_rank_deficient_names_x(client):
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(400, 3))
+    X[:, 2] = 2 * X[:, 1]
+    Xd = da.from_array(X, chunks=(100, 3))
+    yd = da.from_array(rng.normal(size=400), chunks=100)
+    with pytest.raises(ValueError, match="X: the design is rank deficient"):
+        adk.ols(Xd, yd)
+    coef, _ = adk.ridge(Xd, yd, alpha=1.0)  # a penalty keeps it solvable
+    assert np.all(np.isfinite(coef))
+
+
 def test_attention_split_over_batch_heads_and_keys(client):
     rng = np.random.default_rng(9)
     B, H, nq, nk, d, dv = 2, 3, 24, 90, 4, 3

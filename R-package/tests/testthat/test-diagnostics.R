@@ -126,3 +126,41 @@ test_that("bootstrap bands: wild variance equals HC0, sup-t wider, seeded", {
   expect_true(all(is.finite(bootstrap_bands(f, g[3:13, , drop = FALSE], R = 50,
                                             type = "pairs")$uniform_high)))
 })
+
+test_that("monte_carlo gives Python's numbers for the same seed (one driver, in the core)", {
+  # The same study in attnreg.diagnostics.monte_carlo (Python) gives these numbers
+  # (python-package/tests/test_monte_carlo_faces.py pins the same ones).
+  mc <- monte_carlo(function(X) sin(2 * pi * X[, 1]) + X[, 2], n = 40, d = 2, R = 6,
+                    seed = 2^40 + 7, estimators = c("nw", "lc", "ll", "ols", "ridge"),
+                    bw_grid = c(0.15, 0.3, 0.6), lambda = 0.5)
+  it <- mc$integrated
+  expect_equal(dim(mc$X), c(40L, 2L))
+  expect_equal(it$estimator, c("nw", "lc", "ll", "ols", "ridge"))
+  expect_equal(it$bandwidth, c(0.15, 0.15, 0.15, NA, NA))
+  expect_equal(it$mse, c(0.13186568550097572, 0.13186568550097572, 0.13755502233042136,
+                         0.22798123244850038, 0.24807754125038806), tolerance = 1e-10)
+  expect_equal(it$bias2[3], 0.11250091277782083, tolerance = 1e-10)
+  expect_equal(it$variance[4], 0.009278636440952774, tolerance = 1e-10)
+  expect_equal(mc$eval_points[1:2, ], rbind(c(0.134204188089243, 0.5225733112405555),
+                                            c(0.9135435817464888, 0.6584175627643687)),
+               tolerance = 1e-15)
+})
+
+test_that("summary.kreg takes sigma and its df from the core, per response", {
+  d <- sim(80, 3)
+  f <- kreg(y ~ x, data = d, bw = 0.1)
+  s <- summary(f)
+  g <- attnreg:::.diag_global(f)
+  expect_equal(s$sigma, sqrt(g$sigma2))
+  expect_equal(s$residual.df, g$residual_df)
+  # The df by hand: n - 2 tr L + tr L'L from the explicit smoother matrix.
+  L <- attention_weights(f, d)
+  expect_equal(s$residual.df, nrow(d) - 2 * sum(diag(L)) + sum(L^2), tolerance = 1e-10)
+  expect_equal(s$sigma, sqrt(sum((d$y - L %*% d$y)^2) / s$residual.df), tolerance = 1e-10)
+  expect_output(print(s), "Residual standard error: .* on .* degrees of freedom")
+  d$y2 <- 2 * d$y + 1
+  s2 <- summary(kreg(cbind(y, y2) ~ x, data = d, bw = 0.1))
+  expect_length(s2$sigma, 2)
+  expect_equal(s2$sigma, c(1, 2) * s$sigma, tolerance = 1e-10)
+  expect_equal(s2$residual.df, s$residual.df, tolerance = 1e-12)
+})

@@ -209,11 +209,9 @@ class RegressionSummary:
 
 def t_quantile(p: float, df: float) -> float:
     """Quantile of Student's t (the normal quantile for df = inf); nan when df <= 0."""
-    from scipy import stats
+    from . import _core
 
-    if not df > 0:
-        return float("nan")
-    return float(stats.norm.ppf(p) if math.isinf(df) else stats.t.ppf(p, df))
+    return float(_core.student_t_quantile(float(p), float(df)))
 
 
 def is_cluster(cov_type) -> bool:
@@ -246,7 +244,6 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
     """Build the RegressionSummary of a fitted single-output attnreg.OLS from the core's
     inference dict ``inf`` and the coefficient covariance ``V`` of the same covariance type."""
     import pandas as pd
-    from scipy import stats
 
     from . import _core
 
@@ -297,7 +294,7 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
         F = float(_core.wald_f_statistic(np.ascontiguousarray(est[slopes]),
                                          np.asfortranarray(np.asarray(V)[np.ix_(slopes, slopes)])))
         if math.isfinite(F) and df_t > 0:
-            F_p = float(stats.f.sf(F, df_num, df_t))
+            F_p = float(_core.fisher_f_sf(F, df_num, df_t))
         elif not math.isfinite(F) and inf["cov_type"] != "nonrobust":
             notes.append(f"The {inf['cov_type']} covariance of the slopes is singular, so the "
                          "Wald F test of the regression is not available.")

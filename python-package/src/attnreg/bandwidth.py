@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _core, _progress
+from ._encoding import encode_frame, resolve_var_types
 
 
 @dataclass(frozen=True)
@@ -424,12 +425,8 @@ def _encode_like_estimators(X, var_types):
     if pd is not None and isinstance(X, pd.Series):
         X = X.to_frame()
     if pd is not None and isinstance(X, pd.DataFrame):
-        from .kernel import NadarayaWatson
-
-        enc = NadarayaWatson(var_types=var_types)
-        Xe, inferred = enc._encode(X, fitting=True)
-        var_types = enc._resolve_var_types(inferred, Xe.shape[1])
-        X = Xe
+        X, inferred = encode_frame(X)
+        var_types = resolve_var_types(var_types, inferred, X.shape[1])
     try:
         X = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as e:

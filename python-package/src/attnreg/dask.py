@@ -446,24 +446,9 @@ def _check_finite_block(b):
 
 
 def _solve_small(RD, RDy, alpha: float, fit_intercept: bool):
-    q = RD.shape[0]
-    if alpha > 0:
-        P = np.sqrt(alpha) * np.eye(q)
-        if fit_intercept:
-            P = P[1:]
-        RD = np.vstack([RD, P])
-        RDy = np.vstack([RDy, np.zeros((P.shape[0], RDy.shape[1]))])
-        Q2, R2 = np.linalg.qr(RD)
-        RD, RDy = R2, Q2.T @ RDy
-    diag = np.abs(np.diag(RD))
-    if diag.size and diag.min() <= 1e-12 * diag.max():
-        raise ValueError(
-            "X: the design is rank deficient (a column is constant or a linear combination of "
-            "others); drop it, or use attnreg.dask.ridge with alpha > 0"
-        )
-    from scipy.linalg import solve_triangular
-
-    return solve_triangular(RD, RDy, lower=False)
+    # The small solve (a second QR for the penalty, then a triangular solve) is the core's.
+    return np.asarray(_core.r_factor_solve(RD, RDy, alpha=float(alpha),
+                                           free_first=bool(fit_intercept)))
 
 
 def _split(coef, fit_intercept: bool, y):

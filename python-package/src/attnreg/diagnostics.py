@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core, _progress
+from ._encoding import KernelInput, encode_frame, resolve_var_types
 
 __all__ = [
     "diagnose",
@@ -69,9 +70,7 @@ def _check_kind(kind: str) -> str:
 
 
 def _fitted_core(estimator):
-    from .kernel import _KernelRegression
-
-    if not isinstance(estimator, _KernelRegression):
+    if not isinstance(estimator, KernelInput):
         raise TypeError(
             "estimator: expected a fitted attnreg.NadarayaWatson or attnreg.LocalLinear, got "
             f"{type(estimator).__name__}"
@@ -526,6 +525,8 @@ def simulate_design(n: int, d: int = 1, design: str = "uniform", rng=None, cone_
     all-positive sign pattern: ``X_j = |Z_j|`` for ``j <= m`` (``m = cone_dims``, default d) and
     ``X_j = Z_j`` otherwise, ``Z ~ N(0, I_d)``: a Gaussian truncated to the cone
     ``{x_j >= 0, j <= m}``, whose faces are a boundary where the density does not vanish.
+    (:func:`monte_carlo` draws its designs in the core, from its ``seed``; this function uses
+    NumPy's generator ``rng``.)
     """
     rng = np.random.default_rng(rng)
     if design == "uniform":
@@ -540,50 +541,18 @@ def simulate_design(n: int, d: int = 1, design: str = "uniform", rng=None, cone_
     raise ValueError(f"design: unknown design {design!r}; use 'uniform' or 'cone'")
 
 
-def _weights(name, X, Xe, h, ridge_alpha, kernel):
-    from . import LocalLinear, NadarayaWatson, OLS, Ridge
-
-    y0 = np.zeros(X.shape[0])
-    if name == "nw":
-        est = NadarayaWatson(kernel=kernel, bandwidth=h)
-    elif name == "ll":
-        est = LocalLinear(kernel=kernel, bandwidth=h)
-    elif name == "ols":
-        est = OLS()
-    elif name == "ridge":
-        est = Ridge(alpha=ridge_alpha)
-    else:
-        raise ValueError(f"estimators: unknown estimator {name!r}; use 'nw', 'll', 'ols', 'ridge'")
-    return np.asarray(est.fit(X, y0).attention_weights(Xe))
+def _mc_int(value, name: str, low: int) -> int:
+    v = _nonneg_int(value, name)
+    if v < low:
+        raise ValueError(f"{name}: must be at least {low}, got {value!r}")
+    return v
 
 
-def _default_grid(n, d, design):
-    scale = 1.0 if design == "cone" else 0.3
-    base = scale * n ** (-1.0 / (d + 4))
-    return base * np.geomspace(0.25, 2.5, 14)
-
-
-def _mc_one(name, X, Xe, Ysim, truth, bandwidth, grid, ridge_alpha, kernel, criterion_rows):
-    """Summary for one estimator; 'oracle' picks h from grid by the empirical (I)MSE."""
-    if name in ("ols", "ridge"):
-        W = _weights(name, X, Xe, None, ridge_alpha, kernel)
-        return None, _core.monte_carlo_summary(W, Ysim, truth)
-    if bandwidth != "oracle":
-        W = _weights(name, X, Xe, float(bandwidth), ridge_alpha, kernel)
-        return float(bandwidth), _core.monte_carlo_summary(W, Ysim, truth)
-    best = (np.inf, None, None)
-    for h in grid:
-        try:
-            W = _weights(name, X, Xe, float(h), ridge_alpha, kernel)
-        except ArithmeticError:  # a query without kernel weight: this h is too small
-            continue
-        s = _core.monte_carlo_summary(W, Ysim, truth)
-        crit = float(np.mean(np.asarray(s["mse"]).ravel()[criterion_rows]))
-        if crit < best[0]:
-            best = (crit, float(h), s)
-    if best[1] is None:
-        raise ArithmeticError(f"{name}: no bandwidth in the grid gives a fit at every point")
-    return best[1], best[2]
+def _eval_func(func, X, name):
+    v = np.asarray(func(X), dtype=np.float64).ravel()
+    if v.shape[0] != X.shape[0]:
+        raise ValueError(f"func: must return one value per row of its argument ({name})")
+    return v
 
 
 def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform",
@@ -593,52 +562,72 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
                 kernel: str = "gaussian", cone_dims=None, progress=False):
     """Empirical pointwise and integrated bias, variance and MSE by simulation.
 
-    One design ``X`` (n, d) is drawn from ``design`` (see :func:`simulate_design`) and kept
-    fixed; ``func(X)`` (vectorised, rows = points) is evaluated once and ``replications``
-    response vectors ``func(X) + noise * N(0, 1)`` are drawn with ``seed``. Each estimator is a
-    linear smoother with weights ``W`` at the evaluation points, so the core computes all
-    replications at once (``W @ Y``). ``bandwidth="oracle"`` takes, per kernel estimator, the
-    bandwidth in ``bandwidth_grid`` with the smallest empirical integrated MSE.
+    One design ``X`` (n, d) is drawn from ``design`` (``"uniform"``: U(0, 1)^d; ``"cone"``:
+    Zuo et al. 2025, arXiv:2510.01450, App. E.1 eq. 51, ``X_j = |Z_j|`` for
+    ``j <= cone_dims`` (default d), ``Z ~ N(0, I_d)``) and kept fixed; ``func(X)``
+    (vectorised, rows = points) is evaluated once and ``replications`` response vectors
+    ``func(X) + noise * N(0, 1)`` are drawn. Each estimator (``"nw"``, also called ``"lc"``,
+    ``"ll"``, ``"ols"``, ``"ridge"``) is a linear smoother with weights ``W`` at the evaluation
+    points, so the core computes all replications at once (``W @ Y``).
+    ``bandwidth="oracle"`` takes, per kernel estimator, the bandwidth in ``bandwidth_grid``
+    (default ``s n^(-1/(d+4))`` times 14 log-spaced factors from 0.25 to 2.5, ``s`` 0.3 for
+    the uniform and 1 for the cone design) with the smallest empirical integrated MSE.
     Evaluation points: default 100 fresh draws from the design (Monte Carlo integration
     against the design density; for d = 1 uniform, 101 points evenly spaced on [0, 1]).
 
+    Every draw comes from the core's generator seeded with ``seed``: R's ``monte_carlo`` with
+    the same ``seed`` (and the same function and settings) gives the same numbers.
+
     ``progress`` (True, "tqdm", "stderr" or a callable ``f(done, total, label)``) reports after
-    each estimator; Ctrl-C interrupts with ``KeyboardInterrupt``.
+    each fit; Ctrl-C interrupts with ``KeyboardInterrupt``.
 
     Returns a dict with ``"integrated"`` (DataFrame: estimator, bandwidth, bias2, variance, mse),
-    ``"pointwise"`` (long DataFrame per estimator and point) and ``"eval_points"``.
+    ``"pointwise"`` (long DataFrame per estimator and point), ``"eval_points"`` and ``"X"``
+    (the design drawn).
     """
     import pandas as pd
 
-    if n < 3 or replications < 2:
-        raise ValueError("replications: need n >= 3 and at least 2 replications")
-    rng = np.random.default_rng(seed)
-    X = simulate_design(n, d, design, rng, cone_dims)
-    if eval_points is None:
-        Xe = (np.linspace(0, 1, 101)[:, None] if (design == "uniform" and d == 1)
-              else simulate_design(100, d, design, rng, cone_dims))
-    else:
+    n = _mc_int(n, "n", 3)
+    d = _mc_int(d, "d", 1)
+    replications = _mc_int(replications, "replications", 2)
+    seed = _nonneg_int(seed, "seed")
+    cone = 0 if cone_dims is None else _mc_int(cone_dims, "cone_dims", 1)
+    X, Xe = _core.monte_carlo_sample(n, d, design=str(design), cone_dims=cone,
+                                     n_eval=-1 if eval_points is None else 0, seed=seed)
+    if eval_points is not None:
         Xe = np.asarray(eval_points, dtype=np.float64)
         Xe = Xe[:, None] if Xe.ndim == 1 else Xe
-    m_train = np.asarray(func(X), dtype=np.float64).ravel()
-    truth = np.asarray(func(Xe), dtype=np.float64).ravel()
-    if m_train.shape[0] != n or truth.shape[0] != Xe.shape[0]:
-        raise ValueError("func: must return one value per row of its argument")
-    Ysim = m_train[:, None] + noise * rng.standard_normal((n, replications))
-    grid = _default_grid(n, d, design) if bandwidth_grid is None else np.asarray(bandwidth_grid)
+    m_train = _eval_func(func, X, "X")
+    truth = _eval_func(func, Xe, "eval_points")
+    Ysim = _core.monte_carlo_responses(m_train, float(noise), replications, seed=seed)
+    if isinstance(bandwidth, str):
+        if bandwidth != "oracle":
+            raise ValueError(f"bandwidth: use 'oracle' or one number > 0, got {bandwidth!r}")
+        h = 0.0
+    else:
+        h = float(bandwidth)
+        if not (np.isfinite(h) and h > 0):
+            raise ValueError(f"bandwidth: use 'oracle' or one number > 0, got {bandwidth!r}")
+    grid = (_core.monte_carlo_default_grid(n, d, str(design)) if bandwidth_grid is None
+            else np.asarray(bandwidth_grid, dtype=np.float64).ravel())
+    if isinstance(estimators, str):
+        estimators = [estimators]
+    with _progress.reporting(progress):
+        res = _core.monte_carlo_estimates(X, Xe, Ysim, truth, [str(e) for e in estimators],
+                                          bandwidth=h, bandwidth_grid=grid,
+                                          ridge_alpha=float(ridge_alpha), kernel=str(kernel))
     rows, points = [], []
-    with _progress.steps(progress, "monte carlo", len(estimators)) as tick:
-        for step, name in enumerate(estimators, 1):
-            h, s = _mc_one(name, X, Xe, Ysim, truth, bandwidth, grid, ridge_alpha, kernel,
-                           slice(None))
-            rows.append({"estimator": name, "bandwidth": h, "bias2": s["integrated_bias2"],
-                         "variance": s["integrated_variance"], "mse": s["integrated_mse"]})
-            points.append(pd.DataFrame({"estimator": name, "point": np.arange(Xe.shape[0]),
-                                        "bias": np.ravel(s["bias"]), "variance": np.ravel(s["variance"]),
-                                        "mse": np.ravel(s["mse"])}))
-            tick(step)
+    for s in res:
+        bw = None if np.isnan(s["bandwidth"]) else float(s["bandwidth"])
+        rows.append({"estimator": s["estimator"], "bandwidth": bw,
+                     "bias2": s["integrated_bias2"], "variance": s["integrated_variance"],
+                     "mse": s["integrated_mse"]})
+        points.append(pd.DataFrame({"estimator": s["estimator"], "point": np.arange(Xe.shape[0]),
+                                    "bias": np.ravel(s["bias"]),
+                                    "variance": np.ravel(s["variance"]),
+                                    "mse": np.ravel(s["mse"])}))
     return {"integrated": pd.DataFrame(rows), "pointwise": pd.concat(points, ignore_index=True),
-            "eval_points": Xe}
+            "eval_points": Xe, "X": X}
 
 
 def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d: int = 1,
@@ -654,7 +643,9 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
     (with standard errors). Zuo et al. 2025, arXiv:2510.01450, Props 2.1/2.2 concern the *integrated* MSE on a bounded
     support: ``n^(-3/(d+3))`` for NW (boundary strip of width h with O(h) bias) and
     ``n^(-4/(d+4))`` for local linear; at a boundary point itself the classical pointwise rates
-    are ``n^(-2/(d+2))`` (NW) and ``n^(-4/(d+4))`` (LL).
+    are ``n^(-2/(d+2))`` (NW) and ``n^(-4/(d+4))`` (LL). The draws for the k-th sample size
+    come from the core's generator seeded with ``seed`` (study k, as :func:`monte_carlo` is
+    study 0).
 
     ``progress`` (True, "tqdm", "stderr" or a callable ``f(done, total, label)``) reports after
     each sample size; Ctrl-C interrupts with ``KeyboardInterrupt``.
@@ -664,24 +655,32 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
     """
     import pandas as pd
 
-    rng = np.random.default_rng(seed)
+    seed = _nonneg_int(seed, "seed")
+    d = _mc_int(d, "d", 1)
+    replications = _mc_int(replications, "replications", 2)
     b = np.zeros(d) if boundary_point is None else np.asarray(boundary_point, dtype=np.float64)
     rows = []
     with _progress.steps(progress, "rate study", len(ns)) as tick:
         for step, n in enumerate(ns, 1):
-            X = simulate_design(int(n), d, design, rng)
-            Xe = np.vstack([b[None, :], simulate_design(100, d, design, rng)])
-            m_train = np.asarray(func(X), dtype=np.float64).ravel()
-            truth = np.asarray(func(Xe), dtype=np.float64).ravel()
-            Ysim = m_train[:, None] + noise * rng.standard_normal((int(n), replications))
+            n = _mc_int(n, "ns", 3)
+            X, draws = _core.monte_carlo_sample(n, d, design=str(design), n_eval=100,
+                                                seed=seed, study=step - 1)
+            Xe = np.vstack([b[None, :], draws])
+            m_train = _eval_func(func, X, "X")
+            truth = _eval_func(func, Xe, "eval_points")
+            Ysim = _core.monte_carlo_responses(m_train, float(noise), replications, seed=seed,
+                                               study=step - 1)
             scale = 1.0 if design == "cone" else 0.3
-            grid = scale * int(n) ** (-1.0 / (d + 4)) * np.geomspace(0.08, 4.0, grid_points)
-            for name in estimators:
-                hp, sp = _mc_one(name, X, Xe, Ysim, truth, "oracle", grid, 1.0, kernel, slice(0, 1))
-                hi, si = _mc_one(name, X, Xe, Ysim, truth, "oracle", grid, 1.0, kernel, slice(None))
-                rows.append({"n": int(n), "estimator": name, "h_point": hp,
-                             "mse_point": float(np.ravel(sp["mse"])[0]), "h_int": hi,
-                             "imse": float(si["integrated_mse"])})
+            grid = scale * n ** (-1.0 / (d + 4)) * np.geomspace(0.08, 4.0, grid_points)
+            names = [str(e) for e in estimators]
+            sp = _core.monte_carlo_estimates(X, Xe, Ysim, truth, names, bandwidth_grid=grid,
+                                             kernel=str(kernel), criterion_points=1)
+            si = _core.monte_carlo_estimates(X, Xe, Ysim, truth, names, bandwidth_grid=grid,
+                                             kernel=str(kernel))
+            for name, p, i in zip(names, sp, si):
+                rows.append({"n": n, "estimator": name, "h_point": p["bandwidth"],
+                             "mse_point": float(np.ravel(p["mse"])[0]), "h_int": i["bandwidth"],
+                             "imse": float(i["integrated_mse"])})
             tick(step)
     table = pd.DataFrame(rows)
     theory = {("nw", "point"): -2 / (d + 2), ("ll", "point"): -4 / (d + 4),
@@ -987,16 +986,13 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
     >>> bool(res.p_value < 0.05)
     True
     """
-    from .kernel import NadarayaWatson
-
-    enc = NadarayaWatson(kernel=kernel, var_types=var_types)
-    Xe, inferred = enc._encode(X, fitting=True)
+    Xe, inferred = encode_frame(X)
     Xa = np.asarray(Xe, dtype=np.float64)
     if Xa.ndim == 1:
         Xa = Xa[:, None]
     if Xa.ndim != 2:
         raise ValueError(f"X: expected a 2-D array of regressors, got shape {Xa.shape}")
-    vt = enc._resolve_var_types(inferred, Xa.shape[1])
+    vt = resolve_var_types(var_types, inferred, Xa.shape[1])
     ya = np.asarray(y, dtype=np.float64)
     if ya.ndim == 2 and ya.shape[1] == 1:
         ya = ya[:, 0]

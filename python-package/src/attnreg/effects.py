@@ -6,7 +6,6 @@ import numbers
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
@@ -95,7 +94,7 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         Xc = row.reshape(1, -1)
     r = _core.local_gradient(model._model, np.ascontiguousarray(Xc), str(se), int(n_boot),
                              int(random_state), kind == "average", int(model.n_threads))
-    z = stats.norm.ppf(0.5 + level / 2)
+    z = _core.normal_quantile(0.5 + level / 2)
     if kind == "average":
         est = np.asarray(r["average"]).ravel()
         sd = np.asarray(r["average_se"]).ravel()

@@ -20,6 +20,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _core
+from ._encoding import KernelInput
+from ._encoding import is_categorical_series as _is_categorical_series  # noqa: F401 (density.py)
 from ._validation import as_2d_y, squeeze_outputs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,91 +44,10 @@ def kernel_constants(kernel: str) -> dict:
     return dict(_core.kernel_constants(str(kernel)))
 
 
-def _is_categorical_series(s) -> bool:
-    import pandas as pd
-
-    return (
-        isinstance(s.dtype, pd.CategoricalDtype)
-        or pd.api.types.is_bool_dtype(s.dtype)
-        or pd.api.types.is_object_dtype(s.dtype)
-        or pd.api.types.is_string_dtype(s.dtype)
-    )
-
-
-class _KernelRegression(RegressorMixin, BaseEstimator):
+class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
     """Shared fit/predict plumbing; subclasses fix the local polynomial degree."""
 
     _degree = 1
-
-    # ------------------------------------------------------------------ input encoding
-    def _encode(self, X, fitting: bool):
-        """DataFrames: categorical columns -> integer codes (categories stored at fit).
-
-        Returns (X as DataFrame or array, var_types string or None)."""
-        try:
-            import pandas as pd
-        except ImportError:  # pragma: no cover - pandas is a dependency
-            return X, None
-        if not isinstance(X, pd.DataFrame):
-            return X, None
-        if fitting:
-            self._categories = {}
-            types = []
-            for j, col in enumerate(X.columns):
-                s = X[col]
-                if _is_categorical_series(s):
-                    cat = s.astype("category") if not isinstance(s.dtype, pd.CategoricalDtype) else s
-                    self._categories[col] = cat.cat.categories
-                    types.append("o" if cat.cat.ordered else "u")
-                else:
-                    types.append("c")
-            inferred = "".join(types)
-        else:
-            inferred = None
-        if not self._categories:
-            return X, inferred
-        out = {}
-        for col in X.columns:
-            s = X[col]
-            if col in self._categories:
-                cats = self._categories[col]
-                bad = (~s.isin(cats) & s.notna()).to_numpy()
-                if bad.any():
-                    first = s[bad].iloc[0]
-                    raise ValueError(
-                        f"X: column {col!r} has the level {first!r}, never seen in fit "
-                        f"(levels: {list(cats)[:10]}); categorical kernels cannot weigh an "
-                        "unseen category (map it to a known level or drop the row)"
-                    )
-                codes = pd.Categorical(s, categories=cats).codes.astype(np.float64)
-                codes[codes < 0] = np.nan  # missing values: rejected by validation below
-                out[col] = codes
-            else:
-                out[col] = s
-        return pd.DataFrame(out, index=X.index), inferred
-
-    def _resolve_var_types(self, inferred, n_features: int) -> str:
-        vt = self.var_types
-        if vt is None:
-            return inferred if inferred is not None else "c" * n_features
-        if not isinstance(vt, str):
-            raise ValueError(
-                f"var_types: expected a string such as 'ccu' (one of c/u/o per column), got {vt!r}"
-            )
-        compact = vt.replace(" ", "")
-        if len(compact) != n_features or any(c not in "cuoCUO" for c in compact):
-            raise ValueError(
-                f"var_types: {vt!r} must give one of c (continuous), u (unordered), "
-                f"o (ordered) for each of the {n_features} columns"
-            )
-        if inferred is not None:
-            for j, (a, b) in enumerate(zip(compact.lower(), inferred)):
-                if b in "uo" and a == "c":
-                    raise ValueError(
-                        f"var_types: column {j + 1} is a pandas categorical but var_types marks "
-                        "it continuous ('c'); use 'u' or 'o' or convert the column to numbers"
-                    )
-        return compact.lower()
 
     def _resolve_bandwidth(self, var_types: str, X=None, y2=None, sample_weight=None) -> np.ndarray:
         bw = self.bandwidth

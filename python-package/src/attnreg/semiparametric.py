@@ -455,7 +455,6 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         """Estimate, standard error, t value and two-sided p value (Student t with
         n - k - d_Z degrees of freedom) of each coefficient, as a pandas DataFrame."""
         import pandas as pd
-        from scipy import stats
 
         check_is_fitted(self)
         cov = self.cov_ if cov_type is None else self._model.covariance(self._cov_key(cov_type))
@@ -465,7 +464,8 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
                  else [f"X{j + 1}" for j in range(self.coef_.size)])
         return pd.DataFrame({"estimate": self.coef_, "std_error": se, "t_value": t,
-                             "p_value": 2 * stats.t.sf(np.abs(t), df)}, index=names)
+                             "p_value": [2 * _core.student_t_sf(abs(float(v)), float(df))
+                                         for v in t]}, index=names)
 
     def summary(self) -> str:
         """A printable summary: coefficients with standard errors, bandwidths, R^2."""
