@@ -123,6 +123,10 @@ void economy_search(std::size_t n, KernelType kt, bool exact_curve) {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "quick") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "economy1m") == 0) {  // the economical 10^6 search alone
+    economy_search(1000000, KernelType::epanechnikov, false);
+    return 0;
+  }
   if (argc > 1 && std::strcmp(argv[1], "economy") == 0) {
     // bench_fast_sums economy [big]: n = 5,000 and 10,000 Gaussian, 10^6 Epanechnikov (big).
     const bool big = argc > 2 && std::strcmp(argv[2], "big") == 0;

@@ -749,9 +749,10 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X_in, const arma::vec& y
   }
   // Fast sums (fast_sums_eligible's conditions, decided here once): the sort of the distinct
   // values does not depend on the bandwidth, so it is done once for every evaluation, and no
-  // KernelSpace (with its neighbour index) is built per evaluation. The numbers are those of
-  // the KernelSpace path: the same centre (the mean of the distinct values), the same scaling
-  // (x - centre) / h, the same weights count / max(count).
+  // KernelSpace (with its neighbour index) is built per evaluation. Each query's numbers are
+  // those of the KernelSpace path: the same centre (the mean of the distinct values), the same
+  // scaling (x - centre) / h, the same weights count / max(count); the queries run in sorted
+  // order (sequential memory access), and so does the objective's sum over them.
   const bool ties = Xu_.n_rows < X_.n_rows || !w_.is_empty();
   arma::vec ow;
   if (ties && count_.min() != count_.max()) ow = count_ / count_.max();
@@ -769,13 +770,19 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X_in, const arma::vec& y
                      [&](std::size_t a, std::size_t b) { return xu(a) < xu(b); });
     fast_x_.set_size(G);
     fast_y_.set_size(G);
+    fast_rows_.set_size(G);
+    fast_unit_.set_size(G);
+    fast_ss_.set_size(G);
     if (!ow.is_empty()) fast_w_.set_size(G);
-    fast_pos_.assign(G, 0);
+    fast_self_.resize(G);
     for (std::size_t k = 0; k < G; ++k) {
       fast_x_(k) = xu(perm[k]);
       fast_y_(k) = ybar_(perm[k]);
+      fast_rows_(k) = rows_(perm[k]);
+      fast_unit_(k) = unit_(perm[k]);
+      fast_ss_(k) = ss_(perm[k]);
       if (!ow.is_empty()) fast_w_(k) = ow(perm[k]);
-      fast_pos_[perm[k]] = static_cast<std::int64_t>(k);
+      fast_self_[k] = static_cast<std::int64_t>(k);
     }
   }
 }
@@ -814,9 +821,14 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   sh.space = space_ptr.get();
   sh.fast_w = fast_ ? &fast_w_ : nullptr;
   sh.y_int = fast_ ? &fast_y_ : &y_int;
-  sh.y = &ybar_;
-  sh.count = &rows_;
-  sh.ss = &ss_;
+  // Per-query data: the distinct rows in their own order, or sorted on the fast-sum path.
+  const arma::vec& q_rows = fast_ ? fast_rows_ : rows_;
+  const arma::vec& q_unit = fast_ ? fast_unit_ : unit_;
+  const arma::vec& q_ybar = fast_ ? fast_y_ : ybar_;
+  const arma::vec& q_ss = fast_ ? fast_ss_ : ss_;
+  sh.y = &q_ybar;
+  sh.count = &q_rows;
+  sh.ss = &q_ss;
   sh.degree = opt_.degree;
   sh.ridge = opt_.degree == 1 ? opt_.ridge : 0.0;
   sh.full = opt_.method != BandwidthMethod::cv_ls;
@@ -867,14 +879,13 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   if (fast_) {
     // 1-D compact kernel: exact fast sums over sorted windows (fast_sums.hpp); the one
     // parameter's weights a (-u k'(u)) = w psi(u) come from the same sums. Training points
-    // in sorted order, queries (the distinct rows) in their own order, each at its own value.
+    // and queries (the distinct rows, each at its own value) in sorted order.
     const double h = bandwidth(0);
     arma::vec xs(n);
     for (std::size_t k = 0; k < n; ++k) xs(k) = (fast_x_(k) - fast_center_) / h;
     Q.m = n;
-    Q.cont.set_size(1, n);
-    Q.self = fast_pos_;
-    for (std::size_t i = 0; i < n; ++i) Q.cont(0, i) = xs(static_cast<std::size_t>(fast_pos_[i]));
+    Q.cont = xs.t();
+    Q.self = fast_self_;
     FastMomentsProblem fp;
     fp.kernel = opt_.kernel.type;
     fp.n = n;
@@ -911,7 +922,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   arma::vec drss(sh.n_par, arma::fill::zeros), dtr(sh.n_par, arma::fill::zeros);
   for (std::size_t i = 0; i < n; ++i) {
     // Group g: rows_ rows of weight unit_ each (1 without weights).
-    const double e = sh.resid[i], cg = rows_(i), ss = ss_(i), wg = unit_(i);
+    const double e = sh.resid[i], cg = q_rows(i), ss = q_ss(i), wg = q_unit(i);
     if (sh.full) {  // RSS_g = SS_g + c_g (ybar_g - m_g)^2
       rss += wg * (ss + cg * e * e);
       tr += sh.lev[i];
@@ -926,7 +937,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
       rss += wg * (ob * ob * ss + cg * e * e);
       for (std::size_t p = 0; p < sh.n_par; ++p) {
         const double db = cg > 1.0 ? sh.db[i * sh.n_par + p] : 0.0;
-        const double dr = -sh.dm[i * sh.n_par + p] - db * (cg - 1.0) * ybar_(i);
+        const double dr = -sh.dm[i * sh.n_par + p] - db * (cg - 1.0) * q_ybar(i);
         drss(p) += wg * (2.0 * ob * db * ss + 2.0 * cg * e * dr);
       }
     }

@@ -182,12 +182,13 @@ class BandwidthObjective {
   arma::vec lower_, upper_;
   mutable double last_trace_ = 0, last_rss_ = 0;
   // One continuous column and a compact kernel (fast_sums.hpp): the distinct rows sorted once
-  // for every evaluation -- their sorted values, weights (count_ / max; empty when all equal)
-  // and ybar_ in sorted order, and each distinct row's sorted position.
+  // for every evaluation -- their sorted values, weights (count_ / max; empty when all equal),
+  // and rows_, unit_, ybar_, ss_ in sorted order; the queries are the distinct rows in sorted
+  // order (each its own sorted position), so every access of an evaluation is sequential.
   bool fast_ = false;
   double fast_center_ = 0.0;
-  arma::vec fast_x_, fast_w_, fast_y_;
-  std::vector<std::int64_t> fast_pos_;
+  arma::vec fast_x_, fast_w_, fast_y_, fast_rows_, fast_unit_, fast_ss_;
+  std::vector<std::int64_t> fast_self_;
 };
 
 /// Normal-reference bandwidths (continuous columns only).
