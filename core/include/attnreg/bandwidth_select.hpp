@@ -115,7 +115,8 @@ struct BandwidthSelectOptions {
 struct BandwidthSelectResult {
   arma::vec bandwidth;    ///< per column (h for continuous, lambda for categorical)
   double objective = 0;   ///< the method's objective at `bandwidth` (cv_ls score for rot/dpi)
-  int n_evals = 0;        ///< objective evaluations (curve points included)
+  int n_evals = 0;        ///< objective evaluations (exact curve points included; not the
+                          ///< binned curve's of the economical search, see exact_curve)
   bool converged = false;
   std::string method;
   std::string message;

@@ -86,7 +86,8 @@ class BandwidthResult:
     objective : float
         The method's objective at ``bandwidth`` (for ``rot``/``dpi``: the cv_ls score there).
     n_evals : int
-        Objective evaluations (curve points included).
+        Objective evaluations (exact curve points included; the binned curve's of the
+        economical search, see ``exact_curve`` of :func:`select_bandwidth`, are not counted).
     converged : bool
         Whether the quasi-Newton search met its convergence test.
     method : str
