@@ -17,8 +17,9 @@
 #' \eqn{\lambda} (factors, kept inside the kernel's range) by a bounded quasi-Newton method
 #' with the exact gradient, computed in the same pass over the pairs as the criterion, from
 #' `nstart` starting points (reproducible with `seed`). With one continuous regressor the
-#' criterion is first computed over a grid of bandwidths (the curve that [plot.kbw()] draws),
-#' whose best local minima start the search. The search box of a continuous bandwidth starts at
+#' criterion is first computed over a grid of bandwidths (the curve that [plot.kbw()] draws;
+#' from the binned criterion on large data, see `exact_curve`), whose best local minima start
+#' the search. The search box of a continuous bandwidth starts at
 #' the estimator's own limit: the smallest bandwidth at which every leave-one-out fit exists
 #' (local constant: one neighbour whose kernel weight does not underflow; local linear: a
 #' local design whose Cholesky pivots stay above 1e-8, so the fit keeps 8 digits), checked on
