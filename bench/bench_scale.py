@@ -42,6 +42,21 @@ X = np.column_stack([X, (df["ethnicity"] == "afam").to_numpy(float)])
 m = attnreg.LocalLinear(bandwidth=[4.0, 1.5, 0.1], var_types="ccu").fit(X, y)
 d = diagnostics.diagnose(m, X)
 """,
+    "AttentionRegression(rank=2) fit, n = 2,000 (experience, education, afam)": """
+X = df[["experience", "education"]].to_numpy(float)
+X = np.column_stack([X, (df["ethnicity"] == "afam").to_numpy(float)])[:2000]
+m = attnreg.AttentionRegression(rank=2).fit(X, y[:2000])
+""",
+    "select_bandwidth 1-D LL Gaussian cv_ls, n = 5,000 continuous x (default search)": """
+rng = np.random.default_rng(2); x = rng.uniform(size=5000)
+yy = np.sin(2 * np.pi * x) + 0.3 * rng.normal(size=5000)
+r = attnreg.select_bandwidth(x[:, None], yy)
+""",
+    "select_bandwidth 1-D LL Gaussian cv_ls, n = 10,000 continuous x (default search)": """
+rng = np.random.default_rng(2); x = rng.uniform(size=10000)
+yy = np.sin(2 * np.pi * x) + 0.3 * rng.normal(size=10000)
+r = attnreg.select_bandwidth(x[:, None], yy)
+""",
 }
 
 CHILD = """

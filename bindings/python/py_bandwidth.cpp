@@ -80,7 +80,7 @@ void init_bandwidth(py::module_& m) {
          const std::string& unordered_kernel, const std::string& ordered_kernel, double ridge,
          int n_starts, std::uint64_t seed, int grid_size, int min_neighbors, int n_threads,
          py::object progress, py::object weights, const std::string& approx,
-         int approx_grid_size) {
+         int approx_grid_size, bool exact_curve) {
         const arma::mat Xm = attnreg_py::as_mat(X, "X");
         const arma::vec yv = to_vec(y, "y");
         attnreg::BandwidthSelectOptions o =
@@ -90,6 +90,7 @@ void init_bandwidth(py::module_& m) {
           o.weights = to_vec(weights.cast<attnreg_py::farray>(), "sample_weight");
         o.approx = attnreg::approximation_from_name(approx, "approx");
         o.approx_grid_size = approx_grid_size;
+        o.exact_curve = exact_curve;
         if (!progress.is_none()) {
           o.on_eval = [progress](int evals, double best) {
             py::gil_scoped_acquire gil;
@@ -115,6 +116,7 @@ void init_bandwidth(py::module_& m) {
         d["at_bound"] = at_bound;
         d["curve_grid"] = attnreg_py::to_numpy(r.curve_grid);
         d["curve_values"] = attnreg_py::to_numpy(r.curve_values);
+        d["curve_exact"] = r.curve_exact;
         return d;
       },
       py::arg("X"), py::arg("y"), py::arg("degree"), py::arg("method"), py::arg("kernel"),
@@ -122,7 +124,7 @@ void init_bandwidth(py::module_& m) {
       py::arg("ridge"), py::arg("n_starts"), py::arg("seed"), py::arg("grid_size"),
       py::arg("min_neighbors"), py::arg("n_threads"), py::arg("progress") = py::none(),
       py::arg("weights") = py::none(), py::arg("approx") = "exact",
-      py::arg("approx_grid_size") = 0);
+      py::arg("approx_grid_size") = 0, py::arg("exact_curve") = false);
 
   m.def(
       "bandwidth_objective",

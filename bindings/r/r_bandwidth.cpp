@@ -24,8 +24,10 @@ Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::stri
                    std::string kernel, std::string var_types, std::string ukertype,
                    std::string okertype, double ridge, int nstart, double seed, int grid_size,
                    int min_neighbors, int n_threads, bool progress,
-                   const arma::vec& weights, std::string approx, int approx_grid_size) {
+                   const arma::vec& weights, std::string approx, int approx_grid_size,
+                   bool exact_curve) {
   attnreg::BandwidthSelectOptions o;
+  o.exact_curve = exact_curve;
   o.weights = weights;  // empty = unweighted
   o.approx = attnreg::approximation_from_name(approx, "approx");
   o.approx_grid_size = approx_grid_size;
@@ -59,7 +61,8 @@ Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::stri
       Rcpp::Named("at_bound") = Rcpp::IntegerVector(r.at_bound.begin(), r.at_bound.end()),
       Rcpp::Named("curve_grid") = Rcpp::NumericVector(r.curve_grid.begin(), r.curve_grid.end()),
       Rcpp::Named("curve_values") =
-          Rcpp::NumericVector(r.curve_values.begin(), r.curve_values.end()));
+          Rcpp::NumericVector(r.curve_values.begin(), r.curve_values.end()),
+      Rcpp::Named("curve_exact") = r.curve_exact);
 }
 
 // [[Rcpp::export(name = ".kbw_objective_cpp")]]

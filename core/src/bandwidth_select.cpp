@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <sstream>
 
@@ -201,7 +202,8 @@ ATTNREG_SIMD_CLONES void gaussian_prep(const double* const* x, const double* q, 
 }
 
 struct Shared {
-  const KernelSpace* space = nullptr;
+  const KernelSpace* space = nullptr;  // null on the fast-sum path (one continuous column)
+  const arma::vec* fast_w = nullptr;   // fast-sum path: weights, sorted order (empty = all 1)
   const arma::vec* y_int = nullptr;   // internal order
   const arma::vec* y = nullptr;       // original order (queries are original rows)
   int degree = 1;
@@ -227,8 +229,7 @@ struct Shared {
 class GradientSink final : public TileSink {
  public:
   explicit GradientSink(const Shared& sh) : sh_(sh) {
-    const KernelSpace& sp = *sh.space;
-    dc_ = sp.n_continuous();
+    dc_ = sh.space != nullptr ? sh.space->n_continuous() : 1;
     p_ = sh.degree == 1 ? dc_ : 0;
     q_ = p_ + 1;
     nv_ = 1 + sh.n_par;
@@ -336,7 +337,6 @@ class GradientSink final : public TileSink {
 
   void finish(std::size_t s, double row_max) {
     const std::size_t qi = qs_[s];
-    const KernelSpace& sp = *sh_.space;
     Shared& out = const_cast<Shared&>(sh_);
     double* base = &acc_[s * nv_ * blk_];
     // Symmetrise every block's A.
@@ -350,7 +350,10 @@ class GradientSink final : public TileSink {
     const double cg = (*sh_.count)(qi);
     // The group's own weight, and the weight added back: all of it (full fit) or all but the
     // left-out row (leave-one-out; nothing without ties). See "Ties" above.
-    const double w_group = sp.self_weight(k);
+    const double w_group =
+        sh_.space != nullptr
+            ? sh_.space->self_weight(k)
+            : (sh_.fast_w == nullptr || sh_.fast_w->is_empty() ? 1.0 : (*sh_.fast_w)(k));
     const double w_one = w_group / cg;
     double w_self = sh_.full ? w_group : (cg - 1.0) * w_one;
     std::vector<double>& dws = dws_;
@@ -744,6 +747,44 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X_in, const arma::vec& y
     const double e = y(i) - ybar_(g);
     ss_(g) += e * e;
   }
+  // Fast sums (fast_sums_eligible's conditions, decided here once): the sort of the distinct
+  // values does not depend on the bandwidth, so it is done once for every evaluation, and no
+  // KernelSpace (with its neighbour index) is built per evaluation. Each query's numbers are
+  // those of the KernelSpace path: the same centre (the mean of the distinct values), the same
+  // scaling (x - centre) / h, the same weights count / max(count); the queries run in sorted
+  // order (sequential memory access), and so does the objective's sum over them.
+  const bool ties = Xu_.n_rows < X_.n_rows || !w_.is_empty();
+  arma::vec ow;
+  if (ties && count_.min() != count_.max()) ow = count_ / count_.max();
+  bool tiny = false;
+  for (double a : ow) tiny = tiny || (a > 0.0 && a < 1e-200);
+  fast_ = X_.n_cols == 1 && types_[0] == VarType::continuous &&
+          fast_sums_supported(opt.kernel.type) && (opt.degree == 0 || opt.degree == 1) &&
+          opt.algorithm == PairAlgorithm::automatic && G >= kFastSumsMinRows && !tiny;
+  if (fast_) {
+    const arma::vec xu = Xu_.col(0);
+    fast_center_ = arma::mean(xu);
+    std::vector<std::size_t> perm(G);
+    std::iota(perm.begin(), perm.end(), std::size_t{0});
+    std::stable_sort(perm.begin(), perm.end(),
+                     [&](std::size_t a, std::size_t b) { return xu(a) < xu(b); });
+    fast_x_.set_size(G);
+    fast_y_.set_size(G);
+    fast_rows_.set_size(G);
+    fast_unit_.set_size(G);
+    fast_ss_.set_size(G);
+    if (!ow.is_empty()) fast_w_.set_size(G);
+    fast_self_.resize(G);
+    for (std::size_t k = 0; k < G; ++k) {
+      fast_x_(k) = xu(perm[k]);
+      fast_y_(k) = ybar_(perm[k]);
+      fast_rows_(k) = rows_(perm[k]);
+      fast_unit_(k) = unit_(perm[k]);
+      fast_ss_(k) = ss_(perm[k]);
+      if (!ow.is_empty()) fast_w_(k) = ow(perm[k]);
+      fast_self_[k] = static_cast<std::int64_t>(k);
+    }
+  }
 }
 
 double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* grad) const {
@@ -758,30 +799,50 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   spec.algorithm = opt_.algorithm;
   spec.truncation = opt_.truncation;
   const bool ties = Xu_.n_rows < X_.n_rows || !w_.is_empty();
-  KernelSpace space(Xu_, bandwidth, spec, ties ? count_ : arma::vec());
-  const PreparedQueries Q = space.training_queries();
-  const arma::vec y_int = ybar_.elem(arma::conv_to<arma::uvec>::from(space.order()));
+  // The fast-sum path needs no KernelSpace: its sorted data were prepared once (constructor).
+  std::unique_ptr<KernelSpace> space_ptr;
+  PreparedQueries Q;
+  arma::vec y_int;
+  if (fast_) {
+    const double h = bandwidth(0);
+    if (!(std::isfinite(h) && h > 0.0)) {
+      std::ostringstream msg;
+      msg << "bandwidth: must be > 0 and finite for continuous column 1, got " << h
+          << " (pass a positive number, e.g. a rule-of-thumb 1.06 sd n^(-1/5))";
+      throw InvalidArgument(msg.str());
+    }
+  } else {
+    space_ptr.reset(new KernelSpace(Xu_, bandwidth, spec, ties ? count_ : arma::vec()));
+    Q = space_ptr->training_queries();
+    y_int = ybar_.elem(arma::conv_to<arma::uvec>::from(space_ptr->order()));
+  }
 
   Shared sh;
-  sh.space = &space;
-  sh.y_int = &y_int;
-  sh.y = &ybar_;
-  sh.count = &rows_;
-  sh.ss = &ss_;
+  sh.space = space_ptr.get();
+  sh.fast_w = fast_ ? &fast_w_ : nullptr;
+  sh.y_int = fast_ ? &fast_y_ : &y_int;
+  // Per-query data: the distinct rows in their own order, or sorted on the fast-sum path.
+  const arma::vec& q_rows = fast_ ? fast_rows_ : rows_;
+  const arma::vec& q_unit = fast_ ? fast_unit_ : unit_;
+  const arma::vec& q_ybar = fast_ ? fast_y_ : ybar_;
+  const arma::vec& q_ss = fast_ ? fast_ss_ : ss_;
+  sh.y = &q_ybar;
+  sh.count = &q_rows;
+  sh.ss = &q_ss;
   sh.degree = opt_.degree;
   sh.ridge = opt_.degree == 1 ? opt_.ridge : 0.0;
   sh.full = opt_.method != BandwidthMethod::cv_ls;
+  const std::vector<std::size_t> fast_cc{0}, fast_kc;
+  const auto& cc = fast_ ? fast_cc : space_ptr->continuous_columns();
+  const auto& kc = fast_ ? fast_kc : space_ptr->categorical_columns();
   if (opt_.degree == 1)
-    for (std::size_t c : space.continuous_columns())
-      sh.pen.push_back(1.0 / (bandwidth(c) * bandwidth(c)));
-  const auto& cc = space.continuous_columns();
-  const auto& kc = space.categorical_columns();
+    for (std::size_t c : cc) sh.pen.push_back(1.0 / (bandwidth(c) * bandwidth(c)));
   std::vector<arma::vec> codes_int(kc.size());
   std::vector<arma::vec> codes_q(kc.size());
   for (std::size_t c = 0; c < kc.size(); ++c) {
     const std::size_t j = kc[c];
     codes_q[c] = Xu_.col(j);
-    codes_int[c] = codes_q[c].elem(arma::conv_to<arma::uvec>::from(space.order()));
+    codes_int[c] = codes_q[c].elem(arma::conv_to<arma::uvec>::from(space_ptr->order()));
     sh.cat_codes_int.push_back(codes_int[c].memptr());
     sh.cat_codes_q.push_back(codes_q[c].memptr());
     sh.cat_kern.push_back(types_[j] == VarType::ordered ? opt_.ordered_kernel
@@ -815,15 +876,22 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   ro.n_threads = opt_.n_threads;
   ro.exclude_self = true;
   ro.label = "bandwidth objective";
-  if (fast_sums_eligible(space, opt_.degree)) {
+  if (fast_) {
     // 1-D compact kernel: exact fast sums over sorted windows (fast_sums.hpp); the one
-    // parameter's weights a (-u k'(u)) = w psi(u) come from the same sums.
+    // parameter's weights a (-u k'(u)) = w psi(u) come from the same sums. Training points
+    // and queries (the distinct rows, each at its own value) in sorted order.
+    const double h = bandwidth(0);
+    arma::vec xs(n);
+    for (std::size_t k = 0; k < n; ++k) xs(k) = (fast_x_(k) - fast_center_) / h;
+    Q.m = n;
+    Q.cont = xs.t();
+    Q.self = fast_self_;
     FastMomentsProblem fp;
-    fp.kernel = space.spec().kernel.type;
-    fp.n = space.n();
-    fp.x = space.scaled().colptr(0);
-    fp.a = space.obs_weights().is_empty() ? nullptr : space.obs_weights().memptr();
-    fp.Y = y_int.memptr();
+    fp.kernel = opt_.kernel.type;
+    fp.n = n;
+    fp.x = xs.memptr();
+    fp.a = fast_w_.is_empty() ? nullptr : fast_w_.memptr();
+    fp.Y = fast_y_.memptr();
     fp.k = 1;
     fp.m = Q.m;
     fp.t = Q.cont.memptr();
@@ -835,7 +903,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
       return std::unique_ptr<FastMomentsConsumer>(new FastGradientFeeder(sh, Q, opt_.degree));
     });
   } else {
-    space.run(
+    space_ptr->run(
         Q,
         [&]() {
           auto s = std::unique_ptr<GradientSink>(new GradientSink(sh));
@@ -854,7 +922,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   arma::vec drss(sh.n_par, arma::fill::zeros), dtr(sh.n_par, arma::fill::zeros);
   for (std::size_t i = 0; i < n; ++i) {
     // Group g: rows_ rows of weight unit_ each (1 without weights).
-    const double e = sh.resid[i], cg = rows_(i), ss = ss_(i), wg = unit_(i);
+    const double e = sh.resid[i], cg = q_rows(i), ss = q_ss(i), wg = q_unit(i);
     if (sh.full) {  // RSS_g = SS_g + c_g (ybar_g - m_g)^2
       rss += wg * (ss + cg * e * e);
       tr += sh.lev[i];
@@ -869,7 +937,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
       rss += wg * (ob * ob * ss + cg * e * e);
       for (std::size_t p = 0; p < sh.n_par; ++p) {
         const double db = cg > 1.0 ? sh.db[i * sh.n_par + p] : 0.0;
-        const double dr = -sh.dm[i * sh.n_par + p] - db * (cg - 1.0) * ybar_(i);
+        const double dr = -sh.dm[i * sh.n_par + p] - db * (cg - 1.0) * q_ybar(i);
         drss(p) += wg * (2.0 * ob * db * ss + 2.0 * cg * e * dr);
       }
     }
@@ -938,30 +1006,49 @@ arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel) {
   return h;
 }
 
-std::vector<double> search_curve(const std::function<double(double)>& value, double lo,
-                                 double hi, double range, double base, std::size_t G,
-                                 int n_starts, arma::vec& grid, arma::vec& values) {
+namespace {
+// The log-bandwidths of search_curve's grid.
+std::vector<double> curve_points(double lo, double hi, double range, double base, std::size_t G) {
   const double gh = std::max(lo + 1e-3, std::min({hi, std::log(2.0 * range), base + std::log(4.0)}));
-  grid.set_size(G);
-  values.set_size(G);
-  for (std::size_t g = 0; g < G; ++g) {
-    const double t = lo + (gh - lo) * static_cast<double>(g) / static_cast<double>(G - 1);
-    grid(g) = std::exp(t);
-    const double v = value(t);
-    values(g) = std::isfinite(v) ? v : kInf;
-  }
+  std::vector<double> t(G);
+  for (std::size_t g = 0; g < G; ++g)
+    t[g] = lo + (gh - lo) * static_cast<double>(g) / static_cast<double>(G - 1);
+  return t;
+}
+
+// Grid indices of the curve's local minima (finite values not above a finite neighbour; NaN,
+// a point not evaluated, constrains nothing), best first, at most n_starts of them.
+std::vector<std::size_t> curve_minima(const arma::vec& values, int n_starts) {
+  const std::size_t G = values.n_elem;
   std::vector<std::pair<double, std::size_t>> minima;
   for (std::size_t g = 0; g < G; ++g) {
     const double v = values(g);
     if (!std::isfinite(v)) continue;
-    const bool left = g == 0 || v <= values(g - 1);
-    const bool right = g + 1 == G || v <= values(g + 1);
+    const bool left = g == 0 || !(values(g - 1) < v);
+    const bool right = g + 1 == G || !(values(g + 1) < v);
     if (left && right) minima.emplace_back(v, g);
   }
   std::sort(minima.begin(), minima.end());
   const std::size_t ns = std::min<std::size_t>(minima.size(), static_cast<std::size_t>(std::max(n_starts, 0)));
-  std::vector<double> starts(ns);
-  for (std::size_t s = 0; s < ns; ++s) starts[s] = std::log(grid(minima[s].second));
+  std::vector<std::size_t> out(ns);
+  for (std::size_t s = 0; s < ns; ++s) out[s] = minima[s].second;
+  return out;
+}
+}  // namespace
+
+std::vector<double> search_curve(const std::function<double(double)>& value, double lo,
+                                 double hi, double range, double base, std::size_t G,
+                                 int n_starts, arma::vec& grid, arma::vec& values) {
+  const std::vector<double> ts = curve_points(lo, hi, range, base, G);
+  grid.set_size(G);
+  values.set_size(G);
+  for (std::size_t g = 0; g < G; ++g) {
+    grid(g) = std::exp(ts[g]);
+    const double v = value(ts[g]);
+    values(g) = std::isfinite(v) ? v : kInf;
+  }
+  std::vector<double> starts;
+  for (std::size_t g : curve_minima(values, n_starts)) starts.push_back(std::log(grid(g)));
   return starts;
 }
 
@@ -1212,7 +1299,115 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   std::vector<bool> log_scale(d);
   for (std::size_t j = 0; j < d; ++j) log_scale[j] = types[j] == VarType::continuous;
 
-  if (d == 1 && cont.size() == 1 && opt.grid_size >= 2) {
+  // Search economy (one continuous column; see BandwidthSelectOptions::exact_curve). The
+  // objective curve's only job is to locate the basins of the exact objective, and the binned
+  // objective (binned.hpp; 4001 points, O(G log G) an evaluation against a full
+  // cross-validation pass) draws the same curve to about 1e-4 relative. Its local minima are
+  // refined on it (with its exact gradient), and those whose binned value is within the
+  // binned/exact discrepancy of the best are searched by the exact objective from there: the
+  // answer is a local minimum of the exact objective, to the minimiser's tolerance, as with
+  // the exact curve, after a few exact evaluations instead of grid_size. Below five grid
+  // spacings the binned data cannot resolve the kernel: there the curve is evaluated exactly
+  // when the binned curve still falls at its smallest resolved bandwidth (discrete or tightly
+  // clustered data), and left unevaluated (NaN) otherwise.
+  std::unique_ptr<BinnedCVObjective> guide;
+  if (d == 1 && cont.size() == 1 && opt.grid_size >= 2 && !opt.exact_curve && !binned &&
+      opt.method == BandwidthMethod::cv_ls && opt.weights.is_empty() &&
+      opt.kernel.type != KernelType::uniform && obj.n_unique() >= kEconomyMinRows) {
+    try {
+      guide.reset(new BinnedCVObjective(X, y, opt.degree, opt.kernel, opt.ridge,
+                                        kBinnedSelectGrid1D, opt.n_threads));
+    } catch (const InvalidArgument&) {
+      guide.reset();
+    } catch (const NumericalError&) {
+      guide.reset();
+    }
+  }
+  auto exact_at = [&](double t) {
+    double v;
+    try {
+      v = eval(arma::vec{std::exp(t)}, nullptr);
+    } catch (const NumericalError&) {
+      v = kInf;
+    }
+    note(v);
+    return std::isfinite(v) ? v : kInf;
+  };
+  arma::uvec curve_is_exact;  // per curve point: 1 where curve_values holds the exact objective
+  bool economy = false;
+  std::vector<std::pair<double, double>> econ_cand;  // economy: (binned value, log h), best first
+  if (guide) {
+    const std::size_t G = static_cast<std::size_t>(opt.grid_size);
+    const std::vector<double> ts = curve_points(lo(0), hi(0), X.col(0).max() - X.col(0).min(),
+                                                base(0), G);
+    const double t_res = std::log(5.0 * guide->spacing(0));  // the binned objective's floor
+    auto guide_f = [&](const arma::vec& t, arma::vec& g) {
+      arma::vec gb;
+      double v;
+      try {
+        v = (*guide)(arma::vec{std::exp(t(0))}, &gb);
+      } catch (const NumericalError&) {
+        v = kInf;
+      }
+      if (!std::isfinite(v)) {
+        g.zeros(1);
+        return kInf;
+      }
+      g = gb;
+      if (guard.poll()) guard.rethrow_if_interrupted();
+      return v;
+    };
+    res.curve_grid.set_size(G);
+    res.curve_values.set_size(G);
+    curve_is_exact.zeros(G);
+    std::size_t g0 = G;  // first resolved point
+    for (std::size_t g = 0; g < G; ++g) {
+      res.curve_grid(g) = std::exp(ts[g]);
+      res.curve_values(g) = std::numeric_limits<double>::quiet_NaN();
+      if (ts[g] < t_res) continue;
+      if (g0 == G) g0 = g;
+      arma::vec gr;
+      res.curve_values(g) = guide_f(arma::vec{ts[g]}, gr);
+    }
+    bool any = false;
+    for (std::size_t g = g0; g < G; ++g) any = any || std::isfinite(res.curve_values(g));
+    if (any) {
+      const bool falls = g0 > 0 && (!std::isfinite(res.curve_values(g0)) || g0 + 1 == G ||
+                                    !(res.curve_values(g0 + 1) < res.curve_values(g0)));
+      if (falls)
+        for (std::size_t g = 0; g < g0; ++g) {
+          res.curve_values(g) = exact_at(ts[g]);
+          curve_is_exact(g) = 1;
+        }
+      // Candidates: refined on the binned objective (inside its resolved range), or the exact
+      // curve's grid point below it.
+      std::vector<std::pair<double, double>> cand;  // (value, log h)
+      for (std::size_t g : curve_minima(res.curve_values, opt.n_starts)) {
+        if (curve_is_exact(g)) {
+          cand.emplace_back(res.curve_values(g), ts[g]);
+          continue;
+        }
+        MinimizeResult gr;
+        gr.f = kInf;
+        const arma::vec glo{std::max(lo(0), t_res)};
+        minimize_from_starts(guide_f, arma::mat{ts[g]}, glo, arma::vec{hi(0)}, {true},
+                             opt.minimize, gr);
+        if (std::isfinite(gr.f)) cand.emplace_back(gr.f, gr.x(0));
+        else cand.emplace_back(res.curve_values(g), ts[g]);
+      }
+      std::sort(cand.begin(), cand.end());
+      economy = !cand.empty();
+      econ_cand = std::move(cand);
+    }
+    if (!economy) {
+      res.curve_grid.reset();
+      res.curve_values.reset();
+      curve_is_exact.reset();
+    }
+  }
+  if (economy) {
+    // Starts: econ_cand (searched below).
+  } else if (d == 1 && cont.size() == 1 && opt.grid_size >= 2) {
     // The objective curve over a log-spaced grid from the guard to four times the
     // normal-reference bandwidth (at most twice the data range; pairs, and so the cost of a
     // compact kernel's evaluation, grow with h); its best local minima start the gradient
@@ -1230,6 +1425,8 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
         },
         lo(0), hi(0), X.col(0).max() - X.col(0).min(), base(0),
         static_cast<std::size_t>(opt.grid_size), opt.n_starts, res.curve_grid, res.curve_values);
+    res.curve_exact = true;
+    curve_is_exact.ones(res.curve_values.n_elem);
     if (st.empty()) {
       throw NumericalError(
           "bandwidth: the objective is undefined (+inf) at every bandwidth of the search grid: "
@@ -1257,7 +1454,27 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   // undefined is skipped (the error below reports when every start was).
   MinimizeResult mr;
   mr.f = kInf;
-  minimize_from_starts(f, starts, lo, hi, log_scale, opt.minimize, mr);
+  if (economy) {
+    // The best binned candidate first; its first exact value says how far the binned
+    // objective is from the exact one here, and every other candidate within three times that
+    // (and 1e-3 relative) of the best binned value is searched too.
+    double first = std::numeric_limits<double>::quiet_NaN();
+    Objective f1 = [&](const arma::vec& t, arma::vec& g) {
+      const double v = f(t, g);
+      if (std::isnan(first)) first = v;
+      return v;
+    };
+    const double vb = econ_cand[0].first;
+    minimize_from_starts(f1, arma::mat{econ_cand[0].second}, lo, hi, log_scale, opt.minimize, mr);
+    const double margin =
+        3.0 * (std::isfinite(first) ? std::fabs(first - vb) : 0.0) + 1e-3 * std::fabs(vb);
+    for (std::size_t c = 1; c < econ_cand.size(); ++c)
+      if (econ_cand[c].first <= vb + margin)
+        minimize_from_starts(f, arma::mat{econ_cand[c].second}, lo, hi, log_scale, opt.minimize,
+                             mr);
+  } else {
+    minimize_from_starts(f, starts, lo, hi, log_scale, opt.minimize, mr);
+  }
   if (!std::isfinite(mr.f))
     throw NumericalError(
         "bandwidth: the objective is undefined (+inf) at every point the search visited: some "
@@ -1268,12 +1485,18 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   res.n_evals = evals;
   res.converged = mr.converged;
   res.message = mr.message;
-  // The curve's best point can beat a search that stopped on a plateau.
+  // The curve's best (exact) point can beat a search that stopped on a plateau.
   if (res.curve_values.n_elem > 0) {
-    const arma::uword gb = res.curve_values.index_min();
-    if (res.curve_values(gb) < res.objective) {
+    double vb = kInf;
+    arma::uword gb = 0;
+    for (arma::uword g = 0; g < res.curve_values.n_elem; ++g)
+      if (curve_is_exact(g) && res.curve_values(g) < vb) {
+        vb = res.curve_values(g);
+        gb = g;
+      }
+    if (vb < res.objective) {
       res.bandwidth = arma::vec{res.curve_grid(gb)};
-      res.objective = res.curve_values(gb);
+      res.objective = vb;
     }
   }
   // The floor itself is a candidate: on discrete data the objective falls, ever more slowly,

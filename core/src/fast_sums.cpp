@@ -368,13 +368,18 @@ struct Engine {
     if (!by_rank && !std::is_sorted(qo.begin(), qo.end(), before))
       std::stable_sort(qo.begin(), qo.end(), before);
     // Half-width of each query's window: the largest |x_i - t| in it (0 when empty).
+    // The queries are sorted, so both window ends only advance: one sweep, O(n + m) (the same
+    // indices as first_in / first_out, whose predicates are monotone along the sorted x).
     std::vector<double> reach(m, 0.0);
-#pragma omp parallel for schedule(static) \
-    num_threads(n + m < 4096 ? 1 : (P.n_threads > 0 ? P.n_threads : omp_threads()))
-    for (std::ptrdiff_t qq = 0; qq < static_cast<std::ptrdiff_t>(m); ++qq) {
-      const double t = P.t[qo[qq]];
-      const std::size_t lo = first_in(t), hi = first_out(t);
-      if (hi > lo) reach[qq] = std::max(t - xs[lo], xs[hi - 1] - t);
+    {
+      std::size_t lo = 0, hi = 0;
+      for (std::size_t qq = 0; qq < m; ++qq) {
+        const double t = P.t[qo[qq]];
+        while (lo < n && !left_in(lo, t)) ++lo;
+        if (hi < lo) hi = lo;
+        while (hi < n && !right_out(hi, t)) ++hi;
+        if (hi > lo) reach[qq] = std::max(t - xs[lo], xs[hi - 1] - t);
+      }
     }
     // Blocks of queries spanning at most one bandwidth and at most the reach of each of their
     // queries, so that |t - centre| <= reach / 2: the binomial shift never meets cancellation

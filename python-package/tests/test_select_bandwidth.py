@@ -169,3 +169,22 @@ def test_agrees_with_statsmodels(reg_type, seed):
     r = attnreg.select_bandwidth(X, y, reg_type)
     assert r.objective <= ours_at_sm * (1 + 1e-10)
     assert r.bandwidth[0] == pytest.approx(h_sm, rel=1e-3)
+
+
+def test_economical_search_finds_the_exact_curve_search_minimum():
+    # 1,500 distinct x: the default search draws its curve from the binned criterion and
+    # polishes with the exact one; exact_curve=True evaluates the exact criterion on the grid.
+    rng = np.random.default_rng(5)
+    x = rng.uniform(size=1500)
+    y = np.sin(2 * np.pi * x) + 0.3 * rng.normal(size=1500)
+    full = attnreg.select_bandwidth(x[:, None], y, exact_curve=True)
+    econ = attnreg.select_bandwidth(x[:, None], y)
+    assert full.curve_exact and not econ.curve_exact
+    assert econ.objective == pytest.approx(full.objective, rel=1e-9)
+    assert econ.bandwidth[0] == pytest.approx(full.bandwidth[0], rel=2e-3)
+    assert econ.n_evals < full.n_evals
+    np.testing.assert_array_equal(econ.curve[0], full.curve[0])
+    assert econ.objective == pytest.approx(
+        bandwidth_objective(x[:, None], y, econ.bandwidth)[0], rel=1e-12)
+    # Small data: the exact curve anyway.
+    assert attnreg.select_bandwidth(x[:200, None], y[:200]).curve_exact

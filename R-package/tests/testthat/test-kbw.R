@@ -111,3 +111,24 @@ test_that("degenerate data give errors naming the argument", {
                "nstart")
   expect_error(kreg(y ~ x, data = d, bw = "cv.foo"), "bw: must be")
 })
+
+test_that("exact_curve: the economical search finds the exact-curve search's minimum", {
+  set.seed(11)
+  d <- data.frame(x = runif(1500))
+  d$y <- sin(2 * pi * d$x) + rnorm(1500, 0, 0.3)
+  full <- kbw(y ~ x, data = d, exact_curve = TRUE)
+  econ <- kbw(y ~ x, data = d)
+  expect_true(full$curve_exact)
+  expect_false(econ$curve_exact)
+  expect_equal(nrow(econ$curve), 30L)
+  expect_equal(econ$curve$bw, full$curve$bw)
+  expect_equal(econ$objective, full$objective, tolerance = 1e-9)
+  expect_equal(unname(econ$bw), unname(full$bw), tolerance = 2e-3)
+  expect_lt(econ$n_evals, full$n_evals)
+  # The economical curve is the binned criterion: close to the exact one where resolved.
+  ok <- is.finite(econ$curve$objective) & econ$curve$bw > 0.01
+  expect_equal(econ$curve$objective[ok], full$curve$objective[ok], tolerance = 0.01)
+  # Small data: the exact curve is computed anyway.
+  expect_true(kbw(y ~ x, data = d[1:200, ])$curve_exact)
+  expect_error(kbw(y ~ x, data = d, exact_curve = NA), "exact_curve")
+})

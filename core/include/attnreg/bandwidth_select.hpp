@@ -88,6 +88,16 @@ struct BandwidthSelectOptions {
   /// "Weights" above.
   arma::vec weights;
   int grid_size = 30;       ///< 1-D: points of the objective curve (0 = no curve)
+  /// 1-D: how the curve that locates the search's starts is computed. false (default): where a
+  /// cheap source applies (cv_ls, no weights, not the uniform kernel, approx exact, at least
+  /// kEconomyMinRows distinct rows), from the binned objective (binned.hpp, 4001 points):
+  /// its local minima are refined on it and the best of them polished by the exact objective
+  /// with its exact gradient (see "Search economy" in bandwidth_select.cpp), so the answer is
+  /// the exact objective's local minimum; curve_values are then the binned values (NaN at
+  /// points below its resolution that were not needed). true: the exact objective at every
+  /// point (each one full cross-validation pass), and every local minimum among the best
+  /// n_starts is searched from its grid point.
+  bool exact_curve = false;
   int min_neighbors = 0;    ///< 0 = the estimator's limit (see Floor); k > 0 = bwcheck guard
   PairAlgorithm algorithm = PairAlgorithm::automatic;
   double truncation = 1e-16;
@@ -105,7 +115,8 @@ struct BandwidthSelectOptions {
 struct BandwidthSelectResult {
   arma::vec bandwidth;    ///< per column (h for continuous, lambda for categorical)
   double objective = 0;   ///< the method's objective at `bandwidth` (cv_ls score for rot/dpi)
-  int n_evals = 0;        ///< objective evaluations (curve points included)
+  int n_evals = 0;        ///< objective evaluations (exact curve points included; not the
+                          ///< binned curve's of the economical search, see exact_curve)
   bool converged = false;
   std::string method;
   std::string message;
@@ -114,8 +125,15 @@ struct BandwidthSelectResult {
   /// upper end, 0 inside (all 0 for rot/dpi, which do not search). Empty only when unset.
   std::vector<int> at_bound;
   arma::vec curve_grid;   ///< 1-D: bandwidths of the curve (empty otherwise)
-  arma::vec curve_values; ///< objective on curve_grid (+inf where undefined)
+  arma::vec curve_values; ///< objective on curve_grid (+inf where undefined; NaN not evaluated)
+  /// true: curve_values are the exact objective; false: the binned objective's (the search
+  /// economy of BandwidthSelectOptions::exact_curve) or no curve.
+  bool curve_exact = false;
 };
+
+/// Distinct rows from which a one-column search locates its starts on the binned objective
+/// (BandwidthSelectOptions::exact_curve): below, exact evaluations are cheap.
+constexpr std::size_t kEconomyMinRows = 1000;
 
 /// The objective of one method on fixed data: evaluate at any bandwidth, with the exact
 /// gradient. Construct once, evaluate many times.
@@ -164,6 +182,14 @@ class BandwidthObjective {
   std::vector<int> levels_;
   arma::vec lower_, upper_;
   mutable double last_trace_ = 0, last_rss_ = 0;
+  // One continuous column and a compact kernel (fast_sums.hpp): the distinct rows sorted once
+  // for every evaluation -- their sorted values, weights (count_ / max; empty when all equal),
+  // and rows_, unit_, ybar_, ss_ in sorted order; the queries are the distinct rows in sorted
+  // order (each its own sorted position), so every access of an evaluation is sequential.
+  bool fast_ = false;
+  double fast_center_ = 0.0;
+  arma::vec fast_x_, fast_w_, fast_y_, fast_rows_, fast_unit_, fast_ss_;
+  std::vector<std::int64_t> fast_self_;
 };
 
 /// Normal-reference bandwidths (continuous columns only).

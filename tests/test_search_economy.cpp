@@ -1,0 +1,145 @@
+// The economical one-column bandwidth search (binned curve locates the basins, the exact
+// objective polishes; BandwidthSelectOptions::exact_curve = false) against the search seeded
+// by the exact objective curve (exact_curve = true): the same minimum of the exact objective,
+// on several data shapes; and the one-sort fast-sum objective against the all-pairs one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "attnreg/bandwidth_select.hpp"
+#include "attnreg/error.hpp"
+
+using namespace attnreg;
+
+namespace {
+
+// x in [0, 1] of a given shape, y = a smooth signal (optionally with a fine ripple) + noise.
+void shaped(const std::string& shape, std::size_t n, unsigned seed, bool ripple, arma::mat& X,
+            arma::vec& y) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  std::normal_distribution<double> N(0.0, 1.0);
+  X.set_size(n, 1);
+  y.set_size(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    double x = U(rng);
+    if (shape == "ties") x = std::round(x * 1500.0) / 1500.0;  // ~1,500 distinct values
+    if (shape == "clusters") x = (i % 2 == 0 ? 0.2 : 0.7) + 0.05 * N(rng);
+    X(i, 0) = x;
+    y(i) = std::sin(2.0 * M_PI * x) + (ripple ? 0.4 * std::sin(30.0 * M_PI * x) : 0.0) +
+           0.3 * N(rng);
+  }
+  if (shape == "shifted") X.col(0) += 1e6;
+}
+
+BandwidthSelectResult search(const arma::mat& X, const arma::vec& y, KernelType k, int degree,
+                             bool exact_curve) {
+  BandwidthSelectOptions o;
+  o.kernel = Kernel(k);
+  o.degree = degree;
+  o.exact_curve = exact_curve;
+  return select_bandwidth(X, y, o);
+}
+
+}  // namespace
+
+TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
+  struct Case {
+    std::string shape;
+    std::size_t n;
+    KernelType kernel;
+    int degree;
+    bool ripple;
+  };
+  const Case cases[] = {
+      {"uniform", 1500, KernelType::gaussian, 1, false},
+      {"uniform", 1500, KernelType::gaussian, 0, false},
+      {"uniform", 1500, KernelType::gaussian, 1, true},  // a second basin at small h
+      {"ties", 4000, KernelType::gaussian, 1, false},
+      {"clusters", 1500, KernelType::gaussian, 1, false},
+      {"shifted", 1500, KernelType::gaussian, 1, true},
+      {"uniform", 2000, KernelType::epanechnikov, 1, false},
+      {"clusters", 2000, KernelType::biweight, 0, true},
+      {"uniform", 40, KernelType::gaussian, 1, false},  // tiny n: the exact curve itself
+  };
+  for (const Case& c : cases) {
+    for (unsigned seed : {1u, 2u}) {
+      SCOPED_TRACE(c.shape + " n=" + std::to_string(c.n) + " kernel " + Kernel(c.kernel).name() +
+                   " degree " + std::to_string(c.degree) + (c.ripple ? " ripple" : "") +
+                   " seed " + std::to_string(seed));
+      arma::mat X;
+      arma::vec y;
+      shaped(c.shape, c.n, seed, c.ripple, X, y);
+      const BandwidthSelectResult full = search(X, y, c.kernel, c.degree, true);
+      const BandwidthSelectResult econ = search(X, y, c.kernel, c.degree, false);
+      EXPECT_TRUE(full.curve_exact);
+      ASSERT_EQ(econ.curve_grid.n_elem, 30u);
+      EXPECT_EQ(econ.curve_exact, c.n < kEconomyMinRows);
+      // The same local minimum of the exact objective: the objective to well within the
+      // minimiser's stopping tolerance, the bandwidth to the flatness of the minimum (a
+      // compact kernel's objective has kinks where points enter or leave windows).
+      const bool smooth = c.kernel == KernelType::gaussian;
+      EXPECT_NEAR(econ.objective, full.objective, (smooth ? 1e-9 : 1e-6) * full.objective);
+      EXPECT_NEAR(econ.bandwidth(0), full.bandwidth(0),
+                  (smooth ? 2e-3 : 2e-2) * full.bandwidth(0));
+      // Both are exact objective values at the returned bandwidths.
+      BandwidthSelectOptions o;
+      o.kernel = Kernel(c.kernel);
+      o.degree = c.degree;
+      const BandwidthObjective obj(X, y, o);
+      EXPECT_DOUBLE_EQ(obj(econ.bandwidth), econ.objective);
+      if (c.n >= kEconomyMinRows) {
+        EXPECT_LT(econ.n_evals, full.n_evals);
+        // The binned curve is within a small relative distance of the exact one.
+        for (arma::uword g = 0; g < econ.curve_values.n_elem; ++g) {
+          EXPECT_DOUBLE_EQ(econ.curve_grid(g), full.curve_grid(g));
+          const double v = econ.curve_values(g), w = full.curve_values(g);
+          if (std::isfinite(v) && std::isfinite(w) && econ.curve_grid(g) > 2.0 * econ.lower(0))
+            EXPECT_NEAR(v, w, 0.05 * w);
+        }
+      }
+    }
+  }
+}
+
+TEST(SearchEconomy, ExactCurveOptionKeepsEveryExactValue) {
+  arma::mat X;
+  arma::vec y;
+  shaped("uniform", 1200, 3, false, X, y);
+  const BandwidthSelectResult full = search(X, y, KernelType::gaussian, 1, true);
+  BandwidthSelectOptions o;
+  const BandwidthObjective obj(X, y, o);
+  ASSERT_EQ(full.curve_values.n_elem, 30u);
+  for (arma::uword g = 0; g < 30; g += 7)
+    EXPECT_DOUBLE_EQ(full.curve_values(g), obj(arma::vec{full.curve_grid(g)}));
+}
+
+// The fast-sum objective sorts the distinct values once (constructor); every evaluation equals
+// the all-pairs one (the same centre and scaling), with ties (weights) and a shifted origin.
+TEST(SearchEconomy, SortedOnceFastSumObjectiveEqualsAllPairs) {
+  for (const std::string shape : {"uniform", "ties", "shifted"}) {
+    for (int degree : {0, 1}) {
+      SCOPED_TRACE(shape + " degree " + std::to_string(degree));
+      arma::mat X;
+      arma::vec y;
+      shaped(shape, 3000, 7, true, X, y);
+      BandwidthSelectOptions o;
+      o.kernel = Kernel(KernelType::epanechnikov);
+      o.degree = degree;
+      const BandwidthObjective fast(X, y, o);
+      o.algorithm = PairAlgorithm::all_pairs;
+      const BandwidthObjective pairs(X, y, o);
+      for (double h : {0.004, 0.02, 0.1, 0.7}) {
+        arma::vec g1, g2;
+        const double f1 = fast(arma::vec{h}, &g1), f2 = pairs(arma::vec{h}, &g2);
+        ASSERT_TRUE(std::isfinite(f2));
+        EXPECT_NEAR(f1, f2, 1e-10 * f2);
+        EXPECT_NEAR(g1(0), g2(0), 1e-10 * (1.0 + std::fabs(g2(0))));
+      }
+      // A bad bandwidth still names the argument.
+      EXPECT_THROW(fast(arma::vec{-1.0}), InvalidArgument);
+    }
+  }
+}
