@@ -16,6 +16,17 @@
 // scaled, whether the criterion scales with them (least-squares cross-validation) or shifts
 // (AICc, likelihood cross-validation). A tolerance relative to |f| would be neither: it depends
 // on where zero is, and an absolute one on the units of f.
+//
+// Why not LBFGS++'s L-BFGS-B (Debian liblbfgspp-dev 0.1.0; measured 2026-11-25 on the
+// local linear cv_ls objective over log h, n = 90, two columns, same start and box): its stopping
+// tests are ||Pg||_inf <= max(epsilon, epsilon_rel ||x||) and |f_{k-1} - f_k| <= delta
+// max(1, |f_k|, |f_{k-1}|), absolute in the units of f and relative to the norm of the
+// log-bandwidths, so neither is scale-free. At y * 2^-30 and y * 1e-150 it stopped at the start
+// (h = (0.3, 0.3) after one iteration, against (0.10287, 0.10068) at y * 1); with x * 1e150
+// (log h shifted by 345) it stopped at (0.102892, 0.100529); at y * 1e150 its line search
+// produced NaN steps (it has no treatment of a non-finite or undefined objective, which the
+// bandwidth objectives return below the estimator's limit). minimize_box gave (0.102870,
+// 0.100684) at every one of these scales. It would also add Eigen to the core and the R package.
 #pragma once
 
 #include <cstdint>
