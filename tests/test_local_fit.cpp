@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnreg/bandwidth_select.hpp"
 #include "attnreg/error.hpp"
 #include "attnreg/kernel.hpp"
 #include "attnreg/local_fit.hpp"
@@ -763,4 +764,37 @@ TEST(LocalFit, EvalReportsStatusesWithoutThrowing) {
   EXPECT_EQ(r.loo_status[3], QueryStatus::no_weight);
   EXPECT_TRUE(std::isnan(r.fit(3, 0)));
   EXPECT_EQ(r.loo_status[1], QueryStatus::ok);
+}
+
+// cv_score() is the criterion cv_ls minimises: with sample weights the weighted mean
+// sum_i w_i (y_i - m_{-i}(x_i))^2 / sum_i w_i (rows of weight 0 not counted), equal to the
+// weighted bandwidth objective at the same bandwidth, and to a direct sum of the refits.
+TEST(LocalFitCvScore, WeightedMeanEqualsTheSelectionObjective) {
+  arma::arma_rng::set_seed(21);
+  for (const int degree : {0, 1}) {
+    for (const arma::uword d : {1u, 2u}) {
+      const arma::uword n = 60;
+      const arma::mat X = arma::randu(n, d);
+      const arma::vec y = arma::sin(5.0 * X.col(0)) + 0.3 * arma::randn(n);
+      arma::vec w = 0.1 + 2.9 * arma::randu(n);
+      w.head(3).zeros();
+      const arma::vec h(d, arma::fill::value(0.2));
+      attnreg::LocalFitOptions fo;
+      fo.degree = degree;
+      attnreg::LocalPolynomial m(fo);
+      m.fit(X, arma::mat(y), h, w);
+      attnreg::BandwidthSelectOptions so;
+      so.degree = degree;
+      so.weights = w.tail(n - 3);
+      const attnreg::BandwidthObjective obj(X.tail_rows(n - 3), y.tail(n - 3), so);
+      EXPECT_NEAR(m.cv_score() / obj(h), 1.0, 1e-12) << degree << " " << d;
+      const arma::mat loo = m.loo_fitted();
+      double num = 0.0;
+      for (arma::uword i = 3; i < n; ++i) num += w(i) * std::pow(y(i) - loo(i, 0), 2);
+      EXPECT_NEAR(m.cv_score() / (num / arma::accu(w)), 1.0, 1e-12);
+      attnreg::LocalPolynomial u(fo);
+      u.fit(X, arma::mat(y), h);
+      EXPECT_NEAR(u.cv_score() / arma::mean(arma::square(y - u.loo_fitted().col(0))), 1.0, 1e-12);
+    }
+  }
 }

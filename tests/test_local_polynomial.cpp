@@ -290,3 +290,27 @@ TEST(LocalPolynomialDegreeP, BadInputNamesTheArgument) {
   const LocalPolynomial m1 = fit_lp(X, y, arma::vec{0.3, 0.3}, 1);
   EXPECT_THROW(local_polynomial_hessian(m1, X.rows(0, 1)), InvalidArgument);
 }
+
+// Bandwidth selection for degree 2 and 3 is scale-free in y (the search's stopping rule is
+// relative to the decrease achieved, optimize.hpp; |y| beyond 2^+-200 is searched at order
+// one). At y * 2^-30 the degree-2 search used to stop at a worse cross-validation score.
+TEST(LocalPolynomialSelect, ScaleFreeInYAndEquivariantInX) {
+  arma::arma_rng::set_seed(7);
+  const arma::uword n = 90;
+  const arma::mat X = arma::randu(n, 2);
+  const arma::vec y = arma::sin(4.0 * X.col(0)) + arma::cos(3.0 * X.col(1)) + 0.25 * arma::randn(n);
+  for (const int degree : {2, 3}) {
+    const arma::mat Xd = degree == 3 ? arma::mat(X.col(0)) : X;
+    attnreg::BandwidthSelectOptions o;
+    o.degree = degree;
+    const auto base = attnreg::select_local_polynomial_bandwidth(Xd, y, o);
+    for (const double c : {0.5, 3.7, std::ldexp(1.0, -30), 1e-150, 1e150}) {
+      const auto r = attnreg::select_local_polynomial_bandwidth(Xd, y * c, o);
+      EXPECT_LT(arma::abs(r.bandwidth / base.bandwidth - 1.0).max(), 1e-6) << degree << " " << c;
+      EXPECT_NEAR(r.objective / (c * c) / base.objective, 1.0, 1e-9) << degree << " " << c;
+      const auto rx = attnreg::select_local_polynomial_bandwidth(Xd * c, y, o);
+      EXPECT_LT(arma::abs(rx.bandwidth / (c * base.bandwidth) - 1.0).max(), 1e-6)
+          << degree << " x " << c;
+    }
+  }
+}

@@ -73,3 +73,36 @@ TEST(Runtime, CancelAllStopsGuardsOnEveryThreadUntilCleared) {
   attnreg::InterruptGuard after;
   EXPECT_FALSE(after.poll());
 }
+
+// The stopping rule and the steps are invariant under f -> a f + b (a > 0) and x -> x + s: the
+// same path, the same minimiser. A gentle slope f = 0.3 (log-cosh) towards a minimum far from
+// the start used to stop early when |f| < 1 (the tests were gtol * max(1, |f|): absolute there),
+// so scaling f by 2^-30 moved the answer.
+TEST(MinimizeBox, ScaleAndShiftOfTheObjectiveGiveTheSameMinimiser) {
+  auto make = [](double a, double b, double s) {
+    return [a, b, s](const arma::vec& x, arma::vec& g) {
+      const double u = x(0) - s - 2.0, v = x(1) - s + 1.0;
+      g = {a * 0.3 * std::tanh(u), a * 2.0 * v * 0.01};
+      return a * (0.3 * std::log(std::cosh(u)) + 0.01 * v * v) + b;
+    };
+  };
+  const auto base = minimize_box(make(1.0, 0.0, 0.0), {-3.0, 2.0}, {-6, -6}, {6, 6});
+  EXPECT_TRUE(base.converged) << base.message;
+  EXPECT_NEAR(base.x(0), 2.0, 1e-6);
+  EXPECT_NEAR(base.x(1), -1.0, 1e-5);
+  for (const double a : {0.5, 3.7, std::ldexp(1.0, -30), 1e-150, 1e150}) {
+    for (const double b : {0.0, -7.0, 1e3}) {
+      const double bb = b * std::fmin(a, 1.0);  // a shift of the objective's own order
+      const auto r = minimize_box(make(a, bb, 0.0), {-3.0, 2.0}, {-6, -6}, {6, 6});
+      EXPECT_TRUE(r.converged) << r.message;
+      EXPECT_NEAR(r.x(0), base.x(0), 1e-7) << a << " " << b;
+      EXPECT_NEAR(r.x(1), base.x(1), 1e-7) << a << " " << b;
+    }
+  }
+  // A shift of the coordinates (a log-bandwidth under x -> c x) shifts the answer.
+  const double s = std::log(1e150);
+  const auto r = minimize_box(make(1.0, 0.0, s), {-3.0 + s, 2.0 + s}, {-6 + s, -6 + s},
+                              {6 + s, 6 + s});
+  EXPECT_NEAR(r.x(0) - s, base.x(0), 1e-7);
+  EXPECT_NEAR(r.x(1) - s, base.x(1), 1e-7);
+}

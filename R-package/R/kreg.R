@@ -73,6 +73,8 @@
 #' @param ... Unused.
 #' @return An object of class `kreg`: `fitted.values`, `residuals`, `leverage`, `loo`
 #'   (leave-one-out fits, `NULL` when some row has none), `cv` (their mean squared error,
+#'   with `weights` the weighted mean \eqn{\sum_i w_i (y_i - \hat m_{-i})^2 / \sum_i w_i}: the
+#'   criterion `"cv.ls"` minimises, so it equals the [kbw()] objective at a selected `bw`;
 #'   `Inf` when undefined), `effective_df` (\eqn{tr L}), `bw`, `var_types`, `method`, `kernel`,
 #'   and what [predict()] and [attention_weights()] need.
 #' @seealso [attention_weights()], [loo_predict()], [predict.kreg()], [plot.kreg()].
@@ -213,7 +215,8 @@ kreg <- function(formula, data, subset, weights, na.action, method = c("ll", "lc
     names(fitted) <- names(resid) <- rn
     if (!is.null(loo)) names(loo) <- rn
   }
-  cv <- if (is.null(loo)) Inf else mean((Y - res$loo)^2)
+  # The core's cv_ls criterion: with weights, sum(w * (y - loo)^2) / sum(w) (see kbw()).
+  cv <- res$cv
   names(bwv) <- spec$names
   fit <- structure(list(
     fitted.values = fitted, residuals = resid, leverage = setNames(res$leverage, rn),

@@ -184,6 +184,7 @@ void init_kernel(py::module_& m) {
       .def("residuals", [](const attnreg::LocalPolynomial& s) { return to_numpy(s.residuals()); })
       .def("leverage", [](const attnreg::LocalPolynomial& s) { return to_numpy(s.leverage()); })
       .def("loo_fitted", [](const attnreg::LocalPolynomial& s) { return to_numpy(s.loo_fitted()); })
+      .def("cv_score", &attnreg::LocalPolynomial::cv_score)
       .def("effective_df", &attnreg::LocalPolynomial::effective_df)
       .def("trace_LtL", &attnreg::LocalPolynomial::trace_LtL)
       .def("training_y", [](const attnreg::LocalPolynomial& s) { return to_numpy(s.training_y()); })

@@ -86,6 +86,7 @@ Rcpp::List kreg_fit_cpp(const arma::mat& X, const arma::mat& Y, const arma::vec&
       Rcpp::Named("leverage") = Rcpp::NumericVector(lev.begin(), lev.end()),
       Rcpp::Named("loo") = loo, Rcpp::Named("loo_ok") = loo_ok,
       Rcpp::Named("loo_error") = loo_error, Rcpp::Named("effective_df") = m.effective_df(),
+      Rcpp::Named("cv") = m.cv_score(),
       Rcpp::Named("uses_neighbors") = m.space().uses_neighbors(),
       Rcpp::Named("state") = state_to_list(m.state(), n_threads));
 }

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "attnreg/density.hpp"
+#include "attnreg/detail/pow2_scale.hpp"
 #include "attnreg/detail/density_kernels.hpp"
 #include "attnreg/distinct_rows.hpp"
 #include "attnreg/error.hpp"
@@ -916,6 +917,52 @@ DensityBandwidthResult select_density_bandwidth(const DensityData& data, Density
     res.converged = true;
     res.message = "normal-reference rule";
     return res;
+  }
+  {
+    // A continuous column spread beyond 2^+-200 (densities ~ 1 / spread over- or underflow, as
+    // do their squares in cv_ls) is searched on data scaled by a power of two (exact), its
+    // bandwidth scaled back: the search is invariant under x -> c x (log-bandwidths shift, the
+    // objective shifts (cv_ml) or scales (cv_ls); optimize.hpp). The density's own unit is that
+    // of its continuous columns (density: all of them; conditional density: y's; conditional
+    // distribution: none).
+    const std::vector<VarType>& t = data.types();
+    const std::size_t dx = data.X().n_cols;
+    std::vector<int> e(t.size(), 0);
+    bool any = false;
+    for (std::size_t j = 0; j < t.size(); ++j) {
+      if (t[j] != VarType::continuous) continue;
+      const arma::vec v = j < dx ? arma::vec(data.X().col(j)) : arma::vec(data.Y().col(j - dx));
+      e[j] = detail::extreme_scale_exponent(v.max() - v.min(), 200);
+      any = any || e[j] != 0;
+    }
+    if (any) {
+      arma::mat Xs = data.X(), Ys = data.Y();
+      std::string tx, ty;
+      int units = 0;
+      for (std::size_t j = 0; j < t.size(); ++j) {
+        (j < dx ? tx : ty).push_back(static_cast<char>(t[j]));
+        if (e[j] == 0) continue;
+        if (j < dx) Xs.col(j) *= std::ldexp(1.0, -e[j]);
+        else Ys.col(j - dx) *= std::ldexp(1.0, -e[j]);
+        if (data.kind() == DensityKind::density ||
+            (data.kind() == DensityKind::conditional_density && j >= dx))
+          units += e[j];
+      }
+      const DensityData scaled(data.kind(), Xs, tx, Ys, ty, data.options());
+      DensityBandwidthResult r = select_density_bandwidth(scaled, method);
+      for (std::size_t j = 0; j < t.size(); ++j) {
+        if (e[j] == 0) continue;
+        r.bandwidth(j) = std::ldexp(r.bandwidth(j), e[j]);
+        if (j < r.lower.n_elem) r.lower(j) = std::ldexp(r.lower(j), e[j]);
+        if (j < r.upper.n_elem) r.upper(j) = std::ldexp(r.upper(j), e[j]);
+      }
+      // Densities in data units are 2^-units times those of the scaled data.
+      if (std::isfinite(r.objective) && units != 0)
+        r.objective = method == DensityMethod::cv_ml
+                          ? r.objective + static_cast<double>(data.n()) * units * std::log(2.0)
+                          : std::ldexp(r.objective, -units);
+      return r;
+    }
   }
   const DensityObjective obj(data, method);
   const std::size_t d = data.n_bandwidths();

@@ -136,6 +136,13 @@ LbfgsResult minimize_lbfgs(const Objective& fg, const arma::vec& x0, const Lbfgs
   if (!std::isfinite(res.f) || !res.grad.is_finite()) {
     throw NumericalError("L-BFGS: the objective or its gradient is not finite at the start");
   }
+  // The tests are relative to max(1, |f|): absolute where |f| < 1. Unlike minimize_box's
+  // (optimize.hpp: relative to the decrease achieved, invariant under f -> a f + b) this is kept
+  // here because the one caller, the attention regression, runs in units where the response is
+  // scaled by a power of two to order one (least_squares_softmax.cpp), so f is O(1) whatever
+  // the data's units, and an ill-conditioned quadratic whose minimum is 0 must reach
+  // |x - x*| < 1e-8 (Lbfgs.IllConditionedQuadratic): a test relative to the decrease from the
+  // start stops there at 2e-6.
   auto gconv = [&](const arma::vec& g, double f) {
     return g.n_elem == 0 || arma::abs(g).max() <= o.gtol * std::max(1.0, std::fabs(f));
   };

@@ -1086,6 +1086,26 @@ arma::mat LocalPolynomial::loo_fitted() const {
   return loo_;
 }
 
+double LocalPolynomial::cv_score() const {
+  require_fitted("cv_score");
+  ensure_statistics();
+  // Sum in row order (fixed, so identical for any thread count), rows of weight 0 skipped.
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < x_.n_rows; ++i) {
+    const double w = sample_weight_.is_empty() ? 1.0 : sample_weight_(i);
+    if (!(w > 0.0)) continue;
+    if (loo_status_[i] != QueryStatus::ok) return std::numeric_limits<double>::infinity();
+    double r2 = 0.0;
+    for (std::size_t c = 0; c < y_.n_cols; ++c) {
+      const double r = y_(i, c) - loo_(i, c);
+      r2 += r * r;
+    }
+    num += w * r2;
+    den += w;
+  }
+  return num / (den * static_cast<double>(y_.n_cols));
+}
+
 LocalFitState LocalPolynomial::state() const {
   require_fitted("state");
   LocalFitState s;

@@ -1,4 +1,5 @@
 #include "attnreg/local_polynomial.hpp"
+#include "attnreg/detail/pow2_scale.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -329,14 +330,18 @@ BandwidthSelectResult select_local_polynomial_bandwidth(const arma::mat& X, cons
                           std::to_string(opt.degree) + " use cv_ls, aic or gcv");
   // The search box of bandwidth_select.hpp (its guard asks for degree + 1 distinct neighbours,
   // at least the number of local coefficients in one column).
-  BandwidthSelectOptions box_opt = opt;
-  box_opt.degree = 1;
-  if (box_opt.min_neighbors <= 0) box_opt.min_neighbors = opt.degree + 1;
-  const BandwidthObjective box(X, y, box_opt);
-  BandwidthCriterion crit = [&](const arma::vec& bw) {
-    return local_polynomial_criterion(X, y, bw, opt);
-  };
-  return search_bandwidth(crit, X, box.var_types(), box.lower(), box.upper(), opt);
+  // An extreme response (|y| beyond 2^+-200) is searched at order one (pow2_scale.hpp).
+  return detail::select_on_scaled_response<BandwidthSelectResult>(
+      y, opt.method == BandwidthMethod::aic, [&](const arma::vec& ys) {
+        BandwidthSelectOptions box_opt = opt;
+        box_opt.degree = 1;
+        if (box_opt.min_neighbors <= 0) box_opt.min_neighbors = opt.degree + 1;
+        const BandwidthObjective box(X, ys, box_opt);
+        BandwidthCriterion crit = [&](const arma::vec& bw) {
+          return local_polynomial_criterion(X, ys, bw, opt);
+        };
+        return search_bandwidth(crit, X, box.var_types(), box.lower(), box.upper(), opt);
+      });
 }
 
 }  // namespace attnreg

@@ -47,13 +47,27 @@ MinimizeResult minimize_box(const Objective& f, arma::vec x0, const arma::vec& l
         << "); choose another start";
     throw NumericalError(msg.str());
   }
+  // Every decision below is invariant under f -> a f + b (a > 0) and under shifts of x: the
+  // convergence tests measure the gradient and the last decrease against the decrease this run
+  // has achieved (f_start - f), never against |f| or an absolute 1, and a step without
+  // curvature information has unit length. The bandwidth objectives are minimised over
+  // log-bandwidths, where x -> c x shifts the coordinates, and their values scale (cv_ls by
+  // c^2 under y -> c y, densities by 1 / c under x -> c x) or shift (aic by log c^2, cv_ml by
+  // n log c): the old tests, gtol * max(1, |f|), were absolute below |f| = 1 and so stopped
+  // on a gentle slope at y * 0.5 where they went on at y * 1.
+  const double f_start = fx;
   std::deque<arma::vec> S, Y;
   std::deque<double> rho;
   r.message = "iteration limit reached";
+  auto unit = [](arma::vec v) {
+    const double n2 = arma::norm(v, 2);
+    return n2 > 0 ? arma::vec(v / n2) : v;
+  };
   for (int it = 0; it < opt.max_iter; ++it) {
     if (guard.poll()) break;
     const arma::vec pg = projected_gradient(x, g, lower, upper);
-    if (arma::norm(pg, "inf") <= opt.gtol * std::max(1.0, std::abs(fx))) {
+    const double pgn = arma::norm(pg, "inf");
+    if (pgn == 0.0 || pgn <= opt.gtol * (f_start - fx)) {
       r.converged = true;
       r.message = "projected gradient below gtol";
       break;
@@ -68,28 +82,24 @@ MinimizeResult minimize_box(const Objective& f, arma::vec x0, const arma::vec& l
       alpha[k] = rho[k] * arma::dot(S[k] % free, q);
       q -= alpha[k] * (Y[k] % free);
     }
-    double gamma = 1.0;
+    arma::vec d;
     if (!S.empty()) {
       const arma::vec& s = S.back();
       const arma::vec& y = Y.back();
-      gamma = arma::dot(s, y) / arma::dot(y, y);
+      d = (arma::dot(s, y) / arma::dot(y, y)) * q;
+      for (std::size_t k = 0; k < S.size(); ++k) {
+        const double beta = rho[k] * arma::dot(Y[k] % free, d);
+        d += (S[k] % free) * (alpha[k] - beta);
+      }
+      d = -d % free;
     } else {
-      const double gn = arma::norm(q, 2);
-      gamma = gn > 0 ? std::min(1.0, 1.0 / gn) : 1.0;
+      d = -unit(q);  // no curvature yet: a unit step (a factor e in a bandwidth)
     }
-    arma::vec d = gamma * q;
-    for (std::size_t k = 0; k < S.size(); ++k) {
-      const double beta = rho[k] * arma::dot(Y[k] % free, d);
-      d += (S[k] % free) * (alpha[k] - beta);
-    }
-    d = -d % free;
     if (arma::dot(d, g) >= 0) {  // not a descent direction: restart with steepest descent
       S.clear();
       Y.clear();
       rho.clear();
-      d = -pg;
-      const double gn = arma::norm(d, 2);
-      if (gn > 0) d *= std::min(1.0, 1.0 / gn);
+      d = -unit(pg);
     }
     // Backtracking Armijo search along the projected path.
     double t = 1.0, fnew = 0.0;
@@ -129,7 +139,7 @@ MinimizeResult minimize_box(const Objective& f, arma::vec x0, const arma::vec& l
     x = xnew;
     g = gnew;
     fx = fnew;
-    if (std::abs(fold - fx) <= opt.ftol * std::max({std::abs(fold), std::abs(fx), 1e-300})) {
+    if (fold - fx <= opt.ftol * (f_start - fx)) {
       r.converged = true;
       r.message = "relative decrease of f below ftol";
       break;

@@ -1,4 +1,5 @@
 #include "attnreg/semiparametric.hpp"
+#include "attnreg/detail/pow2_scale.hpp"
 
 #include <cmath>
 #include <limits>
@@ -484,11 +485,16 @@ BandwidthSelectResult select_smooth_coefficient_bandwidth(const arma::mat& X, co
   // The box of bandwidth_select.hpp over Z; its guard asks for as many distinct neighbours as
   // the model has coefficients.
   so.min_neighbors = static_cast<int>(X.n_cols + (opt.fit_intercept ? 1 : 0));
-  const BandwidthObjective box(Z, y, so);
-  BandwidthCriterion crit = [&](const arma::vec& bw) {
-    return smooth_coefficient_cv(X, y, Z, bw, opt);
-  };
-  return search_bandwidth(crit, Z, box.var_types(), box.lower(), box.upper(), so);
+  // An extreme response (|y| beyond 2^+-200) is searched at order one (pow2_scale.hpp): the
+  // coefficients scale with y, the cross-validated residuals with them.
+  return detail::select_on_scaled_response<BandwidthSelectResult>(
+      y, false, [&](const arma::vec& ys) {
+        const BandwidthObjective box(Z, ys, so);
+        BandwidthCriterion crit = [&](const arma::vec& bw) {
+          return smooth_coefficient_cv(X, ys, Z, bw, opt);
+        };
+        return search_bandwidth(crit, Z, box.var_types(), box.lower(), box.upper(), so);
+      });
 }
 
 }  // namespace attnreg

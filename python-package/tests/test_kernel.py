@@ -183,7 +183,8 @@ def test_loo_predictions_equal_refitting():
             keep = np.arange(25) != i
             ref = type(est)(**est.get_params()).fit(X[keep], y[keep], sample_weight=sw[keep])
             assert loo[i] == pytest.approx(ref.predict(X[i:i + 1])[0], rel=1e-10, abs=1e-12)
-        assert est.cv_score_ == pytest.approx(np.mean((y - loo) ** 2))
+        # The weighted mean: the criterion weighted cv_ls minimises.
+        assert est.cv_score_ == pytest.approx(np.average((y - loo) ** 2, weights=sw), rel=1e-12)
         assert 1.0 < est.effective_df_ < 25.0
         np.testing.assert_allclose(est.leverage_, np.diag(est.attention_weights(X)), atol=1e-12)
 

@@ -43,7 +43,8 @@ def test_grouped_statistics_equal_ungrouped_and_literal_refits(est, mixed, weigh
         r = cls(bandwidth=bw, var_types=vt).fit(
             X[keep], y[keep], sample_weight=None if w is None else w[keep])
         np.testing.assert_allclose(loo[i], r.predict(X[i:i + 1])[0], rtol=1e-12, atol=1e-12)
-    cv = np.mean((y - loo) ** 2)
+    r2 = ((y - loo) ** 2).reshape(len(X), -1).mean(axis=1)
+    cv = np.average(r2, weights=w)  # weighted: the criterion weighted cv_ls minimises
     assert m.cv_score_ == pytest.approx(cv, rel=1e-12)
 
 

@@ -113,3 +113,26 @@ def test_cps_experience_local_linear_optimum_below_one(method):
     assert r.bandwidth[0] < 1.0
     at_one, _ = bandwidth_objective(x, y, [1.0], "ll", method)
     assert r.objective < at_one
+
+
+@pytest.mark.parametrize("Est,estimator", [(attnreg.NadarayaWatson, "lc"),
+                                           (attnreg.LocalLinear, "ll")])
+@pytest.mark.parametrize("d", [1, 2])
+def test_weighted_cv_score_is_the_selectors_objective(Est, estimator, d):
+    # cv_score_ is the criterion that chose the bandwidth: with sample_weight the weighted mean
+    # sum w_i (y_i - m_{-i})^2 / sum w_i (it was the unweighted mean of the same residuals).
+    rng = np.random.default_rng(10 + d)
+    n = 70
+    X = rng.uniform(size=(n, d))
+    y = np.sin(5 * X[:, 0]) + rng.normal(0, 0.3, n)
+    w = rng.uniform(0.1, 3.0, n)
+    w[:4] = 0.0  # rows of weight 0 count neither in the fits nor in the score
+    m = Est().fit(X, y, sample_weight=w)
+    assert m.cv_score_ == pytest.approx(m.bandwidth_result_.objective, rel=1e-12)
+    assert m.cv_score_ == pytest.approx(oracle_cv(X[4:], y[4:], m.bandwidth_, w[4:],
+                                                  0 if estimator == "lc" else 1), rel=1e-11)
+    # Without weights (and with equal ones) it stays the plain mean.
+    u = Est().fit(X, y)
+    assert u.cv_score_ == pytest.approx(u.bandwidth_result_.objective, rel=1e-12)
+    loo = (u.predict(X) - u.leverage_ * y) / (1 - u.leverage_)  # the leave-one-out identity
+    assert u.cv_score_ == pytest.approx(np.mean((y - loo) ** 2), rel=1e-10)

@@ -104,3 +104,23 @@ test_that("weighted cv.ls equals the direct weighted leave-one-out oracle", {
   expect_error(kbw(y ~ x1, data = d, weights = rep(-1, 50)), "weights")
   expect_error(kbw(y ~ x1, data = d, weights = rep(0, 50)), "weights")
 })
+
+test_that("kreg's cv is the weighted criterion that chose its bandwidth", {
+  # With weights, cv is sum(w (y - loo)^2) / sum(w), the cv.ls objective kbw minimised (it was
+  # the unweighted mean of the same leave-one-out residuals); rows of weight 0 do not count.
+  set.seed(3)
+  d <- data.frame(x1 = runif(60), x2 = runif(60))
+  d$y <- sin(5 * d$x1) + rnorm(60, sd = 0.3)
+  w <- runif(60, 0.1, 3)
+  w[1:4] <- 0
+  for (m in c("lc", "ll")) {
+    f <- kreg(y ~ x1, data = d, weights = w, method = m)
+    expect_equal(f$cv, f$kbw$objective, tolerance = 1e-12)
+    ref <- oracle_cv(d[-(1:4), "x1", drop = FALSE], d$y[-(1:4)], unname(f$bw), w[-(1:4)],
+                     if (m == "ll") 1 else 0)
+    expect_equal(f$cv, ref, tolerance = 1e-11)
+    u <- kreg(y ~ x1, data = d, method = m)
+    expect_equal(u$cv, u$kbw$objective, tolerance = 1e-12)
+    expect_equal(u$cv, mean((d$y - u$loo)^2), tolerance = 1e-12)
+  }
+})

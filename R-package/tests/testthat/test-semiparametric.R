@@ -75,7 +75,11 @@ test_that("kplm reproduces Robinson's double residual with np's standard errors"
 
 test_that("kplm on wage1 selects each conditional mean by cross-validation", {
   d <- wage1()
-  fit <- kplm(lwage ~ female + married + educ + tenure | exper, data = d)
+  # E[female | exper] is flat in exper: its cv.ls falls all the way to the box's upper end
+  # (0.2505142864 at h = 5000 against 0.2505143187 at h = 696, where a search that stopped on
+  # an absolute gradient tolerance used to end), and kplm says so.
+  expect_warning(fit <- kplm(lwage ~ female + married + educ + tenure | exper, data = d),
+                 "E\\[female")
   expect_equal(rownames(fit$bw), c("lwage", "female", "married", "educ", "tenure"))
   b <- kbw(lwage ~ exper, data = d, method = "lc")
   expect_equal(unname(fit$bw["lwage", "exper"]), unname(b$bw), tolerance = 1e-12)

@@ -212,6 +212,11 @@ class LocalPolynomial {
   /// Exact leave-one-out fits m_{-i}(x_i), n x k. Throws NumericalError naming the first row
   /// whose leave-one-out fit does not exist (e.g. an isolated point under a compact kernel).
   arma::mat loo_fitted() const;
+  /// Leave-one-out cross-validation score at this fit's bandwidth, the criterion that cv_ls
+  /// minimises (bandwidth_select.hpp): sum_i w_i ||y_i - m_{-i}(x_i)||^2 / (k sum_i w_i) with the
+  /// sample weights w_i (1 without weights; rows of weight 0 do not count) over the k outputs.
+  /// +inf when some row of positive weight has no leave-one-out fit.
+  double cv_score() const;
 
   const LocalFitOptions& options() const { return opt_; }
   const KernelSpace& space() const { return space_; }

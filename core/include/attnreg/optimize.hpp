@@ -7,8 +7,26 @@
 // frozen; the L-BFGS two-loop recursion (Nocedal and Wright 2006, Alg. 7.4) gives a direction on
 // the free ones; a backtracking line search along the projected path P[x + t d] accepts the
 // first t with f(P[x + t d]) <= f(x) + c1 g'(P[x + t d] - x) (Armijo). Curvature pairs with
-// s'y <= eps ||s|| ||y|| are skipped. Converged when the projected gradient's infinity norm is
-// below gtol, or the relative decrease of f over an iteration is below ftol.
+// s'y <= eps ||s|| ||y|| are skipped; a step without curvature pairs (the first, or a restart
+// along the projected steepest descent) has unit Euclidean length. Converged when the projected
+// gradient's infinity norm is at most gtol (f_start - f) (or exactly zero), or the last
+// iteration's decrease is at most ftol (f_start - f), f_start being f at the run's start point.
+// Both tests, and so the whole path, are invariant under f -> a f + b (a > 0) and under shifts
+// of x: a bandwidth search over log h finds the same bandwidths (times c) when the data are
+// scaled, whether the criterion scales with them (least-squares cross-validation) or shifts
+// (AICc, likelihood cross-validation). A tolerance relative to |f| would be neither: it depends
+// on where zero is, and an absolute one on the units of f.
+//
+// Why not LBFGS++'s L-BFGS-B (Debian liblbfgspp-dev 0.1.0; measured 2026-11-25 on the
+// local linear cv_ls objective over log h, n = 90, two columns, same start and box): its stopping
+// tests are ||Pg||_inf <= max(epsilon, epsilon_rel ||x||) and |f_{k-1} - f_k| <= delta
+// max(1, |f_k|, |f_{k-1}|), absolute in the units of f and relative to the norm of the
+// log-bandwidths, so neither is scale-free. At y * 2^-30 and y * 1e-150 it stopped at the start
+// (h = (0.3, 0.3) after one iteration, against (0.10287, 0.10068) at y * 1); with x * 1e150
+// (log h shifted by 345) it stopped at (0.102892, 0.100529); at y * 1e150 its line search
+// produced NaN steps (it has no treatment of a non-finite or undefined objective, which the
+// bandwidth objectives return below the estimator's limit). minimize_box gave (0.102870,
+// 0.100684) at every one of these scales. It would also add Eigen to the core and the R package.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +42,8 @@ struct MinimizeOptions {
   int max_iter = 200;     ///< iterations (each one or more objective evaluations)
   int max_evals = 2000;   ///< objective evaluations in all
   int memory = 8;         ///< L-BFGS pairs kept
-  double gtol = 1e-7;     ///< projected-gradient infinity norm (scaled by max(1, |f|))
-  double ftol = 1e-12;    ///< relative decrease of f that counts as converged
+  double gtol = 1e-7;     ///< projected-gradient infinity norm, relative to f_start - f
+  double ftol = 1e-12;    ///< last decrease of f, relative to f_start - f
 };
 
 struct MinimizeResult {

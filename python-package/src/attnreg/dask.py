@@ -287,13 +287,19 @@ def _is_1d(y) -> bool:
     return getattr(y, "ndim", 2) == 1
 
 
-def _loo_block(part, yq, bw, degree, kernel, ridge):
+def _loo_block(part, yq, bw, degree, kernel, ridge, wq=None):
+    # sum_i w_i ||y_i - m_{-i}(x_i)||^2 and k sum_i w_i over the block (w = 1 without weights;
+    # rows of weight 0 do not count), as the core's cv_score.
     fit, status = _core.local_finalize(part, bw, degree=degree, kernel=kernel, ridge=ridge,
                                        leave_one_out=True, throw_on_failure=False,
                                        query_arg="X")
-    if np.any(status != 0):
-        return np.array([np.inf, float(yq.size)])
-    return np.array([float(np.sum((yq - fit) ** 2)), float(yq.size)])
+    yq = yq.reshape(fit.shape)
+    w = np.ones(yq.shape[0]) if wq is None else np.asarray(wq, dtype=np.float64).ravel()
+    use = w > 0
+    if np.any(status.ravel()[use] != 0):
+        return np.array([np.inf, 1.0])
+    r2 = np.sum((yq[use] - fit[use]) ** 2, axis=1)
+    return np.array([float(np.sum(w[use] * r2)), float(np.sum(w[use])) * yq.shape[1]])
 
 
 def _sum_scores(*scores):
@@ -306,7 +312,8 @@ def loo_cv(X, y, *, bandwidth, degree: int | str = 1, kernel: str = "gaussian",
            split_every: int = 8, compute: bool = True):
     """Leave-one-out least-squares cross-validation objective at a fixed bandwidth, on Dask.
 
-    ``mean_i ||y_i - m_{-i}(x_i)||^2`` over all rows and outputs: the ``cv_score_`` of
+    ``mean_i ||y_i - m_{-i}(x_i)||^2`` over all rows and outputs (with ``sample_weight`` the
+    weighted mean ``sum_i w_i ||.||^2 / (k sum_i w_i)``): the ``cv_score_`` of
     ``attnreg.LocalLinear`` / ``NadarayaWatson`` fitted in memory (``inf`` when some row has
     no leave-one-out fit). Each training partition's rows are queries against every partition;
     in its own partition a query's row is excluded (the self exclusion of KernelSpace), the
@@ -325,7 +332,8 @@ def loo_cv(X, y, *, bandwidth, degree: int | str = 1, kernel: str = "gaussian",
             parts.append(dask.delayed(_local_partial)(Xb, Yb, Qb, bw, deg, kernel, algorithm,
                                                       Wb, self_rows, "X"))
         merged = _tree_reduce(parts, _core.local_merge, split_every)
-        scores.append(dask.delayed(_loo_block)(merged, yb[j], bw, deg, kernel, float(ridge)))
+        scores.append(dask.delayed(_loo_block)(merged, yb[j], bw, deg, kernel, float(ridge),
+                                               wb[j]))
     total = dask.delayed(_sum_scores)(*scores)
     return total.compute() if compute else total
 

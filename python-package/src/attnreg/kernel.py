@@ -245,18 +245,14 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
 
     @property
     def cv_score_(self) -> float:
-        """Leave-one-out mean squared error at this bandwidth (inf when some row has no
-        leave-one-out fit); computed on first use, then cached."""
+        """Leave-one-out mean squared error at this bandwidth, the criterion ``cv_ls``
+        minimises: with ``sample_weight`` the weighted mean ``sum_i w_i (y_i - m_{-i}(x_i))^2 /
+        sum_i w_i`` (rows of weight 0 do not count), so at a ``cv_ls``-selected bandwidth it equals
+        ``bandwidth_result_.objective``. inf when some row has no leave-one-out fit (e.g. an
+        isolated point under a compact kernel); computed on first use, then cached."""
         check_is_fitted(self)
         if getattr(self, "_cv_score", None) is None:
-            try:
-                stats = self._stats_model()
-                loo = stats.loo_fitted()
-                self._cv_score = float(np.mean((stats.training_y() - loo) ** 2))
-            except ArithmeticError:
-                # Some row has no leave-one-out fit (e.g. an isolated point under a compact
-                # kernel): the cross-validation score of this bandwidth is infinite.
-                self._cv_score = float("inf")
+            self._cv_score = float(self._stats_model().cv_score())
         return self._cv_score
 
     def gradient(self, X: ArrayLike, return_se: bool = False, *, se: str = "asymptotic",
