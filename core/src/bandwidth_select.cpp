@@ -1334,6 +1334,18 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
     return std::isfinite(v) ? v : kInf;
   };
   arma::uvec curve_is_exact;  // per curve point: 1 where curve_values holds the exact objective
+  // The searches' stopping tests measure against the objective curve's spread where there is
+  // a curve: the runs start at the curve's minima, next to the answer, where the decrease a
+  // run achieves is no measure of the objective's scale (MinimizeOptions::f_scale).
+  MinimizeOptions mopt = opt.minimize;
+  // The spread is the curve's median minus its minimum: robust to the blow-up of the
+  // objective at the smallest bandwidths, which the range would let set a loose tolerance.
+  auto curve_spread = [](const arma::vec& v) {
+    const arma::vec f = v.elem(arma::find_finite(v));
+    if (f.n_elem < 2) return 0.0;
+    const double s = arma::median(f) - f.min();
+    return std::isfinite(s) && s > 0 ? s : 0.0;
+  };
   bool economy = false;
   std::vector<std::pair<double, double>> econ_cand;  // economy: (binned value, log h), best first
   if (guide) {
@@ -1379,6 +1391,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
           res.curve_values(g) = exact_at(ts[g]);
           curve_is_exact(g) = 1;
         }
+      mopt.f_scale = curve_spread(res.curve_values);
       // Candidates: refined on the binned objective (inside its resolved range), or the exact
       // curve's grid point below it.
       std::vector<std::pair<double, double>> cand;  // (value, log h)
@@ -1391,7 +1404,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
         gr.f = kInf;
         const arma::vec glo{std::max(lo(0), t_res)};
         minimize_from_starts(guide_f, arma::mat{ts[g]}, glo, arma::vec{hi(0)}, {true},
-                             opt.minimize, gr);
+                             mopt, gr);
         if (std::isfinite(gr.f)) cand.emplace_back(gr.f, gr.x(0));
         else cand.emplace_back(res.curve_values(g), ts[g]);
       }
@@ -1427,6 +1440,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
         static_cast<std::size_t>(opt.grid_size), opt.n_starts, res.curve_grid, res.curve_values);
     res.curve_exact = true;
     curve_is_exact.ones(res.curve_values.n_elem);
+    mopt.f_scale = curve_spread(res.curve_values);
     if (st.empty()) {
       throw NumericalError(
           "bandwidth: the objective is undefined (+inf) at every bandwidth of the search grid: "
@@ -1465,15 +1479,15 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
       return v;
     };
     const double vb = econ_cand[0].first;
-    minimize_from_starts(f1, arma::mat{econ_cand[0].second}, lo, hi, log_scale, opt.minimize, mr);
+    minimize_from_starts(f1, arma::mat{econ_cand[0].second}, lo, hi, log_scale, mopt, mr);
     const double margin =
         3.0 * (std::isfinite(first) ? std::fabs(first - vb) : 0.0) + 1e-3 * std::fabs(vb);
     for (std::size_t c = 1; c < econ_cand.size(); ++c)
       if (econ_cand[c].first <= vb + margin)
-        minimize_from_starts(f, arma::mat{econ_cand[c].second}, lo, hi, log_scale, opt.minimize,
+        minimize_from_starts(f, arma::mat{econ_cand[c].second}, lo, hi, log_scale, mopt,
                              mr);
   } else {
-    minimize_from_starts(f, starts, lo, hi, log_scale, opt.minimize, mr);
+    minimize_from_starts(f, starts, lo, hi, log_scale, mopt, mr);
   }
   if (!std::isfinite(mr.f))
     throw NumericalError(

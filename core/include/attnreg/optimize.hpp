@@ -44,6 +44,17 @@ struct MinimizeOptions {
   int memory = 8;         ///< L-BFGS pairs kept
   double gtol = 1e-7;     ///< projected-gradient infinity norm, relative to f_start - f
   double ftol = 1e-12;    ///< last decrease of f, relative to f_start - f
+  /// A difference of objective values the caller knows to be the objective's natural scale
+  /// (e.g. the spread of an objective curve over the search range); 0 = none. The two tests
+  /// then measure against max(f_start - f, f_scale), so a run started next to the minimum (a
+  /// warm start, where f_start - f is tiny) does not chase a tolerance far below the
+  /// objective's own scale. Being a difference, it keeps the tests invariant under f -> a f + b.
+  double f_scale = 0.0;
+  /// The line search gives up when the step it would try moves no coordinate by more than
+  /// this (the bandwidth searches run over log-bandwidths: 1e-10 = a relative change of 1e-10
+  /// in every bandwidth, far below any digit a selector reports). Saves the halvings at a kink
+  /// of a compact kernel's objective, which no step length can pass.
+  double xtol = 1e-10;
 };
 
 struct MinimizeResult {
