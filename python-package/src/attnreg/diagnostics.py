@@ -119,7 +119,9 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
         (``"const"``), cluster-robust CR1 (needs ``cluster``), or ``"nn"``: nearest-neighbour
         residuals (one continuous regressor; nprobust's default ``vce = "nn"`` with 3
         neighbours, Calonico, Cattaneo and Farrell 2018, doi:10.1080/01621459.2017.1285776):
-        ``sigma_i^2 = J/(J+1) (y_i - mean of y over the J nearest x)^2``, whole tie groups.
+        ``sigma_i^2 = J/(J+1) (y_i - mean of y over the J nearest x)^2``, whole tie groups,
+        the neighbours sought among the observations inside the evaluation point's kernel
+        window, as nprobust's ``lprobust``.
     pilot_bandwidth : float, optional
         Bandwidth ``b`` of the pilot local polynomial that estimates the derivatives in the
         bias; default the estimator's bandwidth (``rho = h / b = 1`` as nprobust).

@@ -1061,11 +1061,16 @@ class PCR(_SpectralInference, _FactorMixin, _AttentionEstimator):
 
     Attributes
     ----------
-    coef_, intercept_, rank_ (components used), components_ (rank_, n_features) principal
-    axes, singular_values_, explained_variance_ratio_.
-    coef_se_, intercept_se_, tvalues_, pvalues_, rsquared_, rsquared_adj_, sigma2_ : as
-    :class:`Ridge`; ``df_resid_`` = N - rank_ - 1 (tr H of the projection).
-    n_clusters_ : int or tuple, clusters per dimension (cluster cov_types only).
+    coef_, intercept_ : ndarray, float
+        Coefficients and intercept in the original units.
+    rank_ : int
+        Components used.
+    components_ : ndarray of shape (``rank_``, n_features)
+        Principal axes; with ``singular_values_`` and ``explained_variance_ratio_``.
+    coef_se_, intercept_se_, tvalues_, pvalues_, rsquared_, rsquared_adj_, sigma2_
+        As :class:`Ridge`; ``df_resid_`` = N - ``rank_`` - 1 (tr H of the projection).
+    n_clusters_ : int or tuple
+        Clusters per dimension (cluster cov_types only).
     """
 
     def __init__(self, rank: int | None = None, fit_intercept: bool = True, n_threads: int = 0,
