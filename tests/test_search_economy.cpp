@@ -94,13 +94,16 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
         // Fewer exact evaluations where the objective is smooth. A compact kernel's objective
         // has kinks, where both searches end on the decrease test after a number of halvings
         // that depends on where the kinks fall, not on the start.
-        if (smooth) EXPECT_LT(econ.n_evals, full.n_evals);
+        if (smooth) {
+          EXPECT_LT(econ.n_evals, full.n_evals);
+        }
         // The binned curve is within a small relative distance of the exact one.
         for (arma::uword g = 0; g < econ.curve_values.n_elem; ++g) {
           EXPECT_DOUBLE_EQ(econ.curve_grid(g), full.curve_grid(g));
           const double v = econ.curve_values(g), w = full.curve_values(g);
-          if (std::isfinite(v) && std::isfinite(w) && econ.curve_grid(g) > 2.0 * econ.lower(0))
+          if (std::isfinite(v) && std::isfinite(w) && econ.curve_grid(g) > 2.0 * econ.lower(0)) {
             EXPECT_NEAR(v, w, 0.05 * w);
+          }
         }
       }
     }
