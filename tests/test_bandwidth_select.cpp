@@ -470,3 +470,62 @@ TEST(BandwidthSelect, AtBoundFlagsTheBoxEnds) {
   ASSERT_EQ(rot.at_bound.size(), 1u);
   EXPECT_EQ(rot.at_bound[0], 0);
 }
+
+// An evaluation whose objective is undefined (+inf) remembers the distinct rows whose fit did
+// not exist, runs them first at later evaluations and stops at the first fit that does not
+// exist (BandwidthObjective::UndefinedHint). Only the order of work may change: after undefined
+// evaluations the objective and its gradient must be those of a fresh objective and of the
+// literal leave-one-out refits, on mixed data with ties (two unordered columns, one ordered,
+// integer-valued continuous ones), for cv_ls, aic and gcv, and with one or two threads.
+TEST(BandwidthSelect, UndefinedEvaluationsLeaveLaterValuesUnchanged) {
+  for (std::size_t n : {std::size_t{70}, std::size_t{1500}})
+    for (unsigned seed : {3u, 8u}) {
+      arma::arma_rng::set_seed(seed);
+      arma::mat X(n, 5);
+      X.col(0) = arma::floor(2.0 * arma::randu<arma::vec>(n));  // unordered, 2 levels
+      X.col(1) = arma::floor(3.0 * arma::randu<arma::vec>(n));  // unordered, 3 levels
+      X.col(2) = arma::floor(4.0 * arma::randu<arma::vec>(n));  // ordered, 4 levels
+      X.col(3) = arma::floor(12.0 * arma::randu<arma::vec>(n)); // integer-valued
+      X.col(4) = arma::randu<arma::vec>(n);
+      if (n < 100) X.col(4) = arma::round(8.0 * X.col(4));     // ties in every column
+      X.row(5) = X.row(6);                                     // an exact duplicate row
+      X(9, 3) = 40.0;                                          // an isolated row
+      const arma::vec y = arma::sin(0.5 * X.col(3)) + X.col(4) + 0.3 * X.col(0) -
+                          0.2 * X.col(2) + 0.3 * arma::randn<arma::vec>(n);
+      const arma::vec bad{0.3, 0.3, 0.3, 0.05, 0.02};  // some fits do not exist
+      const std::vector<arma::vec> good{arma::vec{0.2, 0.4, 0.3, 2.0, 0.6},
+                                        arma::vec{0.1, 0.2, 0.5, 5.0, 2.5}};
+      for (BandwidthMethod m : {BandwidthMethod::cv_ls, BandwidthMethod::aic,
+                                BandwidthMethod::gcv}) {
+        if (n > 100 && m != BandwidthMethod::cv_ls) continue;
+        for (int threads : {1, 2}) {
+          BandwidthSelectOptions o;
+          o.var_types = "uuocc";
+          o.method = m;
+          o.n_threads = threads;
+          const BandwidthObjective warm(X, y, o);
+          arma::vec g;
+          EXPECT_TRUE(std::isinf(warm(bad, &g))) << n << " " << seed;
+          EXPECT_TRUE(arma::all(g == 0.0));
+          for (const arma::vec& bw : good) {
+            EXPECT_TRUE(std::isinf(warm(bad)));  // the remembered rows run first
+            arma::vec gw, gf;
+            const double fw = warm(bw, &gw);
+            const BandwidthObjective fresh(X, y, o);
+            const double ff = fresh(bw, &gf);
+            ASSERT_TRUE(std::isfinite(ff));
+            EXPECT_NEAR(fw, ff, 1e-12 * std::fabs(ff)) << n << " " << seed << " " << threads;
+            EXPECT_LE(arma::abs(gw - gf).max(), 1e-12 * std::max(1.0, arma::abs(gf).max()));
+            if (m == BandwidthMethod::cv_ls && n < 100) {
+              LocalFitOptions lo;
+              lo.var_types = o.var_types;
+              LocalPolynomial lp(lo);
+              lp.fit(X, y, bw);
+              const double cv = arma::mean(arma::square(y - lp.loo_fitted()));
+              EXPECT_NEAR(fw, cv, 1e-10 * cv);
+            }
+          }
+        }
+      }
+    }
+}

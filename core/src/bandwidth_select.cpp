@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -201,6 +202,43 @@ ATTNREG_SIMD_CLONES void gaussian_prep(const double* const* x, const double* q, 
   }
 }
 
+/// wd[i] = w[i] r(|codes[i] - xq|) with r = cat_ratio(kernel, ., lambda), 0 where w[i] = 0:
+/// the same numbers as cat_ratio gives element by element, lane-wise (cat_ratio's branches and
+/// divisions per element were a quarter of an evaluation's time).
+ATTNREG_SIMD_CLONES void categorical_dweights(CategoricalKernelType type, double lambda,
+                                              const double* codes, double xq, const double* w,
+                                              std::size_t len, double* wd) {
+  switch (type) {
+    case CategoricalKernelType::aitchison_aitken:
+    case CategoricalKernelType::li_racine_unordered: {
+      CategoricalKernel ck;
+      ck.type = type;
+      const double r0 = cat_ratio(ck, 0.0, lambda), r1 = cat_ratio(ck, 1.0, lambda);
+#pragma omp simd
+      for (std::size_t i = 0; i < len; ++i)
+        wd[i] = w[i] > 0.0 ? w[i] * (codes[i] == xq ? r0 : r1) : 0.0;
+      return;
+    }
+    case CategoricalKernelType::wang_van_ryzin: {
+      const double r0 = -1.0 / (1.0 - lambda);
+#pragma omp simd
+      for (std::size_t i = 0; i < len; ++i) {
+        const double dist = std::fabs(codes[i] - xq);
+        wd[i] = w[i] > 0.0 ? w[i] * (dist == 0.0 ? r0 : r0 + dist / lambda) : 0.0;
+      }
+      return;
+    }
+    case CategoricalKernelType::li_racine_ordered: {
+#pragma omp simd
+      for (std::size_t i = 0; i < len; ++i) {
+        const double dist = std::fabs(codes[i] - xq);
+        wd[i] = w[i] > 0.0 ? w[i] * (dist == 0.0 ? 0.0 : dist / lambda) : 0.0;
+      }
+      return;
+    }
+  }
+}
+
 struct Shared {
   const KernelSpace* space = nullptr;  // null on the fast-sum path (one continuous column)
   const arma::vec* fast_w = nullptr;   // fast-sum path: weights, sorted order (empty = all 1)
@@ -224,6 +262,14 @@ struct Shared {
   // db the leave-one-out b of eq. (4) and its derivatives (cv_ls only).
   std::vector<double> resid, lev, dm, dlev, b, db;
   std::vector<unsigned char> ok;
+  // KernelSpace path: a query whose fit does not exist throws UndefinedFit (the objective is
+  // +inf whatever the other queries give), so the run stops at that block.
+  bool stop_at_undefined = false;
+};
+
+// Thrown by GradientSink when a query's fit does not exist; names the query (original index).
+struct UndefinedFit {
+  std::size_t query;
 };
 
 class GradientSink final : public TileSink {
@@ -254,6 +300,7 @@ class GradientSink final : public TileSink {
   void tile(std::size_t slot, std::size_t first, std::size_t len, const double* w) override {
     const KernelSpace& sp = *sh_.space;
     const std::size_t qi = qs_[slot];
+    const std::size_t oi = orig_ != nullptr ? orig_[qi] : qi;
     const arma::mat& xs = sp.scaled();
     const double* qc = nullptr;
     if (dc_ > 0) qc = Qcont_->colptr(qi);
@@ -270,12 +317,8 @@ class GradientSink final : public TileSink {
         for (std::size_t i = 0; i < len; ++i) wd[i] = w[i] > 0.0 ? w[i] * psi(kt, z[i]) : 0.0;
       } else {
         const std::size_t c = static_cast<std::size_t>(sh_.par_cat[p]);
-        const double* codes = sh_.cat_codes_int[c] + first;
-        const double xq = sh_.cat_codes_q[c][qi];
-        const CategoricalKernel& ck = sh_.cat_kern[c];
-        const double lam = sh_.cat_lambda[c];
-        for (std::size_t i = 0; i < len; ++i)
-          wd[i] = w[i] > 0.0 ? w[i] * cat_ratio(ck, std::fabs(codes[i] - xq), lam) : 0.0;
+        categorical_dweights(sh_.cat_kern[c].type, sh_.cat_lambda[c],
+                             sh_.cat_codes_int[c] + first, sh_.cat_codes_q[c][oi], w, len, wd);
       }
     }
     const double* y = sh_.y_int->memptr() + first;
@@ -296,6 +339,9 @@ class GradientSink final : public TileSink {
 
   const arma::mat* Qcont_ = nullptr;
   const std::vector<std::int64_t>* self_ = nullptr;
+  /// Query index -> original query (the row of the per-query data and outputs); null = the
+  /// same (a run over a subset of the queries names them here).
+  const std::size_t* orig_ = nullptr;
 
   /// Moments of `slot` computed elsewhere (fast sums): per weight vector v (w, then dw per
   /// parameter) A (q x q row-major) followed by T (q).
@@ -336,7 +382,8 @@ class GradientSink final : public TileSink {
   }
 
   void finish(std::size_t s, double row_max) {
-    const std::size_t qi = qs_[s];
+    const std::size_t qq = qs_[s];                               // index into the queries
+    const std::size_t qi = orig_ != nullptr ? orig_[qq] : qq;    // original query
     Shared& out = const_cast<Shared&>(sh_);
     double* base = &acc_[s * nv_ * blk_];
     // Symmetrise every block's A.
@@ -345,7 +392,7 @@ class GradientSink final : public TileSink {
       for (std::size_t r = 0; r < q_; ++r)
         for (std::size_t c = r + 1; c < q_; ++c) A[c * q_ + r] = A[r * q_ + c];
     }
-    const std::size_t k = static_cast<std::size_t>((*self_)[qi]);
+    const std::size_t k = static_cast<std::size_t>((*self_)[qq]);
     const double yq = (*sh_.y)(qi);  // ybar_g
     const double cg = (*sh_.count)(qi);
     // The group's own weight, and the weight added back: all of it (full fit) or all but the
@@ -385,6 +432,7 @@ class GradientSink final : public TileSink {
       good = chol_factor(Af_.data(), q_, L_.data(), s_.data());
     }
     out.ok[qi] = good ? 1 : 0;
+    if (!good && sh_.stop_at_undefined) throw UndefinedFit{qi};
     if (!good) return;
     std::fill(c_.begin(), c_.end(), 0.0);
     c_[0] = 1.0;
@@ -610,6 +658,23 @@ std::string lower_copy(std::string s) {
 
 }  // namespace
 
+struct BandwidthObjective::UndefinedHint {
+  static constexpr std::size_t kMax = 16;  // at most one block of KernelSpace::run
+  std::mutex mutex;
+  std::vector<std::size_t> queries;  // most recent first, distinct
+
+  std::vector<std::size_t> get() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return queries;
+  }
+  void add(std::size_t q) {
+    std::lock_guard<std::mutex> lock(mutex);
+    queries.erase(std::remove(queries.begin(), queries.end(), q), queries.end());
+    queries.insert(queries.begin(), q);
+    if (queries.size() > kMax) queries.resize(kMax);
+  }
+};
+
 BandwidthMethod bandwidth_method_from_name(const std::string& name, const std::string& arg) {
   const std::string s = lower_copy(name);
   if (s == "cv_ls" || s == "cv.ls" || s == "cvls") return BandwidthMethod::cv_ls;
@@ -634,7 +699,7 @@ const char* bandwidth_method_name(BandwidthMethod m) {
 
 BandwidthObjective::BandwidthObjective(const arma::mat& X_in, const arma::vec& y_in,
                                        const BandwidthSelectOptions& opt)
-    : X_(X_in), y_(y_in), opt_(opt) {
+    : X_(X_in), y_(y_in), opt_(opt), hint_(std::make_shared<UndefinedHint>()) {
   if (!opt.weights.is_empty()) {
     // Observation weights (see "Weights" in bandwidth_select.hpp): rows of weight 0 take no
     // part in any fit nor in the criterion, so they are dropped; the rest are divided by their
@@ -903,15 +968,42 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
       return std::unique_ptr<FastMomentsConsumer>(new FastGradientFeeder(sh, Q, opt_.degree));
     });
   } else {
-    space_ptr->run(
-        Q,
-        [&]() {
-          auto s = std::unique_ptr<GradientSink>(new GradientSink(sh));
-          s->Qcont_ = &Q.cont;
-          s->self_ = &Q.self;
-          return std::unique_ptr<TileSink>(std::move(s));
-        },
-        ro);
+    // Queries whose fit did not exist at recent evaluations run first (UndefinedHint), and the
+    // run stops at the first fit that does not exist: the objective is then +inf. Every
+    // query's numbers, and the sums over them below, are those of one full pass.
+    sh.stop_at_undefined = true;
+    auto sinks = [&](const PreparedQueries& QQ, const std::size_t* orig) {
+      return [&sh, &QQ, orig]() {
+        auto s = std::unique_ptr<GradientSink>(new GradientSink(sh));
+        s->Qcont_ = &QQ.cont;
+        s->self_ = &QQ.self;
+        s->orig_ = orig;
+        return std::unique_ptr<TileSink>(std::move(s));
+      };
+    };
+    try {
+      const std::vector<std::size_t> hint = hint_->get();
+      if (!hint.empty()) {
+        const std::size_t nc = kc.size();
+        PreparedQueries P;
+        P.m = hint.size();
+        P.cont.set_size(Q.cont.n_rows, P.m);
+        P.codes.resize(nc * P.m);
+        P.self.resize(P.m);
+        for (std::size_t t = 0; t < P.m; ++t) {
+          const std::size_t i = hint[t];
+          if (Q.cont.n_rows > 0) P.cont.col(t) = Q.cont.col(i);
+          for (std::size_t c = 0; c < nc; ++c) P.codes[t * nc + c] = Q.codes[i * nc + c];
+          P.self[t] = Q.self[i];
+        }
+        space_ptr->run(P, sinks(P, hint.data()), ro);
+      }
+      space_ptr->run(Q, sinks(Q, nullptr), ro);
+    } catch (const UndefinedFit& u) {
+      hint_->add(u.query);
+      if (grad != nullptr) grad->zeros(d);
+      return kInf;
+    }
   }
 
   if (grad != nullptr) grad->zeros(d);

@@ -64,9 +64,11 @@ inline double tile_weights(const TileArgs& a, std::size_t first, std::size_t len
   return HWY_DYNAMIC_DISPATCH(TileWeights)(a, first, len, w);
 }
 
-// Largest element (used after masking a query's own row).
+// Largest element (used after masking a query's own row): weights are >= 0 and never NaN, so
+// the lane-wise maximum is the same number as the sequential one.
 inline double tile_max(const double* w, std::size_t len) {
   double r = 0.0;
+#pragma omp simd reduction(max : r)
   for (std::size_t i = 0; i < len; ++i) r = w[i] > r ? w[i] : r;
   return r;
 }

@@ -51,6 +51,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,13 @@ class BandwidthObjective {
   double fast_center_ = 0.0;
   arma::vec fast_x_, fast_w_, fast_y_, fast_rows_, fast_unit_, fast_ss_;
   std::vector<std::int64_t> fast_self_;
+  // Distinct rows whose leave-one-out (or full) fit did not exist at recent evaluations, most
+  // recent first. Each evaluation runs them before the others and stops at the first fit that
+  // does not exist, so an undefined objective (+inf: about a third of the evaluations of a
+  // multivariate search that probes small bandwidths) costs a few queries, not a full pass.
+  // It orders work only; no value depends on it. Shared by copies; guarded by a mutex.
+  struct UndefinedHint;
+  std::shared_ptr<UndefinedHint> hint_;
 };
 
 /// Normal-reference bandwidths (continuous columns only).

@@ -124,6 +124,9 @@ template <class Cont>
 HWY_INLINE double Loop(D d, const detail::TileArgs& a, std::size_t first, std::size_t len,
                        double* HWY_RESTRICT w, const Cont& cont) {
   const std::size_t N = hn::Lanes(d);
+  const hn::RebindToSigned<D> di;
+  const hn::RebindToUnsigned<D> du;
+  const hn::Rebind<std::uint32_t, D> d32;
   V mx = hn::Zero(d);
   HWY_ALIGN double g[kMaxLanes];
   for (std::size_t i = 0; i < len; i += N) {
@@ -132,8 +135,15 @@ HWY_INLINE double Loop(D d, const detail::TileArgs& a, std::size_t first, std::s
     for (std::size_t c = 0; c < a.ncat; ++c) {
       const std::uint32_t* code = a.codes[c] + first + i;
       const double* row = a.rows[c];
-      for (std::size_t l = 0; l < N; ++l) g[l] = l < nl ? row[code[l]] : 0.0;
-      v = hn::Mul(v, hn::Load(d, g));
+      if (nl == N) {
+        // A vector gather of the table entries (lane-wise stores into g and a vector load of
+        // it stalled on store forwarding, the larger part of the tile's time).
+        const auto idx = hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(d32, code)));
+        v = hn::Mul(v, hn::GatherIndex(d, row, idx));
+      } else {
+        for (std::size_t l = 0; l < N; ++l) g[l] = l < nl ? row[code[l]] : 0.0;
+        v = hn::Mul(v, hn::Load(d, g));
+      }
     }
     if (a.ow != nullptr) v = hn::Mul(v, LoadTail(d, a.ow + first + i, nl));
     if (nl == N) {
