@@ -151,6 +151,14 @@ arma::mat oracle_cov(const Oracle& o, const arma::vec& y, const arma::vec& w, Co
   arma::mat C = C1 + C2 - C12;
   const double G = std::min(G1, G2);
   if (type == CovType::CR1) C *= G / (G - 1.0) * (N - 1.0) / df;
+  // Indefinite: the eigenvalue fix of Cameron, Gelbach and Miller (2011, sec. 2.3).
+  C = 0.5 * (C + C.t());
+  arma::vec lam;
+  arma::mat U;
+  arma::eig_sym(lam, U, C);
+  if (lam.min() < -1e-12 * arma::abs(lam).max()) {
+    C = U * arma::diagmat(arma::clamp(lam, 0.0, arma::datum::inf)) * U.t();
+  }
   return C;
 }
 

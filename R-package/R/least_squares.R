@@ -192,13 +192,17 @@ print.ridge_attention <- function(x, digits = max(3L, getOption("digits") - 3L),
 #'
 #' @param object A `ridge_attention` or `pcr_attention` fit (single response).
 #' @param vcov,maxlags,hac_adjust,cluster_type As in [summary.ols_attention()] (`vcov` may be
-#'   a clustering formula such as `~firm` or `~firm + year`).
+#'   a clustering formula such as `~firm` or `~firm + year`). An indefinite two-way clustered
+#'   covariance is replaced by its positive semi-definite part \eqn{U \max(\Lambda, 0) U'}
+#'   (Cameron, Gelbach and Miller 2011, J. Bus. Econ. Stat. 29(2), sec. 2.3), with a warning
+#'   and `cov_fixed = TRUE`, as for [summary.ols_attention()].
 #' @param type Same as `vcov` (for `vcov()`); `vcov` overrides it when given.
 #' @param ... Unused.
 #' @return `summary()`: an object of class `summary.ridge_attention` or `summary.pcr_attention`
 #'   with `coefficients` (a matrix: estimate, standard error, t value, p value on
 #'   `df_inference` degrees of freedom), `cov`, `sigma`, `df` (\eqn{N - \mathrm{tr} H}),
-#'   `df_inference`, `r.squared`, `adj.r.squared`, `vcov` (the type used) and `n_clusters`;
+#'   `df_inference`, `r.squared`, `adj.r.squared`, `vcov` (the type used), `n_clusters` and
+#'   `cov_fixed` (`TRUE` when the two-way clustered covariance was eigenvalue-fixed);
 #'   `vcov()`: the q x q covariance matrix.
 #' @examples
 #' fit <- ridge_attention(mpg ~ wt + hp, data = mtcars, lambda = 1)
@@ -225,6 +229,7 @@ summary.ridge_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
   a <- .ols_cov_args(vcov, maxlags, object, cluster_type)
   inf <- .spectral_inference_cpp(kind, object$state, object$y, as.double(param), a$vcov,
                                  a$maxlags, isTRUE(hac_adjust), a$clusters)
+  cov_fixed <- .note_cov_fix(inf, "summary")
   nm <- names(object$coefficients)
   tab <- cbind(Estimate = drop(inf$estimate), `Std. Error` = drop(inf$std_error),
                `t value` = drop(inf$t_value), `Pr(>|t|)` = drop(inf$p_value))
@@ -235,7 +240,8 @@ summary.ridge_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
        df = inf$df_residual, df_inference = inf$df_inference, effective_df = inf$effective_df,
        r.squared = inf$r_squared, adj.r.squared = inf$adj_r_squared, vcov = inf$cov_type,
        maxlags = inf$maxlags,
-       n_clusters = if (length(inf$n_clusters)) stats::setNames(inf$n_clusters, a$cluster_vars))
+       n_clusters = if (length(inf$n_clusters)) stats::setNames(inf$n_clusters, a$cluster_vars),
+       cov_fixed = cov_fixed)
 }
 
 .print_spectral_table <- function(x, digits, ...) {

@@ -276,7 +276,12 @@ print.ols_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #'   (`~firm`, `~firm + year`; looked up in the model frame, then in the data of the fit) for
 #'   cluster-robust standard errors of type `cluster_type`. Two variables give the two-way
 #'   covariance of Cameron, Gelbach and Miller (2011, J. Bus. Econ. Stat. 29(2)),
-#'   \eqn{V_1 + V_2 - V_{12}} (\eqn{V_{12}} clustered on the intersection).
+#'   \eqn{V_1 + V_2 - V_{12}} (\eqn{V_{12}} clustered on the intersection). That sum can be
+#'   indefinite (a negative variance); then, as Cameron, Gelbach and Miller (2011, sec. 2.3,
+#'   doi:10.1198/jbes.2010.07136) propose and `reghdfe` and fixest do, \eqn{V = U \Lambda U'}
+#'   is replaced by \eqn{U \max(\Lambda, 0) U'} (in the coefficients' units), with a warning
+#'   and `cov_fixed = TRUE` in the summary. One-way and HC covariances are positive
+#'   semi-definite by construction and never changed.
 #' @param maxlags HAC lags, 0 to n - 1; `NULL` uses `floor(4 (n/100)^(2/9))`.
 #' @param hac_adjust HAC small-sample factor n/(n - rank) (sandwich's `adjust = TRUE`).
 #' @param cluster_type With a clustering formula: `"CR1"` (default; Stata's `vce(cluster)`
@@ -288,7 +293,8 @@ print.ols_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #' @return An object of class `summary.ols_attention`: `coefficients` (estimate, standard
 #'   error, t value, p value with `df_inference` degrees of freedom), `r.squared`,
 #'   `adj.r.squared`, `sigma`, `df` (residual degrees of freedom), `df_inference`, `vcov` (the
-#'   type used), `n_clusters` and `cov` (the covariance matrix).
+#'   type used), `n_clusters`, `cov` (the covariance matrix) and `cov_fixed` (`TRUE` when an
+#'   indefinite two-way clustered covariance was eigenvalue-fixed, see `vcov`).
 #'   With no residual degrees of freedom (as many observations as estimated coefficients) the
 #'   standard errors, t and p values are `NaN`, with a warning, as in [stats::summary.lm()].
 #' @examples
@@ -310,6 +316,7 @@ summary.ols_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
             "(n = rank = ", object$rank, "), so the standard errors, t values and p values are ",
             "NaN; add observations or remove terms", call. = FALSE)
   }
+  cov_fixed <- .note_cov_fix(inf, "summary")
   nm <- names(object$coefficients)
   tab <- cbind(Estimate = drop(inf$estimate), `Std. Error` = drop(inf$std_error),
                `t value` = drop(inf$t_value), `Pr(>|t|)` = drop(inf$p_value))
@@ -322,7 +329,7 @@ summary.ols_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
                  rank = object$rank, aliased = object$aliased, vcov = inf$cov_type,
                  maxlags = inf$maxlags, cov = V, extended = object$extended,
                  n_clusters = if (length(inf$n_clusters)) setNames(inf$n_clusters, a$cluster_vars),
-                 weighted = !is.null(object$weights)),
+                 cov_fixed = cov_fixed, weighted = !is.null(object$weights)),
             class = "summary.ols_attention")
 }
 

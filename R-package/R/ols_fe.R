@@ -156,6 +156,7 @@ summary.ols_attention_fe <- function(object, vcov = "nonrobust", maxlags = NULL,
   a <- .ols_cov_args(vcov, maxlags, object, cluster_type)
   inf <- .fe_inference_cpp(object$X, object$y, object$codes, .fe_w(object), object$opt, a$vcov,
                            a$maxlags, isTRUE(hac_adjust), 1L, a$clusters)
+  cov_fixed <- .note_cov_fix(inf, "summary")
   nm <- names(object$coefficients)
   tab <- cbind(Estimate = drop(inf$estimate), `Std. Error` = drop(inf$std_error),
                `t value` = drop(inf$t_value), `Pr(>|t|)` = drop(inf$p_value))
@@ -165,7 +166,7 @@ summary.ols_attention_fe <- function(object, vcov = "nonrobust", maxlags = NULL,
   structure(list(call = object$call, coefficients = tab, sigma = object$sigma,
                  df = inf$df_residual, df_inference = inf$df_inference,
                  n_clusters = if (length(inf$n_clusters)) setNames(inf$n_clusters, a$cluster_vars),
-                 r.squared = object$r.squared,
+                 cov_fixed = cov_fixed, r.squared = object$r.squared,
                  adj.r.squared = object$adj.r.squared, r.squared.within = object$r.squared.within,
                  rank = object$rank, aliased = object$aliased, vcov = inf$cov_type,
                  maxlags = inf$maxlags, cov = V, extended = FALSE, fe_names = object$fe_names,

@@ -109,6 +109,8 @@ py::dict py_inference_dict(const attnreg::Inference& inf) {
   d["n_clusters"] = inf.n_clusters;
   d["cov_type"] = attnreg::cov_type_name(inf.cov_type);
   d["maxlags"] = inf.maxlags;
+  d["psd_fixed"] = inf.psd_fixed;
+  d["psd_min_eigenvalue"] = inf.psd_min_eigenvalue;
   return d;
 }
 

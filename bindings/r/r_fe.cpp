@@ -89,6 +89,8 @@ Rcpp::List fe_inference_cpp(const arma::mat& X, const arma::mat& Y,
       Rcpp::Named("n_clusters") =
           Rcpp::NumericVector(inf.n_clusters.begin(), inf.n_clusters.end()),
       Rcpp::Named("cov_type") = attnreg::cov_type_name(inf.cov_type),
+      Rcpp::Named("psd_fixed") = inf.psd_fixed,
+      Rcpp::Named("psd_min_eigenvalue") = inf.psd_min_eigenvalue,
       Rcpp::Named("maxlags") = inf.maxlags,
       Rcpp::Named("vcov") = m.covariance(c, static_cast<arma::uword>(output - 1)));
 }

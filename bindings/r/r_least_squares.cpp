@@ -85,6 +85,8 @@ Rcpp::List inference_to_list(const attnreg::SpectralLS& m, const attnreg::CovOpt
       Rcpp::Named("n_clusters") =
           Rcpp::NumericVector(inf.n_clusters.begin(), inf.n_clusters.end()),
       Rcpp::Named("cov_type") = attnreg::cov_type_name(inf.cov_type),
+      Rcpp::Named("psd_fixed") = inf.psd_fixed,
+      Rcpp::Named("psd_min_eigenvalue") = inf.psd_min_eigenvalue,
       Rcpp::Named("maxlags") = inf.maxlags, Rcpp::Named("vcov") = m.covariance(c, 0),
       Rcpp::Named("effective_df") = m.effective_df());
 }

@@ -595,7 +595,7 @@ arma::rowvec AbsorbedOLS::adj_r_squared() const {
   return out;
 }
 
-arma::mat AbsorbedOLS::std_errors(const CovOptions& cov) const {
+arma::mat AbsorbedOLS::std_errors(const CovOptions& cov, Inference* fix) const {
   require_fitted("std_errors");
   const arma::uword p = coef_.n_rows, k = coef_.n_cols;
   arma::mat se(p, k);
@@ -607,7 +607,9 @@ arma::mat AbsorbedOLS::std_errors(const CovOptions& cov) const {
       !frequency_hc(cov)) {
     // The inner fit computes its standard errors in scaled units (no under- or overflow at
     // extreme scales of X or y); a covariance's diagonal would underflow first.
-    const arma::mat si = inner_.std_errors(inner_cov);
+    // Two-way clustered: the inner covariance is eigenvalue-fixed when indefinite (Cameron,
+    // Gelbach and Miller 2011, sec. 2.3); the positive factor commutes with the fix.
+    const arma::mat si = inner_.std_errors(inner_cov, fix);
     se.rows(kept_columns()) = si * std::sqrt(factor);
     return se;
   }
@@ -771,7 +773,7 @@ Inference AbsorbedOLS::inference(const CovOptions& cov) const {
     out.df_inference = G - 1.0;
   }
   out.estimate = coef_;
-  out.std_error = std_errors(cov);
+  out.std_error = std_errors(cov, &out);
   out.t_value = out.estimate / out.std_error;
   out.p_value.set_size(out.t_value.n_rows, out.t_value.n_cols);
   for (arma::uword i = 0; i < out.t_value.n_elem; ++i) {

@@ -180,6 +180,29 @@ arma::mat cluster_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec&
 
 namespace ls_detail {
 
+bool clip_negative_eigenvalues(arma::mat& V, double* min_ratio) {
+  const arma::uword m = V.n_rows;
+  if (m == 0 || !V.is_finite()) return false;
+  const arma::mat S = 0.5 * (V + V.t());
+  arma::vec lam;
+  arma::mat U;
+  if (!arma::eig_sym(lam, U, S, "std")) {
+    throw NumericalError("two-way clustered covariance: symmetric eigendecomposition failed");
+  }
+  const double top = arma::abs(lam).max();
+  // Eigenvalues of a singular PSD matrix come out within about m eps |V| of 0: not negative.
+  const double tol = 16.0 * static_cast<double>(m) * std::numeric_limits<double>::epsilon() * top;
+  const bool negative_diag = arma::any(V.diag() < 0.0);
+  if (!(lam.min() < -tol) && !negative_diag) return false;
+  const arma::vec kept = arma::clamp(lam, 0.0, arma::datum::inf);
+  // U diag(max(lambda, 0)) U': every diagonal term u_jk^2 max(lambda_k, 0) is >= 0.
+  const arma::mat F = U.each_row() % kept.t();
+  const arma::mat C = F * U.t();
+  V = 0.5 * (C + C.t());
+  if (min_ratio) *min_ratio = top > 0 ? std::min(lam.min(), 0.0) / top : 0.0;
+  return true;
+}
+
 arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec& e,
                         const arma::vec& weights, bool freq, double N, double dfres,
                         const CovOptions& cov, std::vector<arma::uword>* n_clusters) {
@@ -308,10 +331,33 @@ arma::mat OLS::covariance(const CovOptions& cov, arma::uword output) const {
   const arma::uword r = rank();
   if (r == 0) return unpivot_cov(arma::mat());
   if (cov.type == CovType::Classical) return st_.cov_unscaled * sigma2()(output);
-  const arma::mat& Q1 = q1();
   const arma::mat Rinv = solve_r(arma::eye(r, r));
-  const arma::mat meat = robust_meat(Q1, residuals().col(output), cov);
-  return unpivot_cov(Rinv * meat * Rinv.t());
+  return unpivot_cov(robust_cov_pivoted(Rinv, residuals().col(output), cov, nullptr));
+}
+
+arma::mat OLS::robust_cov_pivoted(const arma::mat& Rinv, const arma::vec& e,
+                                  const CovOptions& cov, Inference* fix) const {
+  arma::mat Vp = Rinv * robust_meat(q1(), e, cov) * Rinv.t();
+  if (!ls_detail::is_two_way(cov)) return Vp;
+  // Cameron, Gelbach and Miller (2011, sec. 2.3) in the coordinates of the coefficients:
+  // V = S^{-1} Vp S^{-1} over the kept pivots (S powers of two: exact both ways).
+  const arma::uword r = Vp.n_rows;
+  arma::vec s(r);
+  for (arma::uword a = 0; a < r; ++a) s(a) = st_.scale(static_cast<arma::uword>(st_.pivot(a)));
+  arma::mat V = Vp;
+  V.each_col() /= s;
+  V.each_row() /= s.t();
+  double ratio = 0.0;
+  if (ls_detail::clip_negative_eigenvalues(V, &ratio)) {
+    Vp = V;
+    Vp.each_col() %= s;
+    Vp.each_row() %= s.t();
+    if (fix) {
+      fix->psd_fixed = true;
+      fix->psd_min_eigenvalue = std::min(fix->psd_min_eigenvalue, ratio);
+    }
+  }
+  return Vp;
 }
 
 void OLS::check_cov_options(const CovOptions& cov) const {
@@ -328,7 +374,7 @@ void OLS::check_cov_options(const CovOptions& cov) const {
   }
 }
 
-arma::mat OLS::std_errors(const CovOptions& cov) const {
+arma::mat OLS::std_errors(const CovOptions& cov, Inference* fix) const {
   require_fitted("std_errors");
   check_cov_options(cov);
   const arma::uword q = n_coef(), k = y_.n_cols, r = rank();
@@ -372,12 +418,11 @@ arma::mat OLS::std_errors(const CovOptions& cov) const {
     }
     return se;
   }
-  const arma::mat& Q1 = q1();
   const arma::mat Rinv = solve_r(arma::eye(r, r));
   for (arma::uword c = 0; c < k; ++c) {
     const double sc = ls_detail::power_of_two_scale(arma::abs(E.col(c)).max());
     const arma::vec ec = E.col(c) / sc;
-    const arma::mat Vp = Rinv * robust_meat(Q1, ec, cov) * Rinv.t();
+    const arma::mat Vp = robust_cov_pivoted(Rinv, ec, cov, fix);
     se.col(c).fill(kNaN);
     for (arma::uword a = 0; a < r; ++a) {
       const auto j = static_cast<arma::uword>(st_.pivot(a));
@@ -402,7 +447,7 @@ Inference OLS::inference(const CovOptions& cov) const {
   out.df_residual = df_residual();
   out.df_inference = out.df_residual;
   out.estimate = st_.coef;
-  out.std_error = std_errors(cov);
+  out.std_error = std_errors(cov, &out);
   if (is_cluster_cov(cov.type) && rank() > 0) {
     // Cluster counts (validated by std_errors above); t with G - 1 df as Stata.
     CovOptions count = cov;

@@ -2,6 +2,7 @@
 // two-way) covariances of the coefficients, exact for the linear map b = M y of the fit (see the
 // header comment of least_squares_spectral.hpp). The sandwiches share OLS's meat
 // (ls_detail::sandwich_meat) in the orthonormal coordinates F of the centred SVD.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -91,10 +92,13 @@ arma::mat SpectralLS::covariance(const CovOptions& cov, arma::uword output) cons
                                weight_type_ == WeightType::Frequency, n_effective(),
                                df_residual(), cov);
   arma::mat C = L * meat * L.t();
-  return 0.5 * (C + C.t());
+  C = 0.5 * (C + C.t());
+  // Two-way clustered: Cameron, Gelbach and Miller (2011, sec. 2.3) when C is indefinite.
+  if (ls_detail::is_two_way(cov)) ls_detail::clip_negative_eigenvalues(C);
+  return C;
 }
 
-arma::mat SpectralLS::std_errors(const CovOptions& cov) const {
+arma::mat SpectralLS::std_errors(const CovOptions& cov, Inference* fix) const {
   require_fitted("std_errors");
   check_cov(cov, 0);
   const arma::uword k = y_.n_cols;
@@ -112,6 +116,20 @@ arma::mat SpectralLS::std_errors(const CovOptions& cov) const {
   const double N = n_effective(), df = df_residual();
   for (arma::uword c = 0; c < k; ++c) {
     const arma::mat meat = ls_detail::sandwich_meat(F, Fh, E.col(c), w_, freq, N, df, cov);
+    if (ls_detail::is_two_way(cov)) {
+      // The covariance itself, eigenvalue-fixed when indefinite (as covariance()).
+      arma::mat C = L * meat * L.t();
+      C = 0.5 * (C + C.t());
+      double ratio = 0.0;
+      if (ls_detail::clip_negative_eigenvalues(C, &ratio)) {
+        se.col(c) = arma::sqrt(C.diag());
+        if (fix) {
+          fix->psd_fixed = true;
+          fix->psd_min_eigenvalue = std::min(fix->psd_min_eigenvalue, ratio);
+        }
+        continue;
+      }
+    }
     se.col(c) = arma::sqrt(arma::sum((L * meat) % L, 1));
   }
   return se;
@@ -132,7 +150,7 @@ Inference SpectralLS::inference(const CovOptions& cov) const {
   out.df_residual = df_residual();
   out.df_inference = out.df_residual;
   out.estimate = coefficients();
-  out.std_error = std_errors(cov);
+  out.std_error = std_errors(cov, &out);
   if (is_cluster_cov(cov.type)) {
     arma::mat F, Fh, L;
     inference_basis(F, Fh, L);

@@ -80,6 +80,11 @@ def _oracle(D, M, y, w, cov, groups=None):
         C, G = C1 + C2 - C12, min(G1, G2)
     if cov == "CR1":
         C *= G / (G - 1) * (N - 1) / df
+    if groups.ndim == 2:
+        # Indefinite two-way V: the eigenvalue fix of Cameron, Gelbach and Miller (2011, sec. 2.3).
+        lam, U = np.linalg.eigh((C + C.T) / 2)
+        if lam.min() < -1e-12 * np.abs(lam).max():
+            C = (U * np.maximum(lam, 0)) @ U.T
     return C
 
 

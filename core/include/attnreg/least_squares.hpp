@@ -54,7 +54,10 @@ enum class Precision { Auto, Double, Extended };
 /// (I - H_gg)^{-1/2} (pseudo-inverse square root), no factor. Two clustering dimensions:
 /// Cameron, Gelbach and Miller (2011), V = V_1 + V_2 - V_12 (V_12 clustered on the
 /// intersection), CR1 scaled once by G/(G-1) (N-1)/(N-r) with G = min(G_1, G_2) (Stata's
-/// ivreg2 and reghdfe); CR2 is one-way only.
+/// ivreg2 and reghdfe); CR2 is one-way only. V_1 + V_2 - V_12 can be indefinite (a negative
+/// variance): then V is replaced by U max(Lambda, 0) U' with V = U Lambda U' in the coordinates
+/// of the coefficients (Cameron, Gelbach and Miller 2011, sec. 2.3; reghdfe and fixest do the
+/// same) and Inference::psd_fixed says so. One-way and HC covariances are PSD: never touched.
 enum class CovType { Classical, HC0, HC1, HC2, HC3, HAC, CR0, CR1, CR2 };
 
 /// "nonrobust" (or "classical", "const"), "HC0".."HC3", "HAC", "cluster" (= "CR1"), "CR0",
@@ -113,6 +116,13 @@ struct Inference {
   std::vector<arma::uword> n_clusters;
   CovType cov_type = CovType::Classical;
   int maxlags = 0;  ///< lags actually used (HAC), else 0
+  /// Two-way clustered only: whether the covariance V = V_1 + V_2 - V_12 of some output had a
+  /// negative eigenvalue and was replaced by U max(Lambda, 0) U' (Cameron, Gelbach and Miller
+  /// 2011, sec. 2.3), so that every variance is >= 0; the standard errors are those of the
+  /// fixed V.
+  bool psd_fixed = false;
+  /// When psd_fixed: the most negative lambda_min / lambda_max of the raw V over the outputs.
+  double psd_min_eigenvalue = 0;
 };
 
 struct OLSOptions {
@@ -193,8 +203,10 @@ class OLS {
   /// Classical standard errors sqrt(sigma^2 diag((D'D)^{-1})), q x k; NaN where aliased or when
   /// n <= rank (no residual degrees of freedom).
   arma::mat std_errors() const;
-  /// Standard errors under any covariance estimator (q x k).
-  arma::mat std_errors(const CovOptions& cov) const;
+  /// Standard errors under any covariance estimator (q x k). Two-way clustered: those of the
+  /// eigenvalue-fixed covariance when it was indefinite; `fix` (if given) receives psd_fixed
+  /// and psd_min_eigenvalue as in Inference.
+  arma::mat std_errors(const CovOptions& cov, Inference* fix = nullptr) const;
   /// Covariance matrix of the coefficients of output `output` (q x q, NaN where aliased).
   arma::mat covariance(const CovOptions& cov, arma::uword output = 0) const;
   /// Coefficient table (estimate, se, t, p) and R^2, adjusted R^2, sigma.
@@ -252,6 +264,10 @@ class OLS {
   /// original scale, possibly divided by a power of two), all small-sample factors included.
   arma::mat robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOptions& cov,
                         std::vector<arma::uword>* n_clusters = nullptr) const;
+  /// The robust covariance R^{-1} meat R^{-T} in scaled pivoted coordinates (r x r) for
+  /// residuals e, eigenvalue-fixed in the coefficients' coordinates when two-way clustered.
+  arma::mat robust_cov_pivoted(const arma::mat& Rinv, const arma::vec& e, const CovOptions& cov,
+                               Inference* fix) const;
   /// Validate maxlags (HAC) and that clusters come only with a cluster-robust type.
   void check_cov_options(const CovOptions& cov) const;
   void check_new_x(const arma::mat& X_new, const char* what) const;

@@ -147,7 +147,8 @@ class AbsorbedOLS {
   /// leverage adds the dummies' part w_i d_i' (D'WD)^- d_i (w_i / W_g for one factor; for more,
   /// a dense pseudo-inverse of the dummy Gram matrix per connected component of the levels, up
   /// to 3000 levels per component, else InvalidArgument). Small-sample factors use df_residual.
-  arma::mat std_errors(const CovOptions& cov = {}) const;
+  /// Two-way clustered: eigenvalue-fixed when indefinite, as OLS's (`fix` as in OLS).
+  arma::mat std_errors(const CovOptions& cov = {}, Inference* fix = nullptr) const;
   /// Covariance (p x p) of the coefficients of one output, NaN where aliased.
   arma::mat covariance(const CovOptions& cov = {}, arma::uword output = 0) const;
   /// Coefficient table; r_squared / adj_r_squared are the overall ones.

@@ -113,8 +113,9 @@ class SpectralLS {
   /// Covariance of the coefficients (design order, q x q) of output `output`, under any
   /// covariance type of OLS (see the header comment: around E[b], not the true coefficients).
   arma::mat covariance(const CovOptions& cov = {}, arma::uword output = 0) const;
-  /// Standard errors (q x k) under any covariance type.
-  arma::mat std_errors(const CovOptions& cov = {}) const;
+  /// Standard errors (q x k) under any covariance type. Two-way clustered covariances are
+  /// eigenvalue-fixed when indefinite, as OLS's (`fix` receives psd_fixed, as in Inference).
+  arma::mat std_errors(const CovOptions& cov = {}, Inference* fix = nullptr) const;
   /// Coefficient table (estimate, se, t, p on N - tr H df, or G - 1 when clustered), R^2,
   /// adjusted R^2 (on N - tr H) and sigma.
   Inference inference(const CovOptions& cov = {}) const;

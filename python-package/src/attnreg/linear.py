@@ -48,6 +48,28 @@ def _warn_no_residual_df(n: int, rank: int) -> None:
     )
 
 
+def _note_cov_fix(est, inf, stacklevel: int = 3) -> bool:
+    """Set ``est.cov_fixed_`` from the core's flag and warn when the two-way clustered
+    covariance was eigenvalue-fixed (Cameron, Gelbach and Miller 2011, sec. 2.3)."""
+    fixed = bool(inf.get("psd_fixed", False))
+    est.cov_fixed_ = fixed
+    if fixed:
+        _warn_cov_fixed(type(est).__name__, float(inf.get("psd_min_eigenvalue", 0.0)), stacklevel + 1)
+    return fixed
+
+
+def _warn_cov_fixed(name: str, ratio: float, stacklevel: int = 3) -> None:
+    warnings.warn(
+        f"{name}: the two-way clustered covariance V_1 + V_2 - V_12 was not positive "
+        f"semi-definite (smallest eigenvalue {ratio:.3g} times the largest); it was replaced by "
+        "U max(Lambda, 0) U' (the eigenvalue fix of Cameron, Gelbach and Miller 2011, "
+        "J. Bus. Econ. Stat. 29(2), sec. 2.3, doi:10.1198/jbes.2010.07136, as reghdfe and fixest "
+        "do), so the standard errors are those of the fixed covariance (cov_fixed_ is True).",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
 def _maxlags_arg(maxlags) -> int:
     if maxlags is None:
         return -1
@@ -266,7 +288,12 @@ class OLS(_FactorMixin, _AttentionEstimator):
         (I - H_gg)^{-1/2}; one-way only). With two columns of ids the covariance is two-way
         (Cameron, Gelbach and Miller 2011, J. Bus. Econ. Stat. 29(2)): V_1 + V_2 - V_12, CR1
         scaled once with G = min(G_1, G_2) as Stata's ``ivreg2``/``reghdfe`` (statsmodels scales
-        each term by its own G instead).
+        each term by its own G instead). V_1 + V_2 - V_12 can be indefinite (a negative
+        variance, so a nan standard error); then, as Cameron, Gelbach and Miller (2011,
+        sec. 2.3, doi:10.1198/jbes.2010.07136) propose and ``reghdfe`` and fixest do, V = U
+        Lambda U' is replaced by U max(Lambda, 0) U' (in the coefficients' units), a
+        ``UserWarning`` says so and ``cov_fixed_`` is True. One-way and HC covariances are
+        positive semi-definite by construction and never changed.
     maxlags : int or None, default=None
         HAC lags, 0 to n - 1; None uses floor(4 (n/100)^(2/9)).
     hac_adjust : bool, default=False
@@ -314,6 +341,9 @@ class OLS(_FactorMixin, _AttentionEstimator):
         ``NoResidualDFWarning``, as R's ``summary.lm`` does.
     rank_ : int, numerical rank of the design.
     n_clusters_ : int or tuple of two ints, clusters per dimension (cluster cov_types only).
+    cov_fixed_ : bool, True when the two-way clustered covariance was indefinite and replaced
+        by its positive semi-definite part (Cameron, Gelbach and Miller 2011, sec. 2.3; see
+        ``cov_type``); False otherwise.
     aliased_ : ndarray of bool, one per design column (intercept first).
     extended_precision_ : bool, whether the double-double path produced the fit.
     eigenvalues_ : eigenvalues of D'D (decreasing), the Lambda of eq. 4.
@@ -463,6 +493,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
         elif hasattr(self, "n_clusters_"):
             del self.n_clusters_
         self.eigenvalues_ = model.eigenvalues()
+        _note_cov_fix(self, inf)
         if self.df_resid_ == 0:
             _warn_no_residual_df(int(round(model.n_effective)), self.rank_)
         if self.aliased_.any():
@@ -519,6 +550,7 @@ class OLS(_FactorMixin, _AttentionEstimator):
             self.n_clusters_ = nc[0] if len(nc) == 1 else nc
         elif hasattr(self, "n_clusters_"):
             del self.n_clusters_
+        _note_cov_fix(self, inf, stacklevel=4)
         if not self.fe_converged_:
             warnings.warn(
                 f"OLS: the within transformation did not reach fe_tol={self.fe_tol:g} in "
@@ -715,6 +747,8 @@ class OLS(_FactorMixin, _AttentionEstimator):
             raise ValueError("summary: only for a single output; fit one model per column")
         alpha = check_alpha(alpha)
         inf = self._model.inference(*self._cov_args(cov_type, maxlags, hac_adjust))
+        if inf.get("psd_fixed"):
+            _warn_cov_fixed(type(self).__name__, float(inf["psd_min_eigenvalue"]))
         V = self.cov_params(cov_type, maxlags, hac_adjust)
         return ols_summary(self, inf, V, alpha)
 
@@ -841,6 +875,7 @@ class _SpectralInference:
             self.n_clusters_ = nc[0] if len(nc) == 1 else nc
         elif hasattr(self, "n_clusters_"):
             del self.n_clusters_
+        _note_cov_fix(self, inf, stacklevel=4)
 
     def standard_errors(self, cov_type=None, maxlags=None, hac_adjust=None) -> np.ndarray:
         """Standard errors in design order (intercept first) under any covariance type,
@@ -881,6 +916,8 @@ class _SpectralInference:
         if not self._y_1d:
             raise ValueError("summary: only for a single output; fit one model per column")
         inf = self._model.inference(*self._cov_args(cov_type, maxlags, hac_adjust))
+        if inf.get("psd_fixed"):
+            _warn_cov_fixed(type(self).__name__, float(inf["psd_min_eigenvalue"]))
         return spectral_summary(self, inf)
 
     def conf_int(self, alpha: float = 0.05, cov_type=None, maxlags=None, hac_adjust=None):
@@ -929,7 +966,10 @@ class Ridge(_SpectralInference, _FactorMixin, _AttentionEstimator):
         negligible; Hoerl and Kennard 1970, Technometrics 12(1); Hastie, Tibshirani and
         Friedman 2009, The Elements of Statistical Learning, sec. 3.4.1), hence no
         ``conf_int`` and no interval columns in ``summary()``. With a grid of alphas they are
-        conditional on the chosen ``alpha_``.
+        conditional on the chosen ``alpha_``. An indefinite two-way clustered covariance is
+        replaced by its positive semi-definite part U max(Lambda, 0) U' (Cameron, Gelbach
+        and Miller 2011, J. Bus. Econ. Stat. 29(2), sec. 2.3), with a ``UserWarning`` and
+        ``cov_fixed_`` True, as for :class:`OLS`.
     maxlags : int or None, default=None
         HAC lags (see :class:`OLS`).
     hac_adjust : bool, default=False
@@ -942,6 +982,8 @@ class Ridge(_SpectralInference, _FactorMixin, _AttentionEstimator):
     rsquared_, rsquared_adj_, sigma2_ : fit statistics (sigma2_ on N - tr H df).
     df_resid_ : float, N - tr H.
     n_clusters_ : int or tuple, clusters per dimension (cluster cov_types only).
+    cov_fixed_ : bool, True when the two-way clustered covariance was eigenvalue-fixed (see
+        ``cov_type``).
     alpha_ : float, the penalty in use.
     cv_results_ : dict (only for a grid): alphas, loo_mse, gcv, aicc, effective_df, best.
     effective_df_ : float, tr(H) (intercept included).
@@ -1053,7 +1095,10 @@ class PCR(_SpectralInference, _FactorMixin, _AttentionEstimator):
         negligible; Hoerl and Kennard 1970, Technometrics 12(1); Hastie, Tibshirani and
         Friedman 2009, The Elements of Statistical Learning, sec. 3.4.1), hence no
         ``conf_int`` and no interval columns in ``summary()``. With a grid of alphas they are
-        conditional on the chosen ``alpha_``.
+        conditional on the chosen ``alpha_``. An indefinite two-way clustered covariance is
+        replaced by its positive semi-definite part U max(Lambda, 0) U' (Cameron, Gelbach
+        and Miller 2011, J. Bus. Econ. Stat. 29(2), sec. 2.3), with a ``UserWarning`` and
+        ``cov_fixed_`` True, as for :class:`OLS`.
     maxlags : int or None, default=None
         HAC lags (see :class:`OLS`).
     hac_adjust : bool, default=False
@@ -1071,6 +1116,8 @@ class PCR(_SpectralInference, _FactorMixin, _AttentionEstimator):
         As :class:`Ridge`; ``df_resid_`` = N - ``rank_`` - 1 (tr H of the projection).
     n_clusters_ : int or tuple
         Clusters per dimension (cluster cov_types only).
+    cov_fixed_ : bool
+        True when the two-way clustered covariance was eigenvalue-fixed (see ``cov_type``).
     """
 
     def __init__(self, rank: int | None = None, fit_intercept: bool = True, n_threads: int = 0,

@@ -37,6 +37,19 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
                         const arma::vec& weights, bool freq, double N, double dfres,
                         const CovOptions& cov, std::vector<arma::uword>* n_clusters = nullptr);
 
+/// The eigenvalue fix of Cameron, Gelbach and Miller (2011, JBES 29(2), sec. 2.3) for a
+/// two-way clustered covariance V = V_1 + V_2 - V_12, which can be indefinite: when V (symmetric,
+/// finite, in the coordinates of the reported coefficients) has an eigenvalue below
+/// -16 m eps lambda_max (m = its order; above that it is rounding of a singular PSD matrix) or a
+/// negative diagonal, V is replaced by U max(Lambda, 0) U' (reghdfe, fixest). Returns whether it
+/// was; `min_ratio` (if given) receives lambda_min / lambda_max of the raw V when it was.
+bool clip_negative_eigenvalues(arma::mat& V, double* min_ratio = nullptr);
+
+/// Whether a covariance type is the two-way clustered one the fix above applies to.
+inline bool is_two_way(const CovOptions& cov) {
+  return is_cluster_cov(cov.type) && cov.clusters.n_cols == 2;
+}
+
 /// Nearest power of two to a column norm: dividing by it is exact in floating point.
 double power_of_two_scale(double norm);
 
