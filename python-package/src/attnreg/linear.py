@@ -1090,12 +1090,11 @@ class PCR(_SpectralInference, _FactorMixin, _AttentionEstimator):
         ``sigma2 M W^{-1} M'`` with ``sigma2 = sum w_i e_i^2 / (N - tr H)``, and HC2/HC3/CR2
         use the leverages of the smoother H. Degrees of freedom are N - tr H (``df_resid_``).
         These are the variances of the estimator around its own expectation E[b] = M E[y].
-        Ridge is biased, so ``b +- t se`` is not a confidence interval for the true
-        coefficients (it covers them at the nominal rate only when the shrinkage bias is
-        negligible; Hoerl and Kennard 1970, Technometrics 12(1); Hastie, Tibshirani and
-        Friedman 2009, The Elements of Statistical Learning, sec. 3.4.1), hence no
-        ``conf_int`` and no interval columns in ``summary()``. With a grid of alphas they are
-        conditional on the chosen ``alpha_``. An indefinite two-way clustered covariance is
+        With fewer components than the rank of X, PCR is biased (the dropped components'
+        part of the coefficients is set to zero; Hastie, Tibshirani and Friedman 2009, The
+        Elements of Statistical Learning, sec. 3.5.1), so ``b +- t se`` is not a confidence
+        interval for the true coefficients, hence no ``conf_int`` and no interval columns in
+        ``summary()``; with all components it is OLS. An indefinite two-way clustered covariance is
         replaced by its positive semi-definite part U max(Lambda, 0) U' (Cameron, Gelbach
         and Miller 2011, J. Bus. Econ. Stat. 29(2), sec. 2.3), with a ``UserWarning`` and
         ``cov_fixed_`` True, as for :class:`OLS`.
