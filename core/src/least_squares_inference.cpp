@@ -315,6 +315,44 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
   return S;
 }
 
+void finish_inference(Inference& out, const arma::mat& y, const arma::mat& e,
+                      const arma::vec& weights, bool intercept, double N) {
+  out.t_value = out.estimate / out.std_error;
+  out.p_value.set_size(out.t_value.n_rows, out.t_value.n_cols);
+  for (arma::uword i = 0; i < out.t_value.n_elem; ++i) {
+    const double t = out.t_value(i);
+    out.p_value(i) = std::isfinite(t) && out.df_inference > 0 && out.df_residual > 0
+                         ? 2.0 * student_t_sf(std::fabs(t), out.df_inference)
+                         : kNaN;
+  }
+  const arma::uword n = y.n_rows, k = y.n_cols;
+  const bool weighted = !weights.is_empty();
+  const double df_int = intercept ? 1.0 : 0.0;
+  out.r_squared.set_size(k);
+  out.adj_r_squared.set_size(k);
+  auto wt = [&](arma::uword i) -> long double { return weighted ? weights(i) : 1.0L; };
+  for (arma::uword c = 0; c < k; ++c) {
+    long double rss = 0.0L, tss = 0.0L, mean = 0.0L, wsum = 0.0L;
+    if (intercept) {
+      for (arma::uword i = 0; i < n; ++i) {
+        mean += wt(i) * y(i, c);
+        wsum += wt(i);
+      }
+      mean /= wsum;
+    }
+    for (arma::uword i = 0; i < n; ++i) {
+      rss += wt(i) * static_cast<long double>(e(i, c)) * e(i, c);
+      const long double d = y(i, c) - mean;
+      tss += wt(i) * d * d;
+    }
+    const double r2 = tss > 0 ? static_cast<double>(1.0L - rss / tss) : kNaN;
+    out.r_squared(c) = r2;
+    out.adj_r_squared(c) =
+        out.df_residual > 0 ? 1.0 - (1.0 - r2) * ((N - df_int) / out.df_residual) : kNaN;
+  }
+}
+
+
 }  // namespace ls_detail
 
 arma::mat OLS::robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOptions& cov,
@@ -435,7 +473,7 @@ arma::mat OLS::std_errors(const CovOptions& cov, Inference* fix) const {
 Inference OLS::inference(const CovOptions& cov) const {
   require_fitted("inference");
   Inference out;
-  const arma::uword n = n_obs(), k = y_.n_cols;
+  const arma::uword n = n_obs();
   const bool weighted = !st_.weights.is_empty();
   check_cov_options(cov);
   out.cov_type = cov.type;
@@ -457,42 +495,9 @@ Inference OLS::inference(const CovOptions& cov) const {
     for (arma::uword g : out.n_clusters) gmin = std::min(gmin, g);
     out.df_inference = static_cast<double>(gmin) - 1.0;
   }
-  out.t_value = out.estimate / out.std_error;
-  out.p_value.set_size(out.t_value.n_rows, k);
-  for (arma::uword i = 0; i < out.t_value.n_elem; ++i) {
-    const double t = out.t_value(i);
-    out.p_value(i) = std::isfinite(t) && out.df_inference > 0 && out.df_residual > 0
-                         ? 2.0 * student_t_sf(std::fabs(t), out.df_inference)
-                         : kNaN;
-  }
   const arma::mat e = residuals();
-  const arma::rowvec s2 = sigma2();
-  out.r_squared.set_size(k);
-  out.adj_r_squared.set_size(k);
-  out.sigma = arma::sqrt(s2);
-  const double df_int = st_.fit_intercept ? 1.0 : 0.0;
-  const double N = n_effective();
-  // Weighted: R^2 = 1 - sum w e^2 / sum w (y - ybar_w)^2 (lm, statsmodels' WLS, Stata).
-  auto wt = [&](arma::uword i) -> long double { return weighted ? st_.weights(i) : 1.0L; };
-  for (arma::uword c = 0; c < k; ++c) {
-    long double rss = 0.0L, tss = 0.0L, mean = 0.0L, wsum = 0.0L;
-    if (st_.fit_intercept) {
-      for (arma::uword i = 0; i < n; ++i) {
-        mean += wt(i) * y_(i, c);
-        wsum += wt(i);
-      }
-      mean /= wsum;
-    }
-    for (arma::uword i = 0; i < n; ++i) {
-      rss += wt(i) * static_cast<long double>(e(i, c)) * e(i, c);
-      const long double d = y_(i, c) - mean;
-      tss += wt(i) * d * d;
-    }
-    const double r2 = tss > 0 ? static_cast<double>(1.0L - rss / tss) : kNaN;
-    out.r_squared(c) = r2;
-    out.adj_r_squared(c) =
-        out.df_residual > 0 ? 1.0 - (1.0 - r2) * ((N - df_int) / out.df_residual) : kNaN;
-  }
+  out.sigma = arma::sqrt(sigma2());
+  ls_detail::finish_inference(out, y_, e, st_.weights, st_.fit_intercept, n_effective());
   return out;
 }
 

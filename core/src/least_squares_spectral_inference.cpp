@@ -139,7 +139,7 @@ Inference SpectralLS::inference(const CovOptions& cov) const {
   require_fitted("inference");
   check_cov(cov, 0);
   Inference out;
-  const arma::uword n = n_obs(), k = y_.n_cols;
+  const arma::uword n = n_obs();
   const bool weighted = !w_.is_empty();
   out.cov_type = cov.type;
   out.maxlags = cov.type == CovType::HAC
@@ -162,39 +162,9 @@ Inference SpectralLS::inference(const CovOptions& cov) const {
     for (arma::uword g : out.n_clusters) gmin = std::min(gmin, g);
     out.df_inference = static_cast<double>(gmin) - 1.0;
   }
-  out.t_value = out.estimate / out.std_error;
-  out.p_value.set_size(out.t_value.n_rows, k);
-  for (arma::uword i = 0; i < out.t_value.n_elem; ++i) {
-    const double t = out.t_value(i);
-    out.p_value(i) = std::isfinite(t) && out.df_inference > 0 && out.df_residual > 0
-                         ? 2.0 * student_t_sf(std::fabs(t), out.df_inference)
-                         : kNaN;
-  }
   const arma::mat e = residuals();
   out.sigma = arma::sqrt(sigma2());
-  out.r_squared.set_size(k);
-  out.adj_r_squared.set_size(k);
-  const double N = n_effective(), df_int = intercept_ ? 1.0 : 0.0;
-  auto wt = [&](arma::uword i) -> long double { return weighted ? w_(i) : 1.0L; };
-  for (arma::uword c = 0; c < k; ++c) {
-    long double rss = 0.0L, tss = 0.0L, mean = 0.0L, wsum = 0.0L;
-    if (intercept_) {
-      for (arma::uword i = 0; i < n; ++i) {
-        mean += wt(i) * y_(i, c);
-        wsum += wt(i);
-      }
-      mean /= wsum;
-    }
-    for (arma::uword i = 0; i < n; ++i) {
-      rss += wt(i) * static_cast<long double>(e(i, c)) * e(i, c);
-      const long double d = y_(i, c) - mean;
-      tss += wt(i) * d * d;
-    }
-    const double r2 = tss > 0 ? static_cast<double>(1.0L - rss / tss) : kNaN;
-    out.r_squared(c) = r2;
-    out.adj_r_squared(c) =
-        out.df_residual > 0 ? 1.0 - (1.0 - r2) * ((N - df_int) / out.df_residual) : kNaN;
-  }
+  ls_detail::finish_inference(out, y_, e, w_, intercept_, n_effective());
   return out;
 }
 

@@ -265,7 +265,25 @@ class _FactorMixin:
         return self._model.masked_weights(bool(strict))
 
 
-class OLS(_FactorMixin, _AttentionEstimator):
+class _CovArgs:
+    """The covariance options of OLS, Ridge and PCR as the core takes them."""
+
+    def _cov_args(self, cov_type=None, maxlags=None, hac_adjust=None):
+        """(cov_type, maxlags, hac_adjust, cluster codes or None) for the core."""
+        ct = _check_cov_type(self.cov_type if cov_type is None else cov_type)
+        ml = _maxlags_arg(self.maxlags if maxlags is None else maxlags)
+        adj = bool(self.hac_adjust if hac_adjust is None else hac_adjust)
+        groups = None
+        if ct in _CLUSTER_TYPES:
+            groups = getattr(self, "_groups", None)
+            if groups is None:
+                raise ValueError(
+                    f"cov_type: {ct!r} needs cluster ids; pass groups= (one or two columns) to fit"
+                )
+        return ct, ml, adj, groups
+
+
+class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
     """Ordinary least squares solved by column-pivoted QR, with its attention form.
 
     The prediction at a row x is ``sum_i a_i(x) y_i`` with attention weights
@@ -392,20 +410,6 @@ class OLS(_FactorMixin, _AttentionEstimator):
         self.weight_type = weight_type
         self.fe_tol = fe_tol
         self.fe_max_iter = fe_max_iter
-
-    def _cov_args(self, cov_type=None, maxlags=None, hac_adjust=None):
-        """(cov_type, maxlags, hac_adjust, cluster codes or None) for the core."""
-        ct = _check_cov_type(self.cov_type if cov_type is None else cov_type)
-        ml = _maxlags_arg(self.maxlags if maxlags is None else maxlags)
-        adj = bool(self.hac_adjust if hac_adjust is None else hac_adjust)
-        groups = None
-        if ct in _CLUSTER_TYPES:
-            groups = getattr(self, "_groups", None)
-            if groups is None:
-                raise ValueError(
-                    f"cov_type: {ct!r} needs cluster ids; pass groups= (one or two columns) to fit"
-                )
-        return ct, ml, adj, groups
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
             groups=None, absorb=None):
@@ -842,21 +846,8 @@ def _check_groups_arg(cov_type, groups) -> str:
     return ct
 
 
-class _SpectralInference:
+class _SpectralInference(_CovArgs):
     """Covariances, standard errors and summaries of Ridge and PCR (computed in the core)."""
-
-    def _cov_args(self, cov_type=None, maxlags=None, hac_adjust=None):
-        ct = _check_cov_type(self.cov_type if cov_type is None else cov_type)
-        ml = _maxlags_arg(self.maxlags if maxlags is None else maxlags)
-        adj = bool(self.hac_adjust if hac_adjust is None else hac_adjust)
-        groups = None
-        if ct in _CLUSTER_TYPES:
-            groups = getattr(self, "_groups", None)
-            if groups is None:
-                raise ValueError(
-                    f"cov_type: {ct!r} needs cluster ids; pass groups= (one or two columns) to fit"
-                )
-        return ct, ml, adj, groups
 
     def _set_inference(self):
         inf = self._model.inference(*self._cov_args())

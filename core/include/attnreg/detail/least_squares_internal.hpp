@@ -50,6 +50,14 @@ inline bool is_two_way(const CovOptions& cov) {
   return is_cluster_cov(cov.type) && cov.clusters.n_cols == 2;
 }
 
+/// The t tests and fit statistics every least-squares inference ends with: from out.estimate,
+/// out.std_error, out.df_inference and out.df_residual, fills t_value, p_value (two-sided t,
+/// NaN without residual df) and per output r_squared (1 - sum w e^2 / sum w (y - ybar_w)^2, as
+/// lm, statsmodels' WLS and Stata; about 0 without an intercept) and adj_r_squared with N - 1
+/// (N without an intercept). y, e: n x k responses and residuals; weights: empty or n.
+void finish_inference(Inference& out, const arma::mat& y, const arma::mat& e,
+                      const arma::vec& weights, bool intercept, double N);
+
 /// Nearest power of two to a column norm: dividing by it is exact in floating point.
 double power_of_two_scale(double norm);
 
