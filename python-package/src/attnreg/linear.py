@@ -266,7 +266,8 @@ class _FactorMixin:
 
 
 class _CovArgs:
-    """The covariance options of OLS, Ridge and PCR as the core takes them."""
+    """Covariance options, standard errors and covariance matrices of OLS, Ridge and PCR, as
+    the core computes them (one implementation behind each class's documented method)."""
 
     def _cov_args(self, cov_type=None, maxlags=None, hac_adjust=None):
         """(cov_type, maxlags, hac_adjust, cluster codes or None) for the core."""
@@ -281,6 +282,23 @@ class _CovArgs:
                     f"cov_type: {ct!r} needs cluster ids; pass groups= (one or two columns) to fit"
                 )
         return ct, ml, adj, groups
+
+    def _standard_errors(self, cov_type, maxlags, hac_adjust):
+        check_is_fitted(self)
+        se = self._model.std_errors(*self._cov_args(cov_type, maxlags, hac_adjust))
+        return se[:, 0].copy() if self._y_1d else se.T.copy()
+
+    def _cov_params(self, cov_type, maxlags, hac_adjust, output):
+        check_is_fitted(self)
+        k = 1 if self._y_1d else int(self.coef_.shape[0])
+        if (isinstance(output, (bool, np.bool_)) or not isinstance(output, numbers.Integral)
+                or not 0 <= output < k):
+            raise ValueError(
+                f"output: must be an integer in [0, {k - 1}] (the index of a column of y; the model "
+                f"has {k} output{'s' if k > 1 else ''}), got {output!r}"
+            )
+        ct, ml, adj, groups = self._cov_args(cov_type, maxlags, hac_adjust)
+        return self._model.covariance(ct, ml, adj, int(output), groups)
 
 
 class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
@@ -695,22 +713,11 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         """Standard errors in design order (intercept first) under any covariance type,
         without refitting: shape (q,) or (n_targets, q). Cluster types use the ``groups``
         given to fit."""
-        check_is_fitted(self)
-        se = self._model.std_errors(*self._cov_args(cov_type, maxlags, hac_adjust))
-        return se[:, 0].copy() if self._y_1d else se.T.copy()
+        return self._standard_errors(cov_type, maxlags, hac_adjust)
 
     def cov_params(self, cov_type=None, maxlags=None, hac_adjust=None, output: int = 0):
         """Covariance matrix (q, q) of the coefficients of one output, design order."""
-        check_is_fitted(self)
-        k = 1 if self._y_1d else int(self.coef_.shape[0])
-        if (isinstance(output, (bool, np.bool_)) or not isinstance(output, numbers.Integral)
-                or not 0 <= output < k):
-            raise ValueError(
-                f"output: must be an integer in [0, {k - 1}] (the index of a column of y; the model "
-                f"has {k} output{'s' if k > 1 else ''}), got {output!r}"
-            )
-        ct, ml, adj, groups = self._cov_args(cov_type, maxlags, hac_adjust)
-        return self._model.covariance(ct, ml, adj, int(output), groups)
+        return self._cov_params(cov_type, maxlags, hac_adjust, output)
 
     def encoder(self) -> np.ndarray:
         """W = U Lambda^{-1/2} (q, rank) with Omega = W W' (Goulet Coulombe 2025, arXiv:2504.09663, eq. 12)."""
@@ -872,23 +879,12 @@ class _SpectralInference(_CovArgs):
         """Standard errors in design order (intercept first) under any covariance type,
         without refitting: shape (q,) or (n_targets, q). Cluster types use the ``groups``
         given to fit. Variability around E[b], not the true coefficients (see ``cov_type``)."""
-        check_is_fitted(self)
-        se = self._model.std_errors(*self._cov_args(cov_type, maxlags, hac_adjust))
-        return se[:, 0].copy() if self._y_1d else se.T.copy()
+        return self._standard_errors(cov_type, maxlags, hac_adjust)
 
     def cov_params(self, cov_type=None, maxlags=None, hac_adjust=None, output: int = 0):
         """Covariance matrix (q, q) of the coefficients of one output, design order: the exact
         sandwich of the linear map b = M y (around E[b]; see ``cov_type``)."""
-        check_is_fitted(self)
-        k = 1 if self._y_1d else int(self.coef_.shape[0])
-        if (isinstance(output, (bool, np.bool_)) or not isinstance(output, numbers.Integral)
-                or not 0 <= output < k):
-            raise ValueError(
-                f"output: must be an integer in [0, {k - 1}] (the index of a column of y; the model "
-                f"has {k} output{'s' if k > 1 else ''}), got {output!r}"
-            )
-        ct, ml, adj, groups = self._cov_args(cov_type, maxlags, hac_adjust)
-        return self._model.covariance(ct, ml, adj, int(output), groups)
+        return self._cov_params(cov_type, maxlags, hac_adjust, output)
 
     def summary(self, cov_type=None, maxlags=None, hac_adjust=None):
         """Coefficient table and fit statistics (single output), printed like statsmodels.
