@@ -19,9 +19,12 @@ tar -C "$here" --exclude=./src --exclude=./build-package.sh --exclude='*.tar.gz'
 cp "$root/NEWS.md" "$stage/NEWS.md"
 # The C++ core and the Rcpp glue. Core sources get a prefix so names cannot clash.
 cp -r "$root/core/include/attnreg" "$stage/src/include/"
-for f in "$root"/core/src/*.cpp; do cp "$f" "$stage/src/core_$(basename "$f")"; done
-# Private headers of core/src are included by their plain names from the sources beside them.
-for f in "$root"/core/src/*.hpp; do [ -e "$f" ] && cp "$f" "$stage/src/include/"; done
+# R compiles the sources of src/ only, not of its subfolders: core/src/<stage>/<name>.cpp becomes
+# src/core_<stage>_<name>.cpp.
+for f in "$root"/core/src/*/*.cpp; do
+  d=$(basename "$(dirname "$f")")
+  cp "$f" "$stage/src/core_${d}_$(basename "$f")"
+done
 # R CMD check --as-cran warns about pragmas that silence diagnostics; the R build drops them
 # (they only hide GCC's -Wpsabi notes on 64-byte vector types, which are notes, not warnings).
 sed -i '/#pragma GCC diagnostic ignored/d' "$stage"/src/include/attnreg/detail/*.hpp

@@ -105,8 +105,8 @@ def build_library(nvcc: str, arch: str) -> pathlib.Path:
     lib = out_dir / f"libattnreg_cuda_bench_sm{arch}.so"
     sources = sorted((ROOT / "cuda").glob("*.cu"))
     headers = list((ROOT / "cuda").glob("*.cuh")) + list((ROOT / "cuda").glob("*.hpp")) + [
-        ROOT / "core/include/attnreg/lla_tile.hpp",
-        ROOT / "core/include/attnreg/attention_device.hpp"]
+        ROOT / "core/include/attnreg/attention/lla_tile.hpp",
+        ROOT / "core/include/attnreg/attention/attention_device.hpp"]
     newest = max(p.stat().st_mtime for p in sources + headers)
     if lib.exists() and lib.stat().st_mtime > newest:
         return lib

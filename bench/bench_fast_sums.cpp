@@ -1,4 +1,4 @@
-// Exact fast sums for 1-D compact kernels (core/include/attnreg/fast_sums.hpp) against the
+// Exact fast sums for 1-D compact kernels (core/include/attnreg/kernels/fast_sums.hpp) against the
 // neighbour-index and all-pairs paths, side by side in one run: CPU and wall seconds.
 //   bench_fast_sums [quick]
 // Results: bench/results/fast_sums.md.
@@ -11,8 +11,8 @@
 #include <random>
 #include <string>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/local_fit.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/solve/local_fit.hpp"
 
 using namespace attnreg;
 

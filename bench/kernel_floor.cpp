@@ -42,9 +42,9 @@
 #include <omp.h>
 #endif
 
-#include "attnreg/kernel.hpp"
-#include "attnreg/local_fit.hpp"
-#include "attnreg/runtime.hpp"
+#include "attnreg/kernels/kernel.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/simd_dispatch.hpp"
 
 #include <hwy/highway.h>

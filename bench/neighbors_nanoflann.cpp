@@ -19,7 +19,7 @@
 
 #include <nanoflann.hpp>
 
-#include "attnreg/neighbors.hpp"
+#include "attnreg/kernels/neighbors.hpp"
 
 namespace {
 

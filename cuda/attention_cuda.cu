@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "attention_cuda.hpp"
-#include "attnreg/attention_device.hpp"
-#include "attnreg/lla_tile.hpp"
+#include "attnreg/attention/attention_device.hpp"
+#include "attnreg/attention/lla_tile.hpp"
 #include "lla_launch.cuh"
 #include "static_switch.hpp"
 

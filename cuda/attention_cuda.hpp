@@ -9,7 +9,7 @@
 // batch, head and seq (a zero stride broadcasts). Queries may be fewer or more than keys
 // (cross-attention); with `causal`, query i sees keys j <= i + n_k - n_q (bottom-right
 // alignment), and a sliding window w keeps the last w of them (|j - a_i| < w without causal),
-// exactly as attnreg/attention.hpp. The math is that of the CPU engine: w = exp(a q'k) (dot)
+// exactly as attnreg/attention/attention.hpp. The math is that of the CPU engine: w = exp(a q'k) (dot)
 // or exp(a q'k - (a/2)||k||^2) (rbf; the per-query constant cancels), Sigma = sum w z z' +
 // lambda omega I with the omega-scaled ridge, m(q) = sum_j w_j (1 - z_j'rho) v_j / (omega -
 // mu'rho).

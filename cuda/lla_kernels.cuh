@@ -11,7 +11,7 @@
 // One CTA (kThreads = 128 threads, 4 warps) per (query block, head, batch): grid (n_blocks,
 // heads, batch). The query block (Br rows, padded with zeros to the head-dim bucket D) stays in
 // shared memory; key / value tiles of Bc rows stream through shared memory. Every per-row and
-// per-tile piece of arithmetic is a function of attnreg/lla_tile.hpp, the header the CPU
+// per-tile piece of arithmetic is a function of attnreg/attention/lla_tile.hpp, the header the CPU
 // blockwise path calls: online_update_row, rescale_row, weights_from_max_row, mask_row,
 // add_key_bias_row, rbf_key_bias, center_mu_row, cg_init_row, sigma_p_finish_row, cg_step_row,
 // lla_delta_row, lla_weights_row, normalize_row, weight_row, key_range, center_sigma, cholesky,
@@ -39,7 +39,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "attnreg/lla_tile.hpp"
+#include "attnreg/attention/lla_tile.hpp"
 #include "cuda_compat.cuh"
 #include "lla_params.hpp"
 

@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "attnreg/attention_device.hpp"
+#include "attnreg/attention/attention_device.hpp"
 #include "lla_kernels.cuh"
 #include "lla_params.hpp"
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "attnreg/attention_device.hpp"
+#include "attnreg/attention/attention_device.hpp"
 
 namespace attnreg {
 namespace attention {

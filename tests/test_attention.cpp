@@ -1,4 +1,4 @@
-// Tests of the attention engine (core/include/attnreg/attention.hpp) and of the per-tile math
+// Tests of the attention engine (core/include/attnreg/attention/attention.hpp) and of the per-tile math
 // it shares with the CUDA kernels (lla_tile.hpp). Independent float64 oracles are written out
 // here in a few lines each (Armadillo, explicit loops); identities are checked in both
 // directions where a broken implementation could pass one of them.
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/arma.hpp"
-#include "attnreg/attention.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/lla_tile.hpp"
-#include "attnreg/local_fit.hpp"
+#include "attnreg/base/arma.hpp"
+#include "attnreg/attention/attention.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/attention/lla_tile.hpp"
+#include "attnreg/solve/local_fit.hpp"
 
 namespace {
 

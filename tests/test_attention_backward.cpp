@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/arma.hpp"
-#include "attnreg/attention.hpp"
-#include "attnreg/error.hpp"
+#include "attnreg/base/arma.hpp"
+#include "attnreg/attention/attention.hpp"
+#include "attnreg/base/error.hpp"
 
 namespace {
 

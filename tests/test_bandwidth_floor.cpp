@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/kernel_pairs.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/kernels/kernel_pairs.hpp"
 #include "test_util.hpp"
 
 using namespace attnreg;

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <string>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/local_fit.hpp"
-#include "attnreg/plugin_bandwidth.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/bandwidth/plugin_bandwidth.hpp"
 
 using namespace attnreg;
 

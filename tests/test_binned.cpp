@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/binned.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/local_fit.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/kernels/binned.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/local_fit.hpp"
 
 using namespace attnreg;
 

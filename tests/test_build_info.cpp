@@ -5,7 +5,7 @@
 #include <regex>
 #include <string>
 
-#include "attnreg/build_info.hpp"
+#include "attnreg/base/build_info.hpp"
 #include "attnreg/detail/simd_dispatch.hpp"
 
 TEST(BuildInfo, VersionIsXYZ) {

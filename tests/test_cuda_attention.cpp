@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/attention.hpp"
-#include "attnreg/attention_device.hpp"
-#include "attnreg/build_info.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/lla_tile.hpp"
+#include "attnreg/attention/attention.hpp"
+#include "attnreg/attention/attention_device.hpp"
+#include "attnreg/base/build_info.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/attention/lla_tile.hpp"
 
 #if defined(ATTNREG_WITH_CUDA) && defined(ATTNREG_CUDA_EMULATED_BACKEND)
 // CPU check of this file with the kernels emulated (see cuda/cta_emulator.hpp).

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/density.hpp"
+#include "attnreg/density/density.hpp"
 #include "attnreg/detail/density_kernels.hpp"
-#include "attnreg/error.hpp"
+#include "attnreg/base/error.hpp"
 
 using namespace attnreg;
 

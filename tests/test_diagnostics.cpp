@@ -8,8 +8,8 @@
 #include <random>
 #include <string>
 
-#include "attnreg/diagnostics.hpp"
-#include "attnreg/error.hpp"
+#include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/base/error.hpp"
 
 using namespace attnreg;
 

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "attnreg/distributions.hpp"
-#include "attnreg/least_squares.hpp"
+#include "attnreg/inference/distributions.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
 
 using namespace attnreg;
 

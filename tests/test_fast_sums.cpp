@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/fast_sums.hpp"
-#include "attnreg/local_fit.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/kernels/fast_sums.hpp"
+#include "attnreg/solve/local_fit.hpp"
 
 using namespace attnreg;
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/error.hpp"
-#include "attnreg/kernel.hpp"
-#include "attnreg/kernel_pairs.hpp"
-#include "attnreg/neighbors.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/kernels/kernel.hpp"
+#include "attnreg/kernels/kernel_pairs.hpp"
+#include "attnreg/kernels/neighbors.hpp"
 
 using namespace attnreg;
 

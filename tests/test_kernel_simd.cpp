@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/kernel.hpp"
-#include "attnreg/kernel_pairs.hpp"
+#include "attnreg/kernels/kernel.hpp"
+#include "attnreg/kernels/kernel_pairs.hpp"
 #include "attnreg/detail/simd_dispatch.hpp"
 
 #include <hwy/targets.h>

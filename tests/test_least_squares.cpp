@@ -5,15 +5,15 @@
 // test_least_squares_nist.cpp.
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "attnreg/error.hpp"
-#include "attnreg/least_squares.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
 #include "test_util.hpp"
 
 using attnreg::OLS;

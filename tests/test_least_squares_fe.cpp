@@ -4,13 +4,13 @@
 // sandwich formulas with the full leverage.
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 #include <map>
 #include <vector>
 
-#include "attnreg/error.hpp"
-#include "attnreg/least_squares_fe.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/least_squares_fe.hpp"
 
 using attnreg::AbsorbedOLS;
 using attnreg::AbsorbOptions;

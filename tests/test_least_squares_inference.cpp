@@ -3,11 +3,11 @@
 // p-values (Student t tail against scipy.stats.t.sf values) and R^2.
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 
-#include "attnreg/error.hpp"
-#include "attnreg/least_squares.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
 
 using attnreg::CovOptions;
 using attnreg::CovType;

@@ -4,13 +4,13 @@
 // forecasts move when FUTURE observations change, recursive ones do not.
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 
-#include "attnreg/error.hpp"
-#include "attnreg/least_squares.hpp"
-#include "attnreg/least_squares_masked.hpp"
-#include "attnreg/least_squares_spectral.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/least_squares_masked.hpp"
+#include "attnreg/least_squares/least_squares_spectral.hpp"
 
 namespace {
 

@@ -10,12 +10,12 @@
 // double-rounded design can do. attnreg reaches it; double-precision QR does not (it aliases).
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include "attnreg/least_squares.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
 #include "test_util.hpp"
 
 namespace {

@@ -4,13 +4,13 @@
 // HAC lag range, and Ridge/PCR on a design with no variation (no kept component).
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 
-#include "attnreg/error.hpp"
-#include "attnreg/least_squares.hpp"
-#include "attnreg/least_squares_softmax.hpp"
-#include "attnreg/least_squares_spectral.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/least_squares_softmax.hpp"
+#include "attnreg/least_squares/least_squares_spectral.hpp"
 
 using namespace attnreg;
 

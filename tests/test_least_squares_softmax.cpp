@@ -5,14 +5,14 @@
 // leave-one-out CV over a grid).
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 #include <cstdio>
 
-#include "attnreg/error.hpp"
-#include "attnreg/lbfgs.hpp"
-#include "attnreg/least_squares.hpp"
-#include "attnreg/least_squares_softmax.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/lbfgs.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/least_squares_softmax.hpp"
 
 using attnreg::AttentionRegression;
 using attnreg::AttentionRegressionOptions;

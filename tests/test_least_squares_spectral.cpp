@@ -5,12 +5,12 @@
 // OLS).
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 
-#include "attnreg/error.hpp"
-#include "attnreg/least_squares.hpp"
-#include "attnreg/least_squares_spectral.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/least_squares_spectral.hpp"
 
 using attnreg::PCR;
 using attnreg::PCROptions;

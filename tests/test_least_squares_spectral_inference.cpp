@@ -5,14 +5,14 @@
 // sandwiches written out from M: sum_g (M_g a_g)(M_g a_g)'.
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 #include <map>
 #include <vector>
 
-#include "attnreg/error.hpp"
-#include "attnreg/least_squares.hpp"
-#include "attnreg/least_squares_spectral.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/least_squares_spectral.hpp"
 
 using attnreg::CovOptions;
 using attnreg::CovType;

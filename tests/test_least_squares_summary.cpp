@@ -4,14 +4,14 @@
 // log-likelihood written out from its definition.
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "attnreg/error.hpp"
-#include "attnreg/least_squares.hpp"
-#include "attnreg/least_squares_summary.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/least_squares_summary.hpp"
 
 using attnreg::CovOptions;
 using attnreg::CovType;

@@ -5,15 +5,15 @@
 // the unweighted fit of the data with row i repeated w_i times.
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "attnreg/error.hpp"
-#include "attnreg/least_squares.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
 
 using attnreg::CovOptions;
 using attnreg::CovType;
@@ -435,7 +435,7 @@ TEST(WeightedOLS, BadWeightsAndClustersAreRefused) {
 
 // ---------------------------------------------------------------- weighted ridge and PCR
 
-#include "attnreg/least_squares_spectral.hpp"
+#include "attnreg/least_squares/least_squares_spectral.hpp"
 
 TEST(WeightedSpectral, RidgeAndPCRMatchClosedForms) {
   for (unsigned seed : {51u, 52u, 53u}) {

@@ -15,9 +15,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "attnreg/attention.hpp"
+#include "attnreg/attention/attention.hpp"
 #include "attnreg/detail/attention_internal.hpp"
-#include "attnreg/lla_tile.hpp"
+#include "attnreg/attention/lla_tile.hpp"
 
 #define ATTNREG_CUDA_EMULATION 1
 #include "../cuda/static_switch.hpp"

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/kernel.hpp"
-#include "attnreg/local_fit.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/kernels/kernel.hpp"
+#include "attnreg/solve/local_fit.hpp"
 
 using namespace attnreg;
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/diagnostics.hpp"
-#include "attnreg/distinct_rows.hpp"
-#include "attnreg/kernel.hpp"
-#include "attnreg/local_fit.hpp"
+#include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/kernels/distinct_rows.hpp"
+#include "attnreg/kernels/kernel.hpp"
+#include "attnreg/solve/local_fit.hpp"
 
 using namespace attnreg;
 

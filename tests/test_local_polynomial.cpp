@@ -8,10 +8,10 @@
 #include <limits>
 #include <string>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/local_fit.hpp"
-#include "attnreg/local_polynomial.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/solve/local_polynomial.hpp"
 
 using namespace attnreg;
 

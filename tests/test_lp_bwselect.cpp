@@ -6,11 +6,11 @@
 #include <cmath>
 #include <string>
 
-#include "attnreg/diagnostics.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/local_fit.hpp"
-#include "attnreg/lp_bwselect.hpp"
-#include "attnreg/nn_variance.hpp"
+#include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/bandwidth/lp_bwselect.hpp"
+#include "attnreg/inference/nn_variance.hpp"
 #include "test_util.hpp"
 
 using namespace attnreg;

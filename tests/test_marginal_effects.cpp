@@ -7,9 +7,9 @@
 
 #include <cmath>
 
-#include "attnreg/error.hpp"
-#include "attnreg/local_fit.hpp"
-#include "attnreg/marginal_effects.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/inference/marginal_effects.hpp"
 
 using namespace attnreg;
 

@@ -9,8 +9,8 @@
 #include <random>
 #include <string>
 
-#include "attnreg/error.hpp"
-#include "attnreg/monte_carlo.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/inference/monte_carlo.hpp"
 
 using namespace attnreg;
 

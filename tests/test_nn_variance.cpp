@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attnreg/diagnostics.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/local_fit.hpp"
-#include "attnreg/nn_variance.hpp"
+#include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/inference/nn_variance.hpp"
 
 using namespace attnreg;
 

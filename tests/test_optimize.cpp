@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "attnreg/error.hpp"
-#include "attnreg/optimize.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/optimize.hpp"
 
 using attnreg::minimize_box;
 
@@ -53,7 +53,7 @@ TEST(MinimizeBox, MultistartFindsTheGlobalMinimumOfADoubleWell) {
 
 #include <thread>
 
-#include "attnreg/runtime.hpp"
+#include "attnreg/base/runtime.hpp"
 
 TEST(Runtime, CancelAllStopsGuardsOnEveryThreadUntilCleared) {
   // Faces that run the core on their own worker threads (Dask's threaded scheduler) cannot

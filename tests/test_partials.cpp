@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/attention.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/local_fit.hpp"
-#include "attnreg/partials.hpp"
+#include "attnreg/attention/attention.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/moments/partials.hpp"
 
 using namespace attnreg;
 

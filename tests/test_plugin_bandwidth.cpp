@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "attnreg/error.hpp"
-#include "attnreg/plugin_bandwidth.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/bandwidth/plugin_bandwidth.hpp"
 #include "test_util.hpp"
 
 namespace {

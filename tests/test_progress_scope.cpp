@@ -8,9 +8,9 @@
 #include <tuple>
 #include <vector>
 
-#include "attnreg/diagnostics.hpp"
-#include "attnreg/runtime.hpp"
-#include "attnreg/specification_tests.hpp"
+#include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/base/runtime.hpp"
+#include "attnreg/inference/specification_tests.hpp"
 
 using namespace attnreg;
 

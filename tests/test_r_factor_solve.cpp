@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "attnreg/error.hpp"
-#include "attnreg/r_factor_solve.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/least_squares/r_factor_solve.hpp"
 
 using namespace attnreg;
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "attnreg/semiparametric.hpp"
+#include "attnreg/semiparametric/semiparametric.hpp"
 
 using namespace attnreg;
 

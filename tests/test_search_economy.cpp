@@ -8,8 +8,8 @@
 #include <random>
 #include <string>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/error.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/base/error.hpp"
 
 using namespace attnreg;
 

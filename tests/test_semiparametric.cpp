@@ -8,9 +8,9 @@
 #include <limits>
 #include <string>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/semiparametric.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/semiparametric/semiparametric.hpp"
 
 using namespace attnreg;
 

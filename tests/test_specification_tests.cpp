@@ -9,10 +9,10 @@
 #include <random>
 #include <string>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/diagnostics.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/specification_tests.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/inference/specification_tests.hpp"
 
 using namespace attnreg;
 

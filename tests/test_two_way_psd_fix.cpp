@@ -4,14 +4,14 @@
 // cluster by cluster, then eig_sym and U max(Lambda, 0) U').
 #include <gtest/gtest.h>
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 #include <map>
 #include <string>
 
-#include "attnreg/least_squares.hpp"
-#include "attnreg/least_squares_fe.hpp"
-#include "attnreg/least_squares_spectral.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/least_squares_fe.hpp"
+#include "attnreg/least_squares/least_squares_spectral.hpp"
 
 using attnreg::AbsorbedOLS;
 using attnreg::CovOptions;

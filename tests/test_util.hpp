@@ -1,7 +1,7 @@
 // Small helpers shared by the GoogleTest suites.
 #pragma once
 
-#include "attnreg/arma.hpp"
+#include "attnreg/base/arma.hpp"
 #include <cmath>
 #include <fstream>
 #include <sstream>

@@ -1,5 +1,5 @@
 # Bias-variance diagnostics and inference for kernel regression (linear smoothers). Every formula
-# is in the C++ core (core/include/attnreg/diagnostics.hpp); these functions convert and format.
+# is in the C++ core (core/include/attnreg/inference/diagnostics.hpp); these functions convert and format.
 
 .diag_kind <- function(kind) {
   kinds <- c("hc3", "hc2", "hc1", "hc0", "const", "cr1", "nn")

@@ -1,6 +1,6 @@
 # Bootstrap significance test of each regressor (np's npsigtest) and the Hsiao-Li-Racine
 # consistent specification test of an lm fit (np's npcmstest). The statistics, the null models
-# and the bootstrap are in the C++ core (core/include/attnreg/specification_tests.hpp).
+# and the bootstrap are in the C++ core (core/include/attnreg/inference/specification_tests.hpp).
 
 .spec_stars <- function(p) {
   as.character(stats::symnum(p, corr = FALSE, na = FALSE, cutpoints = c(0, 0.001, 0.01, 0.05, 0.1, 1),

@@ -6,9 +6,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "attnreg/error.hpp"
-#include "attnreg/runtime.hpp"
-#include "attnreg/build_info.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/base/runtime.hpp"
+#include "attnreg/base/build_info.hpp"
 
 namespace py = pybind11;
 

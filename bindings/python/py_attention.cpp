@@ -1,4 +1,4 @@
-// Python bindings for the attention engine (attnreg/attention.hpp). Thin: numpy arrays are
+// Python bindings for the attention engine (attnreg/attention/attention.hpp). Thin: numpy arrays are
 // read in place through their strides (no copy when the dtype is already float32/float64),
 // options arrive as keywords, the output is a new numpy array that owns its memory, and the
 // diagnostics come back as a dict. The Python API with its docs is attnreg/attention.py.
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/attention.hpp"
-#include "attnreg/attention_device.hpp"
-#include "attnreg/error.hpp"
+#include "attnreg/attention/attention.hpp"
+#include "attnreg/attention/attention_device.hpp"
+#include "attnreg/base/error.hpp"
 
 namespace py = pybind11;
 namespace at = attnreg::attention;

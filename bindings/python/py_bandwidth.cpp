@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "attnreg/bandwidth_select.hpp"
-#include "attnreg/plugin_bandwidth.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/bandwidth/plugin_bandwidth.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

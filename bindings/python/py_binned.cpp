@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "attnreg/binned.hpp"
+#include "attnreg/kernels/binned.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

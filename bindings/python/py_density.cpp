@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "attnreg/density.hpp"
-#include "attnreg/error.hpp"
+#include "attnreg/density/density.hpp"
+#include "attnreg/base/error.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

@@ -1,4 +1,4 @@
-// Python bindings for the bias-variance diagnostics (attnreg/diagnostics.hpp). Thin: convert,
+// Python bindings for the bias-variance diagnostics (attnreg/inference/diagnostics.hpp). Thin: convert,
 // call, convert back. The Python API lives in attnreg/diagnostics.py.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/diagnostics.hpp"
-#include "attnreg/local_fit.hpp"
-#include "attnreg/specification_tests.hpp"
+#include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/inference/specification_tests.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

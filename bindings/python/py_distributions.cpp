@@ -1,9 +1,9 @@
-// Python bindings of the core's distribution functions (attnreg/distributions.hpp, Boost.Math),
+// Python bindings of the core's distribution functions (attnreg/inference/distributions.hpp, Boost.Math),
 // so that the Python summaries and intervals use the same quantiles and tails as the core.
 #include <pybind11/pybind11.h>
 
-#include "attnreg/distributions.hpp"
-#include "attnreg/least_squares.hpp"
+#include "attnreg/inference/distributions.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
 
 namespace py = pybind11;
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "attnreg/marginal_effects.hpp"
+#include "attnreg/inference/marginal_effects.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

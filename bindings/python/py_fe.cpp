@@ -3,7 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "attnreg/least_squares_fe.hpp"
+#include "attnreg/least_squares/least_squares_fe.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

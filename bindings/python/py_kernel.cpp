@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "attnreg/kernel.hpp"
-#include "attnreg/local_fit.hpp"
+#include "attnreg/kernels/kernel.hpp"
+#include "attnreg/solve/local_fit.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

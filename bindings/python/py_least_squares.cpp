@@ -4,10 +4,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "attnreg/least_squares.hpp"
-#include "attnreg/least_squares_masked.hpp"
-#include "attnreg/least_squares_softmax.hpp"
-#include "attnreg/least_squares_spectral.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/least_squares_masked.hpp"
+#include "attnreg/least_squares/least_squares_softmax.hpp"
+#include "attnreg/least_squares/least_squares_spectral.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

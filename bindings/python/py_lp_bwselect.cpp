@@ -1,10 +1,10 @@
-// Python bindings for the Calonico-Cattaneo-Farrell plug-in bandwidths (attnreg/lp_bwselect.hpp).
+// Python bindings for the Calonico-Cattaneo-Farrell plug-in bandwidths (attnreg/bandwidth/lp_bwselect.hpp).
 // Thin: convert, call, convert back. The Python API is attnreg.diagnostics.mse_dpi / imse_dpi.
 #include <pybind11/pybind11.h>
 
 #include <string>
 
-#include "attnreg/lp_bwselect.hpp"
+#include "attnreg/bandwidth/lp_bwselect.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

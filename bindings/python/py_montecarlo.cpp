@@ -1,4 +1,4 @@
-// Python bindings for the Monte Carlo lab (attnreg/monte_carlo.hpp). Thin: convert, call, convert
+// Python bindings for the Monte Carlo lab (attnreg/inference/monte_carlo.hpp). Thin: convert, call, convert
 // back. The Python API is attnreg.diagnostics.monte_carlo / rate_study.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/monte_carlo.hpp"
+#include "attnreg/inference/monte_carlo.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "attnreg/least_squares.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

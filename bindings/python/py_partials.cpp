@@ -1,4 +1,4 @@
-// Python bindings for the mergeable partial statistics (attnreg/partials.hpp). Thin: a partial
+// Python bindings for the mergeable partial statistics (attnreg/moments/partials.hpp). Thin: a partial
 // travels as a dict of numpy arrays (picklable, so Dask can ship it between workers); every
 // formula is in the core. The Python API is attnreg.dask.
 #include <pybind11/numpy.h>
@@ -13,8 +13,8 @@
 #include <tuple>
 #include <vector>
 
-#include "attnreg/error.hpp"
-#include "attnreg/partials.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/moments/partials.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

@@ -1,8 +1,8 @@
-// Python binding of the TSQR-factor solve (attnreg/r_factor_solve.hpp), used by attnreg.dask's
+// Python binding of the TSQR-factor solve (attnreg/least_squares/r_factor_solve.hpp), used by attnreg.dask's
 // ols and ridge. Thin: convert, call, convert back.
 #include <pybind11/pybind11.h>
 
-#include "attnreg/r_factor_solve.hpp"
+#include "attnreg/least_squares/r_factor_solve.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

@@ -9,9 +9,9 @@
 #include <optional>
 #include <string>
 
-#include "attnreg/least_squares.hpp"
-#include "attnreg/local_polynomial.hpp"
-#include "attnreg/semiparametric.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/solve/local_polynomial.hpp"
+#include "attnreg/semiparametric/semiparametric.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

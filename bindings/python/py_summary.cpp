@@ -1,11 +1,11 @@
-// Python bindings for the regression-summary statistics (attnreg/least_squares_summary.hpp):
+// Python bindings for the regression-summary statistics (attnreg/least_squares/least_squares_summary.hpp):
 // prediction variances, the regression Wald F and the Gaussian log-likelihood.
 #include <pybind11/pybind11.h>
 
 #include <type_traits>
 #include <utility>
 
-#include "attnreg/least_squares_summary.hpp"
+#include "attnreg/least_squares/least_squares_summary.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;

@@ -1,4 +1,4 @@
-// attnreg R face: the attention engine (attnreg/attention.hpp). Thin: R matrices and arrays
+// attnreg R face: the attention engine (attnreg/attention/attention.hpp). Thin: R matrices and arrays
 // are read in place through their (column-major) strides, options arrive as arguments, the
 // output is a new R array and the diagnostics a list. The documented R API is R/attention.R.
 //
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/attention.hpp"
-#include "attnreg/attention_device.hpp"
-#include "attnreg/build_info.hpp"
-#include "attnreg/error.hpp"
+#include "attnreg/attention/attention.hpp"
+#include "attnreg/attention/attention_device.hpp"
+#include "attnreg/base/build_info.hpp"
+#include "attnreg/base/error.hpp"
 
 namespace at = attnreg::attention;
 

@@ -2,7 +2,7 @@
 // [[Rcpp::depends(RcppArmadillo)]]
 #include <RcppArmadillo.h>
 
-#include "attnreg/plugin_bandwidth.hpp"
+#include "attnreg/bandwidth/plugin_bandwidth.hpp"
 
 // [[Rcpp::export(name = ".dpi_cpp")]]
 Rcpp::List dpi_cpp(const arma::vec& x, const arma::vec& y, int blockmax, int divisor,
@@ -17,7 +17,7 @@ Rcpp::List dpi_cpp(const arma::vec& x, const arma::vec& y, int blockmax, int div
       Rcpp::Named("n_used") = static_cast<double>(r.n_used));
 }
 
-#include "attnreg/bandwidth_select.hpp"
+#include "attnreg/bandwidth/bandwidth_select.hpp"
 
 // [[Rcpp::export(name = ".kbw_cpp")]]
 Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::string method,

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "attnreg/binned.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/kernel.hpp"
+#include "attnreg/kernels/binned.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/kernels/kernel.hpp"
 
 namespace {
 

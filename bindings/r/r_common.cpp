@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <string>
 
-#include "attnreg/build_info.hpp"
-#include "attnreg/runtime.hpp"
+#include "attnreg/base/build_info.hpp"
+#include "attnreg/base/runtime.hpp"
 
 namespace {
 // R_CheckUserInterrupt longjmps on Ctrl-C; running it under R_ToplevelExec turns that into a

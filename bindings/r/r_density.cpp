@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "attnreg/density.hpp"
-#include "attnreg/error.hpp"
+#include "attnreg/density/density.hpp"
+#include "attnreg/base/error.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// attnreg R face: bias-variance diagnostics (attnreg/diagnostics.hpp). Converts, calls the core,
+// attnreg R face: bias-variance diagnostics (attnreg/inference/diagnostics.hpp). Converts, calls the core,
 // converts back; the R API lives in R/diagnostics.R.
 // [[Rcpp::depends(RcppArmadillo)]]
 #include <RcppArmadillo.h>
@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/diagnostics.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/local_fit.hpp"
-#include "attnreg/specification_tests.hpp"
+#include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/inference/specification_tests.hpp"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "attnreg/local_fit.hpp"
-#include "attnreg/marginal_effects.hpp"
+#include "attnreg/solve/local_fit.hpp"
+#include "attnreg/inference/marginal_effects.hpp"
 
 attnreg::LocalPolynomial kreg_model_from_list(const Rcpp::List& L);  // r_kernel.cpp
 

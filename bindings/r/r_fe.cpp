@@ -4,7 +4,7 @@
 // [[Rcpp::depends(RcppArmadillo)]]
 #include <RcppArmadillo.h>
 
-#include "attnreg/least_squares_fe.hpp"
+#include "attnreg/least_squares/least_squares_fe.hpp"
 
 attnreg::CovOptions r_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
                                   Rcpp::Nullable<Rcpp::IntegerMatrix> clusters);  // r_ols.cpp

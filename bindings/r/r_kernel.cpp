@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "attnreg/error.hpp"
-#include "attnreg/kernel.hpp"
-#include "attnreg/local_fit.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/kernels/kernel.hpp"
+#include "attnreg/solve/local_fit.hpp"
 
 namespace {
 

@@ -3,9 +3,9 @@
 // [[Rcpp::depends(RcppArmadillo)]]
 #include <RcppArmadillo.h>
 
-#include "attnreg/least_squares_masked.hpp"
-#include "attnreg/least_squares_softmax.hpp"
-#include "attnreg/least_squares_spectral.hpp"
+#include "attnreg/least_squares/least_squares_masked.hpp"
+#include "attnreg/least_squares/least_squares_softmax.hpp"
+#include "attnreg/least_squares/least_squares_spectral.hpp"
 
 namespace {
 

@@ -1,11 +1,11 @@
-// attnreg R face: Calonico-Cattaneo-Farrell plug-in bandwidths (attnreg/lp_bwselect.hpp).
+// attnreg R face: Calonico-Cattaneo-Farrell plug-in bandwidths (attnreg/bandwidth/lp_bwselect.hpp).
 // Converts, calls the core, converts back; the R API is mse_dpi() / imse_dpi() in R/diagnostics.R.
 // [[Rcpp::depends(RcppArmadillo)]]
 #include <RcppArmadillo.h>
 
 #include <string>
 
-#include "attnreg/lp_bwselect.hpp"
+#include "attnreg/bandwidth/lp_bwselect.hpp"
 
 // [[Rcpp::export(name = ".lp_bwselect_cpp")]]
 Rcpp::List lp_bwselect_cpp(const arma::vec& x, const arma::vec& y, const arma::vec& eval_points,

@@ -1,4 +1,4 @@
-// attnreg R face: the Monte Carlo lab (attnreg/monte_carlo.hpp). Converts, calls the core,
+// attnreg R face: the Monte Carlo lab (attnreg/inference/monte_carlo.hpp). Converts, calls the core,
 // converts back; the R API is monte_carlo() in R/diagnostics.R.
 // [[Rcpp::depends(RcppArmadillo)]]
 #include <RcppArmadillo.h>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/error.hpp"
-#include "attnreg/monte_carlo.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/inference/monte_carlo.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // [[Rcpp::depends(RcppArmadillo)]]
 #include <RcppArmadillo.h>
 
-#include "attnreg/least_squares.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
 
 namespace {
 

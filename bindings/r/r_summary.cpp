@@ -1,8 +1,8 @@
-// attnreg R face: regression-summary statistics (attnreg/least_squares_summary.hpp).
+// attnreg R face: regression-summary statistics (attnreg/least_squares/least_squares_summary.hpp).
 // [[Rcpp::depends(RcppArmadillo)]]
 #include <RcppArmadillo.h>
 
-#include "attnreg/least_squares_summary.hpp"
+#include "attnreg/least_squares/least_squares_summary.hpp"
 
 // Gaussian log-likelihood of residuals e with observation weights w (empty: all ones).
 // [[Rcpp::export(name = ".gaussian_loglik_cpp")]]

@@ -82,7 +82,7 @@ def test_sdist_is_self_contained(tmp_path):
         pkg_info = tar.extractfile(f"attnreg-{v}/PKG-INFO").read().decode()
     top = f"attnreg-{v}/"
     for needed in ["CMakeLists.txt", "VERSION", "LICENSE", "pyproject.toml", "README.md",
-                   "core/src/build_info.cpp", "core/include/attnreg/kernel.hpp",
+                   "core/src/base/build_info.cpp", "core/include/attnreg/kernels/kernel.hpp",
                    "bindings/python/module.cpp", "cuda/device.cu",
                    "python-package/src/attnreg/__init__.py", "python-package/README.md"]:
         assert top + needed in names, needed

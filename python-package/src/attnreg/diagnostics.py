@@ -1,7 +1,7 @@
 """Bias-variance diagnostics and inference for kernel regression (linear smoothers).
 
 Every kernel estimator here is ``m(x) = sum_i l_i(x) y_i``. From the weights ``l(x)`` and the
-residuals the C++ core computes (formulas and sources in ``core/include/attnreg/diagnostics.hpp``):
+residuals the C++ core computes (formulas and sources in ``core/include/attnreg/inference/diagnostics.hpp``):
 
 * pointwise standard errors (homoskedastic ``sigma^2 sum l_i^2`` with
   ``sigma^2 = RSS / (n - 2 tr L + tr L'L)``, heteroskedasticity-robust HC0-HC3, cluster-robust

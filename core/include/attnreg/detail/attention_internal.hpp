@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "attnreg/arma.hpp"
-#include "attnreg/attention.hpp"
-#include "attnreg/error.hpp"
-#include "attnreg/lla_tile.hpp"
-#include "attnreg/runtime.hpp"
+#include "attnreg/base/arma.hpp"
+#include "attnreg/attention/attention.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/attention/lla_tile.hpp"
+#include "attnreg/base/runtime.hpp"
 
 namespace attnreg {
 namespace attention {

@@ -16,9 +16,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "attnreg/arma.hpp"
-#include "attnreg/density.hpp"
-#include "attnreg/kernel.hpp"
+#include "attnreg/base/arma.hpp"
+#include "attnreg/density/density.hpp"
+#include "attnreg/kernels/kernel.hpp"
 #include <string>
 
 namespace attnreg {

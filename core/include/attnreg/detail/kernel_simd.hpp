@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "attnreg/kernel.hpp"
+#include "attnreg/kernels/kernel.hpp"
 
 // 64-byte vector types in functions compiled for the baseline ISA draw GCC's ABI note; every
 // function here is always inlined into its caller's clone, so no such call exists.

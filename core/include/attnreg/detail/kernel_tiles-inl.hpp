@@ -21,7 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "attnreg/kernel.hpp"
+#include "attnreg/kernels/kernel.hpp"
 
 namespace attnreg {
 namespace detail {

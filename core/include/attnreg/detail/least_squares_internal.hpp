@@ -1,8 +1,8 @@
 // attnreg internal: pieces of the least-squares family shared between its translation units.
 #pragma once
 
-#include "attnreg/arma.hpp"
-#include "attnreg/least_squares.hpp"
+#include "attnreg/base/arma.hpp"
+#include "attnreg/least_squares/least_squares.hpp"
 #include <limits>
 #include <vector>
 

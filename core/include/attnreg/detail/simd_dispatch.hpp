@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "attnreg/kernel.hpp"
+#include "attnreg/kernels/kernel.hpp"
 
 namespace attnreg {
 namespace simd_dispatch {

@@ -1,0 +1,239 @@
+// attnreg: bias-variance diagnostics and inference for the linear smoothers of local_fit.hpp.
+//
+// Every kernel estimator is a linear smoother, m(x) = sum_i l_i(x) y_i, with l(x) the
+// equivalent-kernel (attention) weights of LocalPolynomial::attention_weights. Everything here
+// is computed from those weights and the residuals e_i = y_i - m(x_i) of the fit:
+//
+//  * Global (Hastie & Tibshirani 1990, §3.4-3.5; Hurvich, Simonoff & Tsai 1998, eq. 4):
+//      tr L = sum_i L_ii,  tr L'L = sum_ij L_ij^2,  residual df = n - 2 tr L + tr L'L,
+//      sigma^2 = RSS / (n - 2 tr L + tr L'L),  R^2 = 1 - RSS / TSS,
+//      CV = mean (y_i - m_{-i}(x_i))^2 (exact leave-one-out), GCV = n RSS / (n - tr L)^2,
+//      AICc = log(RSS / n) + (1 + tr L / n) / (1 - (tr L + 2) / n)   (the AICc of np's npreg).
+//    L'L needs every row of L at the training points: it is accumulated in row blocks of
+//    kDiagBlockRows x n, so memory is O(block * n) and time O(n^2).
+//  * Pointwise variance of m(x) = l(x)'y given X:  Var = sum_i l_i(x)^2 omega_i with
+//      homoskedastic  omega_i = sigma^2
+//      HC0            omega_i = e_i^2
+//      HC1            omega_i = e_i^2 n / (n - tr L)
+//      HC2            omega_i = e_i^2 / (1 - L_ii)
+//      HC3            omega_i = e_i^2 / (1 - L_ii)^2
+//    (MacKinnon & White 1985 with the smoother's leverages L_ii in place of the hat matrix's;
+//    tr L plays the role of the number of parameters). Cluster-robust CR1 (Cameron & Miller
+//    2015, eq. 12 with k = tr L): Var = G/(G-1) (n-1)/(n-tr L) sum_g (sum_{i in g} l_i(x) e_i)^2.
+//  * Bias (one continuous column). For a local polynomial of degree p the weights reproduce
+//    polynomials of degree <= p, so by Taylor's theorem
+//      E[m(x)] - m(x) = sum_{k > p} m^{(k)}(x)/k! * sum_i l_i(x) (x_i - x)^k,
+//    the equivalent-kernel moments times the derivatives (Fan & Gijbels 1996, Thm 3.1;
+//    Calonico, Cattaneo & Farrell 2018 (CCF), eq. 2.2 / nprobust's lprobust). The derivatives
+//    are estimated by a pilot local polynomial of degree q > p with bandwidth b (default b = h,
+//    CCF's rho = h/b = 1, nprobust's default), and the terms k = p+1..q are kept. Default
+//    q = p + 1 as nprobust, except q = 2 for local constant: NW's interior bias has both the
+//    m' f'/f and the m''/2 terms at order h^2, so local constant needs m' and m''. The pilot's
+//    coefficient beta_k(x) = m^{(k)}(x)/k! is itself linear in y, so the estimated bias
+//    B(x) = sum_j b_j(x) y_j is linear in y.
+//  * Robust bias correction (CCF 2018, §2-3): m_bc(x) = sum_j (l_j(x) - b_j(x)) y_j, with its
+//    variance from the same formula applied to the weights l - b (so it includes the pilot's
+//    variability). RBC interval: m_bc +- z_{1-a/2} se_bc. Conventional: m +- z se.
+//  * Estimated MSE = B(x)^2 + Var.
+//
+// Bandwidths (mse_dpi / imse_dpi), after nprobust's lpbwselect "mse-dpi"/"imse-dpi"
+// (Calonico, Cattaneo & Farrell 2019, J. Stat. Softw. 91(8), §4.1; Fan & Gijbels 1996 eq. 3.20):
+// with Var(m(x); h) ~ V(x) / (n h) and bias ~ B(x) h^r (r = p + 1 for odd p; r = p + 2 for even p,
+// the interior order), the MSE h^{2r} B^2 + V / (n h) is minimised by
+//     h_mse(x) = [ V(x) / (2 r n B(x)^2) ]^{1/(2r+1)}     (r = 2: [V / (4 n B^2)]^{1/5}),
+// and the integrated version over evaluation points x_1..x_J by
+//     h_imse   = [ sum_j V(x_j) / (2 r n sum_j B(x_j)^2) ]^{1/(2r+1)}.
+// V and B are estimated at a preliminary bandwidth h0 (default: the rule of thumb
+// 1.06 sd(x) n^{-1/5} in kernel units, i.e. divided by sqrt(mu2(K))): V = n h0 Var(m(x); h0) with
+// the chosen variance kind, B = bias(x; h0) / h0^r with the pilot of degree q and pilot bandwidth
+// b (default 2 h0, a larger pilot as the derivative needs a larger bandwidth).
+#pragma once
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnreg/base/arma.hpp"
+#include "attnreg/solve/local_fit.hpp"
+
+namespace attnreg {
+
+/// Rows of L (at the training points) materialised at once when accumulating tr L'L.
+constexpr arma::uword kDiagBlockRows = 256;
+
+/// nn: nearest-neighbour residuals (nn_variance.hpp; nprobust's vce = "nn", 3 neighbours),
+/// one continuous regressor. In pointwise_diagnostics, as nprobust's lprobust, the neighbours
+/// of each evaluation point's residuals are sought among the observations of its window (a
+/// non-zero weight in the fit or in its bias correction), so omega_i depends on the point.
+enum class VarianceKind { homoskedastic = 0, hc0, hc1, hc2, hc3, cr1, nn };
+
+/// "const"/"homoskedastic", "hc0".."hc3", "cr1", "nn" (case-insensitive). Throws InvalidArgument
+/// naming `arg`.
+VarianceKind variance_kind_from_name(const std::string& name, const std::string& arg = "kind");
+const char* variance_kind_name(VarianceKind k);
+
+struct GlobalDiagnostics {
+  double n = 0;
+  double trace_L = 0;
+  double trace_LtL = 0;
+  double residual_df = 0;  ///< n - 2 tr L + tr L'L
+  double rss = 0;
+  double sigma2 = 0;       ///< rss / residual_df
+  double r_squared = 0;
+  double cv = 0;           ///< mean squared exact LOO error (+inf when some LOO fit fails)
+  double gcv = 0;
+  double aicc = 0;
+};
+
+/// Global diagnostics of output column `output` of a fitted model (compute_fitted = true).
+GlobalDiagnostics global_diagnostics(const LocalPolynomial& model, arma::uword output = 0);
+
+struct PointwiseOptions {
+  VarianceKind kind = VarianceKind::hc3;
+  double level = 0.95;          ///< confidence level in (0, 1)
+  int pilot_degree = -1;        ///< q; -1 = default (max(p + 1, 2)); must be > p
+  double pilot_bandwidth = 0;   ///< b; 0 = the model's bandwidth (rho = 1)
+  std::vector<long long> cluster;  ///< cluster ids (length n) for kind = cr1
+};
+
+struct PointwiseDiagnostics {
+  arma::vec fit, se, bias, mse, ci_low, ci_high;
+  arma::vec fit_bc, se_bc, rbc_low, rbc_high;
+  /// The homoskedastic sigma^2 = RSS / (n - 2 tr L + tr L'L), computed for kind const only
+  /// (tr L'L is a pass over all pairs of distinct training rows that the robust kinds do not
+  /// need); NaN otherwise.
+  double sigma2 = 0;
+  double z = 0;       ///< the normal quantile used
+  /// Empty when the bias and RBC columns were computed; otherwise why they are NaN (for the
+  /// faces' warning or error).
+  std::string bias_note;
+};
+
+/// Fit, standard error, estimated bias and MSE, conventional and RBC intervals at the rows of
+/// X_eval (m x d). The bias and the RBC columns need one continuous column (d = 1, no
+/// categorical columns) and are NaN otherwise. Throws InvalidArgument for bad options (naming
+/// them) and NumericalError when a pilot fit is singular or a leverage is >= 1 under HC2/HC3.
+PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const arma::mat& X_eval,
+                                           const PointwiseOptions& opt = {},
+                                           arma::uword output = 0);
+
+/// Weights of the pilot coefficient estimates: for each eval point x (row of the result block)
+/// the m x n matrix G_k with beta_k(x) = G_k.row(x) * y estimating m^{(k)}(x)/k!, for
+/// k = 0..q. A weighted least-squares fit of degree q in u = (x_i - x)/b with kernel weights
+/// s_i K(u_i) (s the sample weights), solved by QR per point. One continuous column only.
+std::vector<arma::mat> pilot_coefficient_weights(const arma::vec& x_train, const arma::vec& x_eval,
+                                                 const Kernel& kernel, int degree, double b,
+                                                 const arma::vec& sample_weight);
+
+/// The bias weight matrix (m x n): bias(x) = B.row(x) * y (see the file comment).
+arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, int pilot_degree,
+                       double pilot_bandwidth);
+
+/// Per-observation variance weights omega_i for the given kind (n), from the model's residuals
+/// and leverages; for cr1 use cluster_variance instead.
+arma::vec variance_omega(const LocalPolynomial& model, VarianceKind kind, double sigma2,
+                         double trace_L, arma::uword output);
+
+/// Var of W * y for each row of W (m x n) with the cluster-robust CR1 formula.
+arma::vec cluster_variance(const arma::mat& W, const arma::vec& resid,
+                           const std::vector<long long>& cluster, double trace_L);
+
+struct DpiBandwidthOptions {
+  int degree = 1;
+  Kernel kernel{KernelType::gaussian};
+  VarianceKind kind = VarianceKind::homoskedastic;
+  double preliminary_bandwidth = 0;  ///< h0; 0 = rule of thumb
+  double pilot_bandwidth = 0;        ///< b; 0 = 2 h0
+  int pilot_degree = -1;             ///< q; -1 = default as in PointwiseOptions
+};
+
+struct DpiBandwidth {
+  double bandwidth = 0;            ///< h_mse at the point / h_imse
+  arma::vec pointwise;             ///< h_mse(x_j) at each eval point (NaN when B = 0)
+  arma::vec variance_constant;     ///< V(x_j)
+  arma::vec bias_constant;         ///< B(x_j)
+  double h0 = 0, pilot_bandwidth = 0;
+  int rate = 0;                    ///< r
+};
+
+/// MSE-optimal (pointwise) bandwidths at eval points, and the IMSE-optimal bandwidth over them
+/// (see the file comment). x, y of length n (one continuous regressor); x_eval empty = x.
+/// `bandwidth` of the result is the IMSE bandwidth; for mse_dpi at one point it equals
+/// pointwise(0).
+DpiBandwidth dpi_bandwidth(const arma::vec& x, const arma::vec& y, const arma::vec& x_eval,
+                           const DpiBandwidthOptions& opt = {});
+
+/// Rule-of-thumb preliminary bandwidth 1.06 min(sd, IQR/1.349) n^{-1/5} / sqrt(mu2(K)).
+double rule_of_thumb_bandwidth(const arma::vec& x, const Kernel& kernel);
+
+/// Trade-off curves over a bandwidth grid for one local polynomial degree: columns
+/// (bandwidth, integrated bias^2, integrated variance, integrated MSE, CV, GCV, tr L), where the
+/// integrals are means over the eval points, the bias uses one pilot (degree q, bandwidth
+/// `pilot_bandwidth`, 0 = rule of thumb x 2) fixed across the grid and the variance uses `kind`
+/// (homoskedastic sigma^2 / HC residuals of each fit).
+arma::mat tradeoff_curve(const arma::mat& X, const arma::vec& y, const arma::vec& bandwidths,
+                         const LocalFitOptions& fit_options, const arma::mat& X_eval,
+                         VarianceKind kind, int pilot_degree, double pilot_bandwidth);
+
+struct MonteCarloSummary {
+  arma::vec bias, variance, mse;  ///< pointwise over the eval points (m)
+  double integrated_bias2 = 0, integrated_variance = 0, integrated_mse = 0;  ///< means over points
+};
+
+/// Empirical bias/variance/MSE of a linear smoother W (m x n) over R replications Y_sim (n x R)
+/// against the truth at the eval points (m). Variance with divisor R (the Monte Carlo MSE
+/// decomposes exactly: mse = bias^2 + variance).
+MonteCarloSummary monte_carlo_summary(const arma::mat& W, const arma::mat& Y_sim,
+                                      const arma::vec& truth);
+
+/// Same from predictions P (m x R) directly.
+MonteCarloSummary monte_carlo_from_predictions(const arma::mat& P, const arma::vec& truth);
+
+/// OLS fit of log(mse) on log(n): returns (slope, se of slope, intercept).
+arma::vec loglog_slope(const arma::vec& n, const arma::vec& mse);
+
+}  // namespace attnreg
+
+namespace attnreg {
+
+enum class BootstrapType { wild_rademacher = 0, wild_mammen, pairs };
+
+/// "rademacher"/"wild", "mammen", "pairs". Throws InvalidArgument naming `arg`.
+BootstrapType bootstrap_type_from_name(const std::string& name, const std::string& arg = "type");
+
+/// n x B wild-bootstrap multipliers v (E v = 0, E v^2 = 1), column by column from `rng`:
+/// Rademacher (+-1 with probability 1/2) or Mammen's (1993) two-point distribution
+/// (-(sqrt5-1)/2 with probability (sqrt5+1)/(2 sqrt5), (sqrt5+1)/2 otherwise, E v^3 = 1).
+arma::mat wild_multipliers(bool mammen, arma::uword n, arma::uword B, std::mt19937_64& rng);
+
+struct BootstrapOptions {
+  BootstrapType type = BootstrapType::wild_rademacher;
+  int replications = 999;
+  double level = 0.95;
+  unsigned long long seed = 1;
+  bool bias_corrected = false;  ///< wild only: resample the RBC estimator (weights l - b)
+  VarianceKind kind = VarianceKind::hc3;  ///< scale of the sup-t statistic
+};
+
+struct BootstrapBands {
+  arma::vec center;            ///< fit (or bias-corrected fit) at the eval points
+  arma::vec se;                ///< analytic se used to studentise (kind)
+  arma::vec low, high;         ///< pointwise basic-bootstrap interval
+  arma::vec uniform_low, uniform_high;  ///< simultaneous sup-t band: center -+ c se
+  double critical_value = 0;   ///< c: the level-quantile of max_x |m*(x) - m(x)| / se(x)
+  arma::mat draws;             ///< m x B bootstrap fits
+};
+
+/// Pointwise and simultaneous (sup-t) bootstrap bands for a fitted model at X_eval.
+/// Wild: y*_i = m(x_i) + e_i v_i with Rademacher or Mammen v (E v = 0, E v^2 = 1), so
+/// m*(x) = l(x)'y* (linear, no refit); pairs: rows drawn with replacement and refitted with the
+/// same bandwidths. Pointwise: [2 m - q_{1-a/2}(m*), 2 m - q_{a/2}(m*)] (basic bootstrap).
+/// Uniform: m -+ c se with c the level-quantile of sup_x |m*(x) - m(x)| / se(x) (se the
+/// analytic standard error of `kind`; Hall 1993, Neumann & Polzehl 1998 for wild bands).
+/// Reproducible: draws come from one mt19937_64 seeded with `seed` on the calling thread.
+/// The bands cover E m(x) (variability bands) unless bias_corrected, which centres and
+/// resamples the RBC estimator. One output column (`output`).
+BootstrapBands bootstrap_bands(const LocalPolynomial& model, const arma::mat& X_eval,
+                               const BootstrapOptions& opt, arma::uword output = 0);
+
+}  // namespace attnreg

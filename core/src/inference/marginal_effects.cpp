@@ -1,0 +1,371 @@
+// Marginal effects with standard errors (marginal_effects.hpp has the formulas).
+#include "attnreg/inference/marginal_effects.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "attnreg/kernels/distinct_rows.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/kernels/kernel_pairs.hpp"
+#include "attnreg/base/runtime.hpp"
+
+namespace attnreg {
+
+namespace {
+
+/// k'(u) / k(u) inside the support (0 outside; the uniform kernel's shape is flat).
+double dlogk(KernelType t, double u) {
+  const double a = std::fabs(u), sg = u < 0.0 ? -1.0 : 1.0;
+  switch (t) {
+    case KernelType::gaussian: return -u;
+    case KernelType::epanechnikov: return a < 1.0 ? -2.0 * u / (1.0 - u * u) : 0.0;
+    case KernelType::uniform: return 0.0;
+    case KernelType::triangular: return a < 1.0 ? -sg / (1.0 - a) : 0.0;
+    case KernelType::biweight: return a < 1.0 ? -4.0 * u / (1.0 - u * u) : 0.0;
+    case KernelType::triweight: return a < 1.0 ? -6.0 * u / (1.0 - u * u) : 0.0;
+    case KernelType::tricube: return a < 1.0 ? -9.0 * u * a / (1.0 - a * a * a) : 0.0;
+    case KernelType::cosine: {
+      if (a >= 1.0) return 0.0;
+      const double x = 1.5707963267948966192 * a;
+      return -1.5707963267948966192 * sg * std::tan(x);
+    }
+  }
+  return 0.0;
+}
+
+struct Ctx {
+  const KernelSpace* sp = nullptr;
+  int degree = 0;
+  double ridge = 0.0;
+  std::vector<double> pen;       // per continuous column, bandwidth units
+  std::vector<double> hc;        // continuous bandwidths
+  std::size_t n = 0, dc = 0;
+};
+
+// Fit weights l (n, internal order) and, when G is non-null, the derivative weights of every
+// continuous column (G[a * n + i]) at query q. Scratch w (n). False when the fit does not exist.
+bool query_weights(const Ctx& c, const PreparedQueries& Q, std::size_t q, double* w, double* l,
+                   double* G) {
+  const KernelSpace& sp = *c.sp;
+  const std::size_t n = c.n, dc = c.dc;
+  const double mx = sp.weights(Q, q, 0, n, w);
+  if (!(mx > 0.0) || mx < KernelSpace::kTinyWeight) return false;
+  const arma::mat& xs = sp.scaled();
+  const double* qc = dc > 0 ? Q.cont.colptr(q) : nullptr;
+  const KernelType kt = sp.spec().kernel.type;
+  if (c.degree == 0) {
+    double W = 0.0;
+    for (std::size_t i = 0; i < n; ++i) W += w[i];
+    for (std::size_t i = 0; i < n; ++i) l[i] = w[i] / W;
+    if (G != nullptr)
+      for (std::size_t a = 0; a < dc; ++a) {
+        const double* xa = xs.colptr(a);
+        double* g = G + a * n;
+        double sbar = 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+          g[i] = w[i] > 0.0 ? -dlogk(kt, xa[i] - qc[a]) / c.hc[a] : 0.0;
+          sbar += l[i] * g[i];
+        }
+        for (std::size_t i = 0; i < n; ++i) g[i] = l[i] * (g[i] - sbar);
+      }
+    return true;
+  }
+  // Local linear: A = sum w [1; u][1; u]' + ridge omega diag(0, pen), equilibrated Cholesky.
+  const std::size_t p = dc + 1;
+  arma::mat A(p, p, arma::fill::zeros);
+  arma::mat Z(p, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Z(0, i) = 1.0;
+    for (std::size_t a = 0; a < dc; ++a) Z(1 + a, i) = xs(i, a) - qc[a];
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (w[i] == 0.0) continue;
+    for (std::size_t r = 0; r < p; ++r)
+      for (std::size_t s = r; s < p; ++s) A(r, s) += w[i] * Z(r, i) * Z(s, i);
+  }
+  if (c.ridge > 0.0)  // (1 / h^2 overflows at extreme x scales; no ridge, no term)
+    for (std::size_t a = 0; a < dc; ++a) A(1 + a, 1 + a) += c.ridge * A(0, 0) * c.pen[a];
+  A = arma::symmatu(A);
+  arma::vec s(p);
+  for (std::size_t r = 0; r < p; ++r) {
+    if (!(A(r, r) > 0.0) || !std::isfinite(A(r, r))) return false;
+    s(r) = 1.0 / std::sqrt(A(r, r));
+  }
+  const arma::mat As = arma::diagmat(s) * A * arma::diagmat(s);
+  arma::mat R;
+  if (!arma::chol(R, As)) return false;
+  for (std::size_t r = 0; r < p; ++r)
+    if (!(R(r, r) * R(r, r) >= kSingularPivot)) return false;
+  // X = A^{-1} Z = S As^{-1} S Z.
+  arma::mat X = arma::diagmat(s) * Z;
+  X = arma::solve(arma::trimatl(R.t()), X);
+  X = arma::solve(arma::trimatu(R), X);
+  X = arma::diagmat(s) * X;
+  for (std::size_t i = 0; i < n; ++i) l[i] = w[i] * X(0, i);
+  if (G != nullptr)
+    for (std::size_t a = 0; a < dc; ++a)
+      for (std::size_t i = 0; i < n; ++i) G[a * n + i] = w[i] * X(1 + a, i) / c.hc[a];
+  return true;
+}
+
+[[noreturn]] void throw_failed(std::size_t row) {
+  std::ostringstream m;
+  m << "X: the fit does not exist at row " << (row + 1)
+    << " (no training point with a usable kernel weight, or a singular local design); a larger "
+       "bandwidth or a query inside the data";
+  throw NumericalError(m.str());
+}
+
+struct Plan {
+  Ctx ctx;
+  PreparedQueries Q;
+  std::vector<std::size_t> cont, cat;        // column indices
+  std::vector<PreparedQueries> Qalt;         // per categorical column
+  std::vector<arma::vec> sign;               // per categorical column, per query (+1 / -1)
+  std::size_t d = 0, m = 0;
+};
+
+Plan make_plan(const LocalPolynomial& model, const arma::mat& X_new) {
+  check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
+  const LocalFitOptions& o = model.options();
+  check::require(o.degree == 0 || o.degree == 1, "degree",
+                 "marginal effects with standard errors are for local constant (degree 0) and "
+                 "local linear (degree 1) fits");
+  check::require(model.n_outputs() == 1, "y",
+                 "marginal effects need a single response (fit one model per output)");
+  const KernelSpace& sp = model.space();
+  Plan P;
+  P.d = sp.dim();
+  P.m = X_new.n_rows;
+  P.Q = sp.prepare(X_new, "X");
+  P.ctx.sp = &sp;
+  P.ctx.degree = o.degree;
+  P.ctx.ridge = o.degree == 1 ? o.ridge : 0.0;
+  P.ctx.n = sp.n();
+  P.ctx.dc = sp.n_continuous();
+  P.cont = sp.continuous_columns();
+  P.cat = sp.categorical_columns();
+  arma::vec hc(P.cont.size());
+  for (std::size_t a = 0; a < P.cont.size(); ++a) hc(a) = sp.bandwidth()(P.cont[a]);
+  P.ctx.hc.assign(hc.begin(), hc.end());
+  if (o.degree == 1) P.ctx.pen = local_penalty_scales(hc, 1);
+  for (std::size_t c = 0; c < P.cat.size(); ++c) {
+    const std::size_t j = P.cat[c];
+    const std::vector<double>& lv = sp.levels(c);
+    const bool ordered = sp.var_types()[j] == VarType::ordered;
+    arma::mat Xa = X_new;
+    arma::vec sg(P.m, arma::fill::ones);
+    for (std::size_t q = 0; q < P.m; ++q) {
+      const double v = X_new(q, j);
+      const auto it = std::lower_bound(lv.begin(), lv.end(), v);
+      const std::size_t pos = static_cast<std::size_t>(it - lv.begin());
+      if (!ordered) {
+        Xa(q, j) = lv.front();
+      } else if (pos > 0 && pos < lv.size()) {
+        Xa(q, j) = lv[pos - 1];
+      } else {
+        Xa(q, j) = lv.size() > 1 ? lv[1] : lv[0];
+        sg(q) = -1.0;
+      }
+    }
+    P.Qalt.push_back(sp.prepare(Xa, "X"));
+    P.sign.push_back(sg);
+  }
+  return P;
+}
+
+// Derivative weights of every column (n x d, column j = weights of column j) at query q.
+bool all_weights(const Plan& P, std::size_t q, std::vector<double>& w, std::vector<double>& l,
+                 std::vector<double>& l2, std::vector<double>& Gc, arma::mat& Gout) {
+  const std::size_t n = P.ctx.n;
+  if (!query_weights(P.ctx, P.Q, q, w.data(), l.data(), P.cont.empty() ? nullptr : Gc.data()))
+    return false;
+  for (std::size_t a = 0; a < P.cont.size(); ++a)
+    std::copy(&Gc[a * n], &Gc[a * n] + n, Gout.colptr(P.cont[a]));
+  for (std::size_t c = 0; c < P.cat.size(); ++c) {
+    if (!query_weights(P.ctx, P.Qalt[c], q, w.data(), l2.data(), nullptr)) return false;
+    const double sg = P.sign[c](q);
+    double* g = Gout.colptr(P.cat[c]);
+    for (std::size_t i = 0; i < n; ++i) g[i] = sg * (l[i] - l2[i]);
+  }
+  return true;
+}
+
+}  // namespace
+
+GradientSE gradient_se_from_name(const std::string& name, const std::string& arg) {
+  std::string s = name;
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (s == "none" || s.empty()) return GradientSE::none;
+  if (s == "asymptotic" || s == "hc" || s == "analytic") return GradientSE::asymptotic;
+  if (s == "bootstrap" || s == "wild") return GradientSE::bootstrap;
+  throw InvalidArgument(arg + ": unknown standard-error method '" + name +
+                        "'; choose one of none, asymptotic, bootstrap");
+}
+
+GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_new,
+                              const GradientOptions& opt) {
+  if (opt.se == GradientSE::bootstrap)
+    check::require(opt.n_boot >= 2 && opt.n_boot <= 100000, "n_boot",
+                   "must be between 2 and 100000, got " + std::to_string(opt.n_boot));
+  check::require(opt.n_threads >= 0, "n_threads", "must be >= 0 (0 = all available)");
+  // Identical query rows have identical effects: evaluate each distinct row once (m_u of
+  // them, with multiplicities mult) and copy back (integer-valued regressors: a few dozen
+  // distinct rows among tens of thousands).
+  check::require(X_new.n_rows >= 1, "X", "needs at least one row");
+  const std::size_t m_all = X_new.n_rows;
+  DistinctRows dq;
+  if (X_new.is_finite()) dq = distinct_rows(X_new);
+  const bool grouped = X_new.is_finite() && dq.X.n_rows < m_all;
+  const Plan P = make_plan(model, grouped ? dq.X : X_new);
+  const std::size_t n = P.ctx.n, d = P.d, m = P.m;
+  const arma::vec mult = grouped ? dq.count : arma::vec(m, arma::fill::ones);
+  const KernelSpace& sp = model.space();
+  GradientResult res;
+  res.gradient.set_size(m, d);
+  const bool want_se = opt.se != GradientSE::none;
+  if (want_se) res.se.set_size(m, d);
+  // Responses, residuals and bootstrap draws in the space's internal order.
+  const arma::vec y = model.training_y().col(0);
+  arma::vec y_int(n), e2(n);
+  arma::vec e_int;
+  if (want_se) {
+    const arma::vec e = y - model.fitted().col(0);
+    e_int.set_size(n);
+    for (std::size_t k = 0; k < n; ++k) e_int(k) = e(sp.order()[k]);
+    e2 = arma::square(e_int);
+  }
+  for (std::size_t k = 0; k < n; ++k) y_int(k) = y(sp.order()[k]);
+  const std::size_t B = opt.se == GradientSE::bootstrap ? static_cast<std::size_t>(opt.n_boot) : 0;
+  arma::mat EV;  // B x n: column i = e_i v_i over replications (contiguous per observation)
+  if (B > 0) {
+    // Mammen's two-point distribution, drawn in (observation, replication) order.
+    std::mt19937_64 rng(opt.seed);
+    std::uniform_real_distribution<double> unif(0.0, 1.0);
+    const double s5 = std::sqrt(5.0);
+    const double pa = (s5 + 1.0) / (2.0 * s5), va = -(s5 - 1.0) / 2.0, vb = (s5 + 1.0) / 2.0;
+    EV.set_size(B, n);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t b = 0; b < B; ++b)
+        EV(b, i) = e_int(i) * (unif(rng) < pa ? va : vb);
+  }
+  auto boot_sd = [&](const double* g, double* buf) {
+    std::fill(buf, buf + B, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (g[i] == 0.0) continue;
+      const double* ev = EV.colptr(i);
+      const double gi = g[i];
+      for (std::size_t b = 0; b < B; ++b) buf[b] += gi * ev[b];
+    }
+    double mean = 0.0;
+    for (std::size_t b = 0; b < B; ++b) mean += buf[b];
+    mean /= static_cast<double>(B);
+    double ss = 0.0;
+    for (std::size_t b = 0; b < B; ++b) ss += (buf[b] - mean) * (buf[b] - mean);
+    return std::sqrt(ss / static_cast<double>(B - 1));
+  };
+  // Fixed blocks of queries (independent of the thread count); per block the sum of the
+  // derivative weights for the average, reduced in block order.
+  const std::size_t nblk = std::max<std::size_t>(1, std::min<std::size_t>(m, 32));
+  std::vector<arma::mat> blk_sum(opt.average ? nblk : 0);
+  std::vector<long long> failed(nblk, -1);
+  const int nthr = m * n > 20000 ? resolve_threads(opt.n_threads) : 1;
+#pragma omp parallel num_threads(nthr)
+  {
+    std::vector<double> w(n), l(n), l2(n), Gc(std::max<std::size_t>(P.cont.size(), 1) * n);
+    std::vector<double> buf(B);
+    arma::mat G(n, d);
+#pragma omp for schedule(dynamic)
+    for (long long bi = 0; bi < static_cast<long long>(nblk); ++bi) {
+      const std::size_t b = static_cast<std::size_t>(bi);
+      const std::size_t q0 = b * m / nblk, q1 = (b + 1) * m / nblk;
+      if (opt.average) blk_sum[b].zeros(n, d);
+      for (std::size_t q = q0; q < q1; ++q) {
+        if (!all_weights(P, q, w, l, l2, Gc, G)) {
+          failed[b] = static_cast<long long>(q);
+          break;
+        }
+        for (std::size_t j = 0; j < d; ++j) {
+          const double* g = G.colptr(j);
+          double est = 0.0, v = 0.0;
+          for (std::size_t i = 0; i < n; ++i) est += g[i] * y_int(i);
+          res.gradient(q, j) = est;
+          if (opt.se == GradientSE::asymptotic) {
+            for (std::size_t i = 0; i < n; ++i) v += g[i] * g[i] * e2(i);
+            res.se(q, j) = std::sqrt(v);
+          } else if (B > 0) {
+            res.se(q, j) = boot_sd(g, buf.data());
+          }
+        }
+        if (opt.average) blk_sum[b] += mult(q) * G;
+      }
+    }
+  }
+  for (std::size_t b = 0; b < nblk; ++b)
+    if (failed[b] >= 0) {
+      std::size_t row = static_cast<std::size_t>(failed[b]);
+      if (grouped)  // the first row of that distinct row's group
+        for (std::size_t i = 0; i < m_all; ++i)
+          if (dq.group_of[i] == row) {
+            row = i;
+            break;
+          }
+      throw_failed(row);
+    }
+  if (opt.average) {
+    arma::mat a(n, d, arma::fill::zeros);
+    for (std::size_t b = 0; b < nblk; ++b) a += blk_sum[b];
+    a /= static_cast<double>(m_all);
+    res.average.set_size(d);
+    for (std::size_t j = 0; j < d; ++j) {
+      double s = 0.0;
+      for (std::size_t q = 0; q < m; ++q) s += mult(q) * res.gradient(q, j);
+      res.average(j) = s / static_cast<double>(m_all);
+    }
+    if (want_se) {
+      res.average_se.set_size(d);
+      std::vector<double> buf(B);
+      for (std::size_t j = 0; j < d; ++j) {
+        const double* g = a.colptr(j);
+        if (opt.se == GradientSE::asymptotic) {
+          double v = 0.0;
+          for (std::size_t i = 0; i < n; ++i) v += g[i] * g[i] * e2(i);
+          res.average_se(j) = std::sqrt(v);
+        } else {
+          res.average_se(j) = boot_sd(g, buf.data());
+        }
+      }
+    }
+  }
+  if (grouped) {
+    arma::mat G(m_all, d), S(want_se ? m_all : 0, d);
+    for (std::size_t i = 0; i < m_all; ++i) {
+      G.row(i) = res.gradient.row(dq.group_of[i]);
+      if (want_se) S.row(i) = res.se.row(dq.group_of[i]);
+    }
+    res.gradient = std::move(G);
+    if (want_se) res.se = std::move(S);
+  }
+  return res;
+}
+
+arma::mat gradient_weights(const LocalPolynomial& model, const arma::mat& X_new, std::size_t j) {
+  const Plan P = make_plan(model, X_new);
+  check::require(j < P.d, "column", "is out of range");
+  const std::size_t n = P.ctx.n;
+  const KernelSpace& sp = model.space();
+  arma::mat out(P.m, n);
+  std::vector<double> w(n), l(n), l2(n), Gc(std::max<std::size_t>(P.cont.size(), 1) * n);
+  arma::mat G(n, P.d);
+  for (std::size_t q = 0; q < P.m; ++q) {
+    if (!all_weights(P, q, w, l, l2, Gc, G)) throw_failed(q);
+    for (std::size_t k = 0; k < n; ++k) out(q, sp.order()[k]) = G(k, j);
+  }
+  return out;
+}
+
+}  // namespace attnreg

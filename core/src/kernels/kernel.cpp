@@ -1,0 +1,168 @@
+#include "attnreg/kernels/kernel.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "attnreg/base/error.hpp"
+
+namespace attnreg {
+
+namespace {
+
+std::string lower(const std::string& s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+constexpr double kPi = 3.14159265358979323846;
+
+}  // namespace
+
+double Kernel::mu2() const {
+  switch (type) {
+    case KernelType::gaussian: return 1.0;
+    case KernelType::epanechnikov: return 1.0 / 5.0;
+    case KernelType::uniform: return 1.0 / 3.0;
+    case KernelType::triangular: return 1.0 / 6.0;
+    case KernelType::biweight: return 1.0 / 7.0;
+    case KernelType::triweight: return 1.0 / 9.0;
+    case KernelType::tricube: return 35.0 / 243.0;
+    case KernelType::cosine: return 1.0 - 8.0 / (kPi * kPi);
+  }
+  return 0.0;
+}
+
+double Kernel::roughness() const {
+  switch (type) {
+    case KernelType::gaussian: return 1.0 / (2.0 * std::sqrt(kPi));
+    case KernelType::epanechnikov: return 3.0 / 5.0;
+    case KernelType::uniform: return 1.0 / 2.0;
+    case KernelType::triangular: return 2.0 / 3.0;
+    case KernelType::biweight: return 5.0 / 7.0;
+    case KernelType::triweight: return 350.0 / 429.0;
+    case KernelType::tricube: return 175.0 / 247.0;
+    case KernelType::cosine: return kPi * kPi / 16.0;
+  }
+  return 0.0;
+}
+
+const char* Kernel::name() const {
+  switch (type) {
+    case KernelType::gaussian: return "gaussian";
+    case KernelType::epanechnikov: return "epanechnikov";
+    case KernelType::uniform: return "uniform";
+    case KernelType::triangular: return "triangular";
+    case KernelType::biweight: return "biweight";
+    case KernelType::triweight: return "triweight";
+    case KernelType::tricube: return "tricube";
+    case KernelType::cosine: return "cosine";
+  }
+  return "?";
+}
+
+std::vector<std::string> Kernel::names() {
+  return {"gaussian", "epanechnikov", "uniform", "triangular",
+          "biweight", "triweight",    "tricube", "cosine"};
+}
+
+Kernel Kernel::from_name(const std::string& name, const std::string& arg) {
+  const std::string s = lower(name);
+  if (s == "gaussian" || s == "normal" || s == "gauss") return Kernel(KernelType::gaussian);
+  if (s == "epanechnikov" || s == "epa" || s == "epan") return Kernel(KernelType::epanechnikov);
+  if (s == "uniform" || s == "rectangular" || s == "box") return Kernel(KernelType::uniform);
+  if (s == "triangular" || s == "triangle") return Kernel(KernelType::triangular);
+  if (s == "biweight" || s == "quartic") return Kernel(KernelType::biweight);
+  if (s == "triweight") return Kernel(KernelType::triweight);
+  if (s == "tricube") return Kernel(KernelType::tricube);
+  if (s == "cosine") return Kernel(KernelType::cosine);
+  std::ostringstream msg;
+  msg << "unknown kernel '" << name << "' (choose one of";
+  for (const auto& n : names()) msg << ' ' << n;
+  msg << ')';
+  throw InvalidArgument(arg + ": " + msg.str());
+}
+
+std::vector<VarType> parse_var_types(const std::string& s, std::size_t n_cols,
+                                     const std::string& arg) {
+  std::vector<VarType> out;
+  if (s.empty()) return std::vector<VarType>(n_cols, VarType::continuous);
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[k])));
+    if (c == ' ' || c == '\t') continue;
+    if (c == 'c') {
+      out.push_back(VarType::continuous);
+    } else if (c == 'u') {
+      out.push_back(VarType::unordered);
+    } else if (c == 'o') {
+      out.push_back(VarType::ordered);
+    } else {
+      std::ostringstream msg;
+      msg << "character '" << s[k] << "' at position " << (k + 1) << " of \"" << s
+          << "\" is not a column type (use c = continuous, u = unordered, o = ordered)";
+      throw InvalidArgument(arg + ": " + msg.str());
+    }
+  }
+  if (n_cols != 0 && out.size() != n_cols) {
+    std::ostringstream msg;
+    msg << "\"" << s << "\" describes " << out.size() << " columns but X has " << n_cols
+        << " (give one of c/u/o per column)";
+    throw InvalidArgument(arg + ": " + msg.str());
+  }
+  return out;
+}
+
+std::string format_var_types(const std::vector<VarType>& types) {
+  std::string s;
+  for (VarType t : types) s.push_back(static_cast<char>(t));
+  return s;
+}
+
+void CategoricalKernel::check_bandwidth(double lambda, int n_levels,
+                                        const std::string& arg) const {
+  const double hi = max_bandwidth(n_levels);
+  // Wang-van Ryzin is identically 0 at lambda = 1, so its range is open there.
+  const bool open_top = type == CategoricalKernelType::wang_van_ryzin;
+  if (std::isfinite(lambda) && lambda >= 0.0 && (open_top ? lambda < hi : lambda <= hi)) return;
+  std::ostringstream msg;
+  msg << arg << ": the " << name() << " kernel needs a bandwidth in [0, " << hi
+      << (open_top ? ")" : "]");
+  if (type == CategoricalKernelType::aitchison_aitken)
+    msg << " ((c-1)/c with c = " << n_levels << " levels)";
+  msg << ", got " << lambda << " (0 = no smoothing across levels"
+      << (open_top ? "" : ", the upper end smooths the column away") << ")";
+  throw InvalidArgument(msg.str());
+}
+
+const char* CategoricalKernel::name() const {
+  switch (type) {
+    case CategoricalKernelType::aitchison_aitken: return "aitchison_aitken";
+    case CategoricalKernelType::li_racine_unordered: return "li_racine";
+    case CategoricalKernelType::wang_van_ryzin: return "wang_van_ryzin";
+    case CategoricalKernelType::li_racine_ordered: return "li_racine";
+  }
+  return "?";
+}
+
+CategoricalKernel CategoricalKernel::from_name(const std::string& name, bool ordered,
+                                               const std::string& arg) {
+  std::string s = lower(name);
+  s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
+  s.erase(std::remove(s.begin(), s.end(), '-'), s.end());
+  if (s == "liracine")
+    return CategoricalKernel(ordered ? CategoricalKernelType::li_racine_ordered
+                                     : CategoricalKernelType::li_racine_unordered);
+  if (!ordered && s == "aitchisonaitken")
+    return CategoricalKernel(CategoricalKernelType::aitchison_aitken);
+  if (ordered && (s == "wangvanryzin" || s == "wangryzin"))
+    return CategoricalKernel(CategoricalKernelType::wang_van_ryzin);
+  throw InvalidArgument(arg + ": unknown " + (ordered ? "ordered" : "unordered") +
+                        " categorical kernel '" + name + "' (choose " +
+                        (ordered ? "li_racine or wang_van_ryzin"
+                                 : "aitchison_aitken or li_racine") +
+                        ")");
+}
+
+}  // namespace attnreg

@@ -1,0 +1,321 @@
+#include "attnreg/moments/partials.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "attnreg/detail/attention_internal.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/kernels/kernel_pairs.hpp"
+#include "attnreg/attention/lla_tile.hpp"
+
+namespace attnreg {
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+std::vector<VarType> continuous_types(const LocalFitOptions& opt, std::size_t d) {
+  std::vector<VarType> vt = parse_var_types(opt.var_types, d, "var_types");
+  for (VarType t : vt)
+    check::require(t == VarType::continuous, "var_types",
+                   "partial statistics (attnreg.dask) support continuous columns only: a "
+                   "categorical kernel depends on the levels seen in all of training, which one "
+                   "block does not know (encode the category as dummy columns, or fit in memory)");
+  return vt;
+}
+
+void check_degree(const LocalFitOptions& opt, std::size_t d) {
+  check::require(opt.degree >= 0 && opt.degree <= 3, "degree",
+                 "must be 0 (local constant), 1 (local linear), 2 or 3");
+  check::require(std::isfinite(opt.ridge) && opt.ridge >= 0.0, "ridge",
+                 "must be >= 0 and finite (0 = classical local linear)");
+  if (opt.degree >= 2 && d != 1) {
+    std::ostringstream msg;
+    msg << "degree " << opt.degree << " needs exactly one continuous column, X has " << d
+        << " (use degree 1 for several continuous columns)";
+    throw InvalidArgument("degree: " + msg.str());
+  }
+}
+
+arma::vec continuous_bandwidths(const arma::vec& bandwidth, std::size_t d) {
+  check::require(bandwidth.n_elem == d || bandwidth.n_elem == 1, "bandwidth",
+                 "give one value per column of X, or one value for every column");
+  arma::vec h(d);
+  for (std::size_t j = 0; j < d; ++j) h(j) = bandwidth.n_elem == 1 ? bandwidth(0) : bandwidth(j);
+  for (std::size_t j = 0; j < d; ++j)
+    check::require(std::isfinite(h(j)) && h(j) > 0.0, "bandwidth",
+                   "every bandwidth must be positive and finite");
+  return h;
+}
+
+}  // namespace
+
+LocalPartial local_partial_empty(std::size_t m, std::size_t q, std::size_t k, std::size_t dim,
+                                 int degree) {
+  LocalPartial p;
+  p.degree = degree;
+  p.q = q;
+  p.k = k;
+  p.dim = dim;
+  p.log_scale.set_size(m);
+  p.log_scale.fill(kNegInf);
+  p.row_max.zeros(m);
+  p.A.zeros(q * q, m);
+  p.T.zeros(q * k, m);
+  return p;
+}
+
+LocalPartial local_partial(const arma::mat& X_block, const arma::mat& Y_block,
+                           const arma::mat& X_query, const arma::vec& bandwidth,
+                           const LocalFitOptions& opt, const arma::vec& sample_weight,
+                           const std::vector<std::int64_t>& self_rows,
+                           const std::string& query_arg) {
+  const std::size_t d = X_query.n_cols, m = X_query.n_rows;
+  check::require(d >= 1, query_arg, "needs at least one column");
+  check_degree(opt, d);
+  continuous_types(opt, d);
+  continuous_bandwidths(bandwidth, d);
+  check::require(Y_block.n_cols >= 1, "y", "needs at least one column (one output)");
+  const std::size_t k = Y_block.n_cols;
+  const std::size_t q = 1 + LocalPolySpec::n_terms(opt.degree, d);
+  check::require(self_rows.empty() || self_rows.size() == m, "self_rows",
+                 "must be empty or give one block row (or -1) per query");
+  if (X_block.n_rows > 0 && X_block.n_cols != d) {
+    std::ostringstream msg;
+    msg << "X: has " << X_block.n_cols << " columns but the queries have " << d
+        << " (every partition must have the same columns)";
+    throw InvalidArgument(msg.str());
+  }
+  check::all_finite(X_query, query_arg);
+  check::rows_match(Y_block, X_block.n_rows, "y", "X");
+  check::all_finite(Y_block, "y");
+  if (!sample_weight.is_empty())
+    check::require(sample_weight.n_elem == X_block.n_rows, "sample_weight",
+                   "must have one value per row of X");
+  for (std::size_t i = 0; i < self_rows.size(); ++i)
+    check::require(self_rows[i] >= -1 && self_rows[i] < static_cast<std::int64_t>(X_block.n_rows),
+                   "self_rows", "each entry must be -1 or a row of the block");
+  double log_scale = 0.0;
+  if (!sample_weight.is_empty()) {
+    check::all_finite(sample_weight, "sample_weight");
+    check::require(arma::all(sample_weight >= 0.0), "sample_weight", "must be >= 0");
+    const double mx = sample_weight.max();
+    if (!(mx > 0.0)) return local_partial_empty(m, q, k, d, opt.degree);
+    log_scale = std::log(mx);  // KernelSpace divides the weights by their maximum
+  }
+  if (X_block.n_rows == 0) return local_partial_empty(m, q, k, d, opt.degree);
+
+  KernelSpec ks;
+  ks.kernel = opt.kernel;
+  ks.var_types = continuous_types(opt, d);
+  ks.unordered = opt.unordered_kernel;
+  ks.ordered = opt.ordered_kernel;
+  ks.algorithm = opt.algorithm;
+  ks.truncation = opt.truncation;
+  const KernelSpace space(X_block, bandwidth, ks, sample_weight);
+  arma::mat Yi(Y_block.n_rows, k);
+  const auto& order = space.order();
+  for (std::size_t r = 0; r < order.size(); ++r) Yi.row(r) = Y_block.row(order[r]);
+  PreparedQueries Q = space.prepare(X_query, query_arg);
+  bool any_self = false;
+  for (std::int64_t s : self_rows) any_self = any_self || s >= 0;
+  if (any_self) {
+    Q.self.resize(m);
+    for (std::size_t i = 0; i < m; ++i)
+      Q.self[i] = self_rows[i] < 0 ? -1
+                                   : static_cast<std::int64_t>(
+                                         space.position()[static_cast<std::size_t>(self_rows[i])]);
+  }
+  LocalEvalRequest req;
+  req.fit = false;
+  req.moments = true;
+  LocalEvalResult r = local_polynomial_eval(space, Yi, LocalPolySpec{opt.degree, 0.0}, Q, req,
+                                            opt.n_threads);
+  LocalPartial p;
+  p.degree = opt.degree;
+  p.q = q;
+  p.k = k;
+  p.dim = d;
+  p.log_scale.set_size(m);
+  p.log_scale.fill(log_scale);
+  p.row_max = std::move(r.moment_max);
+  p.A = std::move(r.moment_A);
+  p.T = std::move(r.moment_T);
+  return p;
+}
+
+void merge(LocalPartial& into, const LocalPartial& other) {
+  const bool same = into.degree == other.degree && into.q == other.q && into.k == other.k &&
+                    into.dim == other.dim && into.n_query() == other.n_query() &&
+                    into.A.n_rows == other.A.n_rows && into.A.n_cols == other.A.n_cols &&
+                    into.T.n_rows == other.T.n_rows && into.T.n_cols == other.T.n_cols &&
+                    into.log_scale.n_elem == other.log_scale.n_elem;
+  check::require(same, "other",
+                 "describes different queries or fits (merge partials computed for the same "
+                 "queries, degree, columns and outputs)");
+  const std::size_t m = into.n_query();
+  for (std::size_t i = 0; i < m; ++i) {
+    // Running max with rescaling (lla_tile.hpp merge_factors): both sides to the larger scale.
+    double ca, cb;
+    into.log_scale(i) = tile::merge_factors(into.log_scale(i), other.log_scale(i), ca, cb);
+    if (ca == 1.0 && cb == 1.0) {
+      into.row_max(i) = std::max(into.row_max(i), other.row_max(i));
+      into.A.col(i) += other.A.col(i);
+      into.T.col(i) += other.T.col(i);
+    } else {
+      into.row_max(i) = std::max(ca * into.row_max(i), cb * other.row_max(i));
+      into.A.col(i) = ca * into.A.col(i) + cb * other.A.col(i);
+      into.T.col(i) = ca * into.T.col(i) + cb * other.T.col(i);
+    }
+  }
+}
+
+arma::mat local_finalize(const LocalPartial& p, const arma::vec& bandwidth,
+                         const LocalFitOptions& opt, std::vector<QueryStatus>* status,
+                         bool throw_on_failure, bool leave_one_out,
+                         const std::string& query_arg) {
+  check_degree(opt, p.dim);
+  check::require(opt.degree == p.degree, "degree",
+                 "differs from the degree the partial was computed with");
+  const arma::vec h = continuous_bandwidths(bandwidth, p.dim);
+  const std::vector<double> pen = local_penalty_scales(h, p.degree);
+  check::require(pen.size() + 1 == p.q, "partial",
+                 "has a number of local coefficients that does not match degree and columns");
+  arma::mat fit;
+  std::vector<QueryStatus> st;
+  local_polynomial_solve(p.A, p.T, p.row_max, p.k, opt.ridge, pen, fit, st);
+  if (throw_on_failure)
+    throw_on_failed_query(st, opt.kernel, p.dim, 0, p.degree, opt.ridge, query_arg,
+                          leave_one_out);
+  if (status != nullptr) *status = std::move(st);
+  return fit;
+}
+
+// ---------------------------------------------------------------- softmax / nw_rbf
+
+template <class T>
+SoftmaxPartial softmax_partial(const attention::View<const T>& Q,
+                               const attention::View<const T>& K,
+                               const attention::View<const T>& V, std::int64_t key_offset,
+                               std::int64_t n_keys_total, const attention::Options& opt) {
+  using attention::detail::i64;
+  check::require(opt.method == attention::Method::softmax ||
+                     opt.method == attention::Method::nw_rbf,
+                 "method", "softmax partials need method softmax or nw_rbf");
+  check::require(key_offset >= 0 && n_keys_total >= 1 &&
+                     key_offset + K.shape[2] <= n_keys_total,
+                 "key_offset",
+                 "the slice [key_offset, key_offset + n_k) must lie in [0, n_keys_total), got "
+                 "key_offset = " + std::to_string(key_offset) + ", n_k = " +
+                     std::to_string(K.shape[2]) + ", n_keys_total = " +
+                     std::to_string(n_keys_total));
+  const attention::detail::Plan p =
+      attention::detail::make_plan<T>(Q, K, &V, nullptr, opt, "out", n_keys_total);
+  SoftmaxPartial part;
+  part.batch = p.B;
+  part.heads = p.H;
+  part.n_query = p.geo.n_q;
+  part.dim = p.d;
+  part.dim_v = p.dv;
+  part.n_keys_total = n_keys_total;
+  if (K.shape[2] > 0) part.key_ranges = {key_offset, key_offset + K.shape[2]};
+  const i64 nf = part.n_stats(), nq = p.geo.n_q, d = p.d, dv = p.dv;
+  part.max.assign(static_cast<std::size_t>(p.B * p.H * nq), kNegInf);
+  part.stats.assign(static_cast<std::size_t>(p.B * p.H * nq * nf), 0.0);
+  const i64 k_first = key_offset, k_last = key_offset + K.shape[2] - 1;
+  const i64 bc = std::max<i64>(1, p.Bc);
+  struct WS {
+    std::vector<double> q, k, v, s, kb;
+  };
+  attention::detail::parallel_items<WS>(p.B * p.H * nq, p.n_threads, [&](i64 row, WS& ws) {
+    const i64 b = row / (p.H * nq), h = (row / nq) % p.H, i = row % nq;
+    i64 lo, hi;
+    p.geo.range(i, lo, hi);
+    lo = std::max(lo, k_first);
+    hi = std::min(hi, k_last);
+    if (lo > hi) return;
+    ws.q.resize(d);
+    ws.k.resize(bc * d);
+    ws.v.resize(bc * dv);
+    ws.s.resize(bc);
+    attention::detail::pack_rows(Q, b, h, i, 1, ws.q.data(), d);
+    double& m = part.max[row];
+    double* st = part.stats.data() + row * nf;
+    for (i64 c0 = lo; c0 <= hi; c0 += bc) {
+      const int n = static_cast<int>(std::min(bc, hi - c0 + 1));
+      attention::detail::pack_rows(K, b, h, c0 - key_offset, n, ws.k.data(), d);
+      attention::detail::pack_rows(V, b, h, c0 - key_offset, n, ws.v.data(), dv);
+      // Logits (lla_tile.hpp): a q'k, plus the rbf key bias -(a/2)||k||^2 for nw_rbf.
+      for (int j = 0; j < n; ++j) {
+        const double* kj = ws.k.data() + static_cast<i64>(j) * d;
+        ws.s[j] = p.a * tile::dot(ws.q.data(), kj, static_cast<int>(d));
+        if (p.rbf) ws.s[j] += tile::rbf_key_bias(kj, static_cast<int>(d), p.a);
+      }
+      // Online softmax (seed 002 Alg. 1 lines 8-10 with the values in place of K).
+      const tile::RowUpdate<double> u = tile::online_update_row(ws.s.data(), n, m);
+      st[0] = u.alpha * st[0] + u.rowsum;
+      tile::rescale_row(st + 1, static_cast<int>(dv), u.alpha);
+      for (int j = 0; j < n; ++j)
+        tile::axpy(ws.s[j], ws.v.data() + static_cast<i64>(j) * dv, st + 1, static_cast<int>(dv));
+    }
+  });
+  return part;
+}
+
+void merge(SoftmaxPartial& into, const SoftmaxPartial& other) {
+  const bool same = into.batch == other.batch && into.heads == other.heads &&
+                    into.n_query == other.n_query && into.dim == other.dim &&
+                    into.dim_v == other.dim_v && into.n_keys_total == other.n_keys_total &&
+                    into.max.size() == other.max.size() &&
+                    into.stats.size() == other.stats.size();
+  check::require(same, "other",
+                 "describes different queries or keys (merge partials computed with the same Q, "
+                 "the same options and slices of the same key sequence)");
+  into.key_ranges = attention::merge_key_ranges(into.key_ranges, other.key_ranges);
+  const std::int64_t nf = into.n_stats();
+  for (std::size_t r = 0; r < into.max.size(); ++r)
+    tile::merge_running(into.max[r], into.stats.data() + r * nf, other.max[r],
+                        other.stats.data() + r * nf, static_cast<int>(nf));
+}
+
+template <class T>
+void softmax_finalize(const SoftmaxPartial& p, const attention::View<T>& out) {
+  check::require(out.data != nullptr, "out", "data pointer is null");
+  check::require(out.shape[0] == p.batch && out.shape[1] == p.heads && out.shape[2] == p.n_query &&
+                     out.shape[3] == p.dim_v,
+                 "out", "must have shape (batch, heads, n_q, dim of V)");
+  attention::require_all_keys(p.key_ranges, p.n_keys_total, "softmax attention");
+  const std::int64_t nf = p.n_stats(), nq = p.n_query;
+  std::vector<double> o(static_cast<std::size_t>(p.dim_v));
+  for (std::int64_t row = 0; row < p.batch * p.heads * nq; ++row) {
+    const double* st = p.stats.data() + row * nf;
+    if (!(st[0] > 0.0)) {
+      std::ostringstream msg;
+      msg << "softmax_finalize: query " << (row % nq + 1) << " (batch " << (row / (p.heads * nq) + 1)
+          << ", head " << ((row / nq) % p.heads + 1)
+          << ") has no key weight (the statistics are incomplete: merge the partials of every "
+             "key block first)";
+      throw NumericalError(msg.str());
+    }
+    std::copy(st + 1, st + nf, o.begin());
+    tile::normalize_row(o.data(), static_cast<int>(p.dim_v), st[0]);
+    attention::detail::unpack_rows(o.data(), p.dim_v, 1, out, row / (p.heads * nq),
+                                   (row / nq) % p.heads, row % nq);
+  }
+}
+
+template SoftmaxPartial softmax_partial<float>(const attention::View<const float>&,
+                                               const attention::View<const float>&,
+                                               const attention::View<const float>&, std::int64_t,
+                                               std::int64_t, const attention::Options&);
+template SoftmaxPartial softmax_partial<double>(const attention::View<const double>&,
+                                                const attention::View<const double>&,
+                                                const attention::View<const double>&,
+                                                std::int64_t, std::int64_t,
+                                                const attention::Options&);
+template void softmax_finalize<float>(const SoftmaxPartial&, const attention::View<float>&);
+template void softmax_finalize<double>(const SoftmaxPartial&, const attention::View<double>&);
+
+}  // namespace attnreg
