@@ -37,8 +37,8 @@ test_that("frequency-weighted ridge and PCR inference equals the fit on repeated
 test_that("analytic and frequency weights give the same fit and differ only in N", {
   s <- freq_data(3)
   n_pos <- sum(s$d$w > 0)
-  for (mk in list(function(wt) ridge_attention(y ~ ., s$d, weights = w, lambda = 1, weight_type = wt),
-                  function(wt) pcr_attention(y ~ ., s$d, weights = w, rank = 2, weight_type = wt))) {
+  for (mk in list(function(wt) ridge_attention(y ~ x1 + x2 + x3, s$d, weights = w, lambda = 1, weight_type = wt),
+                  function(wt) pcr_attention(y ~ x1 + x2 + x3, s$d, weights = w, rank = 2, weight_type = wt))) {
     fa <- mk("analytic")
     ff <- mk("frequency")
     expect_equal(coef(fa), coef(ff), tolerance = 1e-14)
@@ -46,8 +46,8 @@ test_that("analytic and frequency weights give the same fit and differ only in N
     expect_equal(summary(fa)$df, n_pos - edf, tolerance = 1e-10)
     expect_equal(summary(ff)$df, sum(s$d$w) - edf, tolerance = 1e-10)
   }
-  expect_error(ridge_attention(y ~ ., s$d, weights = w, weight_type = "fweight"), "weight_type")
-  expect_null(ridge_attention(y ~ ., s$d)$weight_type)
+  expect_error(ridge_attention(y ~ x1 + x2, s$d, weights = w, weight_type = "fweight"), "weight_type")
+  expect_null(ridge_attention(y ~ x1 + x2, s$d)$weight_type)
 })
 
 test_that("ridge_attention's selection is NULL for one lambda and a data frame for a grid", {
