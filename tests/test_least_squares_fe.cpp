@@ -544,3 +544,83 @@ TEST(LeastSquaresFE, FrequencyWeightedHCEqualsRepeatedRows) {
     }
   }
 }
+
+namespace {
+
+// CR2 of the dummy-variable (W)LS written out: V = B (sum_g Dw_g' A_g e_g e_g' A_g Dw_g) B with
+// B = pinv(Dw'Dw), H = Dw B Dw' and A_g the pseudo-inverse square root of I - H_gg (eigenvalues
+// of 0, the fixed effects' own directions inside a cluster, are left out).
+arma::mat dummy_cr2(const Panel& d, const arma::uvec& cl) {
+  const Oracle ref = dummy_ols(d.X, d.Y, d.codes, d.w);
+  const arma::vec rw = arma::sqrt(d.w);
+  const arma::mat Dw = ref.D.each_col() % rw;
+  const arma::mat B = ref.G * ref.G.t();
+  const arma::mat H = Dw * ref.G;
+  const arma::vec e = (d.Y.col(0) - ref.fitted.col(0)) % rw;
+  arma::mat meat(Dw.n_cols, Dw.n_cols, arma::fill::zeros);
+  for (arma::uword g = 0; g <= cl.max(); ++g) {
+    const arma::uvec idx = arma::find(cl == g);
+    if (idx.is_empty()) continue;
+    const arma::mat I_H = arma::eye(idx.n_elem, idx.n_elem) - H.submat(idx, idx);
+    arma::vec lam;
+    arma::mat U;
+    arma::eig_sym(lam, U, arma::mat(0.5 * (I_H + I_H.t())));
+    arma::vec c(lam.n_elem, arma::fill::zeros);
+    for (arma::uword k = 0; k < lam.n_elem; ++k) c(k) = lam(k) > 1e-10 ? 1.0 / std::sqrt(lam(k)) : 0.0;
+    const arma::vec u = Dw.rows(idx).t() * ((U.each_row() % c.t()) * U.t() * e(idx));
+    meat += u * u.t();
+  }
+  const arma::uword p = d.X.n_cols;
+  return (B * meat * B).eval().submat(0, 0, p - 1, p - 1);
+}
+
+}  // namespace
+
+// CR2 with absorbed fixed effects that are nested in the clusters (each level within one
+// cluster): the within fit's CR2 equals the dummy-variable fit's (Pustejovsky and Tipton 2018,
+// Theorem 2), checked against the dummy design's CR2 written out; one and two factors,
+// weighted, with singleton levels (leverage 1).
+TEST(LeastSquaresFE, CR2WithNestedFactorsMatchesDummyOLS) {
+  for (bool weighted : {false, true}) {
+    for (int two : {0, 1}) {
+      Panel d = make_panel(180, 3, {24}, 3, weighted, false, 91 + 2 * two + weighted);
+      if (two) {  // a second factor nested in the first (pairs of its levels)
+        d.codes = arma::join_rows(d.codes, arma::umat(d.codes.col(0) / 2));
+      }
+      arma::umat cl(d.codes.n_rows, 1);
+      cl.col(0) = d.codes.col(0) / 4;
+      AbsorbedOLS m;
+      m.fit(d.X, d.Y, d.codes, weighted ? d.w : arma::vec());
+      CovOptions c;
+      c.type = CovType::CR2;
+      c.clusters = cl;
+      const arma::mat V = dummy_cr2(d, cl.col(0));
+      const std::string label = "weighted=" + std::to_string(weighted) + " two=" + std::to_string(two);
+      EXPECT_LT(max_rel(m.covariance(c), V), 1e-9) << label;
+      const arma::mat se = m.std_errors(c);
+      EXPECT_LT(max_rel(se.col(0), arma::sqrt(V.diag())), 1e-9) << label;
+      const attnreg::Inference inf = m.inference(c);
+      EXPECT_DOUBLE_EQ(inf.df_inference, double(cl.max() + 1) - 1.0) << label;
+    }
+  }
+}
+
+TEST(LeastSquaresFE, CR2RefusesFactorsNotNestedInClusters) {
+  const Panel d = make_panel(200, 2, {20, 6}, 0, false, false, 95);
+  AbsorbedOLS m;
+  m.fit(d.X, d.Y, d.codes);
+  CovOptions c;
+  c.type = CovType::CR2;
+  c.clusters.set_size(d.codes.n_rows, 1);
+  c.clusters.col(0) = d.codes.col(0) / 4;  // factor 1 nested, factor 2 spread over clusters
+  try {
+    m.std_errors(c);
+    FAIL() << "CR2 with a factor not nested in the clusters was accepted";
+  } catch (const attnreg::InvalidArgument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("factor 2 is not"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("CR1"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("dummy columns"), std::string::npos) << msg;
+  }
+  EXPECT_THROW(m.covariance(c), attnreg::InvalidArgument);
+}

@@ -101,15 +101,22 @@ masked_attention <- function(object, strict = FALSE, weights = FALSE, ...) {
 #' still sum to one (rows of weight 0 get 0). For a grid the criteria count row i
 #' \eqn{w_i} times: LOO is \eqn{\sum_i w_i (y_i - \hat y_{-i})^2 / \sum w} (row i left out
 #' entirely); GCV and AICc use \eqn{RSS = \sum w_i e_i^2} and \eqn{n = \sum w}, equal for
-#' integer weights to the criteria of the data with rows repeated.
+#' integer weights to the criteria of the data with rows repeated. `weight_type` says how the
+#' weights count in the inference (`summary()`, `vcov()`, `confint()`): `"analytic"` (Stata's
+#' aweight, as [stats::lm()]) takes N as the number of rows of positive weight, `"frequency"`
+#' (Stata's fweight: row i stands for \eqn{w_i} identical observations) takes
+#' \eqn{N = \sum w}; the fit and the selection criteria are the same for both.
 #'
 #' @inheritParams ols_attention
 #' @param lambda Penalty (>= 0) or a grid of penalties.
 #' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
 #' @param weights Optional observation weights, as in [stats::lm()] (see above).
 #' @param select Criterion for a grid: `"loo"`, `"gcv"` or `"aicc"`.
+#' @param weight_type `"analytic"` (default, Stata's aweight, as `lm`) or `"frequency"`
+#'   (Stata's fweight); only the degrees of freedom of the inference differ (see above).
 #' @return An object of class `ridge_attention`: `coefficients`, `lambda`, `effective_df`
-#'   (tr H), `selection` (criteria per lambda, for a grid), `fitted.values`, `residuals`.
+#'   (tr H), `selection` (a data frame of the criteria per lambda for a grid; `NULL` for a
+#'   single `lambda`), `fitted.values`, `residuals`, `weight_type` (`NULL` when unweighted).
 #' @examples
 #' fit <- ridge_attention(mpg ~ ., data = mtcars, lambda = 10^seq(-2, 3, length = 30))
 #' fit$lambda
@@ -117,9 +124,11 @@ masked_attention <- function(object, strict = FALSE, weights = FALSE, ...) {
 #' rowSums(A)
 #' @export
 ridge_attention <- function(formula, data, subset, weights, na.action, lambda = 1,
-                            select = c("loo", "gcv", "aicc"), n_threads = 0L) {
+                            select = c("loo", "gcv", "aicc"), n_threads = 0L,
+                            weight_type = c("analytic", "frequency")) {
   cl <- match.call()
   select <- match.arg(select)
+  weight_type <- .ls_weight_type(weight_type)
   if (!is.numeric(lambda) || length(lambda) < 1L || anyNA(lambda)) {
     stop("lambda: must be a number >= 0 or a grid of them", call. = FALSE)
   }
@@ -127,11 +136,13 @@ ridge_attention <- function(formula, data, subset, weights, na.action, lambda = 
   d <- .ls_design(mf)
   w <- .ls_weights(mf)
   res <- .kreg_core(.ridge_fit_cpp(d$X, d$Y, as.double(lambda), select, d$intercept,
-                                   as.integer(n_threads), w), rename = c(alpha = "lambda"))
+                                   as.integer(n_threads), w, weight_type),
+                    rename = c(alpha = "lambda"))
   .ls_object(res, d, mf, cl, "ridge_attention",
              list(lambda = res$lambda, effective_df = res$effective_df, weights = w,
+                  weight_type = if (!is.null(w)) weight_type,
                   data = if (!missing(data)) data,
-                  selection = if (!is.null(res$selection)) as.data.frame(res$selection[1:5]),
+                  selection = if (length(lambda) > 1L) as.data.frame(res$selection[1:5]),
                   select = if (length(lambda) > 1L) select))
 }
 
@@ -148,6 +159,17 @@ ridge_attention <- function(formula, data, subset, weights, na.action, lambda = 
                    design_names = d$names, na.action = attr(mf, "na.action"), call = cl,
                    nobs = nrow(d$X), model = mf), extra),
             class = class)
+}
+
+# weight_type of ridge_attention / pcr_attention: "analytic" (the default) or "frequency".
+.ls_weight_type <- function(x) {
+  choices <- c("analytic", "frequency")
+  if (identical(x, choices)) return("analytic")
+  if (!is.character(x) || length(x) != 1L || !(x %in% choices)) {
+    stop("weight_type: must be \"analytic\" (Stata's aweight) or \"frequency\" (Stata's ",
+         "fweight), got ", deparse(x), call. = FALSE)
+  }
+  x
 }
 
 # Weights of a model frame (NULL when none), checked to be a numeric vector.
@@ -228,7 +250,8 @@ summary.ridge_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
   }
   a <- .ols_cov_args(vcov, maxlags, object, cluster_type)
   inf <- .spectral_inference_cpp(kind, object$state, object$y, as.double(param), a$vcov,
-                                 a$maxlags, isTRUE(hac_adjust), a$clusters)
+                                 a$maxlags, isTRUE(hac_adjust), a$clusters,
+                                 if (is.null(object$weight_type)) "analytic" else object$weight_type)
   cov_fixed <- .note_cov_fix(inf, "summary")
   nm <- names(object$coefficients)
   tab <- cbind(Estimate = drop(inf$estimate), `Std. Error` = drop(inf$std_error),
@@ -408,8 +431,12 @@ ridge_path <- function(object, lambda) {
 #' @param subset,na.action As in [stats::lm()]: rows to use and what to do with missing values.
 #' @param weights Optional observation weights (finite, >= 0, not all 0), as in [stats::lm()]:
 #'   the components are those of the weighted, weighted-mean-centred design.
+#' @param weight_type `"analytic"` (default, Stata's aweight, as `lm`: N is the number of rows
+#'   of positive weight) or `"frequency"` (Stata's fweight: \eqn{N = \sum w}); the fit is the
+#'   same, only the degrees of freedom of `summary()`, `vcov()` and `confint()` differ.
 #' @return An object of class `pcr_attention`: `coefficients`, `rank`,
-#'   `explained_variance_ratio`, `fitted.values`, `residuals`.
+#'   `explained_variance_ratio`, `fitted.values`, `residuals`, `weight_type` (`NULL` when
+#'   unweighted).
 #' @examples
 #' fit <- pcr_attention(mpg ~ ., data = mtcars, rank = 3)
 #' fit
@@ -417,8 +444,9 @@ ridge_path <- function(object, lambda) {
 #' round(crossprod(F), 12)                      # identity (Goulet Coulombe 2025, eq. 24)
 #' @export
 pcr_attention <- function(formula, data, subset, weights, na.action, rank = NULL,
-                          n_threads = 0L) {
+                          n_threads = 0L, weight_type = c("analytic", "frequency")) {
   cl <- match.call()
+  weight_type <- .ls_weight_type(weight_type)
   if (!is.null(rank) && (!is.numeric(rank) || length(rank) != 1L || rank < 0 ||
                          rank != round(rank))) {
     stop("rank: must be NULL (all components) or a single integer >= 0", call. = FALSE)
@@ -427,10 +455,11 @@ pcr_attention <- function(formula, data, subset, weights, na.action, rank = NULL
   d <- .ls_design(mf)
   w <- .ls_weights(mf)
   res <- .kreg_core(.pcr_fit_cpp(d$X, d$Y, if (is.null(rank)) -1L else as.integer(rank),
-                                 d$intercept, as.integer(n_threads), w))
+                                 d$intercept, as.integer(n_threads), w, weight_type))
   .ls_object(res, d, mf, cl, "pcr_attention",
              list(rank = res$rank, explained_variance_ratio = res$explained_variance_ratio,
-                  weights = w, data = if (!missing(data)) data))
+                  weights = w, weight_type = if (!is.null(w)) weight_type,
+                  data = if (!missing(data)) data))
 }
 
 .pcr_view <- function(object, what, X = matrix(0, 0, 0), strict = FALSE) {

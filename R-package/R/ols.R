@@ -287,7 +287,10 @@ print.ols_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #' @param cluster_type With a clustering formula: `"CR1"` (default; Stata's `vce(cluster)`
 #'   factor \eqn{G/(G-1) (N-1)/(N-r)}, with \eqn{G = \min(G_1, G_2)} for two-way, as Stata's
 #'   `ivreg2` and `reghdfe`), `"CR0"` (no factor) or `"CR2"` (Bell and McCaffrey 2002:
-#'   residuals of cluster g premultiplied by \eqn{(I - H_{gg})^{-1/2}}; one-way only).
+#'   residuals of cluster g premultiplied by \eqn{(I - H_{gg})^{-1/2}}; one-way only; with
+#'   fixed effects after `|`, only when every absorbed factor is nested in the clusters, where
+#'   it equals the dummy-variable fit's CR2 (Pustejovsky and Tipton 2018, JBES 36(4),
+#'   Theorem 2); otherwise an error suggests CR1 or CR0).
 #'   Clustered p-values use t with \eqn{G - 1} degrees of freedom, as Stata.
 #' @param ... Unused.
 #' @return An object of class `summary.ols_attention`: `coefficients` (estimate, standard

@@ -102,26 +102,31 @@ attnreg::CovOptions r_cov_options(const std::string& cov_type, int maxlags, bool
 Rcpp::List spectral_inference_cpp(std::string kind, const Rcpp::List& state, const arma::mat& Y,
                                   double param, std::string cov_type, int maxlags,
                                   bool hac_adjust,
-                                  Rcpp::Nullable<Rcpp::IntegerMatrix> clusters = R_NilValue) {
+                                  Rcpp::Nullable<Rcpp::IntegerMatrix> clusters = R_NilValue,
+                                  std::string weight_type = "analytic") {
   const attnreg::CovOptions c = r_cov_options(cov_type, maxlags, hac_adjust, clusters);
   if (kind == "ridge") {
     attnreg::RidgeOptions o;
     o.lambda = param;
+    o.weight_type = attnreg::parse_weight_type(weight_type);
     return inference_to_list(attnreg::Ridge::from_state(o, spectral_from_list(state, Y)), c);
   }
   attnreg::PCROptions o;
   o.rank = static_cast<int>(param);
+  o.weight_type = attnreg::parse_weight_type(weight_type);
   return inference_to_list(attnreg::PCR::from_state(o, spectral_from_list(state, Y)), c);
 }
 
 // [[Rcpp::export(name = ".ridge_fit_cpp")]]
 Rcpp::List ridge_fit_cpp(const arma::mat& X, const arma::mat& Y, const arma::vec& lambdas,
                          std::string criterion, bool fit_intercept, int n_threads,
-                         Rcpp::Nullable<Rcpp::NumericVector> weights) {
+                         Rcpp::Nullable<Rcpp::NumericVector> weights,
+                         std::string weight_type = "analytic") {
   attnreg::RidgeOptions o;
   o.fit_intercept = fit_intercept;
   o.lambda = lambdas.n_elem ? lambdas(0) : 1.0;
   o.n_threads = n_threads;
+  o.weight_type = attnreg::parse_weight_type(weight_type);
   attnreg::Ridge m(o);
   Rcpp::List sel = R_NilValue;
   if (lambdas.n_elem > 1) {
@@ -162,8 +167,10 @@ arma::cube ridge_path_cpp(const Rcpp::List& state, const arma::mat& Y, const arm
 
 // [[Rcpp::export(name = ".pcr_fit_cpp")]]
 Rcpp::List pcr_fit_cpp(const arma::mat& X, const arma::mat& Y, int rank, bool fit_intercept,
-                       int n_threads, Rcpp::Nullable<Rcpp::NumericVector> weights) {
-  attnreg::PCR m(attnreg::PCROptions{rank, fit_intercept, n_threads});
+                       int n_threads, Rcpp::Nullable<Rcpp::NumericVector> weights,
+                       std::string weight_type = "analytic") {
+  attnreg::PCR m(attnreg::PCROptions{rank, fit_intercept, n_threads,
+                                     attnreg::parse_weight_type(weight_type)});
   m.fit(X, Y, weights_arg(weights));
   return Rcpp::List::create(
       Rcpp::Named("rank") = m.rank(), Rcpp::Named("coefficients") = m.coefficients(),

@@ -248,8 +248,50 @@ def test_absorbed_fit_with_weights_and_clusters_equals_dummy_wls(two_way_fe, wei
     # p-values from t with G - 1 degrees of freedom
     from scipy import stats
     np.testing.assert_allclose(m1.pvalues_, 2 * stats.t.sf(np.abs(m1.tvalues_), G - 1), rtol=1e-10)
-    with pytest.raises(ValueError, match="CR2"):
-        attnreg.OLS(cov_type="CR2").fit(X, y, groups=firm, absorb=absorb)
+    if two_way_fe:  # year is not nested in the firm clusters: CR2 is refused, naming CR1
+        with pytest.raises(ValueError, match="CR2.*nested.*CR1"):
+            attnreg.OLS(cov_type="CR2").fit(X, y, groups=firm, absorb=absorb).coef_se_
+    else:
+        m2 = attnreg.OLS(cov_type="CR2").fit(X, y, sample_weight=w, groups=firm, absorb=absorb)
+        np.testing.assert_allclose(m2.coef_se_, _dummy_cr2_se(D, y, w, firm)[:2], rtol=1e-8)
+
+
+def _dummy_cr2_se(D, y, w, cl):
+    # CR2 (Bell-McCaffrey) of the dummy-variable (W)LS written out: pseudo-inverse square roots
+    # of I - H_gg (the fixed effects' own directions in a cluster have eigenvalue 0).
+    rw = np.ones(len(y)) if w is None else np.sqrt(w)
+    Dw, yw = D * rw[:, None], y * rw
+    G = np.linalg.pinv(Dw)
+    B = G @ G.T
+    e = yw - Dw @ (G @ yw)
+    H = Dw @ G
+    meat = np.zeros((D.shape[1], D.shape[1]))
+    for g in np.unique(cl):
+        i = np.flatnonzero(cl == g)
+        lam, U = np.linalg.eigh(np.eye(len(i)) - H[np.ix_(i, i)])
+        c = np.where(lam > 1e-10, 1 / np.sqrt(np.maximum(lam, 1e-300)), 0.0)
+        u = Dw[i].T @ (U @ (c * (U.T @ e[i])))
+        meat += np.outer(u, u)
+    return np.sqrt(np.diag(B @ meat @ B))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_absorbed_cr2_with_factors_nested_in_clusters_equals_dummy_wls(weighted):
+    # Two absorbed factors, both nested in the clusters (firm, and industry = a coarsening of
+    # firm; clusters = groups of industries), singletons included: CR2 of the absorbed fit
+    # equals the dummy-variable fit's CR2 (Pustejovsky and Tipton 2018, Theorem 2).
+    rng = np.random.default_rng(11 + weighted)
+    n = 300
+    firm = np.concatenate([rng.integers(0, 30, n - 3), [30, 31, 32]])
+    industry = firm // 3
+    cl = industry // 2
+    X = rng.normal(size=(n, 2)) + 0.2 * firm[:, None] / 30
+    y = X @ [0.5, -1.0] + 0.1 * firm + rng.normal(size=n)
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    D = np.column_stack([X, np.eye(33)[firm], np.eye(11)[industry]])
+    m = attnreg.OLS(cov_type="CR2").fit(X, y, sample_weight=w, groups=cl,
+                                        absorb=np.column_stack([firm, industry]))
+    np.testing.assert_allclose(m.coef_se_, _dummy_cr2_se(D, y, w, cl)[:2], rtol=1e-8)
 
 
 @pytest.mark.parametrize("k,m", [(150, 0), (-150, 0), (0, 150), (0, -150), (150, -150), (-150, 150)])

@@ -7,7 +7,6 @@
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/solve/lapack.hpp"
-#include "attnreg/least_squares/least_squares_masked.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/least_squares_internal.hpp"
 
@@ -34,6 +33,129 @@ constexpr double kIllCondPivot = 1e-4;
 // kQ1Orthogonality (the real test; see OLS::prepare_q1).
 constexpr double kQ1SolvePivot = 1e-3;
 constexpr double kQ1Orthogonality = 1e-10;
+
+arma::uword factor_design(const arma::mat& D, const OLSOptions& opt, OLSState& st,
+                          double& min_ratio, double& r00) {
+  // Column scaling by powers of two, pivoted QR (dgeqp3), numerical rank; rank-deficient
+  // designs re-pivot as R's lm. Sets st.qr, tau, pivot, scale; min_ratio = min |R_cc| / r00.
+  const arma::uword n = D.n_rows, q = D.n_cols;
+  st.scale.set_size(q);
+  for (arma::uword j = 0; j < q; ++j) {
+    st.scale(j) = ls_detail::power_of_two_scale(arma::norm(D.col(j), 2));
+  }
+  st.qr = D.each_row() / st.scale.t();
+
+  std::vector<lapack_int> jpvt(q, 0);
+  lapack::geqp3(st.qr, jpvt, st.tau);
+  st.pivot.set_size(q);
+  for (arma::uword c = 0; c < q; ++c) st.pivot(c) = static_cast<double>(jpvt[c] - 1);
+
+  // Numerical rank from the pivoted diagonal (|R_kk| non-increasing under dgeqp3).
+  const arma::uword kmax = std::min(n, q);
+  r00 = kmax > 0 ? std::abs(st.qr(0, 0)) : 0.0;
+  arma::uword r = 0;
+  while (r < kmax && r00 > 0.0 && std::abs(st.qr(r, r)) > opt.rank_tol * r00) ++r;
+  bool lm_order = false;
+  if (r < q && r00 > 0.0) {
+    lm_order = true;
+    // Rank-deficient: choose the aliased columns as R's lm does (LINPACK dqrdc2's limited
+    // pivoting): columns in their order, and a column whose norm after removing the earlier
+    // kept columns is below rank_tol times its own norm moves to the end. The intercept and
+    // earlier columns are kept; full pivoting could alias the intercept (one row: a slope kept,
+    // predictions varying with x, where lm predicts the mean).
+    std::vector<arma::uword> order(q);
+    for (arma::uword j = 0; j < q; ++j) order[j] = j;
+    arma::uword limit = q;  // order[limit..q-1] are aliased
+    const arma::mat Ds = D.each_row() / st.scale.t();
+    for (;;) {
+      arma::mat A(n, q);
+      for (arma::uword c = 0; c < q; ++c) A.col(c) = Ds.col(order[c]);
+      const arma::vec norms = arma::sqrt(arma::sum(arma::square(A), 0)).t();  // ~1: scaled
+      lapack::geqp3(A, jpvt, st.tau, true);
+      arma::uword bad = limit;
+      for (arma::uword c = 0; c < limit; ++c) {
+        if (c >= n || !(std::abs(A(c, c)) >= opt.rank_tol * norms(c)) || norms(c) == 0.0) {
+          bad = c;
+          break;
+        }
+      }
+      if (bad == limit) {
+        st.qr = std::move(A);
+        break;
+      }
+      const arma::uword moved = order[bad];
+      order.erase(order.begin() + static_cast<std::ptrdiff_t>(bad));
+      order.push_back(moved);
+      --limit;
+    }
+    for (arma::uword c = 0; c < q; ++c) {
+      jpvt[c] = static_cast<lapack_int>(order[c] + 1);
+      st.pivot(c) = static_cast<double>(order[c]);
+    }
+    r = limit;
+    r00 = 0.0;
+    for (arma::uword c = 0; c < r; ++c) r00 = std::max(r00, std::abs(st.qr(c, c)));
+  }
+  min_ratio = 1.0;
+  for (arma::uword c = 0; c < kmax; ++c) {
+    min_ratio = std::min(min_ratio, r00 > 0.0 ? std::abs(st.qr(c, c)) / r00 : 0.0);
+  }
+  if (lm_order) min_ratio = 0.0;  // the pivoted factor was rank-deficient: ill-conditioned
+  return r;
+}
+
+void refinement_residuals(const arma::mat& D, const arma::mat& Y, const OLSState& st,
+                          arma::uword r, const arma::mat& x, const arma::mat& e, int threads,
+                          arma::mat& f, arma::mat& g) {
+  // One step of iterative refinement of the augmented system [I A; A' 0][e; x] = [y; 0]
+  // (Bjorck 1967): f = y - e - A x and g = -A'e in long double; OLS::fit then takes
+  // u = R^{-T} g, dx = R^{-1}((Q'f)_1 - u), de = Q [u; (Q'f)_2].
+  const arma::uword n = D.n_rows, k = Y.n_cols;
+  const long long nblocks = static_cast<long long>((n + kBlock - 1) / kBlock);
+  f.set_size(n, k);
+  arma::mat gpart(r * k, static_cast<arma::uword>(nblocks), arma::fill::zeros);
+  std::vector<double> col_scale(r);
+  std::vector<arma::uword> col_index(r);
+  for (arma::uword c = 0; c < r; ++c) {
+    col_index[c] = static_cast<arma::uword>(st.pivot(c));
+    col_scale[c] = st.scale(col_index[c]);
+  }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (nblocks > 1)
+#endif
+  for (long long b = 0; b < nblocks; ++b) {
+    const arma::uword i0 = static_cast<arma::uword>(b) * kBlock;
+    const arma::uword i1 = std::min(n, i0 + kBlock);
+    std::vector<long double> acc(i1 - i0);
+    for (arma::uword out = 0; out < k; ++out) {
+      for (arma::uword i = i0; i < i1; ++i) {
+        acc[i - i0] = static_cast<long double>(Y(i, out)) - e(i, out);
+      }
+      for (arma::uword c = 0; c < r; ++c) {
+        const double* dc = D.colptr(col_index[c]);
+        const long double xc = static_cast<long double>(x(c, out)) / col_scale[c];
+        long double g = 0.0L;
+        for (arma::uword i = i0; i < i1; ++i) {
+          acc[i - i0] -= static_cast<long double>(dc[i]) * xc;
+          g -= static_cast<long double>(dc[i]) * e(i, out);
+        }
+        gpart(out * r + c, static_cast<arma::uword>(b)) =
+            static_cast<double>(g / col_scale[c]);
+      }
+      for (arma::uword i = i0; i < i1; ++i) f(i, out) = static_cast<double>(acc[i - i0]);
+    }
+  }
+  (void)threads;
+  g.set_size(r, k);
+  for (arma::uword out = 0; out < k; ++out) {
+    for (arma::uword c = 0; c < r; ++c) {
+      long double s = 0.0L;
+      for (arma::uword b = 0; b < gpart.n_cols; ++b) s += gpart(out * r + c, b);
+      g(c, out) = static_cast<double>(s);
+    }
+  }
+}
+
 }  // namespace
 
 arma::mat OLS::design(const arma::mat& X) const {
@@ -103,68 +225,8 @@ OLS& OLS::fit(const arma::mat& X, const arma::mat& Yin, const arma::vec& weights
   const arma::mat& Y = weighted ? Yw : Yin;
   const arma::uword n = D.n_rows, q = D.n_cols, k = Y.n_cols;
 
-  st_.scale.set_size(q);
-  for (arma::uword j = 0; j < q; ++j) {
-    st_.scale(j) = ls_detail::power_of_two_scale(arma::norm(D.col(j), 2));
-  }
-  st_.qr = D.each_row() / st_.scale.t();
-
-  std::vector<lapack_int> jpvt(q, 0);
-  lapack::geqp3(st_.qr, jpvt, st_.tau);
-  st_.pivot.set_size(q);
-  for (arma::uword c = 0; c < q; ++c) st_.pivot(c) = static_cast<double>(jpvt[c] - 1);
-
-  // Numerical rank from the pivoted diagonal (|R_kk| non-increasing under dgeqp3).
-  const arma::uword kmax = std::min(n, q);
-  double r00 = kmax > 0 ? std::abs(st_.qr(0, 0)) : 0.0;
-  arma::uword r = 0;
-  while (r < kmax && r00 > 0.0 && std::abs(st_.qr(r, r)) > opt_.rank_tol * r00) ++r;
-  bool lm_order = false;
-  if (r < q && r00 > 0.0) {
-    lm_order = true;
-    // Rank-deficient: choose the aliased columns as R's lm does (LINPACK dqrdc2's limited
-    // pivoting): columns in their order, and a column whose norm after removing the earlier
-    // kept columns is below rank_tol times its own norm moves to the end. The intercept and
-    // earlier columns are kept; full pivoting could alias the intercept (one row: a slope kept,
-    // predictions varying with x, where lm predicts the mean).
-    std::vector<arma::uword> order(q);
-    for (arma::uword j = 0; j < q; ++j) order[j] = j;
-    arma::uword limit = q;  // order[limit..q-1] are aliased
-    const arma::mat Ds = D.each_row() / st_.scale.t();
-    for (;;) {
-      arma::mat A(n, q);
-      for (arma::uword c = 0; c < q; ++c) A.col(c) = Ds.col(order[c]);
-      const arma::vec norms = arma::sqrt(arma::sum(arma::square(A), 0)).t();  // ~1: scaled
-      lapack::geqp3(A, jpvt, st_.tau, true);
-      arma::uword bad = limit;
-      for (arma::uword c = 0; c < limit; ++c) {
-        if (c >= n || !(std::abs(A(c, c)) >= opt_.rank_tol * norms(c)) || norms(c) == 0.0) {
-          bad = c;
-          break;
-        }
-      }
-      if (bad == limit) {
-        st_.qr = std::move(A);
-        break;
-      }
-      const arma::uword moved = order[bad];
-      order.erase(order.begin() + static_cast<std::ptrdiff_t>(bad));
-      order.push_back(moved);
-      --limit;
-    }
-    for (arma::uword c = 0; c < q; ++c) {
-      jpvt[c] = static_cast<lapack_int>(order[c] + 1);
-      st_.pivot(c) = static_cast<double>(order[c]);
-    }
-    r = limit;
-    r00 = 0.0;
-    for (arma::uword c = 0; c < r; ++c) r00 = std::max(r00, std::abs(st_.qr(c, c)));
-  }
-  double min_ratio = 1.0;
-  for (arma::uword c = 0; c < kmax; ++c) {
-    min_ratio = std::min(min_ratio, r00 > 0.0 ? std::abs(st_.qr(c, c)) / r00 : 0.0);
-  }
-  if (lm_order) min_ratio = 0.0;  // the pivoted factor was rank-deficient: ill-conditioned
+  double min_ratio = 1.0, r00 = 0.0;
+  const arma::uword r = factor_design(D, opt_, st_, min_ratio, r00);
 
   const double work = static_cast<double>(n) * q * q;
   bool extended = false;
@@ -213,53 +275,10 @@ OLS& OLS::fit(const arma::mat& X, const arma::mat& Yin, const arma::vec& weights
   h.rows(0, r - 1).zeros();
   arma::mat e = h;
   apply_q(e, false);
-  // One step of iterative refinement of the augmented system [I A; A' 0][e; x] = [y; 0]
-  // (Bjorck 1967): f = y - e - A x and g = -A'e in long double, then
-  // u = R^{-T} g, dx = R^{-1}((Q'f)_1 - u), de = Q [u; (Q'f)_2].
+  // One step of iterative refinement (Bjorck 1967; see refinement_residuals).
   {
-    const long long nblocks = static_cast<long long>((n + kBlock - 1) / kBlock);
-    arma::mat f(n, k);
-    arma::mat gpart(r * k, static_cast<arma::uword>(nblocks), arma::fill::zeros);
-    std::vector<double> col_scale(r);
-    std::vector<arma::uword> col_index(r);
-    for (arma::uword c = 0; c < r; ++c) {
-      col_index[c] = static_cast<arma::uword>(st_.pivot(c));
-      col_scale[c] = st_.scale(col_index[c]);
-    }
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if (nblocks > 1)
-#endif
-    for (long long b = 0; b < nblocks; ++b) {
-      const arma::uword i0 = static_cast<arma::uword>(b) * kBlock;
-      const arma::uword i1 = std::min(n, i0 + kBlock);
-      std::vector<long double> acc(i1 - i0);
-      for (arma::uword out = 0; out < k; ++out) {
-        for (arma::uword i = i0; i < i1; ++i) {
-          acc[i - i0] = static_cast<long double>(Y(i, out)) - e(i, out);
-        }
-        for (arma::uword c = 0; c < r; ++c) {
-          const double* dc = D.colptr(col_index[c]);
-          const long double xc = static_cast<long double>(x(c, out)) / col_scale[c];
-          long double g = 0.0L;
-          for (arma::uword i = i0; i < i1; ++i) {
-            acc[i - i0] -= static_cast<long double>(dc[i]) * xc;
-            g -= static_cast<long double>(dc[i]) * e(i, out);
-          }
-          gpart(out * r + c, static_cast<arma::uword>(b)) =
-              static_cast<double>(g / col_scale[c]);
-        }
-        for (arma::uword i = i0; i < i1; ++i) f(i, out) = static_cast<double>(acc[i - i0]);
-      }
-    }
-    (void)threads;
-    arma::mat g(r, k);
-    for (arma::uword out = 0; out < k; ++out) {
-      for (arma::uword c = 0; c < r; ++c) {
-        long double s = 0.0L;
-        for (arma::uword b = 0; b < gpart.n_cols; ++b) s += gpart(out * r + c, b);
-        g(c, out) = static_cast<double>(s);
-      }
-    }
+    arma::mat f, g;
+    refinement_residuals(D, Y, st_, r, x, e, threads, f, g);
     apply_q(f, true);
     const arma::mat u = solve_rt(g);
     x += solve_r(f.rows(0, r - 1) - u);
@@ -441,101 +460,6 @@ arma::mat OLS::predict(const arma::mat& X_new) const {
   return D * b;
 }
 
-arma::mat OLS::attention_weights(const arma::mat& X_new) const {
-  arma::mat out;
-  attention_weights(X_new, out);
-  return out;
-}
-
-void OLS::attention_weights(const arma::mat& X_new, arma::mat& out) const {
-  check_new_x(X_new, "attention_weights");
-  const arma::uword n = n_obs(), r = rank(), m = X_new.n_rows;
-  out.set_size(m, n);
-  if (r == 0) {
-    out.zeros();
-    return;
-  }
-  // a(x)' = m(x)' R^{-1} Q_1' with m(x) the scaled pivoted design row (eq. 7).
-  const arma::mat Gt = solve_rt(pivoted_rows(design(X_new)).t());  // r x m
-  bool cached = false;
-  {
-    std::lock_guard<std::mutex> lock(q1_cache_->mutex);
-    cached = q1_cache_->ready;
-  }
-  if (cached || m >= 8) {
-    // Q_1 (n x r) once, then a cache-blocked G Q_1' straight into the m x n result.
-    lapack::gemm_nt_streamed(Gt.t(), q1(), out, 0.0, opt_.n_threads);
-  } else {
-    arma::mat B(n, m, arma::fill::zeros);
-    B.rows(0, r - 1) = Gt;
-    apply_q(B, false);
-    out = B.t();
-  }
-  // Weighted: Q_1 factors W^{1/2} D, so G Q_1' = d(x)' (D'WD)^{-1} D' W^{1/2}; one more W^{1/2}.
-  if (!st_.weights.is_empty()) out.each_row() %= arma::sqrt(st_.weights).t();
-}
-
-void OLS::spectral(arma::mat& Ur, arma::vec& s, arma::mat& Vr) const {
-  const arma::uword r = rank();
-  arma::mat Ru = arma::trimatu(st_.qr.submat(0, 0, r - 1, r - 1));
-  for (arma::uword c = 0; c < r; ++c) Ru.col(c) *= st_.scale(static_cast<arma::uword>(st_.pivot(c)));
-  if (!arma::svd(Ur, s, Vr, Ru)) throw NumericalError("OLS factors: SVD of R failed");
-  // Deterministic signs: the largest entry of each eigenvector is positive.
-  for (arma::uword c = 0; c < r; ++c) {
-    if (Vr(arma::index_max(arma::abs(Vr.col(c))), c) < 0.0) {
-      Vr.col(c) *= -1.0;
-      Ur.col(c) *= -1.0;
-    }
-  }
-}
-
-arma::mat OLS::encoder() const {
-  require_fitted("encoder");
-  const arma::uword r = rank(), q = n_coef();
-  arma::mat W(q, r, arma::fill::zeros);
-  if (r == 0) return W;
-  arma::mat Ur, Vr;
-  arma::vec s;
-  spectral(Ur, s, Vr);
-  for (arma::uword c = 0; c < r; ++c) {
-    W.row(static_cast<arma::uword>(st_.pivot(c))) = Vr.row(c) / s.t();
-  }
-  return W;
-}
-
-arma::vec OLS::eigenvalues() const {
-  require_fitted("eigenvalues");
-  if (rank() == 0) return arma::vec();
-  arma::mat Ur, Vr;
-  arma::vec s;
-  spectral(Ur, s, Vr);
-  return s % s;
-}
-
-arma::mat OLS::factors(const arma::mat& X_new) const {
-  check_new_x(X_new, "factors");
-  return design(X_new) * encoder();
-}
-
-arma::mat OLS::training_factors() const {
-  require_fitted("training_factors");
-  const arma::uword r = rank();
-  if (r == 0) return arma::mat(n_obs(), 0);
-  arma::mat Ur, Vr;
-  arma::vec s;
-  spectral(Ur, s, Vr);
-  arma::mat F = q1() * Ur;
-  if (!st_.weights.is_empty()) F.each_col() %= arma::sqrt(st_.weights);  // keys W D U Lambda^{-1/2}
-  return F;
-}
-
-arma::mat OLS::embedding() const {
-  require_fitted("embedding");
-  arma::mat O = st_.cov_unscaled;
-  O.replace(kNaN, 0.0);
-  return O;
-}
-
 const arma::mat& OLS::unscaled_covariance() const {
   require_fitted("unscaled_covariance");
   return st_.cov_unscaled;
@@ -593,30 +517,6 @@ arma::mat OLS::loo_predictions() const {
     }
   }
   return out;
-}
-
-namespace {
-void refuse_weighted_masked(const arma::vec& w, const char* what) {
-  if (!w.is_empty()) {
-    throw InvalidArgument(std::string(what) +
-                          ": masked (causal) attention is defined for unweighted fits only; "
-                          "refit without weights");
-  }
-}
-}  // namespace
-
-arma::mat OLS::masked_predictions(bool strict) const {
-  require_fitted("masked_predictions");
-  refuse_weighted_masked(st_.weights, "masked_predictions");
-  if (rank() == 0) return masked_attention_predict(arma::mat(n_obs(), 0), y_, strict);
-  return masked_attention_predict(q1(), y_, strict);
-}
-
-arma::mat OLS::masked_weights(bool strict) const {
-  require_fitted("masked_weights");
-  refuse_weighted_masked(st_.weights, "masked_weights");
-  if (rank() == 0) return masked_attention_weights(arma::mat(n_obs(), 0), strict);
-  return masked_attention_weights(q1(), strict);
 }
 
 std::vector<bool> OLS::aliased() const {

@@ -459,7 +459,10 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
             naming it. Missing labels are an error. HC2/HC3 add the leverage of the dummies
             to that of the transformed X (for two or more factors from a dense pseudo-inverse
             of the dummy Gram matrix per connected component of the levels, up to 3000 levels
-            per component; beyond that they are refused in favour of HC1); CR2 is refused.
+            per component; beyond that they are refused in favour of HC1). CR2 needs every
+            absorbed factor nested in the clusters (each level within one cluster), where it
+            equals the dummy-variable fit's CR2 (Pustejovsky and Tipton 2018, JBES 36(4),
+            Theorem 2); otherwise it is refused in favour of CR1 or CR0.
 
         Returns
         -------

@@ -1,0 +1,233 @@
+// Least squares with absorbed fixed effects: covariances and inference.
+#include "attnreg/least_squares/least_squares_fe.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "attnreg/base/error.hpp"
+#include "attnreg/solve/lapack.hpp"
+#include "attnreg/base/runtime.hpp"
+#include "attnreg/detail/least_squares_fe_internal.hpp"
+
+namespace attnreg {
+
+using namespace fe_detail;
+
+namespace {
+// CR2 (Bell and McCaffrey 2002) of an absorbed fit is exact only when every level of every
+// absorbed factor lies within one cluster: then the fixed-effect block of the dummy design's
+// hat matrix lives inside the cluster blocks, the residuals and the within-transformed
+// regressors are orthogonal to it, and the pseudo-inverse square roots (I - H_gg)^{+1/2} of the
+// dummy-variable fit act on them as those of the within fit do (Pustejovsky and Tipton 2018,
+// JBES 36(4), Theorem 2). Otherwise it refuses. Malformed clusters are left to the inner fit.
+void require_cr2_nested(const Factors& f, const arma::umat& clusters) {
+  if (clusters.n_cols != 1 || clusters.n_rows != f.codes.n_rows) return;
+  for (arma::uword j = 0; j < f.n_factors(); ++j) {
+    if (!nested_in_clusters(f, j, clusters.col(0))) {
+      std::ostringstream msg;
+      msg << "cov_type: CR2 (Bell-McCaffrey) with absorbed fixed effects is computed only when "
+          << "every absorbed factor is nested in the clusters (each level within one cluster); "
+          << "absorbed factor " << j + 1 << " is not. Use CR1 (\"cluster\") or CR0, or put "
+          << "that factor in X as dummy columns";
+      throw InvalidArgument(msg.str());
+    }
+  }
+}
+}  // namespace
+
+arma::mat AbsorbedOLS::std_errors(const CovOptions& cov, Inference* fix) const {
+  require_fitted("std_errors");
+  const arma::uword p = coef_.n_rows, k = coef_.n_cols;
+  arma::mat se(p, k);
+  se.fill(kNaN);
+  if (!inner_fitted_ || rank_ == 0) return se;
+  CovOptions inner_cov;
+  const double factor = inner_scaling(cov, inner_cov);
+  if (cov.type != CovType::HC2 && cov.type != CovType::HC3 && !frequency_hc(cov)) {
+    // The inner fit computes its standard errors in scaled units (no under- or overflow at
+    // extreme scales of X or y); a covariance's diagonal would underflow first.
+    // Two-way clustered: the inner covariance is eigenvalue-fixed when indefinite (Cameron,
+    // Gelbach and Miller 2011, sec. 2.3); the positive factor commutes with the fix.
+    const arma::mat si = inner_.std_errors(inner_cov, fix);
+    se.rows(kept_columns()) = si * std::sqrt(factor);
+    return se;
+  }
+  for (arma::uword c = 0; c < k; ++c) {
+    const arma::mat V = covariance(cov, c);
+    arma::vec d = V.diag();
+    for (arma::uword j = 0; j < p; ++j) se(j, c) = d(j) >= 0 ? std::sqrt(d(j)) : kNaN;
+  }
+  return se;
+}
+
+bool AbsorbedOLS::frequency_hc(const CovOptions& cov) const {
+  return opt_.frequency_weights && weighted_ &&
+         (cov.type == CovType::HC0 || cov.type == CovType::HC1 || cov.type == CovType::HC2 ||
+          cov.type == CovType::HC3);
+}
+
+double AbsorbedOLS::inner_scaling(const CovOptions& cov, CovOptions& inner) const {
+  // The covariance types that are the inner fit's (on sqrt(w) M_D y, sqrt(w) M_D X) times a
+  // factor: the factor, with the inner fit's own covariance options in `inner`.
+  const double df = df_residual();
+  const double n = static_cast<double>(y_.n_rows);
+  const double n_eff = opt_.frequency_weights ? arma::accu(w_) : n;
+  const double inner_df = n - static_cast<double>(rank_);
+  inner = cov;
+  switch (cov.type) {
+    case CovType::Classical:
+      return df > 0 && inner_df > 0 ? inner_df / df : kNaN;
+    case CovType::HC0:
+      return 1.0;
+    case CovType::HC1:
+      inner.type = CovType::HC0;
+      return df > 0 ? n_eff / df : kNaN;
+    case CovType::HAC:
+      inner.hac_adjust = false;
+      return cov.hac_adjust ? (df > 0 ? n_eff / df : kNaN) : 1.0;
+    case CovType::CR0:
+      // The inner fit's scores are sqrt(w_i) (M_D x)_i times sqrt(w_i) e_i: the weighted
+      // within-transformed scores, summed by cluster.
+      return 1.0;
+    case CovType::CR1: {
+      // Stata's small-sample factor G/(G-1) (N-1)/(N-K) with G the fewest clusters over the
+      // dimensions and K = rank + the absorbed parameters that are not nested in a cluster
+      // (fixest's ssc(adj = TRUE, fixef.K = "nested", cluster.adj = TRUE), reghdfe).
+      inner.type = CovType::CR0;
+      double G = 0;
+      for (arma::uword d = 0; d < cov.clusters.n_cols; ++d) {
+        const double g = static_cast<double>(arma::uvec(arma::unique(cov.clusters.col(d))).n_elem);
+        G = d == 0 ? g : std::min(G, g);
+      }
+      const double K = static_cast<double>(rank_) + absorbed_df_clustered(f_, df_, cov.clusters);
+      const double denom = n_eff - K;
+      return denom > 0 && G > 1 ? G / (G - 1.0) * (n_eff - 1.0) / denom : kNaN;
+    }
+    case CovType::CR2:
+      require_cr2_nested(f_, cov.clusters);
+      return 1.0;
+    default:
+      return kNaN;  // HC2, HC3: not a scaling of the inner fit's covariance
+  }
+}
+
+arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) const {
+  require_fitted("covariance");
+  check::require(output < y_.n_cols, "output",
+                 "is out of range (the model has " + std::to_string(y_.n_cols) + " outputs)");
+  const arma::uword p = coef_.n_rows;
+  arma::mat V(p, p);
+  V.fill(kNaN);
+  if (!inner_fitted_ || rank_ == 0) return V;
+  const arma::uvec kept = kept_columns();
+  arma::mat Vk;
+  CovOptions inner_cov;
+  const double factor = inner_scaling(cov, inner_cov);
+  // Frequency weights: row i stands for w_i copies, each with score x~_i e~_i and leverage
+  // h_i / w_i, so the HC meats are not the inner (analytic) fit's: explicit branch below.
+  const bool freq_hc = frequency_hc(cov);
+  switch (freq_hc ? CovType::HC3 : cov.type) {
+    case CovType::Classical:
+    case CovType::HC0:
+    case CovType::HC1:
+    case CovType::HAC:
+    case CovType::CR0:
+    case CovType::CR1:
+    case CovType::CR2:  // nested factors only (inner_scaling refuses the others)
+      Vk = inner_.covariance(inner_cov, output) * factor;
+      break;
+    case CovType::HC2:
+    case CovType::HC3: {
+      // Full leverage h_i = h_inner_i + h_D_i (the dummies' leverage: w_i / W_g for one
+      // factor; dummy_leverage for more); sandwich on the transformed, scaled data.
+      // (HC0 and HC1 under frequency weights come here too and need no leverage.)
+      const bool need_h = cov.type == CovType::HC2 || cov.type == CovType::HC3;
+      arma::vec h_dummy(w_.n_elem, arma::fill::zeros), h_inner(w_.n_elem, arma::fill::zeros);
+      if (need_h && f_.n_factors() == 1) {
+        arma::vec wsum(f_.n_levels[0], arma::fill::zeros);
+        for (arma::uword i = 0; i < w_.n_elem; ++i) wsum(f_.codes(i, 0)) += w_(i);
+        for (arma::uword i = 0; i < w_.n_elem; ++i) h_dummy(i) = w_(i) / wsum(f_.codes(i, 0));
+      } else if (need_h) {
+        h_dummy = dummy_leverage(f_, w_);
+      }
+      if (need_h) h_inner = inner_.hat_diagonal();
+      const arma::mat& B = inner_.unscaled_covariance();  // (Xs'Xs)^{-1}, NaN where aliased
+      const std::vector<bool> al = inner_.aliased();
+      std::vector<arma::uword> ok;
+      for (arma::uword j = 0; j < al.size(); ++j) {
+        if (!al[j]) ok.push_back(j);
+      }
+      const arma::uvec okv(ok);
+      // sqrt(w) M_D X on the kept columns (one exact sweep: one factor).
+      const WithinResult wx = within_transform(arma::mat(X_.cols(kept)), f_, w_, opt_);
+      arma::mat Xs = wx.x.cols(okv);
+      Xs.each_col() %= arma::sqrt(w_);
+      arma::vec es = inner_.residuals().col(output);
+      arma::vec s(es.n_elem);
+      for (arma::uword i = 0; i < es.n_elem; ++i) {
+        double h = h_inner(i) + h_dummy(i);
+        double ei = es(i);
+        if (freq_hc) {  // per copy: leverage h_i / w_i; the meat sums w_i copies of x~ e~
+          h /= w_(i);
+          ei /= std::sqrt(w_(i));
+        }
+        const double om = 1.0 - h;
+        if (cov.type == CovType::HC0 || cov.type == CovType::HC1) {
+          s(i) = ei;
+          continue;
+        }
+        // h = 1 for a row the dummies fit exactly (a singleton level): its transformed row and
+        // residual are 0 up to rounding and it adds nothing to the meat (0/0 taken as 0).
+        s(i) = om > 1e-10 ? ei / (cov.type == CovType::HC2 ? std::sqrt(om) : om) : 0.0;
+      }
+      const arma::mat Z = Xs.each_col() % s;
+      const arma::mat Bk = B.submat(okv, okv);
+      arma::mat Vo = Bk * (Z.t() * Z) * Bk;
+      if (cov.type == CovType::HC1) Vo *= factor;  // N / (N - K)
+      Vk.set_size(al.size(), al.size());
+      Vk.fill(kNaN);
+      Vk.submat(okv, okv) = Vo;
+      break;
+    }
+  }
+  V.submat(kept, kept) = Vk;
+  return V;
+}
+
+Inference AbsorbedOLS::inference(const CovOptions& cov) const {
+  require_fitted("inference");
+  Inference out;
+  out.cov_type = cov.type;
+  out.maxlags = cov.type == CovType::HAC ? hac_lags(cov.maxlags, y_.n_rows) : 0;
+  out.df_residual = df_residual();
+  out.df_inference = out.df_residual;
+  if (is_cluster_cov(cov.type)) {
+    // p-values from Student t with G - 1 degrees of freedom (G the fewest clusters), as Stata.
+    double G = 0;
+    for (arma::uword d = 0; d < cov.clusters.n_cols; ++d) {
+      const arma::uword g = arma::uvec(arma::unique(cov.clusters.col(d))).n_elem;
+      out.n_clusters.push_back(g);
+      G = d == 0 ? static_cast<double>(g) : std::min(G, static_cast<double>(g));
+    }
+    out.df_inference = G - 1.0;
+  }
+  out.estimate = coef_;
+  out.std_error = std_errors(cov, &out);
+  out.t_value = out.estimate / out.std_error;
+  out.p_value.set_size(out.t_value.n_rows, out.t_value.n_cols);
+  for (arma::uword i = 0; i < out.t_value.n_elem; ++i) {
+    const double t = out.t_value(i);
+    out.p_value(i) = std::isfinite(t) && out.df_residual > 0 && out.df_inference > 0
+                         ? 2.0 * student_t_sf(std::fabs(t), out.df_inference)
+                         : kNaN;
+  }
+  out.r_squared = r_squared();
+  out.adj_r_squared = adj_r_squared();
+  out.sigma = arma::sqrt(sigma2());
+  return out;
+}
+
+}  // namespace attnreg
