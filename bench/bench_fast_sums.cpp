@@ -1,6 +1,6 @@
 // Exact fast sums for 1-D compact kernels (core/include/attnreg/kernels/fast_sums.hpp) against the
 // neighbour-index and all-pairs paths, side by side in one run: CPU and wall seconds.
-//   bench_fast_sums [quick]
+//   bench_fast_sums [quick | economy [big] | economy1m | eval]
 // Results: bench/results/fast_sums.md.
 #include <chrono>
 #include <cmath>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/kernels/fast_sums.hpp"
 #include "attnreg/solve/local_fit.hpp"
 
 using namespace attnreg;
@@ -119,12 +120,61 @@ void economy_search(std::size_t n, KernelType kt, bool exact_curve) {
   std::fflush(stdout);
 }
 
+// One exact cv_ls evaluation (value and h-gradient) at n = 10^6, and the fast-sum pass alone
+// (its moments handed to a consumer that only reads them), each the mean of `reps` calls.
+struct NullConsumer final : FastMomentsConsumer {
+  double sink = 0.0;
+  void query(const FastMomentsQuery& q) override { sink += q.M[0] + (q.D ? q.D[0] : 0.0); }
+};
+
+void evaluation_cost(std::size_t n, int reps) {
+  arma::mat X, Y;
+  data(n, X, Y, 2);
+  BandwidthSelectOptions o;
+  o.kernel = Kernel(KernelType::epanechnikov);
+  o.degree = 1;
+  o.method = BandwidthMethod::cv_ls;
+  const BandwidthObjective obj(X, arma::vec(Y.col(0)), o);
+  double v = 0.0;
+  arma::vec g;
+  Timing t = timed([&]() {
+    for (int r = 0; r < reps; ++r) v = obj(arma::vec{0.0157 * (1.0 + 1e-3 * r)}, &g);
+  });
+  std::printf("| one exact cv_ls evaluation with gradient (mean of %d) | %zu | %.4f | %.4f | CV(0.0157) = %.13g |\n",
+              reps, n, t.wall / reps, t.cpu / reps, v);
+  const double h = 0.0157;
+  arma::vec xs = arma::sort(X.col(0)) / h, ys = Y.col(0);
+  std::vector<std::int64_t> self(n);
+  for (std::size_t i = 0; i < n; ++i) self[i] = static_cast<std::int64_t>(i);
+  FastMomentsProblem fp;
+  fp.kernel = KernelType::epanechnikov;
+  fp.n = fp.m = n;
+  fp.x = fp.t = xs.memptr();
+  fp.Y = ys.memptr();
+  fp.k = 1;
+  fp.self = self.data();
+  fp.max_power = 2;
+  fp.derivative = true;
+  t = timed([&]() {
+    for (int r = 0; r < reps; ++r)
+      fast_window_moments(fp, [&]() { return std::unique_ptr<FastMomentsConsumer>(new NullConsumer); });
+  });
+  std::printf("| fast-sum pass alone, LL moments + h-derivative, LOO (mean of %d) | %zu | %.4f | %.4f | - |\n",
+              reps, n, t.wall / reps, t.cpu / reps);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "quick") == 0;
   if (argc > 1 && std::strcmp(argv[1], "economy1m") == 0) {  // the economical 10^6 search alone
     economy_search(1000000, KernelType::epanechnikov, false);
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "eval") == 0) {  // cost of one evaluation at 10^6
+    std::printf("| workload | n | wall s | CPU s | result |\n|---|---|---|---|---|\n");
+    evaluation_cost(1000000, 5);
     return 0;
   }
   if (argc > 1 && std::strcmp(argv[1], "economy") == 0) {

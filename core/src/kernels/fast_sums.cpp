@@ -16,8 +16,8 @@ namespace attnreg {
 namespace {
 
 constexpr double kHalfPi = 1.5707963267948966192;
-constexpr int kMaxPow = 24;
-constexpr std::size_t kDirectWindow = 16;  // windows of at most this many points: direct sums  // largest power of u in any moment (tricube 9 + 2 * 3 + slack)
+constexpr int kMaxPow = 24;  // largest power of u in any moment (tricube 9 + 2 * 3 + slack)
+constexpr std::size_t kDirectWindow = 16;  // windows of at most this many points: direct sums
 
 // One term P(u) tau(pi u / 2) of a kernel shape (or of -u k'(u)) on one side of the query.
 struct Term {
@@ -105,6 +105,7 @@ struct Engine {
   std::vector<double> xs, as;  // sorted x and weights
   std::vector<double> ys;      // sorted Y, column-major n x k
   std::vector<std::size_t> rank;  // training index -> sorted position
+  std::vector<double> binom;      // binom[n * (J + 1) + j] = C(n, j), n, j <= J
 
   explicit Engine(const FastMomentsProblem& p) : P(p), form(kernel_form(p.kernel)) {
     R = static_cast<std::size_t>(p.max_power);
@@ -113,6 +114,13 @@ struct Engine {
     check::require(J <= static_cast<std::size_t>(kMaxPow), "max_power", "is too large for fast sums");
     NT = form.trig ? 2 : 1;
     F = NT * (J + 1);
+    binom.assign((J + 1) * (J + 1), 0.0);
+    for (std::size_t a = 0; a <= J; ++a) {
+      binom[a * (J + 1)] = 1.0;
+      for (std::size_t j = 1; j <= a; ++j)
+        binom[a * (J + 1) + j] = binom[(a - 1) * (J + 1) + j - 1] +
+                                 (j < a ? binom[(a - 1) * (J + 1) + j] : 0.0);
+    }
     const std::size_t n = p.n;
     std::vector<std::size_t> perm(n);
     std::iota(perm.begin(), perm.end(), std::size_t{0});
@@ -191,26 +199,28 @@ struct Engine {
   }
 
   void advance(Cursor& cu, std::size_t target, double centre, double* feat) const {
-    const std::size_t n = P.n;
+    const std::size_t n = P.n, len = F * C;
+    double* prod = feat + F;  // feat holds F features, then the F x C products
     for (std::size_t i = cu.pos; i < target; ++i) {
-      const double a = as[i];
-      if (!(a > 0.0)) continue;
+      if (!(as[i] > 0.0)) continue;
       ++cu.positive;
       point_features(i, centre, feat);
-      double yc[8];
-      yc[0] = 1.0;
-      for (std::size_t c = 1; c < C && c < 8; ++c) yc[c] = ys[(c - 1) * n + i];
+      const double* x = feat;
+      if (C > 1) {  // products feat_f * y_c, channel-fastest (as the sums)
+        for (std::size_t f = 0; f < F; ++f) {
+          prod[f * C] = feat[f];
+          for (std::size_t c = 1; c < C; ++c) prod[f * C + c] = feat[f] * ys[(c - 1) * n + i];
+        }
+        x = prod;
+      }
       double* sp = cu.s.data();
       double* ep = cu.e.data();
-      for (std::size_t f = 0; f < F; ++f) {
-        for (std::size_t c = 0; c < C; ++c) {
-          const double x = feat[f] * (C <= 8 ? yc[c] : (c == 0 ? 1.0 : ys[(c - 1) * n + i]));
-          const double s = sp[f * C + c];
-          const double t = s + x;
-          const double z = t - s;
-          ep[f * C + c] += (s - (t - z)) + (x - z);  // TwoSum error
-          sp[f * C + c] = t;
-        }
+      for (std::size_t k = 0; k < len; ++k) {
+        const double s = sp[k];
+        const double t = s + x[k];
+        const double z = t - s;
+        ep[k] += (s - (t - z)) + (x[k] - z);  // TwoSum error
+        sp[k] = t;
       }
     }
     if (target > cu.pos) cu.pos = target;
@@ -279,14 +289,8 @@ struct Engine {
     msp[0] = 1.0;
     for (std::size_t j = 1; j < N; ++j) msp[j] = msp[j - 1] * (-s_rel);
     double* B = S.B.data();
-    for (std::size_t n = 0; n < N; ++n) {
-      double bin = 1.0;  // C(n, j), j from n down
-      for (std::size_t jj = 0; jj <= n; ++jj) {
-        const std::size_t j = n - jj;
-        B[n * N + j] = bin * msp[n - j];
-        bin = bin * static_cast<double>(j) / static_cast<double>(jj + 1);
-      }
-    }
+    for (std::size_t n = 0; n < N; ++n)
+      for (std::size_t j = 0; j <= n; ++j) B[n * N + j] = binom[n * N + j] * msp[n - j];
     const double cb = form.trig ? std::cos(kHalfPi * s_rel) : 1.0;
     const double sb = form.trig ? std::sin(kHalfPi * s_rel) : 0.0;
     std::fill(S.M.begin(), S.M.end(), 0.0);
@@ -339,11 +343,12 @@ struct Engine {
     }
   }
 
-  void run(const std::function<std::unique_ptr<FastMomentsConsumer>()>& make_consumer) {
-    const std::size_t m = P.m, n = P.n;
-    // Sort the queries by (t, sorted position of the own row) so every pointer only advances.
-    std::vector<std::size_t> qo(m);
-    std::vector<std::int64_t> sp(m, -1);
+  // The queries in sorted order, qo, by (t, sorted position of the own row) so every pointer
+  // only advances; sp: the sorted position of each query's own row (-1: none).
+  void order_queries(std::vector<std::size_t>& qo, std::vector<std::int64_t>& sp) const {
+    const std::size_t m = P.m;
+    qo.resize(m);
+    sp.assign(m, -1);
     for (std::size_t q = 0; q < m; ++q) {
       qo[q] = q;
       if (P.self && P.self[q] >= 0) sp[q] = static_cast<std::int64_t>(rank[static_cast<std::size_t>(P.self[q])]);
@@ -354,7 +359,7 @@ struct Engine {
     };
     // Training rows as queries (each naming its own row, at its own x): the sorted order is
     // the rank of the own row, found in O(m) instead of by a comparison sort.
-    bool by_rank = P.self != nullptr && m == n;
+    bool by_rank = P.self != nullptr && m == P.n;
     if (by_rank) {
       std::vector<std::size_t> inv(m, m);
       for (std::size_t q = 0; q < m && by_rank; ++q) {
@@ -367,23 +372,26 @@ struct Engine {
     }
     if (!by_rank && !std::is_sorted(qo.begin(), qo.end(), before))
       std::stable_sort(qo.begin(), qo.end(), before);
-    // Half-width of each query's window: the largest |x_i - t| in it (0 when empty).
-    // The queries are sorted, so both window ends only advance: one sweep, O(n + m) (the same
-    // indices as first_in / first_out, whose predicates are monotone along the sorted x).
+  }
+
+  // Blocks of sorted queries [b_k, b_k+1). Each query's reach is the half-width of its window:
+  // the largest |x_i - t| in it (0 when empty). The queries are sorted, so both window ends
+  // only advance: one sweep, O(n + m) (the same indices as first_in / first_out, whose
+  // predicates are monotone along the sorted x). A block spans at most one bandwidth and at
+  // most the reach of each of its queries, so that |t - centre| <= reach / 2: the binomial
+  // shift never meets cancellation beyond the window's own scale, and a window of ties at t
+  // (reach 0) is centred at t exactly.
+  std::vector<std::size_t> make_blocks(const std::vector<std::size_t>& qo) const {
+    const std::size_t m = P.m, n = P.n;
     std::vector<double> reach(m, 0.0);
-    {
-      std::size_t lo = 0, hi = 0;
-      for (std::size_t qq = 0; qq < m; ++qq) {
-        const double t = P.t[qo[qq]];
-        while (lo < n && !left_in(lo, t)) ++lo;
-        if (hi < lo) hi = lo;
-        while (hi < n && !right_out(hi, t)) ++hi;
-        if (hi > lo) reach[qq] = std::max(t - xs[lo], xs[hi - 1] - t);
-      }
+    std::size_t lo = 0, hi = 0;
+    for (std::size_t qq = 0; qq < m; ++qq) {
+      const double t = P.t[qo[qq]];
+      while (lo < n && !left_in(lo, t)) ++lo;
+      if (hi < lo) hi = lo;
+      while (hi < n && !right_out(hi, t)) ++hi;
+      if (hi > lo) reach[qq] = std::max(t - xs[lo], xs[hi - 1] - t);
     }
-    // Blocks of queries spanning at most one bandwidth and at most the reach of each of their
-    // queries, so that |t - centre| <= reach / 2: the binomial shift never meets cancellation
-    // beyond the window's own scale, and a window of ties at t (reach 0) is centred at t exactly.
     std::vector<std::size_t> bstart;
     for (std::size_t i = 0; i < m;) {
       bstart.push_back(i);
@@ -398,8 +406,88 @@ struct Engine {
       }
     }
     bstart.push_back(m);
-    const std::size_t nb = bstart.size() - 1;
+    return bstart;
+  }
+
+  // Hands one query's moments to the consumer.
+  void emit(Scratch& S, FastMomentsConsumer& consumer, std::size_t q, std::size_t positive) const {
+    FastMomentsQuery out;
+    out.query = q;
+    out.M = S.M.data();
+    out.D = P.derivative ? S.D.data() : nullptr;
+    out.positive = positive;
+    consumer.query(out);
+  }
+
+  // The queries qo[q0, q1) of one block: running sums restarted at the block's first window,
+  // features centred at the block's midpoint.
+  void run_block(Scratch& S, FastMomentsConsumer& consumer, const std::vector<std::size_t>& qo,
+                 const std::vector<std::int64_t>& sp, std::size_t q0, std::size_t q1) const {
+    const std::size_t n = P.n, len = F * C;
     const bool split = form.split;
+    const double t0 = P.t[qo[q0]];
+    const double centre = 0.5 * (t0 + P.t[qo[q1 - 1]]);
+    const std::size_t lo0 = first_in(t0);  // first point of the first window
+    reset(S.lo, lo0);
+    reset(S.mid, lo0);
+    reset(S.hi, lo0);
+    double* feat = S.feat.data();
+    for (std::size_t qq = q0; qq < q1; ++qq) {
+      const std::size_t q = qo[qq];
+      const double t = P.t[q];
+      std::size_t p = S.lo.pos;
+      while (p < n && !left_in(p, t)) ++p;
+      advance(S.lo, p, centre, feat);
+      p = std::max(S.hi.pos, S.lo.pos);
+      while (p < n && !right_out(p, t)) ++p;
+      advance(S.hi, p, centre, feat);
+      const std::size_t lo = S.lo.pos, hi = S.hi.pos;
+      if (split) {
+        p = std::max(S.mid.pos, lo);
+        while (p < hi && xs[p] - t < 0.0) ++p;
+        advance(S.mid, p, centre, feat);
+      }
+      const std::size_t own = sp[q] >= 0 ? static_cast<std::size_t>(sp[q]) : n;
+      const bool own_in = own >= lo && own < hi;
+      if (hi - lo <= kDirectWindow) {
+        // A small window: its direct sum costs no more than the expansion, and it decides
+        // borderline cases (a near-singular local design from two or three points, one of
+        // them at the edge of the support) on the same numbers as the all-pairs path.
+        direct(S, lo, hi, own_in ? own : n, t);
+        std::size_t positive = 0;
+        for (std::size_t i = lo; i < hi; ++i)
+          if (i != own && as[i] > 0.0) ++positive;
+        emit(S, consumer, q, positive);
+        continue;
+      }
+      std::fill(S.W[0].begin(), S.W[0].end(), 0.0);
+      std::fill(S.W[1].begin(), S.W[1].end(), 0.0);
+      std::size_t positive = S.hi.positive - S.lo.positive;
+      if (own_in && as[own] > 0.0) --positive;
+      // Segments: [lo, hi) as one side, or [lo, mid) left and [mid, hi) right; the own
+      // row's features are subtracted from its segment (the window holds more than
+      // kDirectWindow points, so its feature sums are not dominated by the own row's).
+      auto segment = [&](const Cursor& a, const Cursor& b, double* W) {
+        add_diff(a, b, W, len);
+        if (own_in && own >= a.pos && own < b.pos) sub_point(own, centre, feat, W);
+      };
+      if (split) {
+        segment(S.lo, S.mid, S.W[0].data());
+        segment(S.mid, S.hi, S.W[1].data());
+      } else {
+        segment(S.lo, S.hi, S.W[0].data());
+      }
+      moments(S, t - centre, split);
+      emit(S, consumer, q, positive);
+    }
+  }
+
+  void run(const std::function<std::unique_ptr<FastMomentsConsumer>()>& make_consumer) {
+    std::vector<std::size_t> qo;
+    std::vector<std::int64_t> sp;
+    order_queries(qo, sp);
+    const std::vector<std::size_t> bstart = make_blocks(qo);
+    const std::size_t nb = bstart.size() - 1;
     int nt = P.n_threads;
 #ifdef _OPENMP
     if (nt <= 0) nt = omp_get_max_threads();
@@ -407,12 +495,12 @@ struct Engine {
     nt = 1;
 #endif
     if (nt > static_cast<int>(nb)) nt = std::max<int>(1, static_cast<int>(nb));
-    if (n + m < 4096) nt = 1;  // thread start-up costs more than the work
+    if (P.n + P.m < 4096) nt = 1;  // thread start-up costs more than the work
 #pragma omp parallel num_threads(nt)
     {
       std::unique_ptr<FastMomentsConsumer> consumer = make_consumer();
       Scratch S;
-      S.feat.resize(F);
+      S.feat.resize(F + F * C);
       S.W[0].resize(F * C);
       S.W[1].resize(F * C);
       for (auto& u : S.U) u.resize(NT * (J + 1) * C);
@@ -420,79 +508,8 @@ struct Engine {
       S.M.resize((R + 1) * C);
       S.D.resize((R + 1) * C);
 #pragma omp for schedule(dynamic, 1)
-      for (std::ptrdiff_t b = 0; b < static_cast<std::ptrdiff_t>(nb); ++b) {
-        const std::size_t q0 = bstart[b], q1 = bstart[b + 1];
-        const double t0 = P.t[qo[q0]];
-        const double centre = 0.5 * (t0 + P.t[qo[q1 - 1]]);
-        // First point of the first window.
-        const std::size_t lo0 = first_in(t0);
-        reset(S.lo, lo0);
-        reset(S.mid, lo0);
-        reset(S.hi, lo0);
-        double* feat = S.feat.data();
-        for (std::size_t qq = q0; qq < q1; ++qq) {
-          const std::size_t q = qo[qq];
-          const double t = P.t[q];
-          std::size_t p = S.lo.pos;
-          while (p < n && !left_in(p, t)) ++p;
-          advance(S.lo, p, centre, feat);
-          p = std::max(S.hi.pos, S.lo.pos);
-          while (p < n && !right_out(p, t)) ++p;
-          advance(S.hi, p, centre, feat);
-          const std::size_t lo = S.lo.pos, hi = S.hi.pos;
-          if (split) {
-            p = std::max(S.mid.pos, lo);
-            while (p < hi && xs[p] - t < 0.0) ++p;
-            advance(S.mid, p, centre, feat);
-          }
-          const std::int64_t own = sp[q];
-          const bool own_in = own >= 0 && static_cast<std::size_t>(own) >= lo &&
-                              static_cast<std::size_t>(own) < hi;
-          if (hi - lo <= kDirectWindow) {
-            // A small window: its direct sum costs no more than the expansion, and it decides
-            // borderline cases (a near-singular local design from two or three points, one of
-            // them at the edge of the support) on the same numbers as the all-pairs path.
-            direct(S, lo, hi, own_in ? static_cast<std::size_t>(own) : n, t);
-            FastMomentsQuery out;
-            out.query = q;
-            out.M = S.M.data();
-            out.D = P.derivative ? S.D.data() : nullptr;
-            std::size_t positive = 0;
-            for (std::size_t i = lo; i < hi; ++i)
-              if (i != static_cast<std::size_t>(own) && as[i] > 0.0) ++positive;
-            out.positive = positive;
-            consumer->query(out);
-            continue;
-          }
-          std::fill(S.W[0].begin(), S.W[0].end(), 0.0);
-          std::fill(S.W[1].begin(), S.W[1].end(), 0.0);
-          const std::size_t len = F * C;
-          std::size_t positive = S.hi.positive - S.lo.positive;
-          if (own_in && as[static_cast<std::size_t>(own)] > 0.0) --positive;
-          // Segments: [lo, hi) as one side, or [lo, mid) left and [mid, hi) right; the own
-          // row's features are subtracted from its segment (the window holds more than
-          // kDirectWindow points, so its feature sums are not dominated by the own row's).
-          auto segment = [&](const Cursor& a, const Cursor& b, double* W) {
-            add_diff(a, b, W, len);
-            if (own_in && static_cast<std::size_t>(own) >= a.pos &&
-                static_cast<std::size_t>(own) < b.pos)
-              sub_point(static_cast<std::size_t>(own), centre, feat, W);
-          };
-          if (split) {
-            segment(S.lo, S.mid, S.W[0].data());
-            segment(S.mid, S.hi, S.W[1].data());
-          } else {
-            segment(S.lo, S.hi, S.W[0].data());
-          }
-          moments(S, t - centre, split);
-          FastMomentsQuery out;
-          out.query = q;
-          out.M = S.M.data();
-          out.D = P.derivative ? S.D.data() : nullptr;
-          out.positive = positive;
-          consumer->query(out);
-        }
-      }
+      for (std::ptrdiff_t b = 0; b < static_cast<std::ptrdiff_t>(nb); ++b)
+        run_block(S, *consumer, qo, sp, bstart[b], bstart[b + 1]);
       consumer->finish();
     }
   }

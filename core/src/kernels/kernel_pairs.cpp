@@ -410,8 +410,13 @@ void KernelSpace::run(const PreparedQueries& Q,
                       const std::function<std::unique_ptr<TileSink>()>& make_sink,
                       const RunOptions& opt) const {
   int threads = resolve_threads(opt.n_threads);
-  // Below a few million kernel evaluations, waking a thread team costs more than it saves.
-  if (static_cast<double>(Q.m) * static_cast<double>(n_) < 2e6) threads = 1;
+  // Few kernel evaluations: one thread. By default below 10^7 (~10 ms on one core): a team's
+  // end barrier waits for its slowest-scheduled thread, a time slice of milliseconds on a busy
+  // machine, while the waiting threads spin (bench/results/nw_threads.md: at 4e6 pairs two
+  // threads took 2x the wall and CPU of one at load 19); a thread count the caller asks for is
+  // honoured from 2e6. Results do not depend on the thread count.
+  const double min_pairs = opt.n_threads > 0 ? 2e6 : 1e7;
+  if (static_cast<double>(Q.m) * static_cast<double>(n_) < min_pairs) threads = 1;
   check::require(!opt.exclude_self || Q.self.size() == Q.m, "queries",
                  "exclude_self needs queries made by training_queries()");
   check::require(Q.cont.n_rows == cont_cols_.size() && Q.codes.size() == Q.m * cat_cols_.size(),
