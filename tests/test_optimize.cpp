@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/solve/optimize.hpp"
@@ -105,4 +106,36 @@ TEST(MinimizeBox, ScaleAndShiftOfTheObjectiveGiveTheSameMinimiser) {
                               {6 + s, 6 + s});
   EXPECT_NEAR(r.x(0) - s, base.x(0), 1e-7);
   EXPECT_NEAR(r.x(1) - s, base.x(1), 1e-7);
+}
+
+// A valley beside an undefined region (f = +inf below t = 0, as a bandwidth objective below the
+// estimator's limit) and a nearly flat plateau towards large t, where the gradient is tiny
+// and the quasi-Newton steps overshoot across the valley into the undefined region: the
+// search must leave the plateau and find the valley's minimum (wage1's five-regressor cv_ls
+// crept along such a plateau for ~300 evaluations until the memory was dropped after steps
+// shrunk by more than 1000).
+TEST(MinimizeBox, LeavesAPlateauBesideAnUndefinedRegion) {
+  int evals = 0;
+  auto phi = [](double t, double& dphi) {
+    const double e = std::exp(-0.5 * (t - 1) * (t - 1));
+    dphi = (t - 1) * e + 1e-4;
+    return 1 - e + 1e-4 * (t - 1);
+  };
+  auto f = [&](const arma::vec& x, arma::vec& g) {
+    ++evals;
+    g.zeros(x.n_elem);
+    if (arma::any(x < 0.0)) return arma::datum::inf;
+    double v = 0;
+    for (arma::uword j = 0; j < x.n_elem; ++j) v += (1.0 + j) * phi(x(j), g(j)), g(j) *= 1.0 + j;
+    return v;
+  };
+  const arma::vec lo(3, arma::fill::value(-2.0)), hi(3, arma::fill::value(12.0));
+  for (const arma::vec& x0 : {arma::vec{7.0, 8.0, 6.0}, arma::vec{9.5, 5.0, 11.0}}) {
+    evals = 0;
+    const auto r = minimize_box(f, x0, lo, hi);
+    // d phi = 0 at (t - 1) e = -1e-4: t* = 1 - 1e-4 (1 + O(1e-8)).
+    for (arma::uword j = 0; j < 3; ++j) EXPECT_NEAR(r.x(j), 1 - 1e-4, 1e-5) << j;
+    std::printf("plateau start (%g, %g, %g): %d evaluations, %s\n", x0(0), x0(1), x0(2), evals,
+                r.message.c_str());
+  }
 }

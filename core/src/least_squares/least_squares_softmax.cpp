@@ -13,9 +13,24 @@
 #include "attnreg/solve/lbfgs.hpp"
 #include "attnreg/base/runtime.hpp"
 
+// One row of the objective with Google Highway: softmax_rows-inl.hpp is compiled once per SIMD
+// target (hwy/foreach_target.h) and HWY_DYNAMIC_DISPATCH picks the best for the running CPU.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "attnreg/detail/softmax_rows-inl.hpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+#include <hwy/highway.h>
+#include "attnreg/detail/softmax_rows-inl.hpp"
+
 namespace attnreg {
 
+HWY_EXPORT(SoftmaxRow);
+
 namespace {
+
+inline double softmax_row(const detail::SoftmaxRowArgs& a, std::size_t i, double* w, double* g,
+                          double* r, double* dkq, double* dkk) {
+  return HWY_DYNAMIC_DISPATCH(SoftmaxRow)(a, i, w, g, r, dkq, dkk);
+}
 
 // Row blocks: at most kMaxBlocks of them, so per-block gradient buffers stay O(n rank) in total.
 constexpr arma::uword kMaxBlocks = 64;
@@ -111,92 +126,77 @@ double attention_regression_objective(const arma::mat& D, const arma::mat& Y, co
                                       arma::mat* grad, int n_threads) {
   const arma::uword n = D.n_rows, k = Y.n_cols, L = W.n_cols;
   const int threads = resolve_threads(n_threads);
-  // Every sum below runs in a fixed order inside one row block, and blocks are combined in
+  // Every sum below runs in a fixed order inside one row (softmax_rows-inl.hpp: lane-wise, then
+  // the lanes), blocks of rows are fixed by n alone, and their gradient shares are combined in
   // block order, so the objective and gradient are bit-identical for any number of threads
   // (BLAS calls split their sums differently by thread count, which moved the optimiser).
-  const arma::mat K = fixed_order_product(D, W);  // n x L: queries = keys
+  using detail::SoftmaxRowArgs;
+  const arma::uword np = (n + SoftmaxRowArgs::pad - 1) / SoftmaxRowArgs::pad * SoftmaxRowArgs::pad;
+  arma::mat K(np, L, arma::fill::zeros), Yp(np, k, arma::fill::zeros);  // zero-padded rows
+  K.head_rows(n) = fixed_order_product(D, W);  // n x L: queries = keys
+  Yp.head_rows(n) = Y;
+  SoftmaxRowArgs args;
+  args.n = n;
+  args.np = np;
+  args.L = L;
+  args.k = k;
+  args.K = K.memptr();
+  args.Y = Yp.memptr();
+  args.c = 2.0 / (static_cast<double>(n) * k);
   const arma::uword bsize = std::max(kMinBlock, (n + kMaxBlocks - 1) / kMaxBlocks);
   const arma::uword nblocks = (n + bsize - 1) / bsize;
   arma::vec loss_part(nblocks, arma::fill::zeros);
-  arma::mat dK_query;       // n x L, rows written by their own block
-  arma::cube dK_key;        // n x L x nblocks, summed in order afterwards
+  arma::mat dK_query;  // n x L, rows written by their own block
+  arma::cube dK_key;   // np x L x nblocks, summed in block order afterwards
+  arma::mat dK;
   if (grad) {
-    dK_query.zeros(n, L);
-    dK_key.zeros(n, L, nblocks);
+    dK_query.set_size(n, L);
+    dK_key.set_size(np, L, nblocks);
+    dK.set_size(n, L);
   }
-  const double c = 2.0 / (static_cast<double>(n) * k);
+  // One parallel region per evaluation: the row blocks (static schedule; each block zeroes and
+  // fills its own slice of dK_key), then, after the barrier, the in-order sum of the slices
+  // over row ranges.
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (nblocks > 1 && n > 256)
 #endif
   {
-    // Loops run over j (contiguous columns of K and Y) innermost, so they vectorise; each sum
-    // over j is a plain left-to-right loop.
-    std::vector<double> a(n), g(n), yr_j(n), yhat(k), r(k);
+    std::vector<double> a(np), g(np), r(k), dkq(L);
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic)
+#pragma omp for schedule(static)
 #endif
     for (long long bb = 0; bb < static_cast<long long>(nblocks); ++bb) {
       const auto b = static_cast<arma::uword>(bb);
       const arma::uword i0 = b * bsize, i1 = std::min(n, i0 + bsize);
+      double* dkk = nullptr;
+      if (grad) {
+        dK_key.slice(b).zeros();
+        dkk = dK_key.slice(b).memptr();
+      }
       double loss = 0.0;
       for (arma::uword i = i0; i < i1; ++i) {
-        // Leave-self-out softmax weights of row i over all rows (max subtracted).
-        std::fill(a.begin(), a.end(), 0.0);
-        for (arma::uword l = 0; l < L; ++l) {
-          const double kil = K(i, l);
-          const double* kl = K.colptr(l);
-          for (arma::uword j = 0; j < n; ++j) a[j] += kil * kl[j];
-        }
-        a[i] = -std::numeric_limits<double>::infinity();
-        double mx = -std::numeric_limits<double>::infinity();
-        for (arma::uword j = 0; j < n; ++j) mx = std::max(mx, a[j]);
-        double z = 0.0;
-        for (arma::uword j = 0; j < n; ++j) {
-          a[j] = std::exp(a[j] - mx);
-          z += a[j];
-        }
-        const double inv = 1.0 / z;
-        for (arma::uword j = 0; j < n; ++j) a[j] *= inv;
-        double yr = 0.0;
-        for (arma::uword o = 0; o < k; ++o) {
-          const double* yo = Y.colptr(o);
-          double acc = 0.0;
-          for (arma::uword j = 0; j < n; ++j) acc += a[j] * yo[j];
-          yhat[o] = acc;
-          r[o] = acc - Y(i, o);
-          loss += r[o] * r[o];
-          yr += acc * r[o];
-        }
-        if (!grad) continue;
-        // G_ij = c a_ij ((Y r_i)_j - yhat_i' r_i); dK_query_i = sum_j G_ij K_j,
-        // dK_key_j += G_ij K_i.
-        std::fill(yr_j.begin(), yr_j.end(), 0.0);
-        for (arma::uword o = 0; o < k; ++o) {
-          const double* yo = Y.colptr(o);
-          const double ro = r[o];
-          for (arma::uword j = 0; j < n; ++j) yr_j[j] += yo[j] * ro;
-        }
-        for (arma::uword j = 0; j < n; ++j) g[j] = c * a[j] * (yr_j[j] - yr);
-        for (arma::uword l = 0; l < L; ++l) {
-          const double* kl = K.colptr(l);
-          double* dkl = dK_key.slice(b).colptr(l);
-          const double kil = K(i, l);
-          double acc = 0.0;
-          for (arma::uword j = 0; j < n; ++j) {
-            acc += g[j] * kl[j];
-            dkl[j] += g[j] * kil;
-          }
-          dK_query(i, l) = acc;
-        }
+        loss += softmax_row(args, i, a.data(), g.data(), r.data(), grad ? dkq.data() : nullptr,
+                            dkk);
+        if (grad)
+          for (arma::uword l = 0; l < L; ++l) dK_query(i, l) = dkq[l];
       }
       loss_part(b) = loss;
     }
+    if (grad) {
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+      for (long long ii = 0; ii < static_cast<long long>(n); ++ii) {
+        const auto i = static_cast<arma::uword>(ii);
+        for (arma::uword l = 0; l < L; ++l) {
+          double v = dK_query(i, l);
+          for (arma::uword b = 0; b < nblocks; ++b) v += dK_key(i, l, b);
+          dK(i, l) = v;
+        }
+      }
+    }
   }
-  if (grad) {
-    arma::mat dK = dK_query;
-    for (arma::uword b = 0; b < nblocks; ++b) dK += dK_key.slice(b);
-    *grad = fixed_order_product(D.t(), dK);  // D' dK, q x L
-  }
+  if (grad) *grad = fixed_order_product(D.t(), dK);  // D' dK, q x L
   double total = 0.0;
   for (arma::uword b = 0; b < nblocks; ++b) total += loss_part(b);
   return total / (static_cast<double>(n) * k);

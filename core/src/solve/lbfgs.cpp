@@ -22,101 +22,159 @@ struct Trial {
   arma::vec x, g;
 };
 
-// Minimiser of the cubic interpolating (a, f, df) at two trials; NaN when it does not exist.
-double cubic_minimizer(const Trial& p, const Trial& q) {
-  const double d1 = p.df + q.df - 3.0 * (p.f - q.f) / (p.a - q.a);
-  const double disc = d1 * d1 - p.df * q.df;
-  if (!(disc >= 0.0)) return std::numeric_limits<double>::quiet_NaN();
-  const double d2 = std::copysign(std::sqrt(disc), q.a - p.a);
-  const double denom = q.df - p.df + 2.0 * d2;
-  if (denom == 0.0) return std::numeric_limits<double>::quiet_NaN();
-  return q.a - (q.a - p.a) * (q.df + d2 - d1) / denom;
+// The end points of More and Thuente's interval of uncertainty and the bracketing state.
+struct Interval {
+  double stx = 0.0, fx = 0.0, dx = 0.0;  // best step so far (lowest value)
+  double sty = 0.0, fy = 0.0, dy = 0.0;  // the other end
+  bool brackt = false;
+};
+
+// Minimiser of the cubic through (u, fu, du) and (v, fv, dv), as u + r (v - u) (the scaled
+// formulas of More and Thuente). `real` is false when the discriminant is not positive (no
+// real minimiser, or a double root; it is then taken as 0).
+double cubic_step(double u, double fu, double du, double v, double fv, double dv, bool& real) {
+  const double theta = 3.0 * (fu - fv) / (v - u) + du + dv;
+  const double s = std::max({std::fabs(theta), std::fabs(du), std::fabs(dv)});
+  const double disc = (theta / s) * (theta / s) - (du / s) * (dv / s);
+  real = disc > 0.0;
+  double gamma = s * std::sqrt(std::max(0.0, disc));
+  if (v < u) gamma = -gamma;
+  const double p = (gamma - du) + theta, q = ((gamma - du) + gamma) + dv;
+  return u + (p / q) * (v - u);
 }
 
-// Strong-Wolfe line search along d from (x, f0, g0) (Nocedal and Wright, Algorithms 3.5, 3.6).
-// Returns true with the accepted trial in `out`. When the evaluation budget runs out it falls
-// back to the best trial that satisfies sufficient decrease, if any.
+// One step of More and Thuente (1994), "Line search algorithms with guaranteed sufficient
+// decrease", ACM TOMS 20(3), 286-307, section 4 (MINPACK-2's dcstep): from the interval I and the
+// new trial (stp, fp, dp), the next trial step -- cubic or quadratic interpolation, chosen by
+// the paper's four cases -- safeguarded to [stpmin, stpmax] and, once bracketed, to 0.66 of the
+// interval; I is updated to keep a minimiser of the (modified) function inside.
+double more_thuente_step(Interval& I, double stp, double fp, double dp, double stpmin,
+                         double stpmax) {
+  const double sgnd = dp * std::copysign(1.0, I.dx);
+  double stpf;
+  bool real;
+  if (fp > I.fx) {  // case 1: higher value, the minimum is bracketed
+    const double stpc = cubic_step(I.stx, I.fx, I.dx, stp, fp, dp, real);
+    const double stpq =
+        I.stx + ((I.dx / ((I.fx - fp) / (stp - I.stx) + I.dx)) / 2.0) * (stp - I.stx);
+    stpf = (real && std::fabs(stpc - I.stx) < std::fabs(stpq - I.stx))
+               ? stpc
+               : (real ? stpc + (stpq - stpc) / 2.0 : stpq);
+    I.brackt = true;
+  } else if (sgnd < 0.0) {  // case 2: lower value, derivatives of opposite sign
+    const double stpc = cubic_step(stp, fp, dp, I.stx, I.fx, I.dx, real);
+    const double stpq = stp + (dp / (dp - I.dx)) * (I.stx - stp);
+    stpf = (real && std::fabs(stpc - stp) > std::fabs(stpq - stp)) ? stpc : stpq;
+    I.brackt = true;
+  } else if (std::fabs(dp) < std::fabs(I.dx)) {  // case 3: the derivative decreases
+    double stpc = cubic_step(stp, fp, dp, I.stx, I.fx, I.dx, real);
+    const double r = (stpc - stp) / (I.stx - stp);  // < 0: beyond stp, away from stx
+    if (!(r < 0.0 && real && std::isfinite(stpc))) stpc = stp > I.stx ? stpmax : stpmin;
+    const double stpq = stp + (dp / (dp - I.dx)) * (I.stx - stp);
+    if (I.brackt) {
+      stpf = std::fabs(stpc - stp) < std::fabs(stpq - stp) ? stpc : stpq;
+      const double lim = stp + 0.66 * (I.sty - stp);
+      stpf = stp > I.stx ? std::min(lim, stpf) : std::max(lim, stpf);
+    } else {
+      stpf = std::fabs(stpc - stp) > std::fabs(stpq - stp) ? stpc : stpq;
+      stpf = std::max(stpmin, std::min(stpmax, stpf));
+    }
+  } else if (I.brackt) {  // case 4: the derivative does not decrease, bracketed
+    stpf = std::isfinite(I.fy) ? cubic_step(stp, fp, dp, I.sty, I.fy, I.dy, real)
+                               : 0.5 * (stp + I.sty);
+  } else {
+    stpf = stp > I.stx ? stpmax : stpmin;
+  }
+  if (fp > I.fx) {
+    I.sty = stp;
+    I.fy = fp;
+    I.dy = dp;
+  } else {
+    if (sgnd < 0.0) {
+      I.sty = I.stx;
+      I.fy = I.fx;
+      I.dy = I.dx;
+    }
+    I.stx = stp;
+    I.fx = fp;
+    I.dx = dp;
+  }
+  return std::isfinite(stpf) ? stpf : 0.5 * (I.stx + I.sty);
+}
+
+// Line search for a step satisfying the strong Wolfe conditions f(a) <= f0 + c1 a f0' and
+// |f'(a)| <= c2 |f0'| along d from (x, f0, g0): More and Thuente's algorithm (MINPACK-2's
+// dcsrch; extrapolation by 1.1 to 4 times the step, the modified function f(a) - c1 a f0'
+// until a step with sufficient decrease and f'(a) >= 0 is seen). A non-finite value brackets
+// the step from above and halves it. Returns true with the accepted trial in `out`; when the
+// evaluation budget or the interval runs out it falls back to the best trial with sufficient
+// decrease, if any.
 bool line_search(const Objective& fg, const LbfgsOptions& o, const arma::vec& x, const arma::vec& d,
                  double f0, double df0, double a_init, int& n_evals, Trial& out) {
   bool have_ok = false;
-  Trial best_ok;
-  int budget = o.max_linesearch;
-  auto eval = [&](double a) {
+  const double gtest = o.c1 * df0, stpmax = 1e20 * a_init;
+  Interval I;
+  I.fx = I.fy = f0;
+  I.dx = I.dy = df0;
+  bool stage1 = true;
+  double stp = a_init, stmin = 0.0, stmax = stp + 4.0 * stp;
+  double width = stpmax, width1 = 2.0 * width;
+  for (int budget = o.max_linesearch; budget > 0; --budget) {
     Trial t;
-    t.a = a;
-    t.x = x + a * d;
+    t.a = stp;
+    t.x = x + stp * d;
     t.g.set_size(x.n_elem);
     t.f = fg(t.x, t.g);
     ++n_evals;
-    --budget;
-    if (!std::isfinite(t.f) || !t.g.is_finite()) {
-      t.f = kInf;
-      t.df = 0.0;
-    } else {
-      t.df = arma::dot(t.g, d);
-    }
-    const bool decrease = std::isfinite(t.f) && t.f <= f0 + o.c1 * a * df0;
-    if (decrease && (!have_ok || t.f < best_ok.f)) {
+    const bool finite = std::isfinite(t.f) && t.g.is_finite();
+    t.df = finite ? arma::dot(t.g, d) : 0.0;
+    if (!finite) t.f = kInf;
+    const double ftest = f0 + stp * gtest;
+    if (finite && t.f <= ftest && (!have_ok || t.f < out.f)) {
       have_ok = true;
-      best_ok = t;
+      out = t;
     }
-    return t;
-  };
-  auto sufficient = [&](const Trial& t) { return std::isfinite(t.f) && t.f <= f0 + o.c1 * t.a * df0; };
-  auto curvature = [&](const Trial& t) { return std::fabs(t.df) <= -o.c2 * df0; };
-
-  // lo satisfies sufficient decrease with the lowest value so far; the step lies between lo, hi.
-  auto zoom = [&](Trial lo, Trial hi) -> bool {
-    while (budget > 0) {
-      const double a_lo = std::min(lo.a, hi.a), a_hi = std::max(lo.a, hi.a), width = a_hi - a_lo;
-      if (width <= 1e-15 * std::max(1.0, a_hi)) break;
-      double a = std::isfinite(hi.f) ? cubic_minimizer(lo, hi) : std::numeric_limits<double>::quiet_NaN();
-      if (!std::isfinite(a) || a < a_lo + 0.1 * width || a > a_hi - 0.1 * width) {
-        a = 0.5 * (lo.a + hi.a);
-      }
-      Trial t = eval(a);
-      if (!sufficient(t) || t.f >= lo.f) {
-        hi = std::move(t);
+    if (finite && t.f <= ftest && std::fabs(t.df) <= -o.c2 * df0) return true;  // Wolfe
+    if (!finite) {  // undefined beyond: bracket from above, halve towards the best step
+      I.brackt = true;
+      I.sty = stp;
+      I.fy = kInf;
+      I.dy = 0.0;
+      stp = I.stx + 0.5 * (stp - I.stx);
+    } else {
+      if (stage1 && t.f <= ftest && t.df >= 0.0) stage1 = false;
+      if (stage1 && t.f <= I.fx && t.f > ftest) {  // the modified function psi = f - gtest a
+        Interval M = I;
+        M.fx -= I.stx * gtest;
+        M.fy -= I.sty * gtest;
+        M.dx -= gtest;
+        M.dy -= gtest;
+        stp = more_thuente_step(M, stp, t.f - stp * gtest, t.df - gtest, stmin, stmax);
+        I = M;
+        I.fx += I.stx * gtest;
+        I.fy += I.sty * gtest;
+        I.dx += gtest;
+        I.dy += gtest;
       } else {
-        if (curvature(t)) {
-          out = std::move(t);
-          return true;
-        }
-        if (t.df * (hi.a - lo.a) >= 0.0) hi = lo;
-        lo = std::move(t);
+        stp = more_thuente_step(I, stp, t.f, t.df, stmin, stmax);
+      }
+      if (I.brackt) {
+        if (std::fabs(I.sty - I.stx) >= 0.66 * width1) stp = I.stx + 0.5 * (I.sty - I.stx);
+        width1 = width;
+        width = std::fabs(I.sty - I.stx);
       }
     }
-    if (have_ok) {
-      out = best_ok;
-      return true;
+    if (I.brackt) {
+      stmin = std::min(I.stx, I.sty);
+      stmax = std::max(I.stx, I.sty);
+    } else {
+      stmin = stp + 1.1 * (stp - I.stx);
+      stmax = stp + 4.0 * (stp - I.stx);
     }
-    return false;
-  };
-
-  Trial prev;
-  prev.a = 0.0;
-  prev.f = f0;
-  prev.df = df0;
-  prev.x = x;
-  double a = a_init;
-  bool first = true;
-  while (budget > 0) {
-    Trial t = eval(a);
-    if (!sufficient(t) || (!first && t.f >= prev.f)) return zoom(prev, t);
-    if (curvature(t)) {
-      out = std::move(t);
-      return true;
-    }
-    if (t.df >= 0.0) return zoom(t, prev);
-    prev = std::move(t);
-    a *= 2.0;
-    first = false;
+    stp = std::max(0.0, std::min(stp, stpmax));
+    if (I.brackt && (stp <= stmin || stp >= stmax || stmax - stmin <= 1e-15 * stmax)) break;
   }
-  if (have_ok) {
-    out = best_ok;
-    return true;
-  }
-  return false;
+  return have_ok;
 }
 
 }  // namespace
@@ -178,7 +236,10 @@ LbfgsResult minimize_lbfgs(const Objective& fg, const arma::vec& x0, const Lbfgs
       d = -res.grad;
       df0 = arma::dot(res.grad, d);
     }
-    const double a_init = S.empty() ? std::min(1.0, 1.0 / arma::norm(res.grad, 2)) : 1.0;
+    // A step without curvature pairs has unit Euclidean length (min(1, 1 / ||g||) crept up on a
+    // small gradient by doublings: 11 evaluations for the attention regression's first step);
+    // with pairs, the quasi-Newton step 1.
+    const double a_init = S.empty() ? 1.0 / arma::norm(d, 2) : 1.0;
     Trial t;
     if (!line_search(fg, o, res.x, d, res.f, df0, a_init, res.n_evals, t)) {
       if (!S.empty()) {  // retry once along steepest descent with a fresh memory

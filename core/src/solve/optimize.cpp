@@ -27,6 +27,96 @@ arma::vec projected_gradient(const arma::vec& x, const arma::vec& g, const arma:
   return pg;
 }
 
+// The L-BFGS memory: curvature pairs (s, y) with rho = 1 / s'y, oldest first.
+struct Memory {
+  std::deque<arma::vec> S, Y;
+  std::deque<double> rho;
+  void clear() {
+    S.clear();
+    Y.clear();
+    rho.clear();
+  }
+  void push(const arma::vec& s, const arma::vec& y, int memory) {
+    const double sy = arma::dot(s, y);
+    if (!(sy > 1e-10 * arma::norm(s, 2) * arma::norm(y, 2))) return;  // no positive curvature
+    S.push_back(s);
+    Y.push_back(y);
+    rho.push_back(1.0 / sy);
+    if (static_cast<int>(S.size()) > memory) {
+      S.pop_front();
+      Y.pop_front();
+      rho.pop_front();
+    }
+  }
+};
+
+arma::vec unit(const arma::vec& v) {
+  const double n2 = arma::norm(v, 2);
+  return n2 > 0 ? arma::vec(v / n2) : v;
+}
+
+// The search direction: the two-loop recursion (Nocedal and Wright 2006, Alg. 7.4) on the
+// variables not held at a bound by the gradient; without curvature pairs a unit step (a factor
+// e in a bandwidth). Not a descent direction: the memory is dropped, projected steepest descent.
+arma::vec search_direction(const arma::vec& g, const arma::vec& pg, Memory& m) {
+  const arma::uword n = g.n_elem;
+  arma::vec free(n, arma::fill::ones);
+  for (arma::uword i = 0; i < n; ++i) if (pg(i) == 0.0 && g(i) != 0.0) free(i) = 0.0;
+  arma::vec q = g % free;
+  std::vector<double> alpha(m.S.size());
+  for (std::size_t k = m.S.size(); k-- > 0;) {
+    alpha[k] = m.rho[k] * arma::dot(m.S[k] % free, q);
+    q -= alpha[k] * (m.Y[k] % free);
+  }
+  arma::vec d;
+  if (!m.S.empty()) {
+    const arma::vec& s = m.S.back();
+    const arma::vec& y = m.Y.back();
+    d = (arma::dot(s, y) / arma::dot(y, y)) * q;
+    for (std::size_t k = 0; k < m.S.size(); ++k) {
+      const double beta = m.rho[k] * arma::dot(m.Y[k] % free, d);
+      d += (m.S[k] % free) * (alpha[k] - beta);
+    }
+    d = -d % free;
+  } else {
+    d = -unit(q);
+  }
+  if (arma::dot(d, g) >= 0) {
+    m.clear();
+    d = -unit(pg);
+  }
+  return d;
+}
+
+// Backtracking Armijo search along the projected path P[x + t d]. A rejected step is shortened
+// to the minimiser of the quadratic through f(x), its slope and f(x + step), kept within
+// [1e-4, 0.5] of the step (halving where f is undefined): from a warm start next to the
+// minimum the unit first step overshoots by orders of magnitude, and halving would spend one
+// objective evaluation per factor 2 getting back. Returns the accepted t, or 0 when no step
+// was accepted (xnew, gnew, fnew then hold nothing useful).
+double armijo_search(const Objective& f, const arma::vec& x, double fx, const arma::vec& g,
+                     const arma::vec& d, const arma::vec& lower, const arma::vec& upper,
+                     const MinimizeOptions& opt, MinimizeResult& r, arma::vec& xnew,
+                     arma::vec& gnew, double& fnew) {
+  double t = 1.0;
+  for (int ls = 0; ls < 40 && r.n_evals < opt.max_evals; ++ls) {
+    xnew = project(x + t * d, lower, upper);
+    if (ls > 0 && arma::norm(xnew - x, "inf") <= opt.xtol) break;
+    fnew = f(xnew, gnew);
+    ++r.n_evals;
+    if (std::isfinite(fnew) && gnew.is_finite() && fnew <= fx + 1e-4 * arma::dot(g, xnew - x))
+      return t;
+    double shrink = 0.5;
+    if (std::isfinite(fnew)) {
+      const double slope = arma::dot(g, xnew - x);  // < 0: d is a descent direction
+      const double curv = fnew - fx - slope;
+      if (slope < 0 && curv > 0) shrink = std::min(0.5, std::max(1e-4, -slope / (2.0 * curv)));
+    }
+    t *= shrink;
+  }
+  return 0.0;
+}
+
 }  // namespace
 
 MinimizeResult minimize_box(const Objective& f, arma::vec x0, const arma::vec& lower,
@@ -59,13 +149,8 @@ MinimizeResult minimize_box(const Objective& f, arma::vec x0, const arma::vec& l
   // n log c): the old tests, gtol * max(1, |f|), were absolute below |f| = 1 and so stopped
   // on a gentle slope at y * 0.5 where they went on at y * 1.
   const double f_start = fx;
-  std::deque<arma::vec> S, Y;
-  std::deque<double> rho;
+  Memory mem;
   r.message = "iteration limit reached";
-  auto unit = [](arma::vec v) {
-    const double n2 = arma::norm(v, 2);
-    return n2 > 0 ? arma::vec(v / n2) : v;
-  };
   for (int it = 0; it < opt.max_iter; ++it) {
     if (guard.poll()) break;
     const arma::vec pg = projected_gradient(x, g, lower, upper);
@@ -75,82 +160,31 @@ MinimizeResult minimize_box(const Objective& f, arma::vec x0, const arma::vec& l
       r.message = "projected gradient below gtol";
       break;
     }
-    // Free variables: not held at a bound by the gradient.
-    arma::vec free(n, arma::fill::ones);
-    for (arma::uword i = 0; i < n; ++i) if (pg(i) == 0.0 && g(i) != 0.0) free(i) = 0.0;
-    // Two-loop recursion on the free subspace.
-    arma::vec q = g % free;
-    std::vector<double> alpha(S.size());
-    for (std::size_t k = S.size(); k-- > 0;) {
-      alpha[k] = rho[k] * arma::dot(S[k] % free, q);
-      q -= alpha[k] * (Y[k] % free);
-    }
-    arma::vec d;
-    if (!S.empty()) {
-      const arma::vec& s = S.back();
-      const arma::vec& y = Y.back();
-      d = (arma::dot(s, y) / arma::dot(y, y)) * q;
-      for (std::size_t k = 0; k < S.size(); ++k) {
-        const double beta = rho[k] * arma::dot(Y[k] % free, d);
-        d += (S[k] % free) * (alpha[k] - beta);
-      }
-      d = -d % free;
-    } else {
-      d = -unit(q);  // no curvature yet: a unit step (a factor e in a bandwidth)
-    }
-    if (arma::dot(d, g) >= 0) {  // not a descent direction: restart with steepest descent
-      S.clear();
-      Y.clear();
-      rho.clear();
-      d = -unit(pg);
-    }
-    // Backtracking Armijo search along the projected path. A rejected step is shortened to
-    // the minimiser of the quadratic through f(x), its slope and f(x + step), kept within
-    // [1e-4, 0.5] of the step (halving where f is undefined): from a warm start next to the
-    // minimum the unit first step overshoots by orders of magnitude, and halving would spend
-    // one objective evaluation per factor 2 getting back.
-    double t = 1.0, fnew = 0.0;
+    const arma::vec d = search_direction(g, pg, mem);
+    const bool quasi_newton = !mem.S.empty();
     arma::vec xnew, gnew(n);
-    bool accepted = false;
-    for (int ls = 0; ls < 40 && r.n_evals < opt.max_evals; ++ls) {
-      xnew = project(x + t * d, lower, upper);
-      if (ls > 0 && arma::norm(xnew - x, "inf") <= opt.xtol) break;
-      fnew = f(xnew, gnew);
-      ++r.n_evals;
-      if (std::isfinite(fnew) && gnew.is_finite() &&
-          fnew <= fx + 1e-4 * arma::dot(g, xnew - x)) {
-        accepted = true;
-        break;
-      }
-      double shrink = 0.5;
-      if (std::isfinite(fnew)) {
-        const double slope = arma::dot(g, xnew - x);  // < 0: d is a descent direction
-        const double curv = fnew - fx - slope;
-        if (slope < 0 && curv > 0) shrink = std::min(0.5, std::max(1e-4, -slope / (2.0 * curv)));
-      }
-      t *= shrink;
-    }
+    double fnew = 0.0;
+    const double t = armijo_search(f, x, fx, g, d, lower, upper, opt, r, xnew, gnew, fnew);
     r.n_iter = it + 1;
-    if (!accepted) {
+    if (t == 0.0) {
       r.message = r.n_evals >= opt.max_evals ? "evaluation limit reached"
                                              : "line search failed (at a minimum to precision)";
       r.converged = r.n_evals < opt.max_evals;
       break;
     }
-    const arma::vec s = xnew - x, y = gnew - g;
-    const double sy = arma::dot(s, y);
-    if (sy > 1e-10 * arma::norm(s, 2) * arma::norm(y, 2)) {
-      S.push_back(s);
-      Y.push_back(y);
-      rho.push_back(1.0 / sy);
-      if (static_cast<int>(S.size()) > opt.memory) {
-        S.pop_front();
-        Y.pop_front();
-        rho.pop_front();
-      }
-    }
+    // A quasi-Newton step accepted only after shrinking by more than 1000 says the memory's
+    // curvature is far off: on a plateau of very large bandwidths (a near-flat objective next
+    // to a steep valley or an undefined region) the pairs give steps that overshoot by orders
+    // of magnitude, and kept, they repeat the same overshoot and tiny step every iteration
+    // (wage1, five regressors: ~300 of 468 evaluations). Start afresh from the new point with
+    // a unit projected steepest-descent step instead. The test is on t, a ratio of steps, so
+    // it keeps the search invariant under f -> a f + b and shifts of x.
+    if (quasi_newton && t < 1e-3)
+      mem.clear();
+    else
+      mem.push(xnew - x, gnew - g, opt.memory);
     const double fold = fx;
-      x = xnew;
+    x = xnew;
     g = gnew;
     fx = fnew;
     // The decrease test also stops at a decrease below 1e-13 |f|, 13 digits of the objective

@@ -1,7 +1,8 @@
-// attnreg: limited-memory BFGS with a strong-Wolfe line search (Nocedal and Wright, Numerical
-// Optimization, 2nd ed., Algorithms 7.4 (two-loop recursion), 3.5 and 3.6 (line search and zoom
-// with cubic interpolation)). Written for the smooth objectives of the core (the attention
-// regression of seed 004 eq. 28); no external optimiser library.
+// attnreg: limited-memory BFGS (Nocedal and Wright, Numerical Optimization, 2nd ed., Algorithm
+// 7.4, two-loop recursion) with More and Thuente's strong-Wolfe line search (ACM TOMS 20(3),
+// 1994: cubic/quadratic interpolation, safeguarded extrapolation; MINPACK-2's dcsrch/dcstep,
+// written anew). Written for the smooth objectives of the core (the attention regression of
+// seed 004 eq. 28); no external optimiser library.
 #pragma once
 
 #include "attnreg/base/arma.hpp"

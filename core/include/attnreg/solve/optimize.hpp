@@ -8,7 +8,9 @@
 // the free ones; a backtracking line search along the projected path P[x + t d] accepts the
 // first t with f(P[x + t d]) <= f(x) + c1 g'(P[x + t d] - x) (Armijo). Curvature pairs with
 // s'y <= eps ||s|| ||y|| are skipped; a step without curvature pairs (the first, or a restart
-// along the projected steepest descent) has unit Euclidean length. Converged when the projected
+// along the projected steepest descent) has unit Euclidean length. A quasi-Newton step accepted
+// only at t < 1e-3 drops the memory (its curvature overshoots, as on a plateau of very large
+// bandwidths beside an undefined region). Converged when the projected
 // gradient's infinity norm is at most gtol (f_start - f) (or exactly zero), or the last
 // iteration's decrease is at most ftol (f_start - f), f_start being f at the run's start point.
 // Both tests, and so the whole path, are invariant under f -> a f + b (a > 0) and under shifts
