@@ -74,16 +74,18 @@ def main() -> None:
     ap.add_argument("--after", required=False)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of cases")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         print(json.dumps(child(a.child)))
         return
     builds = {"before": a.before, "after": a.after}
-    best = {(c, b): float("inf") for c in CASES for b in builds}
+    cases = [c for c in a.cases.split(",") if c]
+    best = {(c, b): float("inf") for c in cases for b in builds}
     env0 = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     for _ in range(a.repeat):
-        for c in CASES:
+        for c in cases:
             for b, path in builds.items():
                 env = dict(env0, PYTHONPATH=path)
                 out = subprocess.run([sys.executable, __file__, "--child", c], env=env,
@@ -93,7 +95,7 @@ def main() -> None:
     lines = [f"Load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
              f"({os.cpu_count()} cores); best CPU seconds of {a.repeat} runs, one thread.", "",
              "| case | before (s) | after (s) | after / before |", "|---|---|---|---|"]
-    for c in CASES:
+    for c in cases:
         x, y = best[(c, "before")], best[(c, "after")]
         lines.append(f"| {c} | {x:.3f} | {y:.3f} | {y / x:.3f} |")
     text = "\n".join(lines)
