@@ -319,7 +319,7 @@ TEST(LLA, InvariantToACommonFactorOfTheWeights) {
   LLAPartial part = lla_partial<double>(Q.cv(), K.cv(), V.cv(), 0, n, o);
   Tensor<double> o1(1, 1, n, 2), o2(1, 1, n, 2);
   lla_finalize<double>(Q.cv(), part, o1.v(), o);
-  for (auto& s : part.stats) s *= 1e6;
+  for (auto& s : part.moments.stats) s *= 1e6;
   lla_finalize<double>(Q.cv(), part, o2.v(), o);
   EXPECT_LT(max_abs_diff(o1, o2), 1e-10 * max_abs(o1));
   // With "+ lambda I" instead of "+ lambda omega I" the same rescaling changes the answer:

@@ -179,11 +179,12 @@ void same_dtype(const py::array& a, const py::array& b, const char* na, const ch
 }
 
 py::tuple partial_to_tuple(const at::LLAPartial& p) {
-  py::array_t<double> mx(static_cast<py::ssize_t>(p.max.size()));
-  std::copy(p.max.begin(), p.max.end(), mx.mutable_data());
-  py::array_t<double> st({static_cast<py::ssize_t>(p.max.size()),
+  const std::vector<double>& max = p.moments.max;
+  py::array_t<double> mx(static_cast<py::ssize_t>(max.size()));
+  std::copy(max.begin(), max.end(), mx.mutable_data());
+  py::array_t<double> st({static_cast<py::ssize_t>(max.size()),
                           static_cast<py::ssize_t>(p.n_stats())});
-  std::copy(p.stats.begin(), p.stats.end(), st.mutable_data());
+  std::copy(p.moments.stats.begin(), p.moments.stats.end(), st.mutable_data());
   py::tuple ranges(p.key_ranges.size());
   for (std::size_t k = 0; k < p.key_ranges.size(); ++k) ranges[k] = p.key_ranges[k];
   return py::make_tuple(py::make_tuple(p.batch, p.heads, p.n_query, p.dim, p.dim_v,
@@ -204,14 +205,16 @@ at::LLAPartial partial_from_tuple(const py::tuple& t) {
   p.dim = dims[3].cast<std::int64_t>();
   p.dim_v = dims[4].cast<std::int64_t>();
   p.n_keys_total = dims[5].cast<std::int64_t>();
+  p.moments.layout = attnreg::moments::MomentLayout::packed_storage(static_cast<int>(p.dim),
+                                                                    static_cast<int>(p.dim_v));
   const auto mx = t[1].cast<py::array_t<double, py::array::c_style | py::array::forcecast>>();
   const auto st = t[2].cast<py::array_t<double, py::array::c_style | py::array::forcecast>>();
   const auto rows = p.batch * p.heads * p.n_query;
   if (mx.size() != rows || st.size() != rows * p.n_stats()) {
     throw attnreg::InvalidArgument("partial: arrays do not match its dimensions");
   }
-  p.max.assign(mx.data(), mx.data() + mx.size());
-  p.stats.assign(st.data(), st.data() + st.size());
+  p.moments.max.assign(mx.data(), mx.data() + mx.size());
+  p.moments.stats.assign(st.data(), st.data() + st.size());
   p.key_ranges = t[3].cast<std::vector<std::int64_t>>();
   return p;
 }

@@ -53,10 +53,15 @@ py::dict local_to_dict(const attnreg::LocalPartial& p) {
   d["q"] = p.q;
   d["k"] = p.k;
   d["dim"] = p.dim;
-  d["log_scale"] = to_numpy(p.log_scale);
-  d["row_max"] = to_numpy(p.row_max);
-  d["A"] = to_numpy(p.A);
-  d["T"] = to_numpy(p.T);
+  // The dict keeps its layout: log_scale (the running max), row_max (the peak), A ((q*q) x m)
+  // and T ((q*k) x m), the two parts of each query's full-storage moments.
+  const auto& mo = p.moments;
+  const std::size_t m = p.n_query(), ns = static_cast<std::size_t>(mo.layout.n_stats());
+  const arma::mat S(const_cast<double*>(mo.stats.data()), ns, m, false, true);
+  d["log_scale"] = to_numpy(arma::vec(mo.max));
+  d["row_max"] = to_numpy(arma::vec(mo.peak));
+  d["A"] = to_numpy(arma::mat(S.rows(0, p.q * p.q - 1)));
+  d["T"] = to_numpy(arma::mat(S.rows(p.q * p.q, ns - 1)));
   return d;
 }
 
@@ -69,19 +74,24 @@ attnreg::LocalPartial local_from_dict(const py::dict& d, const char* name) {
   p.q = d["q"].cast<std::size_t>();
   p.k = d["k"].cast<std::size_t>();
   p.dim = d["dim"].cast<std::size_t>();
-  p.log_scale = as_vec(d["log_scale"], name);
-  p.row_max = as_vec(d["row_max"], name);
+  const arma::vec log_scale = as_vec(d["log_scale"], name);
+  const arma::vec row_max = as_vec(d["row_max"], name);
   // Copies: merge() writes into `p`, and the caller's arrays (a Dask result other tasks may
   // share) must stay untouched.
   const farray A = d["A"].cast<farray>(), T = d["T"].cast<farray>();
   const arma::mat Av = as_mat(A, name), Tv = as_mat(T, name);
-  p.A = Av;
-  p.T = Tv;
-  const std::size_t m = p.row_max.n_elem;
-  if (p.log_scale.n_elem != m || p.A.n_rows != p.q * p.q || p.A.n_cols != m ||
-      p.T.n_rows != p.q * p.k || p.T.n_cols != m)
+  const std::size_t m = row_max.n_elem;
+  if (p.q < 1 || log_scale.n_elem != m || Av.n_rows != p.q * p.q || Av.n_cols != m ||
+      Tv.n_rows != p.q * p.k || Tv.n_cols != m)
     throw attnreg::InvalidArgument(std::string(name) + ": inconsistent partial (arrays of the "
                                                        "wrong shape)");
+  auto& mo = p.moments;
+  mo.layout = attnreg::moments::MomentLayout::full_storage(static_cast<int>(p.q) - 1,
+                                                           static_cast<int>(p.k));
+  mo.max.assign(log_scale.begin(), log_scale.end());
+  mo.peak.assign(row_max.begin(), row_max.end());
+  const arma::mat S = arma::join_cols(Av, Tv);
+  mo.stats.assign(S.begin(), S.end());
   return p;
 }
 
@@ -99,11 +109,12 @@ py::dict softmax_to_dict(const attnreg::SoftmaxPartial& p) {
   py::dict d;
   d["kind"] = "softmax";
   d["shape"] = py::make_tuple(p.batch, p.heads, p.n_query, p.dim, p.dim_v, p.n_keys_total);
-  py::array_t<double> mx(static_cast<py::ssize_t>(p.max.size()));
-  if (!p.max.empty()) std::memcpy(mx.mutable_data(), p.max.data(), p.max.size() * sizeof(double));
-  py::array_t<double> st(static_cast<py::ssize_t>(p.stats.size()));
-  if (!p.stats.empty())
-    std::memcpy(st.mutable_data(), p.stats.data(), p.stats.size() * sizeof(double));
+  const std::vector<double>& max = p.moments.max;
+  const std::vector<double>& stats = p.moments.stats;
+  py::array_t<double> mx(static_cast<py::ssize_t>(max.size()));
+  if (!max.empty()) std::memcpy(mx.mutable_data(), max.data(), max.size() * sizeof(double));
+  py::array_t<double> st(static_cast<py::ssize_t>(stats.size()));
+  if (!stats.empty()) std::memcpy(st.mutable_data(), stats.data(), stats.size() * sizeof(double));
   d["max"] = mx;
   d["stats"] = st;
   d["key_ranges"] = py::cast(p.key_ranges);
@@ -123,15 +134,18 @@ attnreg::SoftmaxPartial softmax_from_dict(const py::dict& d, const char* name) {
   p.dim = s[3];
   p.dim_v = s[4];
   p.n_keys_total = s[5];
+  p.moments.layout =
+      attnreg::moments::MomentLayout::packed_storage(0, static_cast<int>(p.dim_v));
   const carray mx = d["max"].cast<carray>(), st = d["stats"].cast<carray>();
-  p.max.assign(mx.data(), mx.data() + mx.size());
-  p.stats.assign(st.data(), st.data() + st.size());
+  p.moments.max.assign(mx.data(), mx.data() + mx.size());
+  p.moments.stats.assign(st.data(), st.data() + st.size());
   if (!d.contains("key_ranges"))
     throw attnreg::InvalidArgument(std::string(name) +
                                    ": not a softmax partial (made by softmax_partial)");
   p.key_ranges = d["key_ranges"].cast<std::vector<std::int64_t>>();
-  if (static_cast<std::int64_t>(p.max.size()) != p.batch * p.heads * p.n_query ||
-      static_cast<std::int64_t>(p.stats.size()) != p.batch * p.heads * p.n_query * p.n_stats())
+  if (static_cast<std::int64_t>(p.moments.max.size()) != p.batch * p.heads * p.n_query ||
+      static_cast<std::int64_t>(p.moments.stats.size()) !=
+          p.batch * p.heads * p.n_query * p.n_stats())
     throw attnreg::InvalidArgument(std::string(name) + ": inconsistent partial");
   return p;
 }
@@ -248,7 +262,7 @@ void init_partials(py::module_& m) {
       "softmax_merge",
       [](const py::dict& a, const py::dict& b) {
         attnreg::SoftmaxPartial pa = softmax_from_dict(a, "a");
-        attnreg::merge(pa, softmax_from_dict(b, "b"));
+        attnreg::attention::merge(pa, softmax_from_dict(b, "b"));
         return softmax_to_dict(pa);
       },
       py::arg("a"), py::arg("b"), "Merge two softmax partials (associative, commutative).");

@@ -499,9 +499,10 @@ LLAPartial lla_partial(const View<const T>& Q, const View<const T>& K, const Vie
   part.dim_v = p.dv;
   part.n_keys_total = n_keys_total;
   if (K.shape[2] > 0) part.key_ranges = {key_offset, key_offset + K.shape[2]};
-  const i64 nf = part.n_stats();
-  part.max.assign(static_cast<std::size_t>(p.B * p.H * p.geo.n_q), -HUGE_VAL);
-  part.stats.assign(static_cast<std::size_t>(p.B * p.H * p.geo.n_q * nf), 0.0);
+  // omega, mu~, Sigma~ packed, nu~, Gamma: the packed storage.
+  part.moments = moments::LocalMoments::empty(
+      p.B * p.H * p.geo.n_q,
+      moments::MomentLayout::packed_storage(static_cast<int>(p.d), static_cast<int>(p.dv)), false);
   const i64 nb = p.n_blocks();
   const i64 k_first = key_offset, k_last = key_offset + K.shape[2] - 1;
   detail::parallel_items<detail::DirectWS>(p.B * p.H * nb, p.n_threads,
@@ -515,7 +516,7 @@ LLAPartial lla_partial(const View<const T>& Q, const View<const T>& K, const Vie
     if (glo > ghi) return;  // no key of this slice is visible to the block
     const i64 row0 = (b * p.H + h) * p.geo.n_q + i0;
     detail::direct_accumulate(p, Q, K, V, b, h, i0, br, glo - key_offset, ghi - key_offset,
-                              key_offset, part.max.data() + row0, part.stats.data() + row0 * nf,
+                              key_offset, part.moments.max.data() + row0, part.moments.row(row0),
                               ws);
   });
   return part;
@@ -564,22 +565,17 @@ void require_all_keys(const std::vector<i64>& ranges, i64 n_keys_total, const ch
   check::require(false, "partial", msg.str());
 }
 
-void merge(LLAPartial& into, const LLAPartial& other) {
+void merge(KeyPartial& into, const KeyPartial& other) {
   const bool same = into.batch == other.batch && into.heads == other.heads &&
                     into.n_query == other.n_query && into.dim == other.dim &&
                     into.dim_v == other.dim_v && into.n_keys_total == other.n_keys_total &&
-                    into.max.size() == other.max.size() &&
-                    into.stats.size() == other.stats.size();
+                    into.moments.same_shape(other.moments);
   check::require(same, "other",
                  "describes different queries or keys (merge partials computed with the same Q, "
                  "the same options and slices of the same key sequence)");
   std::vector<i64> ranges = merge_key_ranges(into.key_ranges, other.key_ranges);
-  const i64 nf = into.n_stats();
-  const i64 rows = static_cast<i64>(into.max.size());
+  into.moments.merge(other.moments);
   into.key_ranges = std::move(ranges);
-  for (i64 r = 0; r < rows; ++r)
-    tile::merge_running(into.max[r], into.stats.data() + r * nf, other.max[r],
-                        other.stats.data() + r * nf, static_cast<int>(nf));
 }
 
 template <class T>
@@ -594,6 +590,9 @@ Diagnostics lla_finalize(const View<const T>& Q, const LLAPartial& stats, const 
                       out.shape[2] == stats.n_query && out.shape[3] == stats.dim_v;
   check::require(out_ok, "out", "must have shape (batch, heads, n_q, dim of V)");
   require_all_keys(stats.key_ranges, stats.n_keys_total, "LLA");
+  check::require(stats.moments.layout.p == stats.dim && stats.moments.layout.packed &&
+                     stats.moments.layout.n_deriv == 0,
+                 "stats", "are not LLA statistics (make them with lla_partial)");
   detail::check_finite(Q, "Q");
   p.B = stats.batch;
   p.H = stats.heads;
@@ -605,7 +604,6 @@ Diagnostics lla_finalize(const View<const T>& Q, const LLAPartial& stats, const 
   o.method = Method::lla;
   detail::apply_options(p, o, sizeof(T) == 4);
   detail::check_ridge_rank(p, "lla");
-  const i64 nf = stats.n_stats();
   Diagnostics diag;
   diag.method = "lla/direct";
   diag.n_threads = p.n_threads;
@@ -621,7 +619,7 @@ Diagnostics lla_finalize(const View<const T>& Q, const LLAPartial& stats, const 
     for (i64 i = 0; i < p.geo.n_q; ++i) {
       for (i64 c = 0; c < p.d; ++c) ws.q[c] = Q.at(b, h, i, c);
       const i64 row = (b * p.H + h) * p.geo.n_q + i;
-      const double rel = detail::direct_finalize_row(p, ws.q.data(), stats.stats.data() + row * nf,
+      const double rel = detail::direct_finalize_row(p, ws.q.data(), stats.moments.row(row),
                                                      p.ridge_at(b, h, i), ws.o.data(), ws.d, b, h, i);
       min_rel[item] = std::min(min_rel[item], rel);
       for (i64 c = 0; c < p.dv; ++c) out.at(b, h, i, c) = static_cast<T>(ws.o[c]);

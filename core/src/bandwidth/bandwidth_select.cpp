@@ -14,6 +14,7 @@
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/kernels/fast_sums.hpp"
+#include "attnreg/moments/local_moments.hpp"
 #include "attnreg/solve/local_fit.hpp"
 #include "attnreg/bandwidth/plugin_bandwidth.hpp"
 #include "attnreg/base/runtime.hpp"
@@ -279,8 +280,13 @@ class GradientSink final : public TileSink {
     p_ = sh.degree == 1 ? dc_ : 0;
     q_ = p_ + 1;
     nv_ = 1 + sh.n_par;
-    blk_ = q_ * q_ + q_;  // A (full) + T per weight vector
-    acc_.resize(KernelSpace::kBlock * nv_ * blk_);
+    // Per slot one query's LocalMoments row: per weight vector (w, then dw per parameter)
+    // A (q x q, full) and T (q; the one response).
+    block_ = moments::LocalMoments::empty(
+        KernelSpace::kBlock,
+        moments::MomentLayout::full_storage(static_cast<int>(p_), 1, static_cast<int>(sh.n_par)),
+        false);
+    blk_ = static_cast<std::size_t>(block_.layout.n_block());
     z_.resize(std::max<std::size_t>(dc_, 1) * KernelSpace::kTile);
     wd_.resize(std::max<std::size_t>(sh.n_par, 1) * KernelSpace::kTile);
     Af_.resize(q_ * q_);
@@ -294,7 +300,7 @@ class GradientSink final : public TileSink {
   void begin_block(const std::size_t* queries, std::size_t count) override {
     qs_ = queries;
     count_ = count;
-    std::fill(acc_.begin(), acc_.begin() + count * nv_ * blk_, 0.0);
+    std::fill(block_.row(0), block_.row(static_cast<std::int64_t>(count)), 0.0);
   }
 
   void tile(std::size_t slot, std::size_t first, std::size_t len, const double* w) override {
@@ -322,7 +328,7 @@ class GradientSink final : public TileSink {
       }
     }
     const double* y = sh_.y_int->memptr() + first;
-    double* base = &acc_[slot * nv_ * blk_];
+    double* base = block_.row(static_cast<std::int64_t>(slot));
     for (std::size_t v = 0; v < nv_; ++v) {
       const double* wv = v == 0 ? w : &wd_[(v - 1) * len];
       double* A = base + v * blk_;
@@ -343,11 +349,12 @@ class GradientSink final : public TileSink {
   /// same (a run over a subset of the queries names them here).
   const std::size_t* orig_ = nullptr;
 
-  /// Moments of `slot` computed elsewhere (fast sums): per weight vector v (w, then dw per
-  /// parameter) A (q x q row-major) followed by T (q).
-  void set_moments(std::size_t slot, const double* acc) {
-    std::copy(acc, acc + nv_ * blk_, &acc_[slot * nv_ * blk_]);
+  /// Moments of `slot` computed elsewhere (fast sums): one row of layout() (per weight vector
+  /// v, w then dw per parameter, A (q x q row-major) followed by T (q)).
+  void set_moments(std::size_t slot, const double* row) {
+    std::copy(row, row + nv_ * blk_, block_.row(static_cast<std::int64_t>(slot)));
   }
+  const moments::MomentLayout& layout() const { return block_.layout; }
 
  private:
   // A[r][c] += sum v z_r z_c (r <= c, z_0 = 1), T[r] += sum v z_r y.
@@ -385,7 +392,7 @@ class GradientSink final : public TileSink {
     const std::size_t qq = qs_[s];                               // index into the queries
     const std::size_t qi = orig_ != nullptr ? orig_[qq] : qq;    // original query
     Shared& out = const_cast<Shared&>(sh_);
-    double* base = &acc_[s * nv_ * blk_];
+    double* base = block_.row(static_cast<std::int64_t>(s));
     // Symmetrise every block's A.
     for (std::size_t v = 0; v < nv_; ++v) {
       double* A = base + v * blk_;
@@ -482,7 +489,8 @@ class GradientSink final : public TileSink {
   std::size_t dc_ = 0, p_ = 0, q_ = 1, nv_ = 1, blk_ = 0;
   const std::size_t* qs_ = nullptr;
   std::size_t count_ = 0;
-  std::vector<double> acc_, z_, wd_, Af_, L_, s_, c_, beta_, dAf_, dws_;
+  moments::LocalMoments block_;  // the block's moments, one row per slot
+  std::vector<double> z_, wd_, Af_, L_, s_, c_, beta_, dAf_, dws_;
 };
 
 // Feeds fast-sum moments (fast_sums.hpp; 1-D, compact kernel) to a GradientSink in blocks.
@@ -492,15 +500,15 @@ class FastGradientFeeder final : public FastMomentsConsumer {
       : sink_(sh), q_(degree == 1 ? 2 : 1), nv_(1 + sh.n_par) {
     sink_.Qcont_ = &Q.cont;
     sink_.self_ = &Q.self;
-    blk_ = q_ * q_ + q_;
-    acc_.resize(KernelSpace::kBlock * nv_ * blk_);
+    block_ = moments::LocalMoments::empty(KernelSpace::kBlock, sink_.layout(), false);
+    blk_ = static_cast<std::size_t>(block_.layout.n_block());
   }
   void query(const FastMomentsQuery& fq) override {
     const std::size_t s = qs_.size(), C = 2;
     qs_.push_back(fq.query);
     for (std::size_t v = 0; v < nv_; ++v) {
       const double* M = v == 0 ? fq.M : fq.D;  // the one parameter is log h
-      double* A = &acc_[(s * nv_ + v) * blk_];
+      double* A = block_.row(static_cast<std::int64_t>(s)) + v * blk_;
       double* T = A + q_ * q_;
       for (std::size_t a = 0; a < q_; ++a) {
         for (std::size_t b = 0; b < q_; ++b) A[a * q_ + b] = M[(a + b) * C];
@@ -514,7 +522,8 @@ class FastGradientFeeder final : public FastMomentsConsumer {
   void finish() override {
     if (qs_.empty()) return;
     sink_.begin_block(qs_.data(), qs_.size());
-    for (std::size_t s = 0; s < qs_.size(); ++s) sink_.set_moments(s, &acc_[s * nv_ * blk_]);
+    for (std::size_t s = 0; s < qs_.size(); ++s)
+      sink_.set_moments(s, block_.row(static_cast<std::int64_t>(s)));
     sink_.end_block(rmax_);
     qs_.clear();
   }
@@ -523,7 +532,7 @@ class FastGradientFeeder final : public FastMomentsConsumer {
   GradientSink sink_;
   std::size_t q_, nv_, blk_ = 0;
   std::vector<std::size_t> qs_;
-  std::vector<double> acc_;
+  moments::LocalMoments block_;
   double rmax_[KernelSpace::kBlock];
 };
 

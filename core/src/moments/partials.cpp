@@ -14,8 +14,6 @@ namespace attnreg {
 
 namespace {
 
-constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
 std::vector<VarType> continuous_types(const LocalFitOptions& opt, std::size_t d) {
   std::vector<VarType> vt = parse_var_types(opt.var_types, d, "var_types");
   for (VarType t : vt)
@@ -50,6 +48,11 @@ arma::vec continuous_bandwidths(const arma::vec& bandwidth, std::size_t d) {
   return h;
 }
 
+/// A local partial's moments: the full storage, q terms, k outputs, no derivatives.
+moments::MomentLayout local_layout(std::size_t q, std::size_t k) {
+  return moments::MomentLayout::full_storage(static_cast<int>(q) - 1, static_cast<int>(k));
+}
+
 }  // namespace
 
 LocalPartial local_partial_empty(std::size_t m, std::size_t q, std::size_t k, std::size_t dim,
@@ -59,11 +62,7 @@ LocalPartial local_partial_empty(std::size_t m, std::size_t q, std::size_t k, st
   p.q = q;
   p.k = k;
   p.dim = dim;
-  p.log_scale.set_size(m);
-  p.log_scale.fill(kNegInf);
-  p.row_max.zeros(m);
-  p.A.zeros(q * q, m);
-  p.T.zeros(q * k, m);
+  p.moments = moments::LocalMoments::empty(static_cast<std::int64_t>(m), local_layout(q, k), true);
   return p;
 }
 
@@ -138,38 +137,27 @@ LocalPartial local_partial(const arma::mat& X_block, const arma::mat& Y_block,
   p.q = q;
   p.k = k;
   p.dim = d;
-  p.log_scale.set_size(m);
-  p.log_scale.fill(log_scale);
-  p.row_max = std::move(r.moment_max);
-  p.A = std::move(r.moment_A);
-  p.T = std::move(r.moment_T);
+  p.moments.layout = local_layout(q, k);
+  p.moments.max.assign(m, log_scale);
+  p.moments.peak.assign(r.moment_max.begin(), r.moment_max.end());
+  // Query i's numbers: A (q x q) then T (q x k), both as local_polynomial_eval wrote them.
+  const std::size_t ns = static_cast<std::size_t>(p.moments.layout.n_stats());
+  p.moments.stats.resize(m * ns);
+  for (std::size_t i = 0; i < m; ++i) {
+    double* row = p.moments.row(static_cast<std::int64_t>(i));
+    std::copy(r.moment_A.colptr(i), r.moment_A.colptr(i) + q * q, row);
+    std::copy(r.moment_T.colptr(i), r.moment_T.colptr(i) + q * k, row + q * q);
+  }
   return p;
 }
 
 void merge(LocalPartial& into, const LocalPartial& other) {
   const bool same = into.degree == other.degree && into.q == other.q && into.k == other.k &&
-                    into.dim == other.dim && into.n_query() == other.n_query() &&
-                    into.A.n_rows == other.A.n_rows && into.A.n_cols == other.A.n_cols &&
-                    into.T.n_rows == other.T.n_rows && into.T.n_cols == other.T.n_cols &&
-                    into.log_scale.n_elem == other.log_scale.n_elem;
+                    into.dim == other.dim && into.moments.same_shape(other.moments);
   check::require(same, "other",
                  "describes different queries or fits (merge partials computed for the same "
                  "queries, degree, columns and outputs)");
-  const std::size_t m = into.n_query();
-  for (std::size_t i = 0; i < m; ++i) {
-    // Running max with rescaling (lla_tile.hpp merge_factors): both sides to the larger scale.
-    double ca, cb;
-    into.log_scale(i) = tile::merge_factors(into.log_scale(i), other.log_scale(i), ca, cb);
-    if (ca == 1.0 && cb == 1.0) {
-      into.row_max(i) = std::max(into.row_max(i), other.row_max(i));
-      into.A.col(i) += other.A.col(i);
-      into.T.col(i) += other.T.col(i);
-    } else {
-      into.row_max(i) = std::max(ca * into.row_max(i), cb * other.row_max(i));
-      into.A.col(i) = ca * into.A.col(i) + cb * other.A.col(i);
-      into.T.col(i) = ca * into.T.col(i) + cb * other.T.col(i);
-    }
-  }
+  into.moments.merge(other.moments);
 }
 
 arma::mat local_finalize(const LocalPartial& p, const arma::vec& bandwidth,
@@ -185,7 +173,15 @@ arma::mat local_finalize(const LocalPartial& p, const arma::vec& bandwidth,
                  "has a number of local coefficients that does not match degree and columns");
   arma::mat fit;
   std::vector<QueryStatus> st;
-  local_polynomial_solve(p.A, p.T, p.row_max, p.k, opt.ridge, pen, fit, st);
+  // The solve's inputs: A ((q*q) x m) and T ((q*k) x m) are the rows of the full storage.
+  const std::size_t m = p.n_query(), ns = static_cast<std::size_t>(p.moments.layout.n_stats());
+  check::require(p.moments.layout == local_layout(p.q, p.k) && p.moments.peak.size() == m &&
+                     p.moments.stats.size() == m * ns,
+                 "partial", "has moments of the wrong shape (make it with local_partial)");
+  const arma::mat S(const_cast<double*>(p.moments.stats.data()), ns, m, false, true);
+  const arma::vec peak(const_cast<double*>(p.moments.peak.data()), m, false, true);
+  local_polynomial_solve(S.rows(0, p.q * p.q - 1), S.rows(p.q * p.q, ns - 1), peak, p.k,
+                         opt.ridge, pen, fit, st);
   if (throw_on_failure)
     throw_on_failed_query(st, opt.kernel, p.dim, 0, p.degree, opt.ridge, query_arg,
                           leave_one_out);
@@ -221,9 +217,11 @@ SoftmaxPartial softmax_partial(const attention::View<const T>& Q,
   part.dim_v = p.dv;
   part.n_keys_total = n_keys_total;
   if (K.shape[2] > 0) part.key_ranges = {key_offset, key_offset + K.shape[2]};
-  const i64 nf = part.n_stats(), nq = p.geo.n_q, d = p.d, dv = p.dv;
-  part.max.assign(static_cast<std::size_t>(p.B * p.H * nq), kNegInf);
-  part.stats.assign(static_cast<std::size_t>(p.B * p.H * nq * nf), 0.0);
+  // omega, sum w v: the packed storage with no design column.
+  part.moments = moments::LocalMoments::empty(
+      p.B * p.H * p.geo.n_q, moments::MomentLayout::packed_storage(0, static_cast<int>(p.dv)),
+      false);
+  const i64 nq = p.geo.n_q, d = p.d, dv = p.dv;
   const i64 k_first = key_offset, k_last = key_offset + K.shape[2] - 1;
   const i64 bc = std::max<i64>(1, p.Bc);
   struct WS {
@@ -241,8 +239,8 @@ SoftmaxPartial softmax_partial(const attention::View<const T>& Q,
     ws.v.resize(bc * dv);
     ws.s.resize(bc);
     attention::detail::pack_rows(Q, b, h, i, 1, ws.q.data(), d);
-    double& m = part.max[row];
-    double* st = part.stats.data() + row * nf;
+    double& m = part.moments.max[row];
+    double* st = part.moments.row(row);
     for (i64 c0 = lo; c0 <= hi; c0 += bc) {
       const int n = static_cast<int>(std::min(bc, hi - c0 + 1));
       attention::detail::pack_rows(K, b, h, c0 - key_offset, n, ws.k.data(), d);
@@ -264,22 +262,6 @@ SoftmaxPartial softmax_partial(const attention::View<const T>& Q,
   return part;
 }
 
-void merge(SoftmaxPartial& into, const SoftmaxPartial& other) {
-  const bool same = into.batch == other.batch && into.heads == other.heads &&
-                    into.n_query == other.n_query && into.dim == other.dim &&
-                    into.dim_v == other.dim_v && into.n_keys_total == other.n_keys_total &&
-                    into.max.size() == other.max.size() &&
-                    into.stats.size() == other.stats.size();
-  check::require(same, "other",
-                 "describes different queries or keys (merge partials computed with the same Q, "
-                 "the same options and slices of the same key sequence)");
-  into.key_ranges = attention::merge_key_ranges(into.key_ranges, other.key_ranges);
-  const std::int64_t nf = into.n_stats();
-  for (std::size_t r = 0; r < into.max.size(); ++r)
-    tile::merge_running(into.max[r], into.stats.data() + r * nf, other.max[r],
-                        other.stats.data() + r * nf, static_cast<int>(nf));
-}
-
 template <class T>
 void softmax_finalize(const SoftmaxPartial& p, const attention::View<T>& out) {
   check::require(out.data != nullptr, "out", "data pointer is null");
@@ -287,10 +269,12 @@ void softmax_finalize(const SoftmaxPartial& p, const attention::View<T>& out) {
                      out.shape[3] == p.dim_v,
                  "out", "must have shape (batch, heads, n_q, dim of V)");
   attention::require_all_keys(p.key_ranges, p.n_keys_total, "softmax attention");
+  check::require(p.moments.layout.p == 0 && p.moments.layout.k == p.dim_v && p.moments.layout.packed,
+                 "partial", "is not a softmax partial (make it with softmax_partial)");
   const std::int64_t nf = p.n_stats(), nq = p.n_query;
   std::vector<double> o(static_cast<std::size_t>(p.dim_v));
   for (std::int64_t row = 0; row < p.batch * p.heads * nq; ++row) {
-    const double* st = p.stats.data() + row * nf;
+    const double* st = p.moments.row(row);
     if (!(st[0] > 0.0)) {
       std::ostringstream msg;
       msg << "softmax_finalize: query " << (row % nq + 1) << " (batch " << (row / (p.heads * nq) + 1)

@@ -9,6 +9,7 @@
 #include "attnreg/base/error.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/kernel_simd.hpp"
+#include "attnreg/moments/local_moments.hpp"
 
 namespace attnreg {
 
@@ -365,8 +366,10 @@ class MomentSink final : public TileSink {
     p_ = LocalPolySpec::n_terms(spec.degree, space.n_continuous());
     q_ = p_ + 1;
     k_ = Y.n_cols;
-    A_.resize(KernelSpace::kBlock * q_ * q_);
-    T_.resize(KernelSpace::kBlock * q_ * k_);
+    // Per slot one query's LocalMoments row: A (q x q) then T (q x k).
+    block_ = moments::LocalMoments::empty(
+        KernelSpace::kBlock,
+        moments::MomentLayout::full_storage(static_cast<int>(p_), static_cast<int>(k_)), false);
     basis_.resize(std::max<std::size_t>(p_, 1) * KernelSpace::kTile);
     wb_.resize(std::max<std::size_t>(p_, 1) * KernelSpace::kTile);
     ones_.assign(KernelSpace::kTile, 1.0);
@@ -383,8 +386,7 @@ class MomentSink final : public TileSink {
   void begin_block(const std::size_t* queries, std::size_t count) override {
     qs_ = queries;
     count_ = count;
-    std::fill(A_.begin(), A_.begin() + count * q_ * q_, 0.0);
-    std::fill(T_.begin(), T_.begin() + count * q_ * k_, 0.0);
+    std::fill(block_.row(0), block_.row(static_cast<std::int64_t>(count)), 0.0);
   }
 
   void tile(std::size_t slot, std::size_t first, std::size_t len, const double* w) override {
@@ -393,7 +395,7 @@ class MomentSink final : public TileSink {
       const arma::mat& xs = space_.scaled();
       for (std::size_t a = 0; a < p_ && a < 3; ++a) xptr_[a] = xs.colptr(a) + first;
       if (fused_linear_dispatch(p_, k_, w, xptr_, Q_.cont.colptr(qs_[slot]), yptr_.data(), len,
-                                &A_[slot * q_ * q_], &T_[slot * q_ * k_]))
+                                A_of(slot), T_of(slot)))
         return;
     }
     // Sub-chunks small enough that the basis columns and w * basis stay in L1.
@@ -411,8 +413,8 @@ class MomentSink final : public TileSink {
       t.k = k_;
       t.ones = ones_.data();
       t.zeros = zeros_.data();
-      t.A = &A_[slot * q_ * q_];
-      t.T = &T_[slot * q_ * k_];
+      t.A = A_of(slot);
+      t.T = T_of(slot);
       t.wb = wb_.data();
       t.cols = cols_.data();
       accumulate_moments(t);
@@ -423,13 +425,16 @@ class MomentSink final : public TileSink {
     for (std::size_t s = 0; s < count_; ++s) finish(s, row_max[s]);
   }
 
-  /// Moments of `slot` computed elsewhere (fast sums): A (q x q row-major), T (q x k).
-  void set_moments(std::size_t slot, const double* A, const double* T) {
-    std::copy(A, A + q_ * q_, &A_[slot * q_ * q_]);
-    std::copy(T, T + q_ * k_, &T_[slot * q_ * k_]);
+  /// Moments of `slot` computed elsewhere (fast sums): one row of layout() (A then T).
+  void set_moments(std::size_t slot, const double* row) {
+    std::copy(row, row + block_.layout.n_stats(), block_.row(static_cast<std::int64_t>(slot)));
   }
+  const moments::MomentLayout& layout() const { return block_.layout; }
 
  private:
+  double* A_of(std::size_t slot) { return block_.row(static_cast<std::int64_t>(slot)); }
+  double* T_of(std::size_t slot) { return A_of(slot) + q_ * q_; }
+
   // Solve the system for moments (A, T) plus the ridge lambda * omega * penalty. Writes the
   // solution [A^{-1} e1, A^{-1} T] into R_ (q x (1 + k), row-major). False when singular.
   bool solve(const double* A, const double* T) {
@@ -449,8 +454,8 @@ class MomentSink final : public TileSink {
 
   void finish(std::size_t s, double row_max) {
     const std::size_t qi = qs_[s];
-    double* A = &A_[s * q_ * q_];
-    double* T = &T_[s * q_ * k_];
+    double* A = A_of(s);
+    double* T = T_of(s);
     const std::size_t r = 1 + k_;
     const std::int64_t self =
         (req_.loo || (req_.moments && !Q_.self.empty())) ? Q_.self[qi] : -1;
@@ -517,7 +522,8 @@ class MomentSink final : public TileSink {
   std::size_t p_ = 0, q_ = 1, k_ = 1;
   const std::size_t* qs_ = nullptr;
   std::size_t count_ = 0;
-  std::vector<double> A_, T_, basis_, wb_, ones_, zeros_, Af_, R_, L_, s_;
+  moments::LocalMoments block_;  // the block's moments, one row per slot
+  std::vector<double> basis_, wb_, ones_, zeros_, Af_, R_, L_, s_;
   std::vector<const double*> bptr_, yptr_, cols_;
   const double* xptr_[3] = {nullptr, nullptr, nullptr};
 };
@@ -571,16 +577,17 @@ class FastMomentFeeder final : public FastMomentsConsumer {
       : sink_(space, Y, spec, Q, req, out, penalty),
         q_(1 + LocalPolySpec::n_terms(spec.degree, 1)),
         k_(Y.n_cols) {
-    A_.resize(KernelSpace::kBlock * q_ * q_);
-    T_.resize(KernelSpace::kBlock * q_ * k_);
+    block_ = moments::LocalMoments::empty(KernelSpace::kBlock, sink_.layout(), false);
   }
   void query(const FastMomentsQuery& fq) override {
     const std::size_t s = qs_.size(), C = 1 + k_;
     qs_.push_back(fq.query);
     // A[a][b] = sum w u^(a+b), T[a][o] = sum w u^a y_o (basis u, ..., u^p in bandwidth units).
+    double* A = block_.row(static_cast<std::int64_t>(s));
+    double* T = A + q_ * q_;
     for (std::size_t a = 0; a < q_; ++a) {
-      for (std::size_t b = 0; b < q_; ++b) A_[s * q_ * q_ + a * q_ + b] = fq.M[(a + b) * C];
-      for (std::size_t o = 0; o < k_; ++o) T_[s * q_ * k_ + a * k_ + o] = fq.M[a * C + 1 + o];
+      for (std::size_t b = 0; b < q_; ++b) A[a * q_ + b] = fq.M[(a + b) * C];
+      for (std::size_t o = 0; o < k_; ++o) T[a * k_ + o] = fq.M[a * C + 1 + o];
     }
     // Every positive weight in a window is >= kTinyWeight (fast_sums_eligible).
     rmax_[s] = fq.positive > 0 ? 1.0 : 0.0;
@@ -590,7 +597,7 @@ class FastMomentFeeder final : public FastMomentsConsumer {
     if (qs_.empty()) return;
     sink_.begin_block(qs_.data(), qs_.size());
     for (std::size_t s = 0; s < qs_.size(); ++s)
-      sink_.set_moments(s, &A_[s * q_ * q_], &T_[s * q_ * k_]);
+      sink_.set_moments(s, block_.row(static_cast<std::int64_t>(s)));
     sink_.end_block(rmax_);
     qs_.clear();
   }
@@ -599,7 +606,7 @@ class FastMomentFeeder final : public FastMomentsConsumer {
   MomentSink sink_;
   std::size_t q_, k_;
   std::vector<std::size_t> qs_;
-  std::vector<double> A_, T_;
+  moments::LocalMoments block_;
   double rmax_[KernelSpace::kBlock];
 };
 

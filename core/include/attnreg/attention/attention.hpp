@@ -57,6 +57,8 @@
 #include <string>
 #include <vector>
 
+#include "attnreg/moments/local_moments.hpp"
+
 namespace attnreg {
 namespace attention {
 
@@ -222,24 +224,28 @@ Diagnostics attention_weights(const View<const T>& Q, const View<const T>& K,
 // no second pass over the keys: the value moments nu~ = sum w v and Gamma = sum w v k' ride
 // along, and m(q) = (nu~ (1 + q'rho) - Gamma rho) / (omega - mu'rho) (eq. 8 expanded).
 
-/// Per (batch, head, query) statistics over a subset of keys, relative to a running max.
-struct LLAPartial {
+/// Per (batch, head, query) statistics over a subset of keys, relative to a running max: the
+/// split-key partial of LLA (lla_partial) and of softmax / nw_rbf (partials.hpp
+/// softmax_partial). The numbers are LocalMoments (attnreg/moments/local_moments.hpp) in the
+/// packed storage, (b, h, i) row-major: for LLA omega, mu~ (d), Sigma~ packed upper
+/// (d(d+1)/2), nu~ (d_v), Gamma (d_v x d, row-major) (p = d, k = d_v); for softmax omega and
+/// nu~ (p = 0).
+struct KeyPartial {
   std::int64_t batch = 0, heads = 0, n_query = 0, dim = 0, dim_v = 0;
   std::int64_t n_keys_total = 0;  ///< length of the full key sequence (masks are global)
-  /// Running max of the logits per (b, h, i), row-major; -inf where no key was seen yet.
-  std::vector<double> max;
-  /// (b, h, i, n_stats()) row-major: omega, mu~ (d), Sigma~ packed upper (d(d+1)/2),
-  /// nu~ (d_v), Gamma (d_v x d, row-major).
-  std::vector<double> stats;
+  /// Running max of the logits per (b, h, i) (-inf where no key was seen yet) and the moments.
+  moments::LocalMoments moments;
   /// Key positions the statistics cover: sorted, disjoint half-open intervals [lo, hi) stored
   /// flat (lo0, hi0, lo1, hi1, ...). merge() refuses overlapping slices (a key counted twice)
-  /// and lla_finalize() refuses anything short of [0, n_keys_total) (a silently partial LLA).
+  /// and the finalisations refuse anything short of [0, n_keys_total) (a silently partial
+  /// estimate).
   std::vector<std::int64_t> key_ranges;
 
-  std::int64_t n_stats() const { return 1 + dim + dim * (dim + 1) / 2 + dim_v + dim_v * dim; }
+  std::int64_t n_stats() const { return moments.layout.n_stats(); }
 };
+using LLAPartial = KeyPartial;
 
-/// Key coverage of split-key partials (LLAPartial, SoftmaxPartial): sorted, disjoint half-open
+/// Key coverage of split-key partials (KeyPartial): sorted, disjoint half-open
 /// intervals [lo, hi) stored flat. merge_key_ranges returns the union of a and b and throws
 /// InvalidArgument naming "other" when they overlap (a key counted twice);
 /// require_all_keys throws InvalidArgument naming "partial" unless the coverage is exactly
@@ -256,10 +262,10 @@ template <class T>
 LLAPartial lla_partial(const View<const T>& Q, const View<const T>& K, const View<const T>& V,
                        std::int64_t key_offset, std::int64_t n_keys_total, const Options& opt);
 
-/// into <- into (+) other: the statistics over the union of both key sets. Throws
-/// InvalidArgument when the partials do not describe the same queries or their key slices
-/// overlap.
-void merge(LLAPartial& into, const LLAPartial& other);
+/// into <- into (+) other: the statistics over the union of both key sets (LocalMoments::merge).
+/// Throws InvalidArgument when the partials do not describe the same queries and statistics
+/// or their key slices overlap.
+void merge(KeyPartial& into, const KeyPartial& other);
 
 /// Solve and write the LLA output from complete statistics (Cholesky of Sigma per query).
 /// Throws InvalidArgument when the statistics do not cover every key [0, n_keys_total).

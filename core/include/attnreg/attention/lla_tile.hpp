@@ -32,43 +32,21 @@
 // then normalize_row.
 //
 // The running statistics of a row (m, omega, mu~ and, for the direct algorithm, Sigma~ and the
-// value moments) form a commutative monoid under merge_running(): a partial over keys A and a
-// partial over keys B merge into the partial over A u B, in any grouping. That is what lets key
-// blocks be processed in any order and, later, on different workers.
+// value moments) are a LocalMoments row (attnreg/moments/local_moments.hpp, packed storage):
+// a commutative monoid under merge_running(): a partial over keys A and a partial over keys B
+// merge into the partial over A u B, in any grouping. That is what lets key blocks be
+// processed in any order and, later, on different workers.
 #pragma once
 
 #include <math.h>
 
 #include "attnreg/base/hd.hpp"
+#include "attnreg/moments/local_moments.hpp"
 
 namespace attnreg {
 namespace tile {
 
-// ------------------------------------------------------------------ scalar helpers
-
-// exp(-inf) = 0 on host and device, which is what a masked key (logit -inf) must weigh.
-ATTNREG_HD float exp_t(float x) { return expf(x); }
-ATTNREG_HD double exp_t(double x) { return exp(x); }
-ATTNREG_HD float sqrt_t(float x) { return sqrtf(x); }
-ATTNREG_HD double sqrt_t(double x) { return sqrt(x); }
-
-/// -infinity of T (the logit of a masked key and the initial running max).
-template <class T>
-ATTNREG_HD T neg_inf() {
-  return -static_cast<T>(HUGE_VAL);
-}
-
-/// True for finite x (false for NaN and +-Inf) without <cmath> macros, which differ between
-/// host and device compilers.
-template <class T>
-ATTNREG_HD bool is_finite(T x) {
-  return (x - x) == T(0);
-}
-
-template <class T>
-ATTNREG_HD T max_t(T a, T b) {
-  return a > b ? a : b;
-}
+// Scalar helpers (exp_t, sqrt_t, neg_inf, is_finite, max_t): attnreg/base/hd.hpp.
 
 // ------------------------------------------------------------------ small dense vector ops
 
@@ -249,31 +227,10 @@ ATTNREG_HD void rescale_row(T* acc, int n, T alpha) {
   if (alpha != T(1)) scale(alpha, acc, n);
 }
 
-/// Common scale of two partials with maxima ma, mb: returns m = max(ma, mb) and the factors
-/// ca = exp(ma - m), cb = exp(mb - m) (0 for an empty partial, whose max is -inf).
-template <class T>
-ATTNREG_HD T merge_factors(T ma, T mb, T& ca, T& cb) {
-  const T m = max_t(ma, mb);
-  if (m == neg_inf<T>()) {
-    ca = T(1);
-    cb = T(0);
-    return m;
-  }
-  ca = (ma == neg_inf<T>()) ? T(0) : exp_t(ma - m);
-  cb = (mb == neg_inf<T>()) ? T(0) : exp_t(mb - m);
-  return m;
-}
-
-/// Associative merge of running statistics: a (with max ma, n values: omega, mu~, ... laid out
-/// contiguously) absorbs b (max mb). Afterwards a holds the statistics over both key sets,
-/// relative to max(ma, mb), exactly as if one pass had seen all the keys.
-template <class T>
-ATTNREG_HD void merge_running(T& ma, T* a, T mb, const T* b, int n) {
-  T ca, cb;
-  const T m = merge_factors(ma, mb, ca, cb);
-  for (int i = 0; i < n; ++i) a[i] = ca * a[i] + cb * b[i];
-  ma = m;
-}
+// The merge of two partials (running max with rescaling) is the one of LocalMoments:
+// attnreg/moments/local_moments.hpp (merge_factors, merge_running), in this namespace too.
+using moments::merge_factors;
+using moments::merge_running;
 
 // ------------------------------------------------------------------ eq. 10-11 (centring)
 

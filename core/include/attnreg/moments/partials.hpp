@@ -6,7 +6,8 @@
 //       A = sum_i w_i [1; z_i][1; z_i]'   (omega, mu~, Sigma~ in bandwidth units),
 //       T = sum_i w_i [1; z_i] y_i'       (the value moments; for NW: omega and sum_i w_i y_i),
 //   softmax / nw_rbf attention: omega = sum_j w_j and sum_j w_j v_j,
-//   LLA attention: omega, mu~, Sigma~, nu~, Gamma (attention.hpp LLAPartial).
+//   LLA attention: omega, mu~, Sigma~, nu~, Gamma (attention.hpp KeyPartial).
+// All of them are LocalMoments (local_moments.hpp) with one merge.
 // Sums over disjoint blocks of rows add, so a partial over block B1 merged with a partial over
 // block B2 is the partial over B1 u B2, in any grouping and order (a commutative monoid; the
 // results agree to rounding). finalize() then solves per query exactly as the in-memory
@@ -25,7 +26,7 @@
 //     (all its weights in that block underflow to 0) contributes exactly what it contributes in
 //     memory, where the same weights underflow the same way.
 //   * softmax / nw_rbf / LLA attention: the running max of the logits per query
-//     (lla_tile.hpp merge_running), as split-KV attention does.
+//     (local_moments.hpp merge_running), as split-KV attention does.
 //
 // Layout: one observation per row; queries are rows of X_query. Leave-one-out (the cross-
 // validation objective at a fixed bandwidth): the queries are the training rows themselves
@@ -42,22 +43,23 @@
 #include <vector>
 
 #include "attnreg/attention/attention.hpp"
+#include "attnreg/moments/local_moments.hpp"
 #include "attnreg/solve/local_fit.hpp"
 
 namespace attnreg {
 
-/// Local polynomial moments of m queries over one block of training rows.
+/// Local polynomial moments of m queries over one block of training rows: a LocalMoments in
+/// the full storage (A q x q, T q x k per query) with the peak (the largest weight) tracked.
+/// moments.max is the log of this partial's weight divisor (-inf: empty), moments.peak the
+/// largest weight relative to it (0 = none positive).
 struct LocalPartial {
   int degree = 1;
   std::size_t q = 1;      ///< 1 + number of basis terms
   std::size_t k = 1;      ///< outputs
   std::size_t dim = 0;    ///< columns of X
-  arma::vec log_scale;    ///< m: log of the divisor of this partial's weights (-inf: empty)
-  arma::vec row_max;      ///< m: largest weight (relative to exp(log_scale)); 0 = none positive
-  arma::mat A;            ///< (q*q) x m: upper triangle of the row-major q x q moments
-  arma::mat T;            ///< (q*k) x m: row-major q x k value moments
+  moments::LocalMoments moments;
 
-  std::size_t n_query() const { return row_max.n_elem; }
+  std::size_t n_query() const { return moments.max.size(); }
 };
 
 /// Moments of the queries X_query (m x d) over the training block (X_block n_b x d, Y_block
@@ -78,8 +80,8 @@ LocalPartial local_partial(const arma::mat& X_block, const arma::mat& Y_block,
 LocalPartial local_partial_empty(std::size_t m, std::size_t q, std::size_t k, std::size_t dim,
                                  int degree);
 
-/// into <- into (+) other (statistics over the union of both blocks). Throws InvalidArgument
-/// when they describe different queries or fits.
+/// into <- into (+) other (statistics over the union of both blocks; LocalMoments::merge).
+/// Throws InvalidArgument when they describe different queries or fits.
 void merge(LocalPartial& into, const LocalPartial& other);
 
 /// Solve every query from complete (merged) moments: m x k fits. status (optional) receives
@@ -93,19 +95,11 @@ arma::mat local_finalize(const LocalPartial& p, const arma::vec& bandwidth,
 
 // ---------------------------------------------------------------- softmax / nw_rbf attention
 
-/// Per (batch, head, query) running statistics over a slice of keys: the running max of the
-/// logits and, relative to it, omega = sum_j w_j and sum_j w_j v_j (seed 002 Alg. 1 with
-/// rho = 0). Accumulated in double.
-struct SoftmaxPartial {
-  std::int64_t batch = 0, heads = 0, n_query = 0, dim = 0, dim_v = 0;
-  std::int64_t n_keys_total = 0;
-  std::vector<double> max;    ///< (b, h, i) row-major; -inf where no key was seen
-  std::vector<double> stats;  ///< (b, h, i, 1 + dim_v): omega, sum w v
-  /// Key positions covered, as LLAPartial::key_ranges: merge() refuses overlapping slices and
-  /// softmax_finalize() anything short of [0, n_keys_total).
-  std::vector<std::int64_t> key_ranges;
-  std::int64_t n_stats() const { return 1 + dim_v; }
-};
+/// Per (batch, head, query) running statistics over a slice of keys: the key-sliced partial of
+/// attention (attention.hpp KeyPartial) with moments in the packed storage with p = 0: the
+/// running max of the logits and, relative to it, omega = sum_j w_j and sum_j w_j v_j (seed 002
+/// Alg. 1 with rho = 0). Accumulated in double; merged by attention::merge.
+using SoftmaxPartial = attention::KeyPartial;
 
 /// Statistics of every query over keys [key_offset, key_offset + K.seq()) of n_keys_total
 /// (K, V hold that slice). opt.method is softmax or nw_rbf; scale, bandwidth, causal and
@@ -115,10 +109,6 @@ SoftmaxPartial softmax_partial(const attention::View<const T>& Q,
                                const attention::View<const T>& K,
                                const attention::View<const T>& V, std::int64_t key_offset,
                                std::int64_t n_keys_total, const attention::Options& opt);
-
-/// into <- into (+) other (lla_tile.hpp merge_running per query). Throws InvalidArgument when
-/// the partials describe different queries or their key slices overlap.
-void merge(SoftmaxPartial& into, const SoftmaxPartial& other);
 
 /// out (batch, heads, n_q, dim_v) = sum w v / omega. Throws InvalidArgument when the partial
 /// does not cover every key [0, n_keys_total) (merge every key slice first) and
