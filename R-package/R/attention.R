@@ -25,6 +25,11 @@
   as.double(x)
 }
 
+# The same check for an entry of the core's option list, where NULL (not NA) is the default.
+.attn_opt <- function(x, name = deparse(substitute(x))) {
+  if (is.null(x)) NULL else .attn_num(x, name)
+}
+
 # A ridge keeps its dim attribute (an array (batch, heads, n_q)); as.double() would drop it.
 .attn_ridge <- function(r) {
   if (!is.numeric(r)) stop("ridge: expected numbers, got ", typeof(r), call. = FALSE)
@@ -41,12 +46,16 @@
   K <- .attn_array(K, "K")
   V <- .attn_array(V, "V")
   if (is.null(window)) window <- 0L
+  # The core's keywords (its option table, attnreg:::.option_spec()); NULL = the default.
+  options <- list(method = method, causal = isTRUE(causal), window = as.integer(window),
+                  scale = .attn_opt(scale), bandwidth = .attn_opt(bandwidth),
+                  algorithm = algorithm, kernel = kernel, block_q = as.integer(block_q),
+                  block_k = as.integer(block_k), cg_tol = .attn_opt(cg_tol),
+                  cg_max_iter = as.integer(cg_max_iter), feature_map = feature_map,
+                  feature_tau = as.double(tau), normalize = isTRUE(normalize),
+                  n_threads = as.integer(n_threads))
   run <- function(Q, K, V, ridge) {
-    attn_forward_cpp(Q, K, V, method, isTRUE(causal), as.integer(window), .attn_num(scale),
-                     .attn_num(bandwidth), .attn_ridge(ridge), algorithm, kernel,
-                     as.integer(block_q), as.integer(block_k), .attn_num(cg_tol),
-                     as.integer(cg_max_iter), feature_map, as.double(tau),
-                     isTRUE(normalize), as.integer(n_threads), device)
+    attn_forward_cpp(Q, K, V, .attn_ridge(ridge), options, device)
   }
   if (isTRUE(progress) && !isTRUE(info)) {
     out <- .attn_chunked(Q, K, V, ridge, run, chunk_rows = as.integer(block_q),
@@ -310,8 +319,10 @@ attn_weights <- function(Q, K, method = c("softmax", "nw_rbf", "lla", "linear", 
                          tau = 4, normalize = TRUE, n_threads = 0L) {
   method <- match.arg(method)
   if (is.null(ridge)) ridge <- if (method == "mesa") 1 else 0
-  attn_weights_cpp(.attn_array(Q, "Q"), .attn_array(K, "K"), method, isTRUE(causal),
-                   as.integer(window), .attn_num(scale), .attn_num(bandwidth), .attn_ridge(ridge),
-                   match.arg(kernel), match.arg(feature_map), as.double(tau),
-                   isTRUE(normalize), as.integer(n_threads))
+  options <- list(method = method, causal = isTRUE(causal), window = as.integer(window),
+                  scale = .attn_opt(scale), bandwidth = .attn_opt(bandwidth),
+                  kernel = match.arg(kernel), feature_map = match.arg(feature_map),
+                  feature_tau = as.double(tau), normalize = isTRUE(normalize),
+                  n_threads = as.integer(n_threads))
+  attn_weights_cpp(.attn_array(Q, "Q"), .attn_array(K, "K"), .attn_ridge(ridge), options)
 }

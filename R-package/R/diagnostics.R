@@ -272,8 +272,8 @@ tradeoff <- function(x, y, bandwidths, eval_points = NULL, kind = "const", kerne
   res <- do.call(rbind, lapply(c(lc = 0L, ll = 1L), function(p) {
     t <- .diag_tradeoff_cpp(X, as.double(y), as.double(bandwidths), p, kernel, E,
                             .diag_kind(kind), -1L, 0)
-    data.frame(method = if (p == 0L) "lc" else "ll", bandwidth = t[, 1], bias2 = t[, 2],
-               variance = t[, 3], mse = t[, 4], cv = t[, 5], gcv = t[, 6], df = t[, 7])
+    data.frame(method = if (p == 0L) "lc" else "ll", bandwidth = t$bandwidth, bias2 = t$bias2,
+               variance = t$variance, mse = t$mse, cv = t$cv, gcv = t$gcv, df = t$df)
   }))
   rownames(res) <- NULL
   class(res) <- c("kreg_tradeoff", "data.frame")

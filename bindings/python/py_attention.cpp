@@ -6,15 +6,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "attnreg/attention/attention.hpp"
 #include "attnreg/attention/attention_device.hpp"
+#include "attnreg/attention/attention_options.hpp"
 #include "attnreg/base/error.hpp"
+#include "options.hpp"
 
 namespace py = pybind11;
 namespace at = attnreg::attention;
@@ -53,31 +53,10 @@ at::View<const T> view_of(const py::array& a, const char* name) {
   return at::make_view<const T>(static_cast<const T*>(a.data()), shape, strides);
 }
 
-/// An optional number: None means "the default" (the core's NaN encoding); a number given
-/// must be finite, so a NaN or inf from the caller is an error, never a silent default.
-double opt_double(const py::object& o, const char* name) {
-  if (o.is_none()) return std::numeric_limits<double>::quiet_NaN();
-  const double v = o.cast<double>();
-  if (!std::isfinite(v)) {
-    throw attnreg::InvalidArgument(std::string(name) + ": must be a finite number or None (for "
-                                   "the default), got " + (std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf")));
-  }
-  return v;
-}
-
-at::Options make_options(const std::string& method, bool causal, std::int64_t window,
-                         const py::object& scale, const py::object& bandwidth,
-                         const py::object& ridge, const std::string& algorithm,
-                         const std::string& kernel, std::int64_t block_q, std::int64_t block_k,
-                         const py::object& cg_tol, int cg_max_iter,
-                         const std::string& feature_map, double feature_tau, bool normalize,
-                         int n_threads) {
-  at::Options o;
-  o.method = at::parse_method(method);
-  o.causal = causal;
-  o.window = window;
-  o.scale = opt_double(scale, "scale");
-  o.bandwidth = opt_double(bandwidth, "bandwidth");
+/// The options of a call: the keywords through the core's one mapping (attention::options_from,
+/// defaults from the option table), then the ridge (None, a scalar, or one value per query).
+at::Options make_options(const py::kwargs& kw, const py::object& ridge) {
+  at::Options o = at::options_from(attnreg_py::option_values(kw));
   if (!ridge.is_none()) {
     py::array_t<double, py::array::c_style | py::array::forcecast> r(ridge);
     if (r.ndim() == 0) {
@@ -86,16 +65,6 @@ at::Options make_options(const std::string& method, bool causal, std::int64_t wi
       o.ridge_per_query.assign(r.data(), r.data() + r.size());
     }
   }
-  o.lla_algorithm = at::parse_lla_algorithm(algorithm, "method");
-  o.lla_kernel = at::parse_lla_kernel(kernel);
-  o.block_q = block_q;
-  o.block_k = block_k;
-  o.cg_tol = opt_double(cg_tol, "cg_tol");
-  o.cg_max_iter = cg_max_iter;
-  o.feature_map = at::parse_feature_map(feature_map);
-  o.feature_tau = feature_tau;
-  o.normalize = normalize;
-  o.n_threads = n_threads;
   return o;
 }
 
@@ -221,7 +190,17 @@ at::LLAPartial partial_from_tuple(const py::tuple& t) {
 
 }  // namespace
 
+static void init_attention_forward(py::module_& m);
+static void init_attention_weights_partials(py::module_& m);
+static void init_attention_backward(py::module_& m);
+
 void init_attention(py::module_& m) {
+  init_attention_forward(m);
+  init_attention_weights_partials(m);
+  init_attention_backward(m);
+}
+
+static void init_attention_forward(py::module_& m) {
   // attention_forward (CPU) and attention_forward_cuda (the CUDA kernels; attention_device.hpp
   // throws a clear InvalidArgument when CUDA is not compiled in or no GPU is visible) take the
   // same arguments.
@@ -229,64 +208,42 @@ void init_attention(py::module_& m) {
     m.def(
         name,
         [device](const py::array& Q, const py::array& K, const py::array& V,
-                 const std::string& method, bool causal, std::int64_t window,
-                 const py::object& scale, const py::object& bandwidth, const py::object& ridge,
-                 const std::string& algorithm, const std::string& kernel, std::int64_t block_q,
-                 std::int64_t block_k, const py::object& cg_tol, int cg_max_iter,
-                 const std::string& feature_map, double feature_tau, bool normalize,
-                 int n_threads) {
-          const at::Options o =
-              make_options(method, causal, window, scale, bandwidth, ridge, algorithm, kernel,
-                           block_q, block_k, cg_tol, cg_max_iter, feature_map, feature_tau,
-                           normalize, n_threads);
+                 const py::object& ridge, const py::kwargs& kw) {
+          const at::Options o = make_options(kw, ridge);
           same_dtype(Q, K, "Q", "K");
           same_dtype(Q, V, "Q", "V");
           return dtype_is_float(Q, "Q") ? forward_impl<float>(Q, K, V, o, device)
                                         : forward_impl<double>(Q, K, V, o, device);
         },
-        py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("method") = "softmax",
-        py::arg("causal") = false, py::arg("window") = 0, py::arg("scale") = py::none(),
-        py::arg("bandwidth") = py::none(), py::arg("ridge") = py::none(),
-        py::arg("algorithm") = "blockwise", py::arg("kernel") = "dot", py::arg("block_q") = 64,
-        py::arg("block_k") = 64, py::arg("cg_tol") = py::none(), py::arg("cg_max_iter") = 0,
-        py::arg("feature_map") = "elu_plus_one", py::arg("feature_tau") = 4.0,
-        py::arg("normalize") = true, py::arg("n_threads") = 0, doc);
+        py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("ridge") = py::none(), doc);
   };
   def_forward("attention_forward", at::Device::cpu,
               "Attention forward on the CPU core; returns (output, diagnostics dict).");
   def_forward("attention_forward_cuda", at::Device::cuda,
               "Attention forward on the CUDA backend (float32 kernels; float64 converted); "
               "returns (output, diagnostics dict).");
+}
 
+static void init_attention_weights_partials(py::module_& m) {
   m.def(
       "attention_weights",
-      [](const py::array& Q, const py::array& K, const std::string& method, bool causal,
-         std::int64_t window, const py::object& scale, const py::object& bandwidth,
-         const py::object& ridge, const std::string& kernel, const std::string& feature_map,
-         double feature_tau, bool normalize, int n_threads) {
-        const at::Options o = make_options(method, causal, window, scale, bandwidth, ridge,
-                                           "naive", kernel, 64, 64, py::none(), 0, feature_map,
-                                           feature_tau, normalize, n_threads);
+      [](const py::array& Q, const py::array& K, const py::object& ridge, const py::kwargs& kw) {
+        at::Options o = make_options(kw, ridge);
+        o.lla_algorithm = at::LLAAlgorithm::naive;
         same_dtype(Q, K, "Q", "K");
         return dtype_is_float(Q, "Q") ? weights_impl<float>(Q, K, o)
                                       : weights_impl<double>(Q, K, o);
       },
-      py::arg("Q"), py::arg("K"), py::arg("method") = "softmax", py::arg("causal") = false,
-      py::arg("window") = 0, py::arg("scale") = py::none(), py::arg("bandwidth") = py::none(),
-      py::arg("ridge") = py::none(), py::arg("kernel") = "dot",
-      py::arg("feature_map") = "elu_plus_one", py::arg("feature_tau") = 4.0,
-      py::arg("normalize") = true, py::arg("n_threads") = 0,
+      py::arg("Q"), py::arg("K"), py::arg("ridge") = py::none(),
       "Dense attention weights (batch, heads, n_q, n_k) in the input dtype.");
 
   m.def(
       "lla_partial",
       [](const py::array& Q, const py::array& K, const py::array& V, std::int64_t key_offset,
-         std::int64_t n_keys_total, bool causal, std::int64_t window, const py::object& scale,
-         const py::object& bandwidth, const std::string& kernel, std::int64_t block_q,
-         std::int64_t block_k, int n_threads) {
-        const at::Options o = make_options("lla", causal, window, scale, bandwidth, py::none(),
-                                           "direct", kernel, block_q, block_k, py::none(), 0,
-                                           "elu_plus_one", 4.0, true, n_threads);
+         std::int64_t n_keys_total, const py::kwargs& kw) {
+        at::Options o = make_options(kw, py::none());
+        o.method = at::Method::lla;
+        o.lla_algorithm = at::LLAAlgorithm::direct;
         same_dtype(Q, K, "Q", "K");
         same_dtype(Q, V, "Q", "V");
         at::LLAPartial p;
@@ -304,9 +261,6 @@ void init_attention(py::module_& m) {
         return partial_to_tuple(p);
       },
       py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("key_offset"), py::arg("n_keys_total"),
-      py::arg("causal") = false, py::arg("window") = 0, py::arg("scale") = py::none(),
-      py::arg("bandwidth") = py::none(), py::arg("kernel") = "dot", py::arg("block_q") = 64,
-      py::arg("block_k") = 64, py::arg("n_threads") = 0,
       "LLA sufficient statistics over a slice of the keys: (dims, max, stats).");
 
   m.def(
@@ -320,12 +274,12 @@ void init_attention(py::module_& m) {
 
   m.def(
       "lla_finalize",
-      [](const py::array& Q, const py::tuple& partial, const py::object& ridge, bool causal,
-         std::int64_t window, int n_threads) {
+      [](const py::array& Q, const py::tuple& partial, const py::object& ridge,
+         const py::kwargs& kw) {
         const at::LLAPartial p = partial_from_tuple(partial);
-        const at::Options o = make_options("lla", causal, window, py::none(), py::none(), ridge,
-                                           "direct", "dot", 64, 64, py::none(), 0,
-                                           "elu_plus_one", 4.0, true, n_threads);
+        at::Options o = make_options(kw, ridge);
+        o.method = at::Method::lla;
+        o.lla_algorithm = at::LLAAlgorithm::direct;
         const bool f = dtype_is_float(Q, "Q");
         py::array out = new_output(Q, p.dim_v, f);
         at::Diagnostics d;
@@ -342,21 +296,19 @@ void init_attention(py::module_& m) {
         }
         return py::make_tuple(out, diag_dict(d));
       },
-      py::arg("Q"), py::arg("partial"), py::arg("ridge") = py::none(), py::arg("causal") = false,
-      py::arg("window") = 0, py::arg("n_threads") = 0,
+      py::arg("Q"), py::arg("partial"), py::arg("ridge") = py::none(),
       "Solve LLA from merged statistics: (output, diagnostics dict).");
+}
 
+static void init_attention_backward(py::module_& m) {
   // Backward (vector-Jacobian products, float64 reference; attention.hpp "backward"):
   // (dQ, dK, dV, d_ridge or None, diagnostics dict), gradients in the dtype of Q.
   m.def(
       "attention_backward",
       [](const py::array& Q, const py::array& K, const py::array& V, const py::array& dO,
-         const std::string& method, bool causal, std::int64_t window, const py::object& scale,
-         const py::object& bandwidth, const py::object& ridge, const std::string& kernel,
-         int n_threads) {
-        const at::Options o = make_options(method, causal, window, scale, bandwidth, ridge,
-                                           "naive", kernel, 64, 64, py::none(), 0,
-                                           "elu_plus_one", 4.0, true, n_threads);
+         const py::object& ridge, const py::kwargs& kw) {
+        at::Options o = make_options(kw, ridge);
+        o.lla_algorithm = at::LLAAlgorithm::naive;
         same_dtype(Q, K, "Q", "K");
         same_dtype(Q, V, "Q", "V");
         same_dtype(Q, dO, "Q", "dO");
@@ -389,9 +341,6 @@ void init_attention(py::module_& m) {
         }
         return py::make_tuple(dQ, dK, dV, d_ridge, diag_dict(d));
       },
-      py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("dO"), py::arg("method") = "softmax",
-      py::arg("causal") = false, py::arg("window") = 0, py::arg("scale") = py::none(),
-      py::arg("bandwidth") = py::none(), py::arg("ridge") = py::none(),
-      py::arg("kernel") = "dot", py::arg("n_threads") = 0,
+      py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("dO"), py::arg("ridge") = py::none(),
       "Attention backward (float64 reference): (dQ, dK, dV, d_ridge or None, diagnostics).");
 }

@@ -10,6 +10,7 @@
 #include "convert.hpp"
 
 namespace py = pybind11;
+namespace spec = attnreg::spec::bandwidth;
 
 namespace {
 
@@ -123,8 +124,9 @@ void init_bandwidth(py::module_& m) {
       py::arg("var_types"), py::arg("unordered_kernel"), py::arg("ordered_kernel"),
       py::arg("ridge"), py::arg("n_starts"), py::arg("seed"), py::arg("grid_size"),
       py::arg("min_neighbors"), py::arg("n_threads"), py::arg("progress") = py::none(),
-      py::arg("weights") = py::none(), py::arg("approx") = "exact",
-      py::arg("approx_grid_size") = 0, py::arg("exact_curve") = false);
+      py::arg("weights") = py::none(), py::arg("approx") = spec::approx,
+      py::arg("approx_grid_size") = spec::approx_grid_size,
+      py::arg("exact_curve") = spec::exact_curve);
 
   m.def(
       "bandwidth_objective",

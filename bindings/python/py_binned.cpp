@@ -11,6 +11,7 @@
 #include "convert.hpp"
 
 namespace py = pybind11;
+namespace spec = attnreg::spec::binned;
 using attnreg_py::as_mat;
 using attnreg_py::as_vec;
 using attnreg_py::farray;
@@ -42,7 +43,17 @@ py::dict error_dict(const attnreg::BinnedErrorEstimate& e) {
 
 }  // namespace
 
+static void init_binned_check(py::module_& m);
+static void init_binned_class(py::module_& m);
+static void init_binned_cv(py::module_& m);
+
 void init_binned(py::module_& m) {
+  init_binned_check(m);
+  init_binned_class(m);
+  init_binned_cv(m);
+}
+
+static void init_binned_check(py::module_& m) {
   m.def(
       "check_approx",
       [](const std::string& approx, const std::string& var_types, std::size_t n_cols,
@@ -56,15 +67,18 @@ void init_binned(py::module_& m) {
       py::arg("approx"), py::arg("var_types"), py::arg("n_cols"), py::arg("grid_size"),
       py::arg("grid_size_arg") = "grid_size",
       "Validate approx / grid_size for data with these column types; returns the approx name.");
+}
 
+static void init_binned_class(py::module_& m) {
   py::class_<attnreg::BinnedLocalPolynomial>(m, "BinnedLocalPolynomial")
       .def(py::init([](int degree, const std::string& kernel, double ridge, int grid_size,
                        int n_threads) {
              return attnreg::BinnedLocalPolynomial(
                  binned_options(degree, kernel, ridge, grid_size, n_threads));
            }),
-           py::arg("degree") = 1, py::arg("kernel") = "gaussian", py::arg("ridge") = 0.0,
-           py::arg("grid_size") = 0, py::arg("n_threads") = 0)
+           py::arg("degree") = spec::degree, py::arg("kernel") = spec::kernel,
+           py::arg("ridge") = spec::ridge, py::arg("grid_size") = spec::grid_size,
+           py::arg("n_threads") = spec::n_threads)
       .def(
           "fit",
           [](attnreg::BinnedLocalPolynomial& self, const farray& X, const farray& Y,
@@ -160,7 +174,9 @@ void init_binned(py::module_& m) {
                   as_vec(t[8].cast<farray>(), "state"), as_vec(t[9].cast<farray>(), "state"));
             return m;
           }));
+}
 
+static void init_binned_cv(py::module_& m) {
   m.def(
       "binned_cv_objective",
       [](const farray& X, const farray& y, const farray& bandwidth, int degree,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/inference/tradeoff_table.hpp"
 #include "attnreg/solve/local_fit.hpp"
 #include "attnreg/inference/specification_tests.hpp"
 #include "convert.hpp"
@@ -42,7 +43,15 @@ py::dict global_dict(const attnreg::GlobalDiagnostics& g) {
 
 }  // namespace
 
+static void init_diagnostics_criteria(py::module_& m);
+static void init_diagnostics_inference(py::module_& m);
+
 void init_diagnostics(py::module_& m) {
+  init_diagnostics_criteria(m);
+  init_diagnostics_inference(m);
+}
+
+static void init_diagnostics_criteria(py::module_& m) {
   m.def(
       "global_diagnostics",
       [](const attnreg::LocalPolynomial& model, unsigned output) {
@@ -122,10 +131,13 @@ void init_diagnostics(py::module_& m) {
         fo.kernel = attnreg::Kernel::from_name(kernel, "kernel");
         fo.ridge = ridge;
         fo.n_threads = n_threads;
-        return to_numpy(attnreg::tradeoff_curve(
+        const attnreg::TradeoffTable t = attnreg::tradeoff_table(
             as_mat(X, "X"), as_vec1(y, "y"), as_vec1(bandwidths, "bandwidths"), fo,
             as_mat(X_eval, "eval_points"), attnreg::variance_kind_from_name(kind, "kind"),
-            pilot_degree, pilot_bandwidth));
+            pilot_degree, pilot_bandwidth);
+        py::dict d;  // column name -> array, in the table's order
+        for (const auto& f : t.fields()) d[py::str(f.first)] = to_numpy(*f.second);
+        return d;
       },
       py::arg("X"), py::arg("y"), py::arg("bandwidths"), py::arg("degree"),
       py::arg("kernel") = "gaussian", py::arg("ridge") = 0.0, py::arg("X_eval"),
@@ -154,7 +166,9 @@ void init_diagnostics(py::module_& m) {
         return to_numpy(attnreg::loglog_slope(as_vec1(n, "n"), as_vec1(mse, "mse")));
       },
       py::arg("n"), py::arg("mse"));
+}
 
+static void init_diagnostics_inference(py::module_& m) {
   m.def(
       "bootstrap_bands",
       [](const attnreg::LocalPolynomial& model, const farray& X, const std::string& type,

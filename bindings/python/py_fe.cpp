@@ -57,8 +57,18 @@ struct PyAbsorbed {
 
 }  // namespace
 
+static void init_absorbed_ols(py::module_& m);
+static void init_absorbed_ols_inference(py::class_<PyAbsorbed>& cls);
+static void init_absorbed_df(py::module_& m);
+
 void init_fe(py::module_& m) {
-  py::class_<PyAbsorbed>(m, "AbsorbedOLS")
+  init_absorbed_ols(m);
+  init_absorbed_df(m);
+}
+
+static void init_absorbed_ols(py::module_& m) {
+  py::class_<PyAbsorbed> cls(m, "AbsorbedOLS");
+  cls
       .def(py::init([](double tol, int max_iter, bool accelerate, double rank_tol,
                        const std::string& precision, int n_threads, bool frequency_weights) {
              attnreg::AbsorbOptions o;
@@ -120,7 +130,13 @@ void init_fe(py::module_& m) {
       .def("fitted", [](const PyAbsorbed& s) { return to_numpy(s.model.fitted()); })
       .def("residuals", [](const PyAbsorbed& s) { return to_numpy(s.model.residuals()); })
       .def("sigma2", [](const PyAbsorbed& s) { return to_numpy(s.model.sigma2()); })
-      .def("r_squared_within", [](const PyAbsorbed& s) { return to_numpy(s.model.r_squared_within()); })
+      .def("r_squared_within", [](const PyAbsorbed& s) { return to_numpy(s.model.r_squared_within()); });
+  init_absorbed_ols_inference(cls);
+}
+
+// The inference methods and pickling of AbsorbedOLS (split from init_absorbed_ols for length).
+static void init_absorbed_ols_inference(py::class_<PyAbsorbed>& cls) {
+  cls
       .def(
           "std_errors",
           [](const PyAbsorbed& s, const std::string& cov_type, int maxlags, bool hac_adjust,
@@ -212,7 +228,9 @@ void init_fe(py::module_& m) {
             p.model.fit(p.X, p.Y, p.codes, p.weights);
             return p;
           }));
+}
 
+static void init_absorbed_df(py::module_& m) {
   m.def(
       "absorbed_df_clustered",
       [](const iarray& codes, const iarray& clusters) {

@@ -12,6 +12,7 @@
 #include "convert.hpp"
 
 namespace py = pybind11;
+namespace spec = attnreg::spec::local_fit;
 using attnreg_py::as_mat;
 using attnreg_py::as_vec;
 using attnreg_py::farray;
@@ -127,10 +128,11 @@ void init_kernel(py::module_& m) {
                                                           algorithm, truncation, n_threads,
                                                           compute_fitted));
            }),
-           py::arg("degree") = 1, py::arg("kernel") = "gaussian", py::arg("var_types") = "",
-           py::arg("unordered_kernel") = "aitchison_aitken", py::arg("ordered_kernel") = "li_racine",
-           py::arg("ridge") = 0.0, py::arg("algorithm") = "auto", py::arg("truncation") = 1e-16,
-           py::arg("n_threads") = 0, py::arg("compute_fitted") = true)
+           py::arg("degree") = spec::degree, py::arg("kernel") = spec::kernel,
+           py::arg("var_types") = spec::var_types, py::arg("unordered_kernel") = spec::unordered_kernel,
+           py::arg("ordered_kernel") = spec::ordered_kernel, py::arg("ridge") = spec::ridge,
+           py::arg("algorithm") = spec::algorithm, py::arg("truncation") = spec::truncation,
+           py::arg("n_threads") = spec::n_threads, py::arg("compute_fitted") = spec::compute_fitted)
       .def(
           "fit",
           [](attnreg::LocalPolynomial& self, const farray& X, const farray& Y,

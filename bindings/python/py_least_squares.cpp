@@ -136,7 +136,19 @@ void add_spectral_methods(PyCls& c) {
 
 }  // namespace
 
+static void init_ridge(py::module_& m);
+static void init_pcr(py::module_& m);
+static void init_attention_regression(py::module_& m);
+static void init_masked_attention(py::module_& m);
+
 void init_least_squares(py::module_& m) {
+  init_ridge(m);
+  init_pcr(m);
+  init_attention_regression(m);
+  init_masked_attention(m);
+}
+
+static void init_ridge(py::module_& m) {
   // ---------------------------------------------------------------- Ridge
   py::class_<attnreg::Ridge> ridge(m, "Ridge");
   ridge
@@ -216,7 +228,9 @@ void init_least_squares(py::module_& m) {
                 st);
           }));
   add_spectral_methods<attnreg::Ridge>(ridge);
+}
 
+static void init_pcr(py::module_& m) {
   // ---------------------------------------------------------------- PCR
   py::class_<attnreg::PCR> pcr(m, "PCR");
   pcr.def(py::init([](int rank, bool fit_intercept, int n_threads,
@@ -258,7 +272,9 @@ void init_least_squares(py::module_& m) {
                 st);
           }));
   add_spectral_methods<attnreg::PCR>(pcr);
+}
 
+static void init_attention_regression(py::module_& m) {
   // ---------------------------------------------------------------- AttentionRegression
   using AR = attnreg::AttentionRegression;
   auto ar_options = [](int rank, bool fit_intercept, bool standardize, int n_starts,
@@ -351,7 +367,9 @@ void init_least_squares(py::module_& m) {
         return py::make_tuple(f, to_numpy(G));
       },
       py::arg("D"), py::arg("Y"), py::arg("W"));
+}
 
+static void init_masked_attention(py::module_& m) {
   // ---------------------------------------------------------------- masked attention (eq. 35)
   m.def(
       "masked_attention_predict",

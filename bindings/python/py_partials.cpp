@@ -152,7 +152,15 @@ attnreg::SoftmaxPartial softmax_from_dict(const py::dict& d, const char* name) {
 
 }  // namespace
 
+static void init_local_partials(py::module_& m);
+static void init_softmax_partials(py::module_& m);
+
 void init_partials(py::module_& m) {
+  init_local_partials(m);
+  init_softmax_partials(m);
+}
+
+static void init_local_partials(py::module_& m) {
   m.def(
       "local_partial",
       [](const farray& X_block, const farray& Y_block, const farray& X_query,
@@ -219,7 +227,9 @@ void init_partials(py::module_& m) {
       py::arg("kernel") = "gaussian", py::arg("ridge") = 0.0, py::arg("leave_one_out") = false,
       py::arg("throw_on_failure") = true, py::arg("query_arg") = "X_new",
       "Solve the local fits from merged moments: (fit (m, k), status uint8 (m,)).");
+}
 
+static void init_softmax_partials(py::module_& m) {
   m.def(
       "softmax_partial",
       [](const py::array_t<double, py::array::c_style>& Q,

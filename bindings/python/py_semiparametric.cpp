@@ -58,7 +58,17 @@ attnreg::SemiparametricKernelOptions kernel_options(const std::string& kernel,
 
 }  // namespace
 
+static void init_semiparametric_functions(py::module_& m);
+static void init_partially_linear(py::module_& m);
+static void init_smooth_coefficient(py::module_& m);
+
 void init_semiparametric(py::module_& m) {
+  init_semiparametric_functions(m);
+  init_partially_linear(m);
+  init_smooth_coefficient(m);
+}
+
+static void init_semiparametric_functions(py::module_& m) {
   m.def(
       "local_polynomial_derivative",
       [](const attnreg::LocalPolynomial& model, const farray& X, int order) {
@@ -116,7 +126,9 @@ void init_semiparametric(py::module_& m) {
       py::arg("var_types"), py::arg("unordered_kernel"), py::arg("ordered_kernel"),
       py::arg("ridge"), py::arg("n_starts"), py::arg("seed"), py::arg("grid_size"),
       py::arg("n_threads"));
+}
 
+static void init_partially_linear(py::module_& m) {
   py::class_<attnreg::PartiallyLinear>(m, "PartiallyLinear")
       .def(py::init([](int degree, const std::string& kernel, const std::string& var_types,
                        const std::string& unordered_kernel, const std::string& ordered_kernel,
@@ -183,7 +195,9 @@ void init_semiparametric(py::module_& m) {
       .def("x_residuals", [](const attnreg::PartiallyLinear& s) { return to_numpy(s.x_residuals()); })
       .def("sigma2", &attnreg::PartiallyLinear::sigma2)
       .def("r_squared", &attnreg::PartiallyLinear::r_squared);
+}
 
+static void init_smooth_coefficient(py::module_& m) {
   py::class_<attnreg::SmoothCoefficient>(m, "SmoothCoefficient")
       .def(py::init([](const std::string& kernel, const std::string& var_types,
                        const std::string& unordered_kernel, const std::string& ordered_kernel,

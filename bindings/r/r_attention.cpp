@@ -15,8 +15,10 @@
 
 #include "attnreg/attention/attention.hpp"
 #include "attnreg/attention/attention_device.hpp"
+#include "attnreg/attention/attention_options.hpp"
 #include "attnreg/base/build_info.hpp"
 #include "attnreg/base/error.hpp"
+#include "r_options.hpp"
 
 namespace at = attnreg::attention;
 
@@ -127,28 +129,10 @@ Rcpp::List diag_list(const at::Diagnostics& d) {
       Rcpp::Named("warnings") = Rcpp::CharacterVector(d.warnings.begin(), d.warnings.end()));
 }
 
-at::Options make_options(const std::string& method, bool causal, int window, double scale,
-                         double bandwidth, const std::string& algorithm,
-                         const std::string& kernel, int block_q, int block_k, double cg_tol,
-                         int cg_max_iter, const std::string& feature_map, double feature_tau,
-                         bool normalize, int n_threads) {
-  at::Options o;
-  o.method = at::parse_method(method);
-  o.causal = causal;
-  o.window = window;
-  o.scale = scale;          // NA_real_ from R is a NaN: "use the default"
-  o.bandwidth = bandwidth;
-  o.lla_algorithm = at::parse_lla_algorithm(algorithm, "method");
-  o.lla_kernel = at::parse_lla_kernel(kernel);
-  o.block_q = block_q;
-  o.block_k = block_k;
-  o.cg_tol = cg_tol;
-  o.cg_max_iter = cg_max_iter;
-  o.feature_map = at::parse_feature_map(feature_map);
-  o.feature_tau = feature_tau;
-  o.normalize = normalize;
-  o.n_threads = n_threads;
-  return o;
+/// The options of a call: the named list through the core's one mapping
+/// (attention::options_from, defaults from the option table); the ridge is set by set_ridge.
+at::Options make_options(const Rcpp::List& options) {
+  return at::options_from(attnreg_r::option_values(options));
 }
 
 /// "cpu" or "cuda". Without a CUDA build (the R package is built CPU-only) or without a visible
@@ -165,15 +149,9 @@ at::Device check_device(const std::string& device) {
 
 // [[Rcpp::export]]
 Rcpp::List attn_forward_cpp(Rcpp::NumericVector Q, Rcpp::NumericVector K, Rcpp::NumericVector V,
-                            std::string method, bool causal, int window, double scale,
-                            double bandwidth, Rcpp::NumericVector ridge, std::string algorithm,
-                            std::string kernel, int block_q, int block_k, double cg_tol,
-                            int cg_max_iter, std::string feature_map, double feature_tau,
-                            bool normalize, int n_threads, std::string device) {
+                            Rcpp::NumericVector ridge, Rcpp::List options, std::string device) {
   const at::Device dev = check_device(device);
-  at::Options o = make_options(method, causal, window, scale, bandwidth, algorithm, kernel,
-                               block_q, block_k, cg_tol, cg_max_iter, feature_map, feature_tau,
-                               normalize, n_threads);
+  at::Options o = make_options(options);
   const at::View<const double> q = view_of(Q, "Q");
   at::View<const double> k = view_of(K, "K"), v = view_of(V, "V");
   broadcast_to(k, q);
@@ -187,12 +165,9 @@ Rcpp::List attn_forward_cpp(Rcpp::NumericVector Q, Rcpp::NumericVector K, Rcpp::
 
 // [[Rcpp::export]]
 Rcpp::NumericVector attn_weights_cpp(Rcpp::NumericVector Q, Rcpp::NumericVector K,
-                                     std::string method, bool causal, int window, double scale,
-                                     double bandwidth, Rcpp::NumericVector ridge,
-                                     std::string kernel, std::string feature_map,
-                                     double feature_tau, bool normalize, int n_threads) {
-  at::Options o = make_options(method, causal, window, scale, bandwidth, "naive", kernel, 64, 64,
-                               NA_REAL, 0, feature_map, feature_tau, normalize, n_threads);
+                                     Rcpp::NumericVector ridge, Rcpp::List options) {
+  at::Options o = make_options(options);
+  o.lla_algorithm = at::LLAAlgorithm::naive;
   const at::View<const double> q = view_of(Q, "Q");
   at::View<const double> k = view_of(K, "K");
   broadcast_to(k, q);

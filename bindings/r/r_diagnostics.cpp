@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/inference/tradeoff_table.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/solve/local_fit.hpp"
 #include "attnreg/inference/specification_tests.hpp"
@@ -93,15 +94,18 @@ Rcpp::List diag_dpi_cpp(const arma::vec& x, const arma::vec& y, const arma::vec&
 }
 
 // [[Rcpp::export(name = ".diag_tradeoff_cpp")]]
-arma::mat diag_tradeoff_cpp(const arma::mat& X, const arma::vec& y, const arma::vec& bandwidths,
-                            int degree, std::string kernel, const arma::mat& X_eval,
-                            std::string kind, int pilot_degree, double pilot_bandwidth) {
+Rcpp::List diag_tradeoff_cpp(const arma::mat& X, const arma::vec& y, const arma::vec& bandwidths,
+                             int degree, std::string kernel, const arma::mat& X_eval,
+                             std::string kind, int pilot_degree, double pilot_bandwidth) {
   attnreg::LocalFitOptions fo;
   fo.degree = degree;
   fo.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  return attnreg::tradeoff_curve(X, y, bandwidths, fo, X_eval,
-                                 attnreg::variance_kind_from_name(kind, "kind"), pilot_degree,
-                                 pilot_bandwidth);
+  const attnreg::TradeoffTable t = attnreg::tradeoff_table(
+      X, y, bandwidths, fo, X_eval, attnreg::variance_kind_from_name(kind, "kind"), pilot_degree,
+      pilot_bandwidth);
+  Rcpp::List out;  // column name -> vector, in the table's order
+  for (const auto& f : t.fields()) out[f.first] = rvec(*f.second);
+  return out;
 }
 
 // [[Rcpp::export(name = ".diag_mc_cpp")]]

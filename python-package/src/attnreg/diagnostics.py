@@ -508,14 +508,12 @@ def tradeoff(X, y, bandwidths, eval_points=None, kind: str = "const", kernel: st
     frames = []
     names = {0: "NadarayaWatson", 1: "LocalLinear"}
     for p in degrees:
-        t = np.asarray(_core.tradeoff_curve(
+        t = _core.tradeoff_curve(
             X, y, hs, degree=int(p), kernel=str(kernel), X_eval=E, kind=_check_kind(kind),
             pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
-            pilot_bandwidth=pilot))
+            pilot_bandwidth=pilot)
         frames.append(pd.DataFrame({
-            "estimator": names.get(int(p), f"degree {p}"), "degree": int(p),
-            "bandwidth": t[:, 0], "bias2": t[:, 1], "variance": t[:, 2], "mse": t[:, 3],
-            "cv": t[:, 4], "gcv": t[:, 5], "df": t[:, 6]}))
+            "estimator": names.get(int(p), f"degree {p}"), "degree": int(p), **t}))
     return pd.concat(frames, ignore_index=True)
 
 

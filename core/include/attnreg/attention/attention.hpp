@@ -56,6 +56,7 @@
 #include <limits>
 #include <string>
 #include <vector>
+#include "attnreg/base/option_spec.hpp"
 
 #include "attnreg/moments/local_moments.hpp"
 
@@ -134,36 +135,36 @@ enum class FeatureMap { elu_plus_one, relu, identity, epanechnikov };
 /// Every option, with its default. NaN means "use the documented default".
 struct Options {
   Method method = Method::softmax;
-  bool causal = false;
-  std::int64_t window = 0;  ///< sliding window width w (0 = none), see the header comment
+  bool causal = spec::attention::causal;
+  std::int64_t window = spec::attention::window;  ///< sliding window width w (0 = none), see the header comment
 
   /// Dot-product kernels (softmax; lla with the dot kernel): logits scale * q'k.
   /// Default 1/sqrt(d). For lla, scale = 1/h; give scale or bandwidth, not both.
-  double scale = std::numeric_limits<double>::quiet_NaN();
+  double scale = spec::attention::scale;
   /// nw_rbf and lla-rbf: the Gaussian bandwidth h (default d^(1/4)); lla-dot: h of exp(q'k/h)
   /// (default sqrt(d)).
-  double bandwidth = std::numeric_limits<double>::quiet_NaN();
+  double bandwidth = spec::attention::bandwidth;
 
   /// lla: lambda of Sigma = sum w z z' + lambda omega I; mesa: lambda of H = sum k k' + lambda I.
-  double ridge = 0.0;
+  double ridge = spec::attention::ridge;
   /// Per-query ridge (seed 002 eq. 27): empty, length n_q, or batch * heads * n_q. Overrides
   /// `ridge` when not empty.
   std::vector<double> ridge_per_query;
 
   LLAAlgorithm lla_algorithm = LLAAlgorithm::blockwise;
   LLAKernel lla_kernel = LLAKernel::dot;
-  std::int64_t block_q = 64;  ///< Br: query rows per block (blockwise/direct, softmax, nw_rbf)
-  std::int64_t block_k = 64;  ///< Bc: keys per tile
+  std::int64_t block_q = spec::attention::block_q;  ///< Br: query rows per block (blockwise/direct, softmax, nw_rbf)
+  std::int64_t block_k = spec::attention::block_k;  ///< Bc: keys per tile
   /// CG stops a row when ||Sigma rho - mu|| <= cg_tol ||mu||. NaN: 1e-12 for float64 inputs,
   /// 1e-6 for float32.
-  double cg_tol = std::numeric_limits<double>::quiet_NaN();
-  int cg_max_iter = 0;  ///< 0: 2 d + 10 (CG is exact after d steps in exact arithmetic)
+  double cg_tol = spec::attention::cg_tol;
+  int cg_max_iter = spec::attention::cg_max_iter;  ///< 0: 2 d + 10 (CG is exact after d steps in exact arithmetic)
 
   FeatureMap feature_map = FeatureMap::elu_plus_one;  ///< linear attention
-  double feature_tau = 4.0;  ///< Epanechnikov map's temperature tau (>= 2; = NW for tau >= 4)
-  bool normalize = true;     ///< linear attention: divide by sum_j phi(q)'phi(k_j)
+  double feature_tau = spec::attention::feature_tau;  ///< Epanechnikov map's temperature tau (>= 2; = NW for tau >= 4)
+  bool normalize = spec::attention::normalize;  ///< linear attention: divide by sum_j phi(q)'phi(k_j)
 
-  int n_threads = 0;  ///< 0 = OpenMP default
+  int n_threads = spec::attention::n_threads;  ///< 0 = OpenMP default
 };
 
 /// What a call reports besides its output. `warnings` are complete sentences the faces turn

@@ -57,6 +57,7 @@
 
 #include "attnreg/base/arma.hpp"
 #include "attnreg/kernels/binned.hpp"
+#include "attnreg/base/option_spec.hpp"
 #include "attnreg/kernels/kernel.hpp"
 #include "attnreg/kernels/kernel_pairs.hpp"
 #include "attnreg/solve/optimize.hpp"
@@ -72,23 +73,23 @@ BandwidthMethod bandwidth_method_from_name(const std::string& name,
 const char* bandwidth_method_name(BandwidthMethod m);
 
 struct BandwidthSelectOptions {
-  int degree = 1;  ///< 0 = local constant (lc), 1 = local linear (ll)
+  int degree = spec::bandwidth::degree;  ///< 0 = local constant (lc), 1 = local linear (ll)
   BandwidthMethod method = BandwidthMethod::cv_ls;
   Kernel kernel{KernelType::gaussian};
-  std::string var_types;  ///< "" = all continuous
+  std::string var_types = spec::bandwidth::var_types;  ///< "" = all continuous
   CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
   CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
-  double ridge = 0.0;       ///< local-linear ridge (seed 002 eq. 6), scaled by omega
-  int n_starts = 3;         ///< starting points of the search (>= 1)
+  double ridge = spec::bandwidth::ridge;  ///< local-linear ridge (seed 002 eq. 6), scaled by omega
+  int n_starts = spec::bandwidth::n_starts;  ///< starting points of the search (>= 1)
   /// First starting point (bandwidths, length d; clamped into the search box); empty = the
   /// normal-reference bandwidths. With grid_size = 0 and n_starts = 1 the search is a local
   /// refinement from here (used to re-select bandwidths on bootstrap samples).
   arma::vec start;
-  std::uint64_t seed = 0;   ///< random starts are reproducible from this
+  std::uint64_t seed = spec::bandwidth::seed;  ///< random starts are reproducible from this
   /// Observation weights (length n, finite, >= 0, not all 0; empty = unweighted); see
   /// "Weights" above.
   arma::vec weights;
-  int grid_size = 30;       ///< 1-D: points of the objective curve (0 = no curve)
+  int grid_size = spec::bandwidth::grid_size;  ///< 1-D: points of the objective curve (0 = no curve)
   /// 1-D: how the curve that locates the search's starts is computed. false (default): where a
   /// cheap source applies (cv_ls, no weights, not the uniform kernel, approx exact, at least
   /// kEconomyMinRows distinct rows), from the binned objective (binned.hpp, 4001 points):
@@ -98,16 +99,16 @@ struct BandwidthSelectOptions {
   /// points below its resolution that were not needed). true: the exact objective at every
   /// point (each one full cross-validation pass), and every local minimum among the best
   /// n_starts is searched from its grid point.
-  bool exact_curve = false;
-  int min_neighbors = 0;    ///< 0 = the estimator's limit (see Floor); k > 0 = bwcheck guard
+  bool exact_curve = spec::bandwidth::exact_curve;
+  int min_neighbors = spec::bandwidth::min_neighbors;  ///< 0 = the estimator's limit (see Floor); k > 0 = bwcheck guard
   PairAlgorithm algorithm = PairAlgorithm::automatic;
-  double truncation = 1e-16;
-  int n_threads = 0;
+  double truncation = spec::bandwidth::truncation;
+  int n_threads = spec::bandwidth::n_threads;
   MinimizeOptions minimize{};
   /// cv_ls only: "exact" (default) or the binned objective (binned.hpp; one or two continuous
   /// columns) on approx_grid_size points per column (0 = 401 in 1-D, 101 x 101 in 2-D).
   Approximation approx = Approximation::exact;
-  int approx_grid_size = 0;
+  int approx_grid_size = spec::bandwidth::approx_grid_size;
   /// Called on the calling thread after each objective evaluation: (evaluations so far, best
   /// objective so far). May throw (e.g. to stop).
   std::function<void(int, double)> on_eval;

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "attnreg/base/arma.hpp"
+#include "attnreg/base/option_spec.hpp"
 #include "attnreg/kernels/kernel.hpp"
 
 namespace attnreg {
@@ -83,11 +84,11 @@ int binned_grid_size(const std::vector<VarType>& types, int grid_size,
                      const std::string& grid_size_arg = "grid_size");
 
 struct BinnedFitOptions {
-  int degree = 1;               ///< 0 NW, 1 local linear, 2 or 3 (one continuous column)
+  int degree = spec::binned::degree;  ///< 0 NW, 1 local linear, 2 or 3 (one continuous column)
   Kernel kernel{KernelType::gaussian};
-  double ridge = 0.0;           ///< omega-scaled ridge on the slopes, as LocalFitOptions
-  int grid_size = 0;            ///< per column; 0 = kBinnedGrid1D / kBinnedGrid2D
-  int n_threads = 0;            ///< 0 = OpenMP default (results do not depend on it)
+  double ridge = spec::binned::ridge;  ///< omega-scaled ridge on the slopes, as LocalFitOptions
+  int grid_size = spec::binned::grid_size;  ///< per column; 0 = kBinnedGrid1D / kBinnedGrid2D
+  int n_threads = spec::binned::n_threads;  ///< 0 = OpenMP default (results do not depend on it)
 };
 
 /// Exact vs binned fit at a random subsample of the training rows (approx_error()).
