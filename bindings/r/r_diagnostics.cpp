@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/bandwidth/dpi_bandwidth.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/solve/local_fit.hpp"
 #include "attnreg/inference/specification_tests.hpp"
