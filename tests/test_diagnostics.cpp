@@ -9,6 +9,7 @@
 #include <string>
 
 #include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/bandwidth/dpi_bandwidth.hpp"
 #include "attnreg/base/error.hpp"
 
 using namespace attnreg;

@@ -8,6 +8,7 @@
 
 #include "attnreg/inference/diagnostics.hpp"
 #include "attnreg/inference/tradeoff_table.hpp"
+#include "attnreg/bandwidth/dpi_bandwidth.hpp"
 #include "attnreg/solve/local_fit.hpp"
 #include "attnreg/inference/specification_tests.hpp"
 #include "convert.hpp"

@@ -166,7 +166,7 @@ double backward_head(const detail::Plan& p, const View<const T>& Q, const View<c
         }
       }
       for (i64 r = 0; r < d; ++r) {
-        ws.Sig[r * d + r] += lambda * omega;
+        ws.Sig[r * d + r] += local_solve::ridge_diagonal(lambda, omega);
         for (i64 c = 0; c < r; ++c) ws.Sig[c * d + r] = ws.Sig[r * d + c];
       }
       if (!tile::cholesky(ws.Sig.data(), static_cast<int>(d))) throw_not_pd(b, h, i);

@@ -16,6 +16,8 @@
 #include "attnreg/kernels/fast_sums.hpp"
 #include "attnreg/moments/local_moments.hpp"
 #include "attnreg/solve/local_fit.hpp"
+#include "attnreg/solve/local_solve.hpp"
+#include "attnreg/bandwidth/criteria.hpp"
 #include "attnreg/bandwidth/plugin_bandwidth.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/kernel_simd.hpp"
@@ -91,43 +93,6 @@ inline double cat_ratio(const CategoricalKernel& k, double dist, double lambda) 
     case CategoricalKernelType::li_racine_ordered: return dist == 0.0 ? 0.0 : dist / lambda;
   }
   return 0.0;
-}
-
-// Equilibrated Cholesky of a symmetric q x q matrix (full, row-major), as local_fit.cpp's
-// spd_solve does it (same pivot threshold, so failures agree with LocalPolynomial).
-bool chol_factor(const double* A, std::size_t q, double* L, double* s) {
-  for (std::size_t a = 0; a < q; ++a) {
-    const double d = A[a * q + a];
-    if (!(d > 0.0) || !std::isfinite(d)) return false;
-    s[a] = 1.0 / std::sqrt(d);
-  }
-  for (std::size_t j = 0; j < q; ++j) {
-    double dj = 1.0;
-    for (std::size_t k = 0; k < j; ++k) dj -= L[j * q + k] * L[j * q + k];
-    if (!(dj >= kSingularPivot)) return false;
-    const double ljj = std::sqrt(dj);
-    L[j * q + j] = ljj;
-    for (std::size_t i = j + 1; i < q; ++i) {
-      double v = A[j * q + i] * s[i] * s[j];
-      for (std::size_t k = 0; k < j; ++k) v -= L[i * q + k] * L[j * q + k];
-      L[i * q + j] = v / ljj;
-    }
-  }
-  return true;
-}
-
-void chol_solve(const double* L, const double* s, std::size_t q, double* b) {
-  for (std::size_t i = 0; i < q; ++i) {
-    double v = b[i] * s[i];
-    for (std::size_t k = 0; k < i; ++k) v -= L[i * q + k] * b[k];
-    b[i] = v / L[i * q + i];
-  }
-  for (std::size_t ii = q; ii-- > 0;) {
-    double v = b[ii];
-    for (std::size_t k = ii + 1; k < q; ++k) v -= L[k * q + ii] * b[k];
-    b[ii] = v / L[ii * q + ii];
-  }
-  for (std::size_t i = 0; i < q; ++i) b[i] *= s[i];
 }
 
 // All moments of one weight vector v in one pass, accumulators in registers:
@@ -434,18 +399,20 @@ class GradientSink final : public TileSink {
     const double* T = base + q_ * q_;
     const double omega = A[0];
     if (good) {
+      // The local fit's solve (local_solve.hpp), so failures agree with LocalPolynomial.
       std::copy(A, A + q_ * q_, Af_.begin());
-      for (std::size_t a = 1; a < q_; ++a) Af_[a * q_ + a] += sh_.ridge * omega * sh_.pen[a - 1];
-      good = chol_factor(Af_.data(), q_, L_.data(), s_.data());
+      local_solve::add_ridge(Af_.data(), q_, 1, sh_.ridge, omega, sh_.pen.data());
+      good = local_solve::equilibrated_cholesky(Af_.data(), q_, L_.data(), s_.data()) ==
+             local_solve::SolveStatus::ok;
     }
     out.ok[qi] = good ? 1 : 0;
     if (!good && sh_.stop_at_undefined) throw UndefinedFit{qi};
     if (!good) return;
     std::fill(c_.begin(), c_.end(), 0.0);
     c_[0] = 1.0;
-    chol_solve(L_.data(), s_.data(), q_, c_.data());
+    local_solve::equilibrated_solve(L_.data(), s_.data(), q_, c_.data(), 1);
     std::copy(T, T + q_, beta_.begin());
-    chol_solve(L_.data(), s_.data(), q_, beta_.data());
+    local_solve::equilibrated_solve(L_.data(), s_.data(), q_, beta_.data(), 1);
     const double b = w_one * c_[0];  // leave-one-out b of eq. (4)
     if (sh_.full) {
       out.resid[qi] = yq - beta_[0];
@@ -459,7 +426,7 @@ class GradientSink final : public TileSink {
       const double* dT = dA + q_ * q_;
       std::copy(dA, dA + q_ * q_, dAf_.begin());
       const double domega = dA[0];
-      for (std::size_t a = 1; a < q_; ++a) dAf_[a * q_ + a] += sh_.ridge * domega * sh_.pen[a - 1];
+      local_solve::add_ridge(dAf_.data(), q_, 1, sh_.ridge, domega, sh_.pen.data());
       double dm = 0.0, cAc = 0.0;
       for (std::size_t r = 0; r < q_; ++r) {
         double g = dT[r], h = 0.0;
@@ -1048,33 +1015,17 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   // rss is the weighted sum sum_i w_i e_i^2 (w_i = 1 without weights), W = sum_i w_i (= n
   // without weights): the mean squared error is rss / W, and n (the rows) stays the sample
   // size in the AICc and GCV penalties.
-  const double nd = n_obs, W = weight_sum_;
+  const criteria::FitSums sums{rss, weight_sum_, static_cast<double>(n_obs), tr};
   double f = kInf;
   arma::vec g(sh.n_par, arma::fill::zeros);
   switch (opt_.method) {
-    case BandwidthMethod::cv_ls:
-      f = rss / W;
-      g = drss / W;
-      break;
-    case BandwidthMethod::aic: {
-      // AICc, Hurvich, Simonoff and Tsai (1998) eq. 4.
-      const double den = 1.0 - (tr + 2.0) / nd;
-      if (!(den > 0.0) || !(rss > 0.0)) return kInf;
-      f = std::log(rss / W) + (1.0 + tr / nd) / den;
-      const double df_dtr = (den / nd + (1.0 + tr / nd) / nd) / (den * den);
-      g = drss / rss + df_dtr * dtr;
-      break;
-    }
-    case BandwidthMethod::gcv: {
-      const double den = nd - tr;
-      if (!(den > 0.0)) return kInf;
-      const double sc = nd / W;  // GCV = (rss / W) / (1 - tr / n)^2
-      f = sc * nd * rss / (den * den);
-      g = (sc * nd / (den * den)) * drss + (sc * 2.0 * nd * rss / (den * den * den)) * dtr;
-      break;
-    }
+    case BandwidthMethod::cv_ls: f = criteria::cv_ls(rss, weight_sum_, drss, g); break;
+    case BandwidthMethod::aic: f = criteria::aicc(sums, drss, dtr, g); break;
+    case BandwidthMethod::gcv: f = criteria::gcv(sums, drss, dtr, g); break;
     default: break;
   }
+  // aic and gcv do not exist here (criteria.hpp): no gradient.
+  if (f == kInf && opt_.method != BandwidthMethod::cv_ls) return kInf;
   if (grad != nullptr) *grad = g;
   return f;
 }

@@ -12,6 +12,7 @@
 #include "attnreg/base/error.hpp"
 #include "attnreg/kernels/kernel_pairs.hpp"
 #include "attnreg/base/runtime.hpp"
+#include "attnreg/solve/local_solve.hpp"
 
 namespace attnreg {
 
@@ -74,41 +75,29 @@ bool query_weights(const Ctx& c, const PreparedQueries& Q, std::size_t q, double
       }
     return true;
   }
-  // Local linear: A = sum w [1; u][1; u]' + ridge omega diag(0, pen), equilibrated Cholesky.
+  // Local linear: A = sum w [1; u][1; u]' + ridge omega diag(0, pen) and X = A^{-1} Z, Z the
+  // p x n design [1; u_i], by the local fit's solve (local_solve.hpp). M (n x p, column-major)
+  // holds Z row-major, so the solve runs in place on it.
   const std::size_t p = dc + 1;
-  arma::mat A(p, p, arma::fill::zeros);
-  arma::mat Z(p, n);
+  std::vector<double> A(p * p, 0.0), L(p * p), s(p);
+  arma::mat M(n, p);
   for (std::size_t i = 0; i < n; ++i) {
-    Z(0, i) = 1.0;
-    for (std::size_t a = 0; a < dc; ++a) Z(1 + a, i) = xs(i, a) - qc[a];
+    M(i, 0) = 1.0;
+    for (std::size_t a = 0; a < dc; ++a) M(i, 1 + a) = xs(i, a) - qc[a];
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (w[i] == 0.0) continue;
     for (std::size_t r = 0; r < p; ++r)
-      for (std::size_t s = r; s < p; ++s) A(r, s) += w[i] * Z(r, i) * Z(s, i);
+      for (std::size_t t = r; t < p; ++t) A[r * p + t] += w[i] * M(i, r) * M(i, t);
   }
-  if (c.ridge > 0.0)  // (1 / h^2 overflows at extreme x scales; no ridge, no term)
-    for (std::size_t a = 0; a < dc; ++a) A(1 + a, 1 + a) += c.ridge * A(0, 0) * c.pen[a];
-  A = arma::symmatu(A);
-  arma::vec s(p);
-  for (std::size_t r = 0; r < p; ++r) {
-    if (!(A(r, r) > 0.0) || !std::isfinite(A(r, r))) return false;
-    s(r) = 1.0 / std::sqrt(A(r, r));
-  }
-  const arma::mat As = arma::diagmat(s) * A * arma::diagmat(s);
-  arma::mat R;
-  if (!arma::chol(R, As)) return false;
-  for (std::size_t r = 0; r < p; ++r)
-    if (!(R(r, r) * R(r, r) >= kSingularPivot)) return false;
-  // X = A^{-1} Z = S As^{-1} S Z.
-  arma::mat X = arma::diagmat(s) * Z;
-  X = arma::solve(arma::trimatl(R.t()), X);
-  X = arma::solve(arma::trimatu(R), X);
-  X = arma::diagmat(s) * X;
-  for (std::size_t i = 0; i < n; ++i) l[i] = w[i] * X(0, i);
+  local_solve::add_ridge(A.data(), p, 1, c.ridge, A[0], c.pen.data());
+  if (local_solve::spd_solve(A.data(), p, M.memptr(), n, L.data(), s.data()) !=
+      local_solve::SolveStatus::ok)
+    return false;
+  for (std::size_t i = 0; i < n; ++i) l[i] = w[i] * M(i, 0);
   if (G != nullptr)
     for (std::size_t a = 0; a < dc; ++a)
-      for (std::size_t i = 0; i < n; ++i) G[a * n + i] = w[i] * X(1 + a, i) / c.hc[a];
+      for (std::size_t i = 0; i < n; ++i) G[a * n + i] = w[i] * M(i, 1 + a) / c.hc[a];
   return true;
 }
 
@@ -207,6 +196,83 @@ GradientSE gradient_se_from_name(const std::string& name, const std::string& arg
                         "'; choose one of none, asymptotic, bootstrap");
 }
 
+namespace {
+// Wild-bootstrap draws e_i v_i (Mammen's two-point v, drawn in (observation, replication)
+// order) and the standard deviation of a linear statistic sum_i g_i y_i over them.
+struct WildDraws {
+  std::size_t B = 0, n = 0;
+  arma::mat EV;  // B x n: column i = e_i v_i over replications (contiguous per observation)
+
+  WildDraws(const arma::vec& e_int, std::size_t n_boot, std::uint64_t seed)
+      : B(n_boot), n(e_int.n_elem) {
+    if (B == 0) return;
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> unif(0.0, 1.0);
+    const double s5 = std::sqrt(5.0);
+    const double pa = (s5 + 1.0) / (2.0 * s5), va = -(s5 - 1.0) / 2.0, vb = (s5 + 1.0) / 2.0;
+    EV.set_size(B, n);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t b = 0; b < B; ++b)
+        EV(b, i) = e_int(i) * (unif(rng) < pa ? va : vb);
+  }
+
+  double sd(const double* g, double* buf) const {
+    std::fill(buf, buf + B, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (g[i] == 0.0) continue;
+      const double* ev = EV.colptr(i);
+      const double gi = g[i];
+      for (std::size_t b = 0; b < B; ++b) buf[b] += gi * ev[b];
+    }
+    double mean = 0.0;
+    for (std::size_t b = 0; b < B; ++b) mean += buf[b];
+    mean /= static_cast<double>(B);
+    double ss = 0.0;
+    for (std::size_t b = 0; b < B; ++b) ss += (buf[b] - mean) * (buf[b] - mean);
+    return std::sqrt(ss / static_cast<double>(B - 1));
+  }
+};
+
+// The average effect over the m_all query rows (mult: each distinct row's multiplicity) and,
+// from its derivative weights a (n x d), its standard error.
+void average_effects(const GradientOptions& opt, const arma::vec& mult, std::size_t m_all,
+                     const arma::mat& a, const arma::vec& e2, const WildDraws& boot,
+                     GradientResult& res) {
+  const std::size_t n = a.n_rows, d = a.n_cols, m = res.gradient.n_rows;
+  res.average.set_size(d);
+  for (std::size_t j = 0; j < d; ++j) {
+    double s = 0.0;
+    for (std::size_t q = 0; q < m; ++q) s += mult(q) * res.gradient(q, j);
+    res.average(j) = s / static_cast<double>(m_all);
+  }
+  if (opt.se == GradientSE::none) return;
+  res.average_se.set_size(d);
+  std::vector<double> buf(boot.B);
+  for (std::size_t j = 0; j < d; ++j) {
+    const double* g = a.colptr(j);
+    if (opt.se == GradientSE::asymptotic) {
+      double v = 0.0;
+      for (std::size_t i = 0; i < n; ++i) v += g[i] * g[i] * e2(i);
+      res.average_se(j) = std::sqrt(v);
+    } else {
+      res.average_se(j) = boot.sd(g, buf.data());
+    }
+  }
+}
+
+// Results of the distinct query rows copied back to all m_all rows.
+void expand_groups(const DistinctRows& dq, std::size_t m_all, bool want_se, GradientResult& res) {
+  const std::size_t d = res.gradient.n_cols;
+  arma::mat G(m_all, d), S(want_se ? m_all : 0, d);
+  for (std::size_t i = 0; i < m_all; ++i) {
+    G.row(i) = res.gradient.row(dq.group_of[i]);
+    if (want_se) S.row(i) = res.se.row(dq.group_of[i]);
+  }
+  res.gradient = std::move(G);
+  if (want_se) res.se = std::move(S);
+}
+}  // namespace
+
 GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_new,
                               const GradientOptions& opt) {
   if (opt.se == GradientSE::bootstrap)
@@ -241,33 +307,7 @@ GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_n
   }
   for (std::size_t k = 0; k < n; ++k) y_int(k) = y(sp.order()[k]);
   const std::size_t B = opt.se == GradientSE::bootstrap ? static_cast<std::size_t>(opt.n_boot) : 0;
-  arma::mat EV;  // B x n: column i = e_i v_i over replications (contiguous per observation)
-  if (B > 0) {
-    // Mammen's two-point distribution, drawn in (observation, replication) order.
-    std::mt19937_64 rng(opt.seed);
-    std::uniform_real_distribution<double> unif(0.0, 1.0);
-    const double s5 = std::sqrt(5.0);
-    const double pa = (s5 + 1.0) / (2.0 * s5), va = -(s5 - 1.0) / 2.0, vb = (s5 + 1.0) / 2.0;
-    EV.set_size(B, n);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t b = 0; b < B; ++b)
-        EV(b, i) = e_int(i) * (unif(rng) < pa ? va : vb);
-  }
-  auto boot_sd = [&](const double* g, double* buf) {
-    std::fill(buf, buf + B, 0.0);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (g[i] == 0.0) continue;
-      const double* ev = EV.colptr(i);
-      const double gi = g[i];
-      for (std::size_t b = 0; b < B; ++b) buf[b] += gi * ev[b];
-    }
-    double mean = 0.0;
-    for (std::size_t b = 0; b < B; ++b) mean += buf[b];
-    mean /= static_cast<double>(B);
-    double ss = 0.0;
-    for (std::size_t b = 0; b < B; ++b) ss += (buf[b] - mean) * (buf[b] - mean);
-    return std::sqrt(ss / static_cast<double>(B - 1));
-  };
+  const WildDraws boot(e_int, B, opt.seed);
   // Fixed blocks of queries (independent of the thread count); per block the sum of the
   // derivative weights for the average, reduced in block order.
   const std::size_t nblk = std::max<std::size_t>(1, std::min<std::size_t>(m, 32));
@@ -298,7 +338,7 @@ GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_n
             for (std::size_t i = 0; i < n; ++i) v += g[i] * g[i] * e2(i);
             res.se(q, j) = std::sqrt(v);
           } else if (B > 0) {
-            res.se(q, j) = boot_sd(g, buf.data());
+            res.se(q, j) = boot.sd(g, buf.data());
           }
         }
         if (opt.average) blk_sum[b] += mult(q) * G;
@@ -320,36 +360,9 @@ GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_n
     arma::mat a(n, d, arma::fill::zeros);
     for (std::size_t b = 0; b < nblk; ++b) a += blk_sum[b];
     a /= static_cast<double>(m_all);
-    res.average.set_size(d);
-    for (std::size_t j = 0; j < d; ++j) {
-      double s = 0.0;
-      for (std::size_t q = 0; q < m; ++q) s += mult(q) * res.gradient(q, j);
-      res.average(j) = s / static_cast<double>(m_all);
-    }
-    if (want_se) {
-      res.average_se.set_size(d);
-      std::vector<double> buf(B);
-      for (std::size_t j = 0; j < d; ++j) {
-        const double* g = a.colptr(j);
-        if (opt.se == GradientSE::asymptotic) {
-          double v = 0.0;
-          for (std::size_t i = 0; i < n; ++i) v += g[i] * g[i] * e2(i);
-          res.average_se(j) = std::sqrt(v);
-        } else {
-          res.average_se(j) = boot_sd(g, buf.data());
-        }
-      }
-    }
+    average_effects(opt, mult, m_all, a, e2, boot, res);
   }
-  if (grouped) {
-    arma::mat G(m_all, d), S(want_se ? m_all : 0, d);
-    for (std::size_t i = 0; i < m_all; ++i) {
-      G.row(i) = res.gradient.row(dq.group_of[i]);
-      if (want_se) S.row(i) = res.se.row(dq.group_of[i]);
-    }
-    res.gradient = std::move(G);
-    if (want_se) res.se = std::move(S);
-  }
+  if (grouped) expand_groups(dq, m_all, want_se, res);
   return res;
 }
 

@@ -16,6 +16,8 @@
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/solve/local_fit.hpp"
+#include "attnreg/solve/local_solve.hpp"
+#include "attnreg/bandwidth/criteria.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -274,42 +276,11 @@ std::vector<double> axis_kernel(const Kernel& K, double delta, double h, std::si
   return v;
 }
 
-/// Equilibrated Cholesky solve of the q x q SPD system A X = B (B q x r, row-major, solved in
-/// place). Returns false when a diagonal entry is not positive or a pivot of the equilibrated
-/// matrix is below kSingularPivot (the exact fit's rule).
+/// The local fit's solve (local_solve.hpp) of the q x q SPD system A X = B (B q x r,
+/// row-major, in place), q <= 4: false where the exact fit would report a singular design.
 bool spd_solve(const double* A, std::size_t q, double* B, std::size_t r) {
   double L[16], s[4];
-  for (std::size_t i = 0; i < q; ++i) {
-    const double d = A[i * q + i];
-    if (!(d > 0.0) || !std::isfinite(d)) return false;
-    s[i] = 1.0 / std::sqrt(d);
-  }
-  for (std::size_t i = 0; i < q; ++i)
-    for (std::size_t j = 0; j <= i; ++j) {
-      double v = A[i * q + j] * s[i] * s[j];
-      for (std::size_t t = 0; t < j; ++t) v -= L[i * q + t] * L[j * q + t];
-      if (i == j) {
-        if (!(v >= kSingularPivot)) return false;
-        L[i * q + i] = std::sqrt(v);
-      } else {
-        L[i * q + j] = v / L[j * q + j];
-      }
-    }
-  for (std::size_t c = 0; c < r; ++c) {
-    double y[4];
-    for (std::size_t i = 0; i < q; ++i) {
-      double v = B[i * r + c] * s[i];
-      for (std::size_t t = 0; t < i; ++t) v -= L[i * q + t] * y[t];
-      y[i] = v / L[i * q + i];
-    }
-    for (std::size_t ii = q; ii-- > 0;) {
-      double v = y[ii];
-      for (std::size_t t = ii + 1; t < q; ++t) v -= L[t * q + ii] * y[t];
-      y[ii] = v / L[ii * q + ii];
-    }
-    for (std::size_t i = 0; i < q; ++i) B[i * r + c] = y[i] * s[i];
-  }
-  return true;
+  return local_solve::spd_solve(A, q, B, r, L, s) == local_solve::SolveStatus::ok;
 }
 
 /// Penalty scale of each basis term (bandwidth units), as local_penalty_scales.
@@ -422,8 +393,7 @@ QueryStatus solve_node(std::vector<double>& A, const double* T, std::size_t q, s
                        double* coef) {
   const double omega = A[0];
   if (!(omega > noise)) return QueryStatus::no_weight;
-  if (ridge > 0.0)
-    for (std::size_t a = 1; a < q; ++a) A[a * q + a] += ridge * omega * pen[a - 1];
+  local_solve::add_ridge(A.data(), q, 1, ridge, omega, pen.data());
   std::copy(T, T + q * k, coef);
   return spd_solve(A.data(), q, coef, k) ? QueryStatus::ok : QueryStatus::singular;
 }
@@ -919,8 +889,7 @@ double BinnedCVObjective::operator()(const arma::vec& bandwidth, arma::vec* grad
     if (omega_out != nullptr) *omega_out = omega;
     // Below the FFT's rounding of a sum of n unit weights the fit has no other point.
     if (!(omega > 1e-12 * I.n_obs)) return false;
-    if (I.ridge > 0.0)
-      for (std::size_t a = 1; a < q; ++a) Af[a * q + a] += I.ridge * omega * pen[a - 1];
+    local_solve::add_ridge(Af, q, 1, I.ridge, omega, pen.data());
     for (std::size_t r = 0; r < q; ++r) {
       B[r * 2] = r == 0 ? 1.0 : 0.0;
       B[r * 2 + 1] = Tv[r];
@@ -1038,11 +1007,9 @@ double BinnedCVObjective::operator()(const arma::vec& bandwidth, arma::vec* grad
           gsum[a] += out[3 + 3 * a] * yi * yi + out[4 + 3 * a] * yi + out[5 + 3 * a];
       }
     }
-  if (grad != nullptr) {
-    grad->set_size(d);
-    for (std::size_t a = 0; a < d; ++a) (*grad)(a) = gsum[a] / I.n_obs;
-  }
-  return total / I.n_obs;
+  // The criterion and its gradient (criteria.hpp): total is the leave-one-out RSS.
+  if (grad != nullptr) criteria::cv_ls(total, I.n_obs, arma::vec(gsum), *grad);
+  return criteria::cv_ls(total, I.n_obs);
 }
 
 }  // namespace attnreg

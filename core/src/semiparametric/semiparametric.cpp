@@ -8,6 +8,8 @@
 #include "attnreg/base/error.hpp"
 #include "attnreg/kernels/kernel_pairs.hpp"
 #include "attnreg/solve/local_polynomial.hpp"
+#include "attnreg/solve/local_solve.hpp"
+#include "attnreg/bandwidth/criteria.hpp"
 #include "attnreg/base/runtime.hpp"
 
 namespace attnreg {
@@ -142,7 +144,8 @@ arma::mat solve_coefficients(const arma::mat& M, std::size_t q, std::vector<Quer
         ++c;
       }
     for (std::size_t a = 0; a < q; ++a) R[a] = M(r, c++);
-    if (!local_spd_solve(A.data(), q, R.data(), 1, L.data(), s.data())) {
+    if (local_solve::spd_solve(A.data(), q, R.data(), 1, L.data(), s.data()) !=
+        local_solve::SolveStatus::ok) {
       status[r] = QueryStatus::singular;
       B.row(r).fill(kNaN);
       continue;
@@ -442,7 +445,7 @@ double SmoothCoefficient::cv_score() const {
   require_fitted("cv_score");
   for (QueryStatus s : loo_status_)
     if (s != QueryStatus::ok) return kInf;
-  return arma::mean(arma::square(y_ - loo_));
+  return criteria::loo_mean_square(y_, loo_, arma::vec());  // criteria.hpp
 }
 
 double smooth_coefficient_cv(const arma::mat& X, const arma::vec& y, const arma::mat& Z,
@@ -462,7 +465,7 @@ double smooth_coefficient_cv(const arma::mat& X, const arma::vec& y, const arma:
     const double e = y(i) - arma::dot(W.row(i), Bl.row(i));
     ss += e * e;
   }
-  return ss / static_cast<double>(n);
+  return criteria::cv_ls(ss, static_cast<double>(n));
 }
 
 BandwidthSelectResult select_smooth_coefficient_bandwidth(const arma::mat& X, const arma::vec& y,

@@ -10,6 +10,7 @@
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/kernel_simd.hpp"
 #include "attnreg/moments/local_moments.hpp"
+#include "attnreg/bandwidth/criteria.hpp"
 
 namespace attnreg {
 
@@ -310,46 +311,6 @@ ATTNREG_SIMD_CLONES void build_basis(const KernelSpace& space, const PreparedQue
   }
 }
 
-// ---------------------------------------------------------------- small SPD solves
-// Solve A X = R for symmetric positive definite A (q x q, row-major, upper triangle read) and
-// R (q x r, row-major), in place in R, by Cholesky of the diagonally equilibrated matrix
-// S A S (S = diag(A)^(-1/2)). Returns false when a diagonal entry is not positive or a pivot of
-// the equilibrated factor falls below kSingularPivot. `L` is q x q scratch.
-bool spd_solve(const double* A, std::size_t q, double* R, std::size_t r, double* L, double* s) {
-  for (std::size_t a = 0; a < q; ++a) {
-    const double d = A[a * q + a];
-    if (!(d > 0.0) || !std::isfinite(d)) return false;
-    s[a] = 1.0 / std::sqrt(d);
-  }
-  for (std::size_t j = 0; j < q; ++j) {
-    double dj = 1.0;  // equilibrated diagonal is 1
-    for (std::size_t k = 0; k < j; ++k) dj -= L[j * q + k] * L[j * q + k];
-    if (!(dj >= kSingularPivot)) return false;
-    const double ljj = std::sqrt(dj);
-    L[j * q + j] = ljj;
-    for (std::size_t i = j + 1; i < q; ++i) {
-      double v = A[j * q + i] * s[i] * s[j];  // upper triangle holds (j, i)
-      for (std::size_t k = 0; k < j; ++k) v -= L[i * q + k] * L[j * q + k];
-      L[i * q + j] = v / ljj;
-    }
-  }
-  for (std::size_t c = 0; c < r; ++c) {
-    // y = S R_c; L z = y; L' u = z; x = S u.
-    for (std::size_t i = 0; i < q; ++i) {
-      double v = R[i * r + c] * s[i];
-      for (std::size_t k = 0; k < i; ++k) v -= L[i * q + k] * R[k * r + c];
-      R[i * r + c] = v / L[i * q + i];
-    }
-    for (std::size_t ii = q; ii-- > 0;) {
-      double v = R[ii * r + c];
-      for (std::size_t k = ii + 1; k < q; ++k) v -= L[k * q + ii] * R[k * r + c];
-      R[ii * r + c] = v / L[ii * q + ii];
-    }
-    for (std::size_t i = 0; i < q; ++i) R[i * r + c] *= s[i];
-  }
-  return true;
-}
-
 QueryStatus weight_status(double row_max) {
   if (!(row_max > 0.0)) return QueryStatus::no_weight;
   if (row_max < KernelSpace::kTinyWeight) return QueryStatus::underflow;
@@ -438,18 +399,14 @@ class MomentSink final : public TileSink {
   // Solve the system for moments (A, T) plus the ridge lambda * omega * penalty. Writes the
   // solution [A^{-1} e1, A^{-1} T] into R_ (q x (1 + k), row-major). False when singular.
   bool solve(const double* A, const double* T) {
-    std::copy(A, A + q_ * q_, Af_.begin());
-    const double omega = Af_[0];
-    // No ridge adds nothing: at h ~ 1e-300 the penalty 1/h^2 is inf and 0 * inf would make
-    // every design 'singular' although the fit is scale-equivariant (x -> c x, h -> c h).
-    if (spec_.ridge > 0)
-      for (std::size_t a = 1; a < q_; ++a) Af_[a * q_ + a] += spec_.ridge * omega * pen_[a - 1];
     const std::size_t r = 1 + k_;
     for (std::size_t i = 0; i < q_; ++i) {
       R_[i * r] = i == 0 ? 1.0 : 0.0;
       for (std::size_t o = 0; o < k_; ++o) R_[i * r + 1 + o] = T[i * k_ + o];
     }
-    return spd_solve(Af_.data(), q_, R_.data(), r, L_.data(), s_.data());
+    return local_solve::ridge_spd_solve(A, q_, spec_.ridge, pen_.data(), R_.data(), r,
+                                        Af_.data(), L_.data(), s_.data()) ==
+           local_solve::SolveStatus::ok;
   }
 
   void finish(std::size_t s, double row_max) {
@@ -643,11 +600,6 @@ std::vector<double> local_penalty_scales(const arma::vec& h, int degree) {
   return pen;
 }
 
-bool local_spd_solve(const double* A, std::size_t q, double* R, std::size_t r, double* L,
-                     double* s) {
-  return spd_solve(A, q, R, r, L, s);
-}
-
 void local_polynomial_solve(const arma::mat& A, const arma::mat& T, const arma::vec& row_max,
                             std::size_t k, double ridge, const std::vector<double>& penalty,
                             arma::mat& fit, std::vector<QueryStatus>& status) {
@@ -659,18 +611,16 @@ void local_polynomial_solve(const arma::mat& A, const arma::mat& T, const arma::
   std::vector<double> Af(q * q), R(q * (1 + k)), L(q * q), sc(q);
   const std::size_t r = 1 + k;
   for (std::size_t qi = 0; qi < m; ++qi) {
-    // Same steps as MomentSink::solve: ridge lambda * omega * penalty on the slope diagonal.
-    std::copy(A.colptr(qi), A.colptr(qi) + q * q, Af.begin());
-    const double omega = Af[0];
-    if (ridge > 0)  // as LocalSink::solve: no 0 * inf from 1/h^2 at tiny bandwidths
-      for (std::size_t a = 1; a < q; ++a) Af[a * q + a] += ridge * omega * penalty[a - 1];
     const double* Tq = T.colptr(qi);
     for (std::size_t i = 0; i < q; ++i) {
       R[i * r] = i == 0 ? 1.0 : 0.0;
       for (std::size_t o = 0; o < k; ++o) R[i * r + 1 + o] = Tq[i * k + o];
     }
     QueryStatus st = weight_status(row_max(qi));
-    if (st == QueryStatus::ok && !spd_solve(Af.data(), q, R.data(), r, L.data(), sc.data()))
+    // The steps of MomentSink::solve: the omega-scaled ridge, then the equilibrated solve.
+    if (st == QueryStatus::ok &&
+        local_solve::ridge_spd_solve(A.colptr(qi), q, ridge, penalty.data(), R.data(), r,
+                                     Af.data(), L.data(), sc.data()) != local_solve::SolveStatus::ok)
       st = QueryStatus::singular;
     status[qi] = st;
     for (std::size_t o = 0; o < k; ++o) fit(qi, o) = st == QueryStatus::ok ? R[1 + o] : kNaN;
@@ -1096,21 +1046,13 @@ arma::mat LocalPolynomial::loo_fitted() const {
 double LocalPolynomial::cv_score() const {
   require_fitted("cv_score");
   ensure_statistics();
-  // Sum in row order (fixed, so identical for any thread count), rows of weight 0 skipped.
-  double num = 0.0, den = 0.0;
+  // A row of positive weight without a leave-one-out fit: the criterion does not exist.
   for (std::size_t i = 0; i < x_.n_rows; ++i) {
     const double w = sample_weight_.is_empty() ? 1.0 : sample_weight_(i);
-    if (!(w > 0.0)) continue;
-    if (loo_status_[i] != QueryStatus::ok) return std::numeric_limits<double>::infinity();
-    double r2 = 0.0;
-    for (std::size_t c = 0; c < y_.n_cols; ++c) {
-      const double r = y_(i, c) - loo_(i, c);
-      r2 += r * r;
-    }
-    num += w * r2;
-    den += w;
+    if (w > 0.0 && loo_status_[i] != QueryStatus::ok)
+      return std::numeric_limits<double>::infinity();
   }
-  return num / (den * static_cast<double>(y_.n_cols));
+  return criteria::loo_mean_square(y_, loo_, sample_weight_);  // criteria.hpp
 }
 
 LocalFitState LocalPolynomial::state() const {

@@ -12,6 +12,7 @@
 #include "attnreg/kernels/kernel_pairs.hpp"
 #include "attnreg/solve/optimize.hpp"
 #include "attnreg/base/runtime.hpp"
+#include "attnreg/bandwidth/criteria.hpp"
 
 namespace attnreg {
 
@@ -155,7 +156,7 @@ double local_polynomial_criterion(const arma::mat& X, const arma::vec& y,
       return kInf;  // some fit (full or leave-one-out) does not exist
     }
     for (std::size_t i = 0; i < n; ++i) ss += (y(i) - loo(i, 0)) * (y(i) - loo(i, 0));
-    return ss / nn;
+    return criteria::cv_ls(ss, nn);
   }
   double tr;
   try {
@@ -165,13 +166,8 @@ double local_polynomial_criterion(const arma::mat& X, const arma::vec& y,
   } catch (const NumericalError&) {
     return kInf;
   }
-  if (opt.method == BandwidthMethod::gcv) {
-    if (!(tr < nn)) return kInf;
-    return nn * ss / ((nn - tr) * (nn - tr));
-  }
-  const double denom = 1.0 - (tr + 2.0) / nn;
-  if (!(denom > 0.0) || !(ss > 0.0)) return kInf;
-  return std::log(ss / nn) + (1.0 + tr / nn) / denom;
+  const criteria::FitSums sums{ss, nn, nn, tr};  // criteria.hpp
+  return opt.method == BandwidthMethod::gcv ? criteria::gcv(sums) : criteria::aicc(sums);
 }
 
 BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, const arma::mat& X,

@@ -42,6 +42,7 @@
 
 #include "attnreg/base/hd.hpp"
 #include "attnreg/moments/local_moments.hpp"
+#include "attnreg/solve/local_solve.hpp"
 
 namespace attnreg {
 namespace tile {
@@ -259,13 +260,13 @@ ATTNREG_HD void center_sigma(const T* sigma_tilde_packed, const T* mu_tilde, T o
                              const T* q, T lambda, T* S, int d) {
   for (int i = 0; i < d; ++i) {
     for (int j = i; j < d; ++j) {
-      T v = sigma_tilde_packed[packed_index(i, j, d)] - mu_tilde[i] * q[j] - q[i] * mu_tilde[j] +
-            omega * q[i] * q[j];
-      if (i == j) v += lambda * omega;
+      const T v = sigma_tilde_packed[packed_index(i, j, d)] - mu_tilde[i] * q[j] -
+                  q[i] * mu_tilde[j] + omega * q[i] * q[j];
       S[i * d + j] = v;
       S[j * d + i] = v;
     }
   }
+  local_solve::add_ridge(S, static_cast<size_t>(d), 0, lambda, omega, static_cast<const T*>(nullptr));
 }
 
 // ------------------------------------------------------------------ eq. 13 (matrix-free Sigma p)
@@ -280,7 +281,7 @@ ATTNREG_HD void sigma_p_finish_row(T* sp, const T* p, const T* q, const T* mu_ti
                                    T lambda, int d) {
   const T qp = dot(q, p, d);
   const T mp = dot(mu_tilde, p, d);
-  const T lo = lambda * omega;
+  const T lo = local_solve::ridge_diagonal(lambda, omega);
   for (int i = 0; i < d; ++i)
     sp[i] += -qp * mu_tilde[i] - mp * q[i] + omega * qp * q[i] + lo * p[i];
 }
@@ -376,40 +377,10 @@ ATTNREG_HD void normalize_row(T* acc, int n, T denom) {
 
 // ------------------------------------------------------------------ small Cholesky (direct)
 
-/// In-place Cholesky of a symmetric positive definite d x d row-major matrix A = L L' (L in
-/// the lower triangle). Returns false, leaving A partly overwritten, when a pivot is not
-/// positive and finite (A not positive definite in working precision).
-template <class T>
-ATTNREG_HD bool cholesky(T* A, int d) {
-  for (int j = 0; j < d; ++j) {
-    T s = A[j * d + j];
-    for (int k = 0; k < j; ++k) s -= A[j * d + k] * A[j * d + k];
-    if (!(s > T(0)) || !is_finite(s)) return false;
-    const T ljj = sqrt_t(s);
-    A[j * d + j] = ljj;
-    for (int i = j + 1; i < d; ++i) {
-      T t = A[i * d + j];
-      for (int k = 0; k < j; ++k) t -= A[i * d + k] * A[j * d + k];
-      A[i * d + j] = t / ljj;
-    }
-  }
-  return true;
-}
-
-/// Solve L L' x = b in place (b becomes x) with L from cholesky().
-template <class T>
-ATTNREG_HD void cholesky_solve(const T* L, int d, T* b) {
-  for (int i = 0; i < d; ++i) {
-    T s = b[i];
-    for (int k = 0; k < i; ++k) s -= L[i * d + k] * b[k];
-    b[i] = s / L[i * d + i];
-  }
-  for (int i = d - 1; i >= 0; --i) {
-    T s = b[i];
-    for (int k = i + 1; k < d; ++k) s -= L[k * d + i] * b[k];
-    b[i] = s / L[i * d + i];
-  }
-}
+// The direct algorithm's Cholesky of Sigma and its solve: the one local solve
+// (solve/local_solve.hpp), shared with the CUDA kernels.
+using local_solve::cholesky;
+using local_solve::cholesky_solve;
 
 }  // namespace tile
 }  // namespace attnreg

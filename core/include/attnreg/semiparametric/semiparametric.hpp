@@ -21,7 +21,7 @@
 // kernel-weighted moments M_WW = sum_i K W_i W_i', M_Wy = sum_i K W_i y_i -- the local-constant
 // (degree 0) fit of the responses W_a W_b and W_a y on Z (local_polynomial_eval), whose ratio
 // does not depend on the weights' common scale -- then one small equilibrated Cholesky solve
-// (local_spd_solve). Leave-one-out: the same with row i's moments removed (the local fit's
+// (local_solve::spd_solve). Leave-one-out: the same with row i's moments removed (the local fit's
 // exact leave-one-out sums), so CV(h) = (1/n) sum_i (y_i - W_i' beta_{-i}(Z_i))^2 exactly. The
 // sums run over the distinct rows of Z (ties grouped as in local_fit.hpp), so discrete or
 // rounded Z (years of experience, ...) costs O(G^2), G distinct rows, not O(n^2).

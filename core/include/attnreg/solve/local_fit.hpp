@@ -63,6 +63,7 @@
 
 #include "attnreg/kernels/kernel.hpp"
 #include "attnreg/kernels/kernel_pairs.hpp"
+#include "attnreg/solve/local_solve.hpp"
 
 namespace attnreg {
 
@@ -83,9 +84,6 @@ struct LocalFitOptions {
   bool compute_fitted = spec::local_fit::compute_fitted;
   int n_threads = spec::local_fit::n_threads;  ///< 0 = OpenMP default
 };
-
-/// Smallest Cholesky pivot of the equilibrated local design accepted as non-singular.
-constexpr double kSingularPivot = 1e-12;
 
 /// Per-query outcome of a local fit.
 enum class QueryStatus : std::uint8_t {
@@ -271,14 +269,6 @@ std::vector<double> local_penalty_scales(const arma::vec& h_continuous, int degr
 void local_polynomial_solve(const arma::mat& A, const arma::mat& T, const arma::vec& row_max,
                             std::size_t k, double ridge, const std::vector<double>& penalty,
                             arma::mat& fit, std::vector<QueryStatus>& status);
-
-/// Solve A X = R in place in R for a symmetric positive definite q x q A (row-major, upper
-/// triangle read) and a q x r right-hand side R (row-major) by Cholesky of the diagonally
-/// equilibrated matrix: the one small solve of every local fit (scratch L: q*q, s: q).
-/// Returns false when a diagonal entry is not positive or an equilibrated pivot is below
-/// kSingularPivot (a singular local design).
-bool local_spd_solve(const double* A, std::size_t q, double* R, std::size_t r, double* L,
-                     double* s);
 
 /// throw_on_failed_query without a KernelSpace: the kernel of the continuous columns and the
 /// number of continuous and categorical columns are all the message needs.
