@@ -15,6 +15,8 @@ void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau,
 void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag,
             const int* m, const int* n, const double* alpha, const double* a, const int* lda,
             double* b, const int* ldb);
+void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha,
+            const double* a, const int* lda, const double* beta, double* c, const int* ldc);
 }
 
 namespace attnreg {
@@ -117,7 +119,7 @@ PassOut residual_pass(const Problem& P, const Kept& K, const arma::vec& x, bool 
   const double f1 = hc_factor(cov, N, dfres);
   arma::mat A(kPanel, r);
   std::vector<long double> gp(r);
-  std::vector<double> row(P.q);
+  std::vector<double> row(P.q), h(kPanel);
   std::vector<long double> xs(r);
   for (arma::uword c = 0; c < r; ++c) xs[c] = static_cast<long double>(x(c)) * K.inv_scale[c];
   for (arma::uword i0 = 0; i0 < n; i0 += kPanel) {
@@ -147,21 +149,34 @@ PassOut residual_pass(const Problem& P, const Kept& K, const arma::vec& x, bool 
     const double one = 1.0;
     const char side = 'R', uplo = 'U', trans = 'N', diag = 'N';
     dtrsm_(&side, &uplo, &trans, &diag, &mm, &nr, &one, K.R11.memptr(), &ldr, A.memptr(), &lda);
-    arma::mat Z = A.rows(0, m - 1);
+    // Scores z_i times omega_i^{1/2}: analytic weights (and none) w_i^{1/2} e_i, frequency
+    // weights e_i with leverage h_i / w_i; HC2/HC3 divide by (1 - h_i)^{1/2} or (1 - h_i).
+    std::fill(h.begin(), h.begin() + m, 0.0);
+    if (lev) {
+      for (arma::uword c = 0; c < r; ++c) {
+        const double* z = A.colptr(c);
+        for (arma::uword b = 0; b < m; ++b) h[b] += z[b] * z[b];
+      }
+    }
     for (arma::uword b = 0; b < m; ++b) {
       const arma::uword i = i0 + b;
       const double wi = P.w.is_empty() ? 1.0 : P.w(i);
-      // Analytic weights (and none): score z_i w_i^{1/2} e_i; frequency: z_i e_i, leverage h_i / w_i.
-      double sc = (freq ? 1.0 : std::sqrt(wi)) * out.e(i) * f1;
+      double s = (freq ? 1.0 : std::sqrt(wi)) * out.e(i) * f1;
       if (lev) {
-        double h = arma::dot(Z.row(b), Z.row(b));
-        if (freq) h = wi > 0.0 ? h / wi : 0.0;
-        sc /= cov.type == CovType::HC2 ? std::sqrt(1.0 - h) : 1.0 - h;
+        const double hi = freq ? (wi > 0.0 ? h[b] / wi : 0.0) : h[b];
+        s /= cov.type == CovType::HC2 ? std::sqrt(1.0 - hi) : 1.0 - hi;
       }
-      Z.row(b) *= sc;
+      h[b] = s;
     }
-    out.S += Z.t() * Z;
+    for (arma::uword c = 0; c < r; ++c) {
+      double* z = A.colptr(c);
+      for (arma::uword b = 0; b < m; ++b) z[b] *= h[b];
+    }
+    const char lo = 'U', tr = 'T';
+    const double beta = 1.0;
+    dsyrk_(&lo, &tr, &nr, &mm, &one, A.memptr(), &lda, &beta, out.S.memptr(), &nr);
   }
+  if (meat) out.S = arma::symmatu(out.S);
   out.g.set_size(r);
   for (arma::uword c = 0; c < r; ++c) out.g(c) = static_cast<double>(g[c]);
   return out;
