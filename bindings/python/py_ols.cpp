@@ -17,6 +17,7 @@ using attnreg_py::farray;
 using attnreg_py::to_numpy;
 
 void init_least_squares(py::module_& m);
+void init_ols_tall(py::module_& m);
 py::dict py_inference_dict(const attnreg::Inference& inf);
 
 namespace {
@@ -122,6 +123,7 @@ attnreg::CovOptions py_cov_options(const std::string& cov_type, int maxlags, boo
 }
 
 void init_ols(py::module_& m) {
+  init_ols_tall(m);
   py::class_<attnreg::OLS>(m, "OLS")
       .def(py::init([](bool fit_intercept, double rank_tol, int n_threads,
                        const std::string& precision, double extended_rank_tol,

@@ -23,17 +23,17 @@ using ls_detail::kNaN;
 namespace {
 // Row-block size for the long-double refinement loops: fixed, so sums never depend on threads.
 constexpr arma::uword kBlock = 4096;
-// Auto precision: extended when n q^2 is at most this (a few milliseconds of work) ...
-constexpr double kExtendedAlways = 2e6;
-// ... or when the double factor is ill-conditioned and n q^2 is at most this (about a second).
-constexpr double kExtendedIllCond = 1e8;
-constexpr double kIllCondPivot = 1e-4;
+using ls_detail::kExtendedAlways;
+using ls_detail::kExtendedIllCond;
+using ls_detail::kIllCondPivot;
 // OLSOptions::prepare_q1: Q_1 by a triangular solve only when the smallest pivot is at least
 // this fraction of the largest (a cheap pre-filter), and kept only when orthonormal to
 // kQ1Orthogonality (the real test; see OLS::prepare_q1).
 constexpr double kQ1SolvePivot = 1e-3;
 constexpr double kQ1Orthogonality = 1e-10;
+}  // namespace
 
+namespace ls_detail {
 arma::uword factor_design(const arma::mat& D, const OLSOptions& opt, OLSState& st,
                           double& min_ratio, double& r00) {
   // Column scaling by powers of two, pivoted QR (dgeqp3), numerical rank; rank-deficient
@@ -103,6 +103,10 @@ arma::uword factor_design(const arma::mat& D, const OLSOptions& opt, OLSState& s
   if (lm_order) min_ratio = 0.0;  // the pivoted factor was rank-deficient: ill-conditioned
   return r;
 }
+}  // namespace ls_detail
+
+namespace {
+using ls_detail::factor_design;
 
 void refinement_residuals(const arma::mat& D, const arma::mat& Y, const OLSState& st,
                           arma::uword r, const arma::mat& x, const arma::mat& e, int threads,

@@ -11,6 +11,20 @@ namespace ls_detail {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+/// OLS's automatic precision: extended when n q^2 is at most kExtendedAlways (a few
+/// milliseconds of work), or when the smallest pivot of the double factor is below
+/// kIllCondPivot times the largest and n q^2 is at most kExtendedIllCond (about a second).
+constexpr double kExtendedAlways = 2e6;
+constexpr double kExtendedIllCond = 1e8;
+constexpr double kIllCondPivot = 1e-4;
+
+/// OLS's factorisation of a design D (n x q; or of any matrix with the same R factor):
+/// column scaling by powers of two, pivoted QR (dgeqp3), numerical rank by opt.rank_tol;
+/// rank-deficient designs re-pivot as R's lm. Sets st.qr, tau, pivot, scale; returns the rank;
+/// min_ratio = min |R_cc| / r00 (0 when re-pivoted), r00 = the largest kept |R_cc|.
+arma::uword factor_design(const arma::mat& D, const OLSOptions& opt, OLSState& st,
+                          double& min_ratio, double& r00);
+
 /// Result of the extended-precision (double-double) least-squares solve.
 struct ExtendedLS {
   arma::uword rank = 0;
