@@ -193,17 +193,23 @@ ConfigInfo config_info(DType dtype, Kind kind, int d, int dv) {
   return info;
 }
 
-ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const TensorRef& k,
-                      const TensorRef& v, const MutTensorRef& o, const ForwardOptions& opt,
-                      Memory memory, const AuxOutputs* aux, void* stream_ptr) {
-  // ------------------------------------------------------------ arguments
-  require(s.batch >= 1 && s.heads >= 1 && s.n_q >= 1 && s.n_k >= 1, "shape",
-          "every extent must be >= 1");
-  require(s.batch <= 65535 && s.heads <= 65535, "shape",
-          "batch and heads must be <= 65535 (CUDA grid limits)");
-  const ConfigInfo info = config_info(dtype, opt.kind, s.d, s.dv);
-  const std::int64_t n_blocks = (s.n_q + info.block_q - 1) / info.block_q;
-  require(n_blocks <= 2147483647LL, "shape", "n_q is too large for one launch");
+// The buffers one forward call may allocate on the device (freed when it returns).
+struct ForwardBuffers {
+  DeviceBuffer q, k, v, o, ridge, rho, delta, row_max, omega, rel, status, sweeps;
+};
+
+void cuda_download(void* dst, const void* src, std::size_t bytes, const char* what,
+                   cudaStream_t stream) {
+  const std::string call = std::string("cudaMemcpy(") + what + ", device to host)";
+  check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream), call.c_str());
+}
+
+// The shape, options and tensors of a forward call (forward's contract, attention_cuda.hpp).
+void check_forward_args(const Shape& s, const TensorRef& q, const TensorRef& k,
+                        const TensorRef& v, const MutTensorRef& o, const ForwardOptions& opt,
+                        Memory memory) {
+  const bool lla = opt.kind != Kind::softmax;
+  const std::int64_t n_rows = static_cast<std::int64_t>(s.batch) * s.heads * s.n_q;
   require(std::isfinite(opt.scale) && opt.scale > 0, "scale",
           "must be > 0 and finite (the logit scale a)");
   require(opt.window >= 0, "window", "must be >= 0 (0 = no window)");
@@ -219,9 +225,7 @@ ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const Ten
                              ", n_k " + std::to_string(s.n_k) + "); widen the window");
     }
   }
-  const bool lla = opt.kind != Kind::softmax;
   require(std::isfinite(opt.ridge) && opt.ridge >= 0, "ridge", "must be >= 0 and finite");
-  const std::int64_t n_rows = static_cast<std::int64_t>(s.batch) * s.heads * s.n_q;
   if (!opt.ridge_per_query.empty()) {
     const auto n = static_cast<std::int64_t>(opt.ridge_per_query.size());
     require(n == s.n_q || n == n_rows, "ridge",
@@ -243,8 +247,10 @@ ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const Ten
               k.hstride >= 0 && k.bstride >= 0 && v.rstride >= 0 && v.hstride >= 0 &&
               v.bstride >= 0 && o.rstride >= 0 && o.hstride >= 0 && o.bstride >= 0,
           "strides", "must be >= 0");
+}
 
-  // ------------------------------------------------------------ device
+// GPU 0 must be sm_80 or newer and give the kernel its shared memory.
+void check_device(const ConfigInfo& info) {
   int dev = 0;
   check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
   cudaDeviceProp prop{};
@@ -262,10 +268,14 @@ ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const Ten
                            "' allows " + std::to_string(prop.sharedMemPerBlockOptin) +
                            "; use device='cpu'");
   }
-  cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+}
 
-  // ------------------------------------------------------------ buffers
-  DeviceBuffer bq, bk, bv, bo, bridge, brho, bdelta, bmax, bomega, brel, bstatus, bsweeps;
+// The kernel's tensor pointers and strides: uploaded contiguous copies (host memory, output
+// to a NaN-filled device buffer) or the caller's device tensors as they are.
+FwdParams tensor_params(DType dtype, const Shape& s, const TensorRef& q, const TensorRef& k,
+                        const TensorRef& v, const MutTensorRef& o, Memory memory,
+                        ForwardBuffers& buf, cudaStream_t stream) {
+  const std::int64_t n_rows = static_cast<std::int64_t>(s.batch) * s.heads * s.n_q;
   FwdParams p;
   p.batch = s.batch;
   p.heads = s.heads;
@@ -276,10 +286,10 @@ ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const Ten
   const std::size_t es = elem_size(dtype);
   const std::size_t out_bytes = es * static_cast<std::size_t>(n_rows) * s.dv;
   if (memory == Memory::host) {
-    p.q = upload(q, s, s.n_q, s.d, dtype, bq, "Q", stream);
-    p.k = upload(k, s, s.n_k, s.d, dtype, bk, "K", stream);
-    p.v = upload(v, s, s.n_k, s.dv, dtype, bv, "V", stream);
-    p.o = bo.alloc(out_bytes, "out");
+    p.q = upload(q, s, s.n_q, s.d, dtype, buf.q, "Q", stream);
+    p.k = upload(k, s, s.n_k, s.d, dtype, buf.k, "K", stream);
+    p.v = upload(v, s, s.n_k, s.dv, dtype, buf.v, "V", stream);
+    p.o = buf.o.alloc(out_bytes, "out");
     // 0xFF bytes are NaN in every supported type: an element the kernel fails to write comes
     // back as NaN instead of plausible garbage.
     check_cuda(cudaMemsetAsync(p.o, 0xFF, out_bytes, stream), "cudaMemsetAsync(out)");
@@ -298,6 +308,16 @@ ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const Ten
     p.v_bstride = v.bstride, p.v_hstride = v.hstride, p.v_rstride = v.rstride;
     p.o_bstride = o.bstride, p.o_hstride = o.hstride, p.o_rstride = o.rstride;
   }
+  return p;
+}
+
+// The options and the per-row outputs (omega, row max, delta, rho, CG status) of the kernel:
+// the caller's device buffers where given (device memory), fresh ones otherwise.
+void option_params(const ForwardOptions& opt, const Shape& s, Memory memory,
+                   const AuxOutputs* aux, std::int64_t n_blocks, ForwardBuffers& buf,
+                   FwdParams& p, cudaStream_t stream) {
+  const bool lla = opt.kind != Kind::softmax;
+  const std::int64_t n_rows = static_cast<std::int64_t>(s.batch) * s.heads * s.n_q;
   p.a = static_cast<float>(opt.scale);
   p.rbf = opt.rbf;
   p.causal = opt.causal;
@@ -305,7 +325,7 @@ ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const Ten
   p.ridge = static_cast<float>(opt.ridge);
   if (!opt.ridge_per_query.empty()) {
     const std::size_t bytes = sizeof(float) * opt.ridge_per_query.size();
-    float* r = static_cast<float*>(bridge.alloc(bytes, "ridge"));
+    float* r = static_cast<float*>(buf.ridge.alloc(bytes, "ridge"));
     check_cuda(cudaMemcpyAsync(r, opt.ridge_per_query.data(), bytes, cudaMemcpyHostToDevice,
                                stream),
                "cudaMemcpyAsync(ridge)");
@@ -320,26 +340,30 @@ ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const Ten
   const std::size_t row_bytes = sizeof(float) * static_cast<std::size_t>(n_rows);
   const bool dev_aux = memory == Memory::device && aux != nullptr;
   p.omega = dev_aux && aux->omega ? aux->omega
-                                  : static_cast<float*>(bomega.alloc(row_bytes, "omega"));
-  p.row_max = dev_aux && aux->row_max
-                  ? aux->row_max
-                  : (aux && aux->row_max ? static_cast<float*>(bmax.alloc(row_bytes, "row_max"))
-                                         : nullptr);
+                                  : static_cast<float*>(buf.omega.alloc(row_bytes, "omega"));
+  p.row_max =
+      dev_aux && aux->row_max
+          ? aux->row_max
+          : (aux && aux->row_max ? static_cast<float*>(buf.row_max.alloc(row_bytes, "row_max"))
+                                 : nullptr);
   if (lla) {
     p.delta = dev_aux && aux->delta ? aux->delta
-                                    : static_cast<float*>(bdelta.alloc(row_bytes, "delta"));
-    p.rel_res = static_cast<float*>(brel.alloc(row_bytes, "rel_res"));
-    p.status = static_cast<int*>(bstatus.alloc(sizeof(int) * n_rows, "status"));
+                                    : static_cast<float*>(buf.delta.alloc(row_bytes, "delta"));
+    p.rel_res = static_cast<float*>(buf.rel.alloc(row_bytes, "rel_res"));
+    p.status = static_cast<int*>(buf.status.alloc(sizeof(int) * n_rows, "status"));
     p.block_sweeps = static_cast<int*>(
-        bsweeps.alloc(sizeof(int) * static_cast<std::size_t>(s.batch) * s.heads * n_blocks,
-                      "block_sweeps"));
+        buf.sweeps.alloc(sizeof(int) * static_cast<std::size_t>(s.batch) * s.heads * n_blocks,
+                         "block_sweeps"));
     if (aux && aux->rho) {
       p.rho = dev_aux ? aux->rho
-                      : static_cast<float*>(brho.alloc(row_bytes * s.d, "rho"));
+                      : static_cast<float*>(buf.rho.alloc(row_bytes * s.d, "rho"));
     }
   }
+}
 
-  // ------------------------------------------------------------ launch
+// Launches the kernel on `stream` and waits for it; returns its time in milliseconds.
+float launch_timed(DType dtype, Kind kind, const Shape& s, const ConfigInfo& info,
+                   const FwdParams& p, cudaStream_t stream) {
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
   check_cuda(cudaEventCreate(&ev0), "cudaEventCreate");
   struct EventGuard {
@@ -352,13 +376,113 @@ ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const Ten
   } guard{&ev0, &ev1};
   check_cuda(cudaEventCreate(&ev1), "cudaEventCreate");
   check_cuda(cudaEventRecord(ev0, stream), "cudaEventRecord");
-  dispatch_config(dtype, opt.kind, s.d, s.dv, LaunchOf{&p, stream});
+  dispatch_config(dtype, kind, s.d, s.dv, LaunchOf{&p, stream});
   check_cuda(cudaEventRecord(ev1, stream), "cudaEventRecord");
   check_cuda(cudaEventSynchronize(ev1), ("kernel " + info.kernel).c_str());
   check_cuda(cudaGetLastError(), ("kernel " + info.kernel).c_str());
   float ms = 0.0f;
   check_cuda(cudaEventElapsedTime(&ms, ev0, ev1), "cudaEventElapsedTime");
+  return ms;
+}
 
+// Host memory: the output (through a staging buffer when the caller's strides are not
+// contiguous) and the requested per-row outputs, back to the caller's arrays.
+void download_outputs(DType dtype, const Shape& s, const MutTensorRef& o, const FwdParams& p,
+                      bool lla, const AuxOutputs* aux, cudaStream_t stream) {
+  const std::int64_t n_rows = static_cast<std::int64_t>(s.batch) * s.heads * s.n_q;
+  const std::size_t es = elem_size(dtype);
+  const std::size_t out_bytes = es * static_cast<std::size_t>(n_rows) * s.dv;
+  const std::size_t row_bytes = sizeof(float) * static_cast<std::size_t>(n_rows);
+  auto download = [&](void* dst, const void* src, std::size_t bytes, const char* what) {
+    cuda_download(dst, src, bytes, what, stream);
+  };
+  if (o.rstride == s.dv && o.hstride == s.n_q * s.dv &&
+      (s.batch == 1 || o.bstride == s.heads * s.n_q * s.dv)) {
+    download(o.data, p.o, out_bytes, "out");
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(out)");
+  } else {
+    std::vector<unsigned char> staging(out_bytes);
+    download(staging.data(), p.o, out_bytes, "out");
+    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(out)");
+    unsigned char* base = static_cast<unsigned char*>(o.data);
+    for (std::int64_t r = 0; r < n_rows; ++r) {
+      const std::int64_t i = r % s.n_q, h = (r / s.n_q) % s.heads, b = r / (s.n_q * s.heads);
+      const std::int64_t off = b * o.bstride + h * o.hstride + i * o.rstride;
+      std::memcpy(base + static_cast<std::size_t>(off) * es,
+                  staging.data() + static_cast<std::size_t>(r) * s.dv * es,
+                  static_cast<std::size_t>(s.dv) * es);
+    }
+  }
+  if (aux) {
+    if (aux->omega) download(aux->omega, p.omega, row_bytes, "omega");
+    if (aux->row_max && p.row_max) download(aux->row_max, p.row_max, row_bytes, "row_max");
+    if (lla && aux->delta) download(aux->delta, p.delta, row_bytes, "delta");
+    if (lla && aux->rho) download(aux->rho, p.rho, row_bytes * s.d, "rho");
+  }
+}
+
+// LLA: the rows' denominators and CG status, checked (NumericalError on a breakdown or a
+// non-positive denominator) and summarised in rep.
+void lla_row_diagnostics(const ForwardOptions& opt, const Shape& s, const FwdParams& p,
+                         ForwardReport& rep, cudaStream_t stream) {
+  const std::int64_t n_rows = static_cast<std::int64_t>(s.batch) * s.heads * s.n_q;
+  const std::size_t row_bytes = sizeof(float) * static_cast<std::size_t>(n_rows);
+  auto download = [&](void* dst, const void* src, std::size_t bytes, const char* what) {
+    cuda_download(dst, src, bytes, what, stream);
+  };
+  std::vector<float> omega(n_rows), delta(n_rows), rel(n_rows);
+  std::vector<int> status(n_rows);
+  download(omega.data(), p.omega, row_bytes, "omega");
+  download(delta.data(), p.delta, row_bytes, "delta");
+  download(rel.data(), p.rel_res, row_bytes, "rel_res");
+  download(status.data(), p.status, sizeof(int) * n_rows, "status");
+  if (opt.kind == Kind::lla_blockwise) {
+    rep.cg_iterations.resize(static_cast<std::size_t>(rep.n_query_blocks));
+    download(rep.cg_iterations.data(), p.block_sweeps, sizeof(int) * rep.cg_iterations.size(),
+             "block_sweeps");
+  }
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(diagnostics)");
+  for (int it : rep.cg_iterations) rep.cg_max_iterations = std::max(rep.cg_max_iterations, it);
+  double min_rel = 1.0;
+  for (std::int64_t r = 0; r < n_rows; ++r) {
+    if (opt.kind == Kind::lla_direct && status[r] == kRowBreakdown) {
+      throw_numerical_error("LLA (direct, CUDA): Sigma is not positive definite in float32 at " +
+                            where(r, s) + " (increase ridge, or use algorithm 'blockwise')");
+    }
+    const float dl = delta[r];
+    if (!(dl > 0.0f) || !std::isfinite(dl)) {
+      std::ostringstream msg;
+      msg << "LLA (" << (opt.kind == Kind::lla_direct ? "direct" : "blockwise")
+          << ", CUDA): the denominator omega - mu'rho is " << dl << " at " << where(r, s)
+          << "; Sigma is numerically singular there (increase ridge, or use device='cpu' "
+             "with float64)";
+      throw_numerical_error(msg.str());
+    }
+    if (status[r] != kRowConverged && rel[r] > opt.cg_tol) ++rep.cg_rows_not_converged;
+    rep.cg_max_relative_residual = std::max(rep.cg_max_relative_residual,
+                                            static_cast<double>(rel[r]));
+    min_rel = std::min(min_rel, static_cast<double>(dl) / omega[r]);
+  }
+  rep.min_relative_denominator = min_rel;
+}
+
+ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const TensorRef& k,
+                      const TensorRef& v, const MutTensorRef& o, const ForwardOptions& opt,
+                      Memory memory, const AuxOutputs* aux, void* stream_ptr) {
+  require(s.batch >= 1 && s.heads >= 1 && s.n_q >= 1 && s.n_k >= 1, "shape",
+          "every extent must be >= 1");
+  require(s.batch <= 65535 && s.heads <= 65535, "shape",
+          "batch and heads must be <= 65535 (CUDA grid limits)");
+  const ConfigInfo info = config_info(dtype, opt.kind, s.d, s.dv);
+  const std::int64_t n_blocks = (s.n_q + info.block_q - 1) / info.block_q;
+  require(n_blocks <= 2147483647LL, "shape", "n_q is too large for one launch");
+  check_forward_args(s, q, k, v, o, opt, memory);
+  check_device(info);
+  cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  ForwardBuffers buf;
+  FwdParams p = tensor_params(dtype, s, q, k, v, o, memory, buf, stream);
+  option_params(opt, s, memory, aux, n_blocks, buf, p, stream);
+  const float ms = launch_timed(dtype, opt.kind, s, info, p, stream);
   ForwardReport rep;
   rep.kernel = info.kernel;
   rep.block_q = info.block_q;
@@ -369,75 +493,12 @@ ForwardReport forward(DType dtype, const Shape& s, const TensorRef& q, const Ten
   rep.kernel_ms = ms;
   rep.cg_tol = opt.cg_tol;
   rep.cg_iteration_limit = opt.kind == Kind::lla_blockwise ? p.cg_max_iter : 0;
-
-  // ------------------------------------------------------------ per-row diagnostics
-  auto download = [&](void* dst, const void* src, std::size_t bytes, const char* what) {
-    const std::string call = std::string("cudaMemcpy(") + what + ", device to host)";
-    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream), call.c_str());
-  };
-  if (memory == Memory::host) {
-    if (o.rstride == s.dv && o.hstride == s.n_q * s.dv &&
-        (s.batch == 1 || o.bstride == s.heads * s.n_q * s.dv)) {
-      download(o.data, p.o, out_bytes, "out");
-      check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(out)");
-    } else {
-      std::vector<unsigned char> staging(out_bytes);
-      download(staging.data(), p.o, out_bytes, "out");
-      check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(out)");
-      unsigned char* base = static_cast<unsigned char*>(o.data);
-      for (std::int64_t r = 0; r < n_rows; ++r) {
-        const std::int64_t i = r % s.n_q, h = (r / s.n_q) % s.heads, b = r / (s.n_q * s.heads);
-        const std::int64_t off = b * o.bstride + h * o.hstride + i * o.rstride;
-        std::memcpy(base + static_cast<std::size_t>(off) * es,
-                    staging.data() + static_cast<std::size_t>(r) * s.dv * es,
-                    static_cast<std::size_t>(s.dv) * es);
-      }
-    }
-    if (aux) {
-      if (aux->omega) download(aux->omega, p.omega, row_bytes, "omega");
-      if (aux->row_max && p.row_max) download(aux->row_max, p.row_max, row_bytes, "row_max");
-      if (lla && aux->delta) download(aux->delta, p.delta, row_bytes, "delta");
-      if (lla && aux->rho) download(aux->rho, p.rho, row_bytes * s.d, "rho");
-    }
-  }
-  if (lla) {
-    std::vector<float> omega(n_rows), delta(n_rows), rel(n_rows);
-    std::vector<int> status(n_rows);
-    download(omega.data(), p.omega, row_bytes, "omega");
-    download(delta.data(), p.delta, row_bytes, "delta");
-    download(rel.data(), p.rel_res, row_bytes, "rel_res");
-    download(status.data(), p.status, sizeof(int) * n_rows, "status");
-    if (opt.kind == Kind::lla_blockwise) {
-      rep.cg_iterations.resize(static_cast<std::size_t>(rep.n_query_blocks));
-      download(rep.cg_iterations.data(), p.block_sweeps, sizeof(int) * rep.cg_iterations.size(),
-               "block_sweeps");
-    }
-    check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(diagnostics)");
-    for (int it : rep.cg_iterations) rep.cg_max_iterations = std::max(rep.cg_max_iterations, it);
-    double min_rel = 1.0;
-    for (std::int64_t r = 0; r < n_rows; ++r) {
-      if (opt.kind == Kind::lla_direct && status[r] == kRowBreakdown) {
-        throw_numerical_error("LLA (direct, CUDA): Sigma is not positive definite in float32 at " +
-                              where(r, s) + " (increase ridge, or use algorithm 'blockwise')");
-      }
-      const float dl = delta[r];
-      if (!(dl > 0.0f) || !std::isfinite(dl)) {
-        std::ostringstream msg;
-        msg << "LLA (" << (opt.kind == Kind::lla_direct ? "direct" : "blockwise")
-            << ", CUDA): the denominator omega - mu'rho is " << dl << " at " << where(r, s)
-            << "; Sigma is numerically singular there (increase ridge, or use device='cpu' "
-               "with float64)";
-        throw_numerical_error(msg.str());
-      }
-      if (status[r] != kRowConverged && rel[r] > opt.cg_tol) ++rep.cg_rows_not_converged;
-      rep.cg_max_relative_residual = std::max(rep.cg_max_relative_residual,
-                                              static_cast<double>(rel[r]));
-      min_rel = std::min(min_rel, static_cast<double>(dl) / omega[r]);
-    }
-    rep.min_relative_denominator = min_rel;
-  } else {
+  const bool lla = opt.kind != Kind::softmax;
+  if (memory == Memory::host) download_outputs(dtype, s, o, p, lla, aux, stream);
+  if (lla)
+    lla_row_diagnostics(opt, s, p, rep, stream);
+  else
     check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  }
   return rep;
 }
 

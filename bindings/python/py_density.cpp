@@ -23,7 +23,11 @@ attnreg::DensityKind kind_from(const std::string& s) {
 
 arma::mat opt_mat(const py::object& o, const char* name) {
   if (o.is_none()) return arma::mat();
-  return arma::mat(attnreg_py::as_mat(o.cast<attnreg_py::farray>(), name));
+  // The cast may make a Fortran-order copy that dies with this call: copy its values (a move
+  // from as_mat's view would keep pointing at that freed buffer).
+  const attnreg_py::farray a = o.cast<attnreg_py::farray>();
+  const arma::mat view = attnreg_py::as_mat(a, name);
+  return arma::mat(view.memptr(), view.n_rows, view.n_cols);
 }
 
 attnreg::DensityOptions options(const std::string& kernel, const std::string& unordered_kernel,

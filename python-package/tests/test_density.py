@@ -240,3 +240,23 @@ def test_np_published_values():
     v_np, _ = attnreg._core.density_objective("density", np.asfortranarray(X), "cc", None, "",
                                               method="cv_ls", bandwidth=np.exp(fit.x))
     assert kd.objective_ <= v_np
+
+
+@pytest.mark.parametrize("kind", ["conditional_density", "conditional_distribution"])
+def test_core_objective_reads_a_c_order_y_of_two_columns(kind):
+    # A C-order y of two columns is copied to Fortran order by the binding; the core must read
+    # that copy's values, not a freed buffer: the same objective as the Fortran-order y, every
+    # time (it used to change from call to call).
+    rng = np.random.default_rng(11)
+    X = np.asfortranarray(rng.normal(size=(120, 1)))
+    Y = rng.normal(size=(120, 2))
+    bw = np.array([0.5, 0.4, 0.45])
+    want = attnreg._core.density_objective(kind, X, "c", np.asfortranarray(Y), "cc",
+                                           method="cv_ls", bandwidth=bw)
+    for _ in range(3):
+        got = attnreg._core.density_objective(kind, X, "c", np.ascontiguousarray(Y), "cc",
+                                              method="cv_ls", bandwidth=bw)
+        junk = [np.full((120, 2), 1e6) for _ in range(20)]  # reuse freed memory, if any
+        assert got[0] == want[0]
+        np.testing.assert_array_equal(got[1], want[1])
+        del junk

@@ -69,170 +69,192 @@ void check_grad_view(const View<T>& g, const std::int64_t want[4], const char* n
   }
 }
 
-[[noreturn]] void throw_not_pd(i64 b, i64 h, i64 i) {
-  std::ostringstream msg;
-  msg << "LLA backward: Sigma is not positive definite at " << detail::where(b, h, i)
-      << " (the keys this query sees do not span the space, or the weights concentrate on "
-         "too few keys); increase ridge or the bandwidth";
-  throw NumericalError(msg.str());
-}
-
-[[noreturn]] void throw_bad_delta(double delta, i64 b, i64 h, i64 i) {
-  std::ostringstream msg;
-  msg << "LLA backward: the denominator omega - mu'rho is " << delta << " at "
-      << detail::where(b, h, i) << "; Sigma is numerically singular there (increase ridge)";
-  throw NumericalError(msg.str());
-}
-
 struct WS {
   std::vector<double> q, g, dq, l, w, z, u, e, f, Sig, rho, y, mu, c, dK, dV;
 };
 
+/// Query i's keys [lo, lo + n): ws.q = q_i, ws.g = dO_i, z_j = k_j - q (explicit centring, as
+/// the naive forward), u_j = g'v_j, and the weights w_j = exp(l_j - max l); returns omega.
+template <class T>
+double query_weights(const detail::Plan& p, const View<const T>& Q, const View<const T>& K,
+                     const View<const T>& V, const View<const T>& dO, i64 b, i64 h, i64 i,
+                     i64 lo, i64 n, WS& ws) {
+  const i64 d = p.d, dv = p.dv;
+  for (i64 c = 0; c < d; ++c) ws.q[c] = Q.at(b, h, i, c);
+  for (i64 c = 0; c < dv; ++c) ws.g[c] = dO.at(b, h, i, c);
+  ws.l.resize(n);
+  ws.w.resize(n);
+  ws.u.resize(n);
+  ws.z.resize(static_cast<std::size_t>(n * d));
+  // Logits, shifted by their max.
+  double mx = -HUGE_VAL;
+  for (i64 j = 0; j < n; ++j) {
+    double* zj = ws.z.data() + j * d;
+    double l = 0.0, zz = 0.0;
+    for (i64 c = 0; c < d; ++c) {
+      const double kc = K.at(b, h, lo + j, c);
+      zj[c] = kc - ws.q[c];
+      l += kc * ws.q[c];
+      zz += zj[c] * zj[c];
+    }
+    ws.l[j] = p.rbf ? -0.5 * p.a * zz : p.a * l;
+    mx = std::max(mx, ws.l[j]);
+    double uj = 0.0;
+    for (i64 c = 0; c < dv; ++c) uj += ws.g[c] * static_cast<double>(V.at(b, h, lo + j, c));
+    ws.u[j] = uj;
+  }
+  double omega = 0.0;
+  for (i64 j = 0; j < n; ++j) {
+    ws.w[j] = std::exp(ws.l[j] - mx);
+    omega += ws.w[j];
+  }
+  return omega;
+}
+
+/// softmax / nw_rbf: dV_j += p_j g, and ws.l becomes dl_j = p_j (u_j - L).
+void softmax_logit_grads(i64 dv, i64 lo, i64 n, double omega, WS& ws) {
+  double L = 0.0;
+  for (i64 j = 0; j < n; ++j) L += ws.w[j] / omega * ws.u[j];
+  for (i64 j = 0; j < n; ++j) {
+    const double pj = ws.w[j] / omega;
+    double* dvj = ws.dV.data() + (lo + j) * dv;
+    for (i64 c = 0; c < dv; ++c) dvj[c] += pj * ws.g[c];
+    ws.l[j] = pj * (ws.u[j] - L);
+  }
+}
+
+/// LLA, the forward's statistics: mu, the Cholesky factor of Sigma (in ws.Sig) and rho;
+/// returns delta = omega - mu'rho.
+double lla_solve(const detail::Plan& p, i64 b, i64 h, i64 i, i64 n, double omega,
+                 double lambda, WS& ws) {
+  const i64 d = p.d;
+  std::fill(ws.mu.begin(), ws.mu.end(), 0.0);
+  std::fill(ws.Sig.begin(), ws.Sig.end(), 0.0);
+  for (i64 j = 0; j < n; ++j) {
+    const double* zj = ws.z.data() + j * d;
+    const double wj = ws.w[j];
+    for (i64 r = 0; r < d; ++r) {
+      ws.mu[r] += wj * zj[r];
+      const double wz = wj * zj[r];
+      for (i64 c = 0; c <= r; ++c) ws.Sig[r * d + c] += wz * zj[c];
+    }
+  }
+  for (i64 r = 0; r < d; ++r) {
+    ws.Sig[r * d + r] += local_solve::ridge_diagonal(lambda, omega);
+    for (i64 c = 0; c < r; ++c) ws.Sig[c * d + r] = ws.Sig[r * d + c];
+  }
+  if (!tile::cholesky(ws.Sig.data(), static_cast<int>(d)))
+    detail::throw_not_pd("LLA backward", b, h, i);
+  std::copy(ws.mu.begin(), ws.mu.end(), ws.rho.begin());
+  tile::cholesky_solve(ws.Sig.data(), static_cast<int>(d), ws.rho.data());
+  const double delta = omega - tile::dot(ws.mu.data(), ws.rho.data(), static_cast<int>(d));
+  if (!(delta > 0) || !std::isfinite(delta))
+    detail::throw_bad_delta("LLA backward", delta, b, h, i);
+  return delta;
+}
+
+/// LLA (the file comment): dV_j += s_j g, dridge[i] = dlambda, ws.l becomes dl_j and z_j
+/// becomes dz_j (with rbf's kernel term); returns delta / omega.
+double lla_logit_grads(const detail::Plan& p, i64 b, i64 h, i64 i, i64 lo, i64 n,
+                       double omega, double* dridge, WS& ws) {
+  const i64 d = p.d, dv = p.dv;
+  const double lambda = p.ridge_at(b, h, i);
+  const double delta = lla_solve(p, b, h, i, n, omega, lambda, ws);
+  ws.e.resize(n);
+  ws.f.resize(n);
+  double L = 0.0;
+  std::fill(ws.c.begin(), ws.c.end(), 0.0);
+  for (i64 j = 0; j < n; ++j) {
+    const double* zj = ws.z.data() + j * d;
+    ws.e[j] = 1.0 - tile::dot(zj, ws.rho.data(), static_cast<int>(d));
+    const double sj = ws.w[j] * ws.e[j] / delta;
+    L += sj * ws.u[j];
+    double* dvj = ws.dV.data() + (lo + j) * dv;
+    for (i64 c = 0; c < dv; ++c) dvj[c] += sj * ws.g[c];
+    const double wu = ws.w[j] * ws.u[j];
+    for (i64 c = 0; c < d; ++c) ws.c[c] += wu * zj[c];
+  }
+  // The adjoint solve: y = Sigma^-1 (L mu - c) / delta, with the factor of the forward.
+  for (i64 c = 0; c < d; ++c) ws.y[c] = (L * ws.mu[c] - ws.c[c]) / delta;
+  tile::cholesky_solve(ws.Sig.data(), static_cast<int>(d), ws.y.data());
+  const double yr = tile::dot(ws.y.data(), ws.rho.data(), static_cast<int>(d));
+  if (dridge) dridge[i] = -omega * yr;
+  for (i64 j = 0; j < n; ++j) {
+    double* zj = ws.z.data() + j * d;
+    const double fj = (ws.u[j] - L) / delta + tile::dot(ws.y.data(), zj, static_cast<int>(d));
+    const double dl = ws.w[j] * (ws.e[j] * fj - lambda * yr);
+    ws.l[j] = dl;
+    // zj becomes dz_j (the forward no longer needs it; rbf's kernel term uses z first).
+    for (i64 c = 0; c < d; ++c) {
+      double dz = ws.w[j] * (ws.e[j] * ws.y[c] - fj * ws.rho[c]);
+      if (p.rbf) dz -= p.a * dl * zj[c];
+      zj[c] = dz;
+    }
+  }
+  return delta / omega;
+}
+
+/// The kernel and the centring: from dl_j (ws.l) and, for LLA, dz_j (ws.z), accumulates dk_j
+/// into ws.dK and dq into ws.dq.
+template <class T>
+void key_query_grads(const detail::Plan& p, const View<const T>& K, i64 b, i64 h, i64 lo, i64 n,
+                     WS& ws) {
+  const i64 d = p.d;
+  const double a = p.a;
+  const bool lla = p.method == Method::lla;
+  for (i64 j = 0; j < n; ++j) {
+    double* dkj = ws.dK.data() + (lo + j) * d;
+    const double dl = ws.l[j];
+    if (lla) {
+      const double* dz = ws.z.data() + j * d;
+      for (i64 c = 0; c < d; ++c) {
+        dkj[c] += dz[c];
+        ws.dq[c] -= dz[c];
+      }
+    } else if (p.rbf) {
+      const double* zj = ws.z.data() + j * d;
+      for (i64 c = 0; c < d; ++c) {
+        const double dz = -a * dl * zj[c];
+        dkj[c] += dz;
+        ws.dq[c] -= dz;
+      }
+    }
+    if (!p.rbf) {
+      for (i64 c = 0; c < d; ++c) {
+        dkj[c] += a * dl * ws.q[c];
+        ws.dq[c] += a * dl * static_cast<double>(K.at(b, h, lo + j, c));
+      }
+    }
+  }
+}
+
 /// Gradients of one (batch, head): dq rows written to dQ directly, dK/dV accumulated in
 /// ws.dK/ws.dV (n_k x d, n_k x dv) and written at the end. dridge[i] receives dlambda_i (LLA).
+/// Returns the smallest delta / omega (LLA; 1 otherwise).
 template <class T>
 double backward_head(const detail::Plan& p, const View<const T>& Q, const View<const T>& K,
                      const View<const T>& V, const View<const T>& dO, const View<T>& dQ,
                      const View<T>& dK, const View<T>& dV, i64 b, i64 h, double* dridge,
                      WS& ws) {
   const i64 nq = p.geo.n_q, nk = p.geo.n_k, d = p.d, dv = p.dv;
-  const bool lla = p.method == Method::lla;
-  const double a = p.a;
   ws.dK.assign(static_cast<std::size_t>(nk * d), 0.0);
   ws.dV.assign(static_cast<std::size_t>(nk * dv), 0.0);
-  ws.q.resize(d);
+  for (std::vector<double>* v : {&ws.q, &ws.dq, &ws.rho, &ws.y, &ws.mu, &ws.c}) v->resize(d);
   ws.g.resize(dv);
-  ws.dq.resize(d);
-  ws.rho.resize(d);
-  ws.y.resize(d);
-  ws.mu.resize(d);
-  ws.c.resize(d);
   ws.Sig.resize(static_cast<std::size_t>(d * d));
   double min_rel = 1.0;
   for (i64 i = 0; i < nq; ++i) {
     i64 lo, hi;
     p.geo.range(i, lo, hi);
     const i64 n = hi - lo + 1;
-    for (i64 c = 0; c < d; ++c) ws.q[c] = Q.at(b, h, i, c);
-    for (i64 c = 0; c < dv; ++c) ws.g[c] = dO.at(b, h, i, c);
     std::fill(ws.dq.begin(), ws.dq.end(), 0.0);
-    ws.l.resize(n);
-    ws.w.resize(n);
-    ws.u.resize(n);
-    ws.z.resize(static_cast<std::size_t>(n * d));
-    // Logits from z = k - q (explicit centring, as the naive forward), shifted by their max.
-    double mx = -HUGE_VAL;
-    for (i64 j = 0; j < n; ++j) {
-      double* zj = ws.z.data() + j * d;
-      double l = 0.0, zz = 0.0;
-      for (i64 c = 0; c < d; ++c) {
-        const double kc = K.at(b, h, lo + j, c);
-        zj[c] = kc - ws.q[c];
-        l += kc * ws.q[c];
-        zz += zj[c] * zj[c];
-      }
-      ws.l[j] = p.rbf ? -0.5 * a * zz : a * l;
-      mx = std::max(mx, ws.l[j]);
-      double uj = 0.0;
-      for (i64 c = 0; c < dv; ++c) uj += ws.g[c] * static_cast<double>(V.at(b, h, lo + j, c));
-      ws.u[j] = uj;
-    }
-    double omega = 0.0;
-    for (i64 j = 0; j < n; ++j) {
-      ws.w[j] = std::exp(ws.l[j] - mx);
-      omega += ws.w[j];
-    }
+    const double omega = query_weights(p, Q, K, V, dO, b, h, i, lo, n, ws);
     // ws.l becomes dl_j, the gradient of the logits.
-    if (!lla) {
-      double L = 0.0;
-      for (i64 j = 0; j < n; ++j) L += ws.w[j] / omega * ws.u[j];
-      for (i64 j = 0; j < n; ++j) {
-        const double pj = ws.w[j] / omega;
-        double* dvj = ws.dV.data() + (lo + j) * dv;
-        for (i64 c = 0; c < dv; ++c) dvj[c] += pj * ws.g[c];
-        ws.l[j] = pj * (ws.u[j] - L);
-      }
-    } else {
-      const double lambda = p.ridge_at(b, h, i);
-      std::fill(ws.mu.begin(), ws.mu.end(), 0.0);
-      std::fill(ws.Sig.begin(), ws.Sig.end(), 0.0);
-      for (i64 j = 0; j < n; ++j) {
-        const double* zj = ws.z.data() + j * d;
-        const double wj = ws.w[j];
-        for (i64 r = 0; r < d; ++r) {
-          ws.mu[r] += wj * zj[r];
-          const double wz = wj * zj[r];
-          for (i64 c = 0; c <= r; ++c) ws.Sig[r * d + c] += wz * zj[c];
-        }
-      }
-      for (i64 r = 0; r < d; ++r) {
-        ws.Sig[r * d + r] += local_solve::ridge_diagonal(lambda, omega);
-        for (i64 c = 0; c < r; ++c) ws.Sig[c * d + r] = ws.Sig[r * d + c];
-      }
-      if (!tile::cholesky(ws.Sig.data(), static_cast<int>(d))) throw_not_pd(b, h, i);
-      std::copy(ws.mu.begin(), ws.mu.end(), ws.rho.begin());
-      tile::cholesky_solve(ws.Sig.data(), static_cast<int>(d), ws.rho.data());
-      const double delta = omega - tile::dot(ws.mu.data(), ws.rho.data(), static_cast<int>(d));
-      if (!(delta > 0) || !std::isfinite(delta)) throw_bad_delta(delta, b, h, i);
-      min_rel = std::min(min_rel, delta / omega);
-      ws.e.resize(n);
-      ws.f.resize(n);
-      double L = 0.0;
-      std::fill(ws.c.begin(), ws.c.end(), 0.0);
-      for (i64 j = 0; j < n; ++j) {
-        const double* zj = ws.z.data() + j * d;
-        ws.e[j] = 1.0 - tile::dot(zj, ws.rho.data(), static_cast<int>(d));
-        const double sj = ws.w[j] * ws.e[j] / delta;
-        L += sj * ws.u[j];
-        double* dvj = ws.dV.data() + (lo + j) * dv;
-        for (i64 c = 0; c < dv; ++c) dvj[c] += sj * ws.g[c];
-        const double wu = ws.w[j] * ws.u[j];
-        for (i64 c = 0; c < d; ++c) ws.c[c] += wu * zj[c];
-      }
-      // The adjoint solve: y = Sigma^-1 (L mu - c) / delta, with the factor of the forward.
-      for (i64 c = 0; c < d; ++c) ws.y[c] = (L * ws.mu[c] - ws.c[c]) / delta;
-      tile::cholesky_solve(ws.Sig.data(), static_cast<int>(d), ws.y.data());
-      const double yr = tile::dot(ws.y.data(), ws.rho.data(), static_cast<int>(d));
-      if (dridge) dridge[i] = -omega * yr;
-      for (i64 j = 0; j < n; ++j) {
-        double* zj = ws.z.data() + j * d;
-        const double fj =
-            (ws.u[j] - L) / delta + tile::dot(ws.y.data(), zj, static_cast<int>(d));
-        const double dl = ws.w[j] * (ws.e[j] * fj - lambda * yr);
-        ws.l[j] = dl;
-        // zj becomes dz_j (the forward no longer needs it; rbf's kernel term uses z first).
-        for (i64 c = 0; c < d; ++c) {
-          double dz = ws.w[j] * (ws.e[j] * ws.y[c] - fj * ws.rho[c]);
-          if (p.rbf) dz -= a * dl * zj[c];
-          zj[c] = dz;
-        }
-      }
-    }
-    // Kernel and centring.
-    for (i64 j = 0; j < n; ++j) {
-      double* dkj = ws.dK.data() + (lo + j) * d;
-      const double dl = ws.l[j];
-      if (lla) {
-        const double* dz = ws.z.data() + j * d;
-        for (i64 c = 0; c < d; ++c) {
-          dkj[c] += dz[c];
-          ws.dq[c] -= dz[c];
-        }
-      } else if (p.rbf) {
-        const double* zj = ws.z.data() + j * d;
-        for (i64 c = 0; c < d; ++c) {
-          const double dz = -a * dl * zj[c];
-          dkj[c] += dz;
-          ws.dq[c] -= dz;
-        }
-      }
-      if (!p.rbf) {
-        for (i64 c = 0; c < d; ++c) {
-          dkj[c] += a * dl * ws.q[c];
-          ws.dq[c] += a * dl * static_cast<double>(K.at(b, h, lo + j, c));
-        }
-      }
-    }
+    if (p.method == Method::lla)
+      min_rel = std::min(min_rel, lla_logit_grads(p, b, h, i, lo, n, omega, dridge, ws));
+    else
+      softmax_logit_grads(dv, lo, n, omega, ws);
+    key_query_grads(p, K, b, h, lo, n, ws);
     for (i64 c = 0; c < d; ++c) dQ.at(b, h, i, c) = static_cast<T>(ws.dq[c]);
   }
   detail::unpack_rows(ws.dK.data(), d, nk, dK, b, h, 0);

@@ -227,20 +227,9 @@ DpiResult dpi_local_linear(const arma::vec& x, const arma::vec& y, const DpiOpti
 }
 
 namespace {
-DpiResult dpi_local_linear_unscaled(const arma::vec& x_in, const arma::vec& y_in,
-                                    const DpiOptions& opt) {
-  check::require(x_in.n_elem == y_in.n_elem, "y",
-                 "has " + std::to_string(y_in.n_elem) + " values but x has " +
-                     std::to_string(x_in.n_elem) + " (pass one y per x)");
-  check::all_finite(x_in, "x");
-  check::all_finite(y_in, "y");
-  check::require(opt.gridsize >= 10, "gridsize", "must be at least 10");
-  check::require(opt.trim >= 0 && opt.trim < 0.5, "trim", "must be in [0, 0.5)");
-  check::require(opt.proptrun >= 0 && opt.proptrun < 0.5, "proptrun", "must be in [0, 0.5)");
-  check::require(opt.blockmax >= 1 && opt.divisor >= 1, "blockmax",
-                 "blockmax and divisor must be >= 1");
-
-  // Sort by x (stable, as R's sort.list) and trim floor(trim n) points from each end.
+// Sorts (x, y) by x (stable, as R's sort.list) and trims floor(trim n) points from each end.
+void sort_and_trim(const arma::vec& x_in, const arma::vec& y_in, const DpiOptions& opt,
+                   arma::vec& x, arma::vec& y) {
   const arma::uword n0 = x_in.n_elem;
   std::vector<arma::uword> idx(n0);
   std::iota(idx.begin(), idx.end(), 0);
@@ -249,23 +238,22 @@ DpiResult dpi_local_linear_unscaled(const arma::vec& x_in, const arma::vec& y_in
   const auto cut = static_cast<arma::uword>(std::floor(opt.trim * static_cast<double>(n0)));
   check::require(n0 >= 10 && n0 > 2 * cut + 9, "x", "needs at least 10 observations after trimming");
   const arma::uword n = n0 - 2 * cut;
-  arma::vec x(n), y(n);
+  x.set_size(n);
+  y.set_size(n);
   for (arma::uword i = 0; i < n; ++i) {
     x(i) = x_in(idx[i + cut]);
     y(i) = y_in(idx[i + cut]);
   }
   check::require(arma::vec(arma::unique(x)).n_elem >= 6, "x",
                  "needs at least 6 distinct values for the plug-in rule's quartic pilots");
+}
 
-  DpiResult res;
-  res.n_used = n;
-  const double a = x(0), b = x(n - 1);
+// Stage 1: blocked quartic fits, the number of blocks N by Mallows' Cp (q + 1 = 5 coefficients
+// per block): res.n_blocks, res.sigma2_blocks, res.theta24_blocks.
+void blocked_quartic_pilots(const arma::vec& x, const arma::vec& y, const DpiOptions& opt,
+                            DpiResult& res) {
+  const arma::uword n = x.n_elem;
   const double nn = static_cast<double>(n);
-  const auto M = static_cast<arma::uword>(opt.gridsize);
-  const arma::mat bins = linear_bin(x, y, a, b, M);
-  const arma::vec xc = bins.col(0), yc = bins.col(1);
-
-  // Stage 1: blocked quartic fits, N by Mallows' Cp (q + 1 = 5 coefficients per block).
   const int q = 4, qq = 5;
   const int Nmax = std::max(
       std::min(static_cast<int>(std::floor(nn / opt.divisor)), opt.blockmax), 1);
@@ -314,8 +302,16 @@ DpiResult dpi_local_linear_unscaled(const arma::vec& x_in, const arma::vec& y_in
     throw NumericalError("dpi: the quartic pilot estimates zero curvature or zero noise "
                          "(is y an exact low-order polynomial of x?); use cv_ls or give a bandwidth");
   }
+}
 
-  // Stage 2: pilot gamma for m'' (local cubic), theta_22 over the middle of the grid.
+// Stage 2: pilot gamma for m'' (local cubic), theta_22 over the middle of the grid (res.gamma,
+// res.theta22).
+void curvature_theta22(const arma::vec& x, const arma::vec& y, const arma::vec& xc,
+                       const arma::vec& yc, const DpiOptions& opt, DpiResult& res) {
+  const arma::uword n = x.n_elem;
+  const double nn = static_cast<double>(n), a = x(0), b = x(n - 1);
+  const auto M = static_cast<arma::uword>(opt.gridsize);
+  const double th24 = res.theta24_blocks;
   double g = res.sigma2_blocks * (b - a) / (std::abs(th24) * nn);
   g = th24 < 0 ? std::pow(3.0 * g / (8.0 * std::sqrt(kPi)), 1.0 / 7.0)
                : std::pow(15.0 * g / (16.0 * std::sqrt(kPi)), 1.0 / 7.0);
@@ -338,8 +334,15 @@ DpiResult dpi_local_linear_unscaled(const arma::vec& x_in, const arma::vec& y_in
     throw NumericalError("dpi: the estimated curvature theta_22 is zero; the plug-in rule "
                          "does not apply (use cv_ls or give a bandwidth)");
   }
+}
 
-  // Stage 3: pilot lambda for sigma^2 from a local-linear fit and its degrees of freedom.
+// Stage 3: pilot lambda for sigma^2 from a local-linear fit and its degrees of freedom
+// (res.lambda, res.sigma2).
+void local_linear_sigma2(const arma::vec& x, const arma::vec& y, const arma::vec& xc,
+                         const arma::vec& yc, const DpiOptions& opt, DpiResult& res) {
+  const arma::uword n = x.n_elem;
+  const double nn = static_cast<double>(n), a = x(0), b = x(n - 1), th22 = res.theta22;
+  const auto M = static_cast<arma::uword>(opt.gridsize);
   const double C3K = std::pow(
       4.0 * (0.5 + 2.0 * std::sqrt(2.0) - (4.0 / 3.0) * std::sqrt(3.0)) / std::sqrt(2.0 * kPi),
       1.0 / 9.0);
@@ -371,7 +374,36 @@ DpiResult dpi_local_linear_unscaled(const arma::vec& x_in, const arma::vec& y_in
   if (!(res.sigma2 > 0)) {
     throw NumericalError("dpi: the estimated error variance is not positive; use cv_ls");
   }
-  res.bandwidth = std::pow(res.sigma2 * (b - a) / (2.0 * std::sqrt(kPi) * th22 * nn), 0.2);
+}
+
+DpiResult dpi_local_linear_unscaled(const arma::vec& x_in, const arma::vec& y_in,
+                                    const DpiOptions& opt) {
+  check::require(x_in.n_elem == y_in.n_elem, "y",
+                 "has " + std::to_string(y_in.n_elem) + " values but x has " +
+                     std::to_string(x_in.n_elem) + " (pass one y per x)");
+  check::all_finite(x_in, "x");
+  check::all_finite(y_in, "y");
+  check::require(opt.gridsize >= 10, "gridsize", "must be at least 10");
+  check::require(opt.trim >= 0 && opt.trim < 0.5, "trim", "must be in [0, 0.5)");
+  check::require(opt.proptrun >= 0 && opt.proptrun < 0.5, "proptrun", "must be in [0, 0.5)");
+  check::require(opt.blockmax >= 1 && opt.divisor >= 1, "blockmax",
+                 "blockmax and divisor must be >= 1");
+
+  arma::vec x, y;
+  sort_and_trim(x_in, y_in, opt, x, y);
+  const arma::uword n = x.n_elem;
+  DpiResult res;
+  res.n_used = n;
+  const double a = x(0), b = x(n - 1);
+  const double nn = static_cast<double>(n);
+  const auto M = static_cast<arma::uword>(opt.gridsize);
+  const arma::mat bins = linear_bin(x, y, a, b, M);
+  const arma::vec xc = bins.col(0), yc = bins.col(1);
+
+  blocked_quartic_pilots(x, y, opt, res);
+  curvature_theta22(x, y, xc, yc, opt, res);
+  local_linear_sigma2(x, y, xc, yc, opt, res);
+  res.bandwidth = std::pow(res.sigma2 * (b - a) / (2.0 * std::sqrt(kPi) * res.theta22 * nn), 0.2);
   return res;
 }
 }  // namespace

@@ -397,26 +397,11 @@ arma::mat default_design(const arma::mat& X, const std::string& var_types) {
   return Z;
 }
 
-SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, const arma::mat& X,
-                                     const SpecificationOptions& opt) {
-  check_replications(opt.replications);
-  check::require(opt.chunk >= 1, "chunk", "must be >= 1");
-  // One task for the whole run: the bandwidth search and the sample's statistic (muted inner
-  // reports) at 0, then the bootstrap replications.
-  ProgressScope progress(static_cast<std::size_t>(opt.replications), "specification test");
-  const std::size_t n = y.n_elem;
-  check::require(n >= 5, "y", "needs at least 5 observations");
-  check::all_finite(y, "y");
-  check::rows_match(X, n, "X", "y");
-  check::all_finite(X, "X");
-  check::rows_match(Z, n, "Z", "y");
-  check::all_finite(Z, "Z");
-  check::require(Z.n_cols >= 1, "Z", "needs at least one column (e.g. an intercept)");
-  check::require(X.n_cols >= 1, "X", "needs at least one kernel regressor");
+namespace {
 
-  SpecificationTest res;
-  res.replications = opt.replications;
-  res.bootstrap = null_bootstrap_name(opt.bootstrap);
+// OLS of y on Z: sets res.rank, res.coefficients and res.residuals; returns U_r.
+arma::mat parametric_fit(const arma::mat& Z, const arma::vec& y, SpecificationTest& res) {
+  const std::size_t n = y.n_elem;
   // OLS through the SVD of Z: u = M y with M = I - U_r U_r' (r the numerical rank).
   arma::mat Us, V;
   arma::vec s;
@@ -431,8 +416,11 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
   const arma::mat Ur = Us.cols(keep);
   res.coefficients = V.cols(keep) * ((Ur.t() * y) / s(keep));
   res.residuals = y - Ur * (Ur.t() * y);
+  return Ur;
+}
 
-  // Kernel bandwidths: given or cv_ls of y on X.
+// The cv_ls search of y on X with the test's kernel options.
+BandwidthSelectOptions bandwidth_search_options(const SpecificationOptions& opt) {
   BandwidthSelectOptions bo;
   bo.degree = opt.degree;
   bo.method = BandwidthMethod::cv_ls;
@@ -441,6 +429,12 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
   bo.unordered_kernel = opt.unordered_kernel;
   bo.ordered_kernel = opt.ordered_kernel;
   bo.n_threads = opt.n_threads;
+  return bo;
+}
+
+// Kernel bandwidths: given or cv_ls of y on X (res.bandwidth, res.bandwidth_method).
+void choose_bandwidths(const arma::mat& X, const arma::vec& y, const SpecificationOptions& opt,
+                       const BandwidthSelectOptions& bo, SpecificationTest& res) {
   if (!opt.bandwidth.is_empty()) {
     res.bandwidth = opt.bandwidth;
     res.bandwidth_method = "given";
@@ -466,6 +460,33 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
       throw NumericalError(msg.str());
     }
   }
+}
+
+}  // namespace
+
+SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, const arma::mat& X,
+                                     const SpecificationOptions& opt) {
+  check_replications(opt.replications);
+  check::require(opt.chunk >= 1, "chunk", "must be >= 1");
+  // One task for the whole run: the bandwidth search and the sample's statistic (muted inner
+  // reports) at 0, then the bootstrap replications.
+  ProgressScope progress(static_cast<std::size_t>(opt.replications), "specification test");
+  const std::size_t n = y.n_elem;
+  check::require(n >= 5, "y", "needs at least 5 observations");
+  check::all_finite(y, "y");
+  check::rows_match(X, n, "X", "y");
+  check::all_finite(X, "X");
+  check::rows_match(Z, n, "Z", "y");
+  check::all_finite(Z, "Z");
+  check::require(Z.n_cols >= 1, "Z", "needs at least one column (e.g. an intercept)");
+  check::require(X.n_cols >= 1, "X", "needs at least one kernel regressor");
+
+  SpecificationTest res;
+  res.replications = opt.replications;
+  res.bootstrap = null_bootstrap_name(opt.bootstrap);
+  const arma::mat Ur = parametric_fit(Z, y, res);
+  const BandwidthSelectOptions bo = bandwidth_search_options(opt);
+  choose_bandwidths(X, y, opt, bo, res);
   check::require(opt.reselect >= -1 && opt.reselect <= 1, "reselect",
                  "must be -1 (automatic), 0 (hold the bandwidths fixed) or 1 (select again)");
   res.reselected = opt.bandwidth.is_empty() &&

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -170,6 +171,91 @@ double local_polynomial_criterion(const arma::mat& X, const arma::vec& y,
   return opt.method == BandwidthMethod::gcv ? criteria::gcv(sums) : criteria::aicc(sums);
 }
 
+namespace {
+
+// The criterion on theta (log h for continuous columns, lambda for categorical ones) with its
+// gradient by central differences (one-sided at the box or where one side is undefined). It
+// refers to eval, types, lo and hi, which must outlive it.
+Objective central_difference_objective(const std::function<double(const arma::vec&)>& eval,
+                                       const std::vector<VarType>& types, const arma::vec& lo,
+                                       const arma::vec& hi) {
+  const auto* ev = &eval;
+  const auto* ty = &types;
+  const arma::vec* plo = &lo;
+  const arma::vec* phi = &hi;
+  return [ev, ty, plo, phi](const arma::vec& t, arma::vec& g) {
+    const std::function<double(const arma::vec&)>& eval = *ev;
+    const arma::vec& lo = *plo;
+    const arma::vec& hi = *phi;
+    const std::size_t d = t.n_elem;
+    const double v = eval(t);
+    g.zeros(d);
+    if (!std::isfinite(v)) return v;
+    for (std::size_t j = 0; j < d; ++j) {
+      const double step = (*ty)[j] == VarType::continuous ? 1e-5 : 1e-5 * (hi(j) - lo(j));
+      arma::vec tp = t, tm = t;
+      tp(j) = std::min(t(j) + step, hi(j));
+      tm(j) = std::max(t(j) - step, lo(j));
+      const double fp = tp(j) > t(j) ? eval(tp) : kInf;
+      const double fm = tm(j) < t(j) ? eval(tm) : kInf;
+      if (std::isfinite(fp) && std::isfinite(fm))
+        g(j) = (fp - fm) / (tp(j) - tm(j));
+      else if (std::isfinite(fp))
+        g(j) = (fp - v) / (tp(j) - t(j));
+      else if (std::isfinite(fm))
+        g(j) = (v - fm) / (t(j) - tm(j));
+    }
+    return v;
+  };
+}
+
+// The search's centre on theta: the rule-of-thumb bandwidths of the continuous columns and the
+// middle of the categorical ones' range, or opt.start; inside the box [lo, hi].
+arma::vec search_base(const arma::mat& X, const std::vector<VarType>& types, const arma::vec& lo,
+                      const arma::vec& hi, const BandwidthSelectOptions& opt) {
+  const std::size_t d = X.n_cols;
+  std::vector<std::size_t> cont, cat;
+  for (std::size_t j = 0; j < d; ++j) (types[j] == VarType::continuous ? cont : cat).push_back(j);
+  arma::vec base(d);
+  if (!cont.empty()) {
+    arma::mat Xc(X.n_rows, cont.size());
+    for (std::size_t a = 0; a < cont.size(); ++a) Xc.col(a) = X.col(cont[a]);
+    const arma::vec r = rot_bandwidth(Xc, opt.kernel);
+    for (std::size_t a = 0; a < cont.size(); ++a)
+      base(cont[a]) = std::min(std::max(std::log(r(a)), lo(cont[a])), hi(cont[a]));
+  }
+  for (std::size_t j : cat) base(j) = 0.5 * (lo(j) + hi(j));
+  if (!opt.start.is_empty()) {
+    check::require(opt.start.n_elem == d && opt.start.is_finite() && arma::all(opt.start >= 0),
+                   "start", "needs one finite, non-negative bandwidth per column");
+    for (std::size_t j = 0; j < d; ++j) {
+      const double t = types[j] == VarType::continuous ? std::log(std::max(opt.start(j), 1e-300))
+                                                      : opt.start(j);
+      base(j) = std::min(std::max(t, lo(j)), hi(j));
+    }
+  }
+  return base;
+}
+
+// Marks the columns whose bandwidth ended at an end of the search box (res.at_bound, and a note
+// in res.message).
+void mark_box_ends(const arma::vec& lower, const arma::vec& upper, BandwidthSelectResult& res) {
+  const std::size_t d = res.bandwidth.n_elem;
+  res.at_bound.assign(d, 0);
+  for (std::size_t j = 0; j < d; ++j) {
+    const bool at_lo = res.bandwidth(j) <= lower(j) * (1.0 + 1e-9);
+    const bool at_hi = res.bandwidth(j) >= upper(j) * (1.0 - 1e-9);
+    if (!at_lo && !at_hi) continue;
+    res.at_bound[j] = at_lo ? -1 : 1;
+    std::ostringstream m;
+    m << "; column " << (j + 1) << " is at the " << (at_lo ? "lower" : "upper")
+      << " end of the search box";
+    res.message += m.str();
+  }
+}
+
+}  // namespace
+
 BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, const arma::mat& X,
                                        const std::vector<VarType>& types, const arma::vec& lower,
                                        const arma::vec& upper, const BandwidthSelectOptions& opt) {
@@ -199,7 +285,8 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
   int evals = 0;
   double best = kInf;
   InterruptGuard guard;
-  auto eval = [&](const arma::vec& t) {
+  // Held by the gradient's objective (central_difference_objective): outlives every call.
+  const std::function<double(const arma::vec&)> eval = [&](const arma::vec& t) {
     double v;
     try {
       v = criterion(to_bw(t));
@@ -213,50 +300,13 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
     if (opt.on_eval) opt.on_eval(evals, best);
     return v;
   };
-  // Central differences on theta (one-sided at the box or where one side is undefined).
-  Objective f = [&](const arma::vec& t, arma::vec& g) {
-    const double v = eval(t);
-    g.zeros(d);
-    if (!std::isfinite(v)) return v;
-    for (std::size_t j = 0; j < d; ++j) {
-      const double step = types[j] == VarType::continuous ? 1e-5 : 1e-5 * (hi(j) - lo(j));
-      arma::vec tp = t, tm = t;
-      tp(j) = std::min(t(j) + step, hi(j));
-      tm(j) = std::max(t(j) - step, lo(j));
-      const double fp = tp(j) > t(j) ? eval(tp) : kInf;
-      const double fm = tm(j) < t(j) ? eval(tm) : kInf;
-      if (std::isfinite(fp) && std::isfinite(fm))
-        g(j) = (fp - fm) / (tp(j) - tm(j));
-      else if (std::isfinite(fp))
-        g(j) = (fp - v) / (tp(j) - t(j));
-      else if (std::isfinite(fm))
-        g(j) = (v - fm) / (t(j) - tm(j));
-    }
-    return v;
-  };
+  const Objective f = central_difference_objective(eval, types, lo, hi);
 
   BandwidthSelectResult res;
   res.method = bandwidth_method_name(opt.method);
   res.lower = lower;
   res.upper = upper;
-  arma::vec base(d);
-  if (!cont.empty()) {
-    arma::mat Xc(X.n_rows, cont.size());
-    for (std::size_t a = 0; a < cont.size(); ++a) Xc.col(a) = X.col(cont[a]);
-    const arma::vec r = rot_bandwidth(Xc, opt.kernel);
-    for (std::size_t a = 0; a < cont.size(); ++a)
-      base(cont[a]) = std::min(std::max(std::log(r(a)), lo(cont[a])), hi(cont[a]));
-  }
-  for (std::size_t j : cat) base(j) = 0.5 * (lo(j) + hi(j));
-  if (!opt.start.is_empty()) {
-    check::require(opt.start.n_elem == d && opt.start.is_finite() && arma::all(opt.start >= 0),
-                   "start", "needs one finite, non-negative bandwidth per column");
-    for (std::size_t j = 0; j < d; ++j) {
-      const double t = types[j] == VarType::continuous ? std::log(std::max(opt.start(j), 1e-300))
-                                                      : opt.start(j);
-      base(j) = std::min(std::max(t, lo(j)), hi(j));
-    }
-  }
+  const arma::vec base = search_base(X, types, lo, hi, opt);
   arma::mat starts;
   std::vector<bool> log_scale(d);
   for (std::size_t j = 0; j < d; ++j) log_scale[j] = types[j] == VarType::continuous;
@@ -300,17 +350,7 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
       res.objective = res.curve_values(gb);
     }
   }
-  res.at_bound.assign(d, 0);
-  for (std::size_t j = 0; j < d; ++j) {
-    const bool at_lo = res.bandwidth(j) <= lower(j) * (1.0 + 1e-9);
-    const bool at_hi = res.bandwidth(j) >= upper(j) * (1.0 - 1e-9);
-    if (!at_lo && !at_hi) continue;
-    res.at_bound[j] = at_lo ? -1 : 1;
-    std::ostringstream m;
-    m << "; column " << (j + 1) << " is at the " << (at_lo ? "lower" : "upper")
-      << " end of the search box";
-    res.message += m.str();
-  }
+  mark_box_ends(lower, upper, res);
   return res;
 }
 

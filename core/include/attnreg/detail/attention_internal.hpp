@@ -181,6 +181,18 @@ void parallel_items(i64 n_items, int n_threads, Fn fn) {
 /// "(batch b, head h, query i)" with 1-based numbers, for messages.
 std::string where(i64 b, i64 h, i64 i);
 
+/// NumericalError for a Sigma (LLA) or H (Mesa) that is not positive definite at (b, h, i);
+/// `what` names the path ("LLA (direct)", "LLA backward", "Mesa", ...).
+[[noreturn]] void throw_not_pd(const char* what, i64 b, i64 h, i64 i);
+/// NumericalError for an LLA denominator omega - mu'rho that is not positive and finite.
+[[noreturn]] void throw_bad_delta(const char* what, double delta, i64 b, i64 h, i64 i);
+
+/// Feature maps of linear attention (attention.hpp): phi has feature_dim(p) = d or d + 1
+/// entries; feature_row writes phi(X[b, h, s, :]).
+i64 feature_dim(const Plan& p);
+template <class T>
+void feature_row(const Plan& p, const View<const T>& X, i64 b, i64 h, i64 s, double* phi);
+
 // ---------------------------------------------------------------- the paths
 
 template <class T>
