@@ -104,6 +104,7 @@ std::vector<arma::mat> pilot_coefficient_weights(const arma::vec& x_train, const
                                                  const Kernel& kernel, int degree, double b,
                                                  const arma::vec& sample_weight) {
   check::require(degree >= 1 && degree <= 6, "pilot_degree", "must be between 1 and 6");
+  kernel.require_nonnegative("the plug-in pilot fit");
   check::require(std::isfinite(b) && b > 0, "pilot_bandwidth", "must be a positive number");
   const arma::uword n = x_train.n_elem, m = x_eval.n_elem;
   const arma::uword q1 = static_cast<arma::uword>(degree) + 1;
@@ -347,6 +348,7 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
 }
 
 double rule_of_thumb_bandwidth(const arma::vec& x, const Kernel& kernel) {
+  kernel.require_second_order("the rule-of-thumb bandwidth");
   check::require(x.n_elem >= 2, "x", "needs at least two observations");
   const double sd = arma::stddev(x);
   const arma::vec q = arma::quantile(x, arma::vec{0.25, 0.75});
