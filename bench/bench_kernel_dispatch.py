@@ -24,7 +24,7 @@ out = {}
 for kernel in ("gaussian", "epanechnikov", "tricube"):
     for n, d in ((20000, 1), (8000, 3)):
         X = rng.normal(size=(n, d)); y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
-        Q = rng.normal(size=(n, d)); h = np.full(d, 0.3 * n ** (-1 / (4 + d)) * 3)
+        Q = X[rng.permutation(n)] + 0.01 * rng.normal(size=(n, d)); h = np.full(d, 0.9 * n ** (-1 / (4 + d)) * (2 if kernel == "gaussian" else 8))
         m = attnreg.NadarayaWatson(kernel=kernel, bandwidth=h, n_threads=1).fit(X, y)
         t = time.perf_counter(); m.predict(Q); out[f"nw_predict {kernel} n={n} d={d}"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -46,7 +46,9 @@ def main():
         for name, path in builds.items():
             env = dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1")
             r = subprocess.run([sys.executable, "-c", CASE_CODE], env=env, capture_output=True,
-                               text=True, check=True)
+                               text=True)
+            if r.returncode != 0:
+                sys.exit(f"build {name} failed:\n{r.stderr}")
             for k, v in json.loads(r.stdout).items():
                 best[name][k] = min(best[name].get(k, float("inf")), v)
     names = list(builds)
