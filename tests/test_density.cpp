@@ -312,6 +312,9 @@ TEST(Density, KernelPiecesMatchNumericalIntegrals) {
   // G = int K, Kbar = K * K and Kbar' by a fine midpoint rule, for every kernel.
   for (const std::string& name : Kernel::names()) {
     const Kernel k = Kernel::from_name(name);
+    // Second-order kernels; gaussian4's pieces: test_kernel_gaussian4.cpp (its larger K(0) puts
+    // the midpoint rule's step error at the indicator above this tolerance).
+    if (k.order() != 2) continue;
     const double lim = k.compact() ? 1.0 : 12.0;
     const int M = 200000;
     const double du = 2 * lim / M;

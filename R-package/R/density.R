@@ -29,7 +29,10 @@
 #'   (explanatory variables first, then the response).
 #' @param ckertype Continuous kernel: `"gaussian"` (np's default), `"epanechnikov"`,
 #'   `"uniform"`, `"triangular"`, `"biweight"`, `"triweight"`, `"tricube"`, `"cosine"` (np's
-#'   Epanechnikov has unit variance: an np bandwidth \eqn{h} is \eqn{\sqrt 5 h} here).
+#'   Epanechnikov has unit variance: an np bandwidth \eqn{h} is \eqn{\sqrt 5 h} here), or
+#'   `"gaussian4"`, the fourth-order Gaussian \eqn{(3 - u^2)\phi(u)/2} of np's
+#'   `ckerorder = 4` (same bandwidth; estimates can be negative; `"normal-reference"` refuses
+#'   it).
 #' @param ukertype,okertype Categorical kernels (the ones that sum to one over the levels):
 #'   `"aitchisonaitken"`, `"wangvanryzin"`.
 #' @param nstart Starting points of the bandwidth search.

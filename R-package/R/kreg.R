@@ -22,7 +22,12 @@
 #' \eqn{u = (x - x_i)/h}, the compact ones on \eqn{[-1, 1]}. np's `"epanechnikov"` is scaled
 #' to unit variance (support \eqn{\pm\sqrt 5}): an np bandwidth \eqn{h_{np}} corresponds to
 #' `bw = sqrt(5) * h_np` here; np's Gaussian and uniform kernels use the same bandwidth as
-#' here. Categorical kernels: `ukertype = "aitchisonaitken"` (\eqn{1-\lambda} for the same
+#' here. `"gaussian4"` is the fourth-order Gaussian \eqn{K(u) = (3 - u^2)\phi(u)/2} (Marron
+#' and Wand 1992, \doi{10.1214/aos/1176348653}), np's `ckertype = "gaussian", ckerorder = 4`
+#' with the same bandwidth: it lowers the bias order, but its weights can be negative (fits
+#' whose local design is then not positive definite are reported as failed), and the plug-in
+#' bandwidths (`"rot"`, `"dpi"`), binned fits, marginal effects and the specification tests
+#' refuse it. Categorical kernels: `ukertype = "aitchisonaitken"` (\eqn{1-\lambda} for the same
 #' level, \eqn{\lambda/(c-1)} otherwise, \eqn{\lambda \in [0, (c-1)/c]}) or `"liracine"`
 #' (1 or \eqn{\lambda}, \eqn{\lambda \in [0, 1]}); `okertype = "liracine"`
 #' (\eqn{\lambda^{|x - x_i|}}) or `"wangvanryzin"`, with np's bandwidth meaning. Ordered

@@ -285,7 +285,7 @@ class GradientSink final : public TileSink {
       if (sh_.par_cont[p] >= 0) {
         if (kt == KernelType::gaussian) continue;
         const double* z = &z_[static_cast<std::size_t>(sh_.par_cont[p]) * len];
-        for (std::size_t i = 0; i < len; ++i) wd[i] = w[i] > 0.0 ? w[i] * psi(kt, z[i]) : 0.0;
+        for (std::size_t i = 0; i < len; ++i) wd[i] = w[i] != 0.0 ? w[i] * psi(kt, z[i]) : 0.0;
       } else {
         const std::size_t c = static_cast<std::size_t>(sh_.par_cat[p]);
         categorical_dweights(sh_.cat_kern[c].type, sh_.cat_lambda[c],
@@ -1036,6 +1036,7 @@ arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel) {
   const double n = static_cast<double>(X.n_rows);
   const double q = static_cast<double>(X.n_cols);
   // Canonical-bandwidth ratio delta(K) / delta(phi) (Marron and Nolan 1988).
+  kernel.require_second_order("the rule-of-thumb bandwidth");
   const double delta_k = std::pow(kernel.roughness() / (kernel.mu2() * kernel.mu2()), 0.2);
   const double delta_phi = std::pow(0.28209479177387814347, 0.2);  // 1/(2 sqrt(pi))
   arma::vec h(X.n_cols);
@@ -1365,7 +1366,8 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   std::unique_ptr<BinnedCVObjective> guide;
   if (d == 1 && cont.size() == 1 && opt.grid_size >= 2 && !opt.exact_curve && !binned &&
       opt.method == BandwidthMethod::cv_ls && opt.weights.is_empty() &&
-      opt.kernel.type != KernelType::uniform && obj.n_unique() >= kEconomyMinRows) {
+      opt.kernel.type != KernelType::uniform && opt.kernel.nonnegative() &&
+      obj.n_unique() >= kEconomyMinRows) {
     try {
       guide.reset(new BinnedCVObjective(X, y, opt.degree, opt.kernel, opt.ridge,
                                         kBinnedSelectGrid1D, opt.n_threads));

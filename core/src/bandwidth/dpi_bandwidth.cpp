@@ -14,6 +14,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 double rule_of_thumb_bandwidth(const arma::vec& x, const Kernel& kernel) {
+  kernel.require_second_order("the rule-of-thumb bandwidth");
   check::require(x.n_elem >= 2, "x", "needs at least two observations");
   const double sd = arma::stddev(x);
   const arma::vec q = arma::quantile(x, arma::vec{0.25, 0.75});

@@ -24,13 +24,8 @@ double quantile7(const arma::vec& sorted, double p) {
 }
 
 double rule_constant(const Kernel& k) {
-  switch (k.type) {
-    case KernelType::epanechnikov: return 2.34;
-    case KernelType::uniform: return 1.843;
-    case KernelType::triangular: return 2.576;
-    case KernelType::gaussian: return 1.06;
-    default: break;
-  }
+  const double c = dispatch_kernel(k.type, [](auto K) { return decltype(K)::lp_rule_constant; });
+  if (c > 0.0) return c;
   throw InvalidArgument(std::string("kernel: '") + k.name() +
                         "' has no rule-of-thumb constant in this plug-in; use 'epanechnikov', "
                         "'uniform', 'triangular' or 'gaussian'");

@@ -389,6 +389,7 @@ arma::vec density_normal_reference(const DensityData& data, const std::string& a
   // IQR 1.348979500392163 (np's EssDee); quantiles as R's default (type 7).
   const double n = static_cast<double>(data.n()), q = static_cast<double>(cont.size());
   const Kernel& K = data.options().kernel;
+  K.require_second_order("normal_reference", arg);
   const double delta_k = std::pow(K.roughness() / (K.mu2() * K.mu2()), 0.2);
   const double delta_phi = std::pow(0.28209479177387814347, 0.2);  // 1/(2 sqrt(pi))
   arma::vec bw(d, arma::fill::zeros);

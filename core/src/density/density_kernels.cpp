@@ -17,17 +17,7 @@ namespace density_detail {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kInvSqrt2 = 0.70710678118654752440;
 constexpr double kInv2SqrtPi = 0.28209479177387814347;  // 1 / (2 sqrt(pi))
-
-// 12-point Gauss-Legendre nodes and weights on [-1, 1] (exact for polynomials of degree 23).
-constexpr double kGLx[6] = {0.1252334085114689154724414, 0.3678314989981801937526915,
-                            0.5873179542866174472967024, 0.7699026741943046870368938,
-                            0.9041172563704748566784659, 0.9815606342467192506905491};
-constexpr double kGLw[6] = {0.2491470458134027850005624, 0.2334925365383548087608499,
-                            0.2031674267230659217490645, 0.1600783285433462263346525,
-                            0.1069393259953184309602547, 0.0471753363865118271946160};
 
 // Gaussian pdf-mode column: f = phi(u) / h, df = f (u^2 - 1), u = (q - t) / h. Compiled for
 // AVX-512, AVX2 and the baseline (kernel_pairs.hpp).
@@ -346,95 +336,19 @@ void gauss_cdf_band(const double* y, std::size_t m, double ys, double ih, bool d
 }
 
 double kdens(const Kernel& k, double u) {
-  if (k.type == KernelType::gaussian) return 0.39894228040143267794 * std::exp(-0.5 * u * u);
-  return k(u);
+  return dispatch_kernel(k.type, [u](auto K) { return decltype(K)::pdf(u); });
 }
 
 double kderiv(const Kernel& k, double u) {
-  const double a = std::abs(u);
-  const double c = k.constant();
-  switch (k.type) {
-    case KernelType::gaussian: return -u * kdens(k, u);
-    case KernelType::epanechnikov: return a < 1.0 ? c * (-2.0 * u) : 0.0;
-    case KernelType::uniform: return 0.0;
-    case KernelType::triangular: return a < 1.0 ? c * (u > 0 ? -1.0 : (u < 0 ? 1.0 : 0.0)) : 0.0;
-    case KernelType::biweight: return a < 1.0 ? c * (-4.0 * u * (1.0 - u * u)) : 0.0;
-    case KernelType::triweight: {
-      const double t = 1.0 - u * u;
-      return a < 1.0 ? c * (-6.0 * u * t * t) : 0.0;
-    }
-    case KernelType::tricube: {
-      const double t = 1.0 - a * a * a;
-      return a < 1.0 ? c * (-9.0 * u * a * t * t) : 0.0;
-    }
-    case KernelType::cosine: return a < 1.0 ? c * (-0.5 * kPi * std::sin(0.5 * kPi * u)) : 0.0;
-  }
-  return 0.0;
+  return dispatch_kernel(k.type, [u](auto K) { return decltype(K)::deriv(u); });
 }
 
 double kcdf(const Kernel& k, double u) {
-  if (k.type == KernelType::gaussian) return 0.5 * std::erfc(-u * kInvSqrt2);
-  if (u <= -1.0) return 0.0;
-  if (u >= 1.0) return 1.0;
-  const double u2 = u * u;
-  switch (k.type) {
-    case KernelType::epanechnikov: return 0.5 + 0.75 * (u - u * u2 / 3.0);
-    case KernelType::uniform: return 0.5 * (u + 1.0);
-    case KernelType::triangular:
-      return u < 0.0 ? 0.5 * (1.0 + u) * (1.0 + u) : 1.0 - 0.5 * (1.0 - u) * (1.0 - u);
-    case KernelType::biweight:
-      return 0.5 + 15.0 / 16.0 * (u - 2.0 * u * u2 / 3.0 + u * u2 * u2 / 5.0);
-    case KernelType::triweight:
-      return 0.5 + 35.0 / 32.0 *
-                       (u - u * u2 + 0.6 * u * u2 * u2 - u * u2 * u2 * u2 / 7.0);
-    case KernelType::tricube: {
-      const double a = std::abs(u), a3 = a * a * a;
-      const double v = 70.0 / 81.0 * (a - 0.75 * a * a3 + 3.0 / 7.0 * a * a3 * a3 -
-                                       0.1 * a * a3 * a3 * a3);
-      return u < 0.0 ? 0.5 - v : 0.5 + v;
-    }
-    case KernelType::cosine: return 0.5 + 0.5 * std::sin(0.5 * kPi * u);
-    case KernelType::gaussian: break;
-  }
-  return 0.0;
+  return dispatch_kernel(k.type, [u](auto K) { return decltype(K)::cdf(u); });
 }
 
 double kconv(const Kernel& k, double t, double* deriv) {
-  if (k.type == KernelType::gaussian) {
-    const double v = kInv2SqrtPi * std::exp(-0.25 * t * t);
-    if (deriv) *deriv = -0.5 * t * v;
-    return v;
-  }
-  const double a = std::abs(t);
-  if (a >= 2.0) {
-    if (deriv) *deriv = 0.0;
-    return 0.0;
-  }
-  if (k.type == KernelType::uniform) {  // (2 - |t|) / 4: its derivative is not an integral
-    if (deriv) *deriv = t > 0 ? -0.25 : (t < 0 ? 0.25 : 0.0);
-    return 0.25 * (2.0 - a);
-  }
-  // int K(s) K(s + t) ds over [max(-1, -1 - t), min(1, 1 - t)], split where either factor
-  // has a kink (s = 0 and s = -t); each piece is a polynomial (or smooth) of low degree.
-  const double lo = std::max(-1.0, -1.0 - t), hi = std::min(1.0, 1.0 - t);
-  double cuts[4] = {lo, hi, 0.0, -t};
-  std::sort(cuts, cuts + 4);
-  double v = 0.0, dv = 0.0;
-  for (int p = 0; p < 3; ++p) {
-    const double x0 = std::max(cuts[p], lo), x1 = std::min(cuts[p + 1], hi);
-    if (!(x1 > x0)) continue;
-    const double m = 0.5 * (x0 + x1), r = 0.5 * (x1 - x0);
-    for (int q = 0; q < 6; ++q) {
-      for (int sgn = -1; sgn <= 1; sgn += 2) {
-        const double s = m + sgn * r * kGLx[q];
-        const double ks = k(s);
-        v += kGLw[q] * r * ks * k(s + t);
-        dv += kGLw[q] * r * ks * kderiv(k, s + t);
-      }
-    }
-  }
-  if (deriv) *deriv = dv;
-  return v;
+  return dispatch_kernel(k.type, [t, deriv](auto K) { return decltype(K)::conv(t, deriv); });
 }
 
 double cat_deriv(const CategoricalKernel& ck, double x, double xi, double lambda, int n_levels) {

@@ -103,6 +103,7 @@ std::vector<arma::mat> pilot_coefficient_weights(const arma::vec& x_train, const
                                                  const Kernel& kernel, int degree, double b,
                                                  const arma::vec& sample_weight) {
   check::require(degree >= 1 && degree <= 6, "pilot_degree", "must be between 1 and 6");
+  kernel.require_nonnegative("the plug-in pilot fit");
   check::require(std::isfinite(b) && b > 0, "pilot_bandwidth", "must be a positive number");
   const arma::uword n = x_train.n_elem, m = x_eval.n_elem;
   const arma::uword q1 = static_cast<arma::uword>(degree) + 1;

@@ -18,26 +18,6 @@ namespace attnreg {
 
 namespace {
 
-/// k'(u) / k(u) inside the support (0 outside; the uniform kernel's shape is flat).
-double dlogk(KernelType t, double u) {
-  const double a = std::fabs(u), sg = u < 0.0 ? -1.0 : 1.0;
-  switch (t) {
-    case KernelType::gaussian: return -u;
-    case KernelType::epanechnikov: return a < 1.0 ? -2.0 * u / (1.0 - u * u) : 0.0;
-    case KernelType::uniform: return 0.0;
-    case KernelType::triangular: return a < 1.0 ? -sg / (1.0 - a) : 0.0;
-    case KernelType::biweight: return a < 1.0 ? -4.0 * u / (1.0 - u * u) : 0.0;
-    case KernelType::triweight: return a < 1.0 ? -6.0 * u / (1.0 - u * u) : 0.0;
-    case KernelType::tricube: return a < 1.0 ? -9.0 * u * a / (1.0 - a * a * a) : 0.0;
-    case KernelType::cosine: {
-      if (a >= 1.0) return 0.0;
-      const double x = 1.5707963267948966192 * a;
-      return -1.5707963267948966192 * sg * std::tan(x);
-    }
-  }
-  return 0.0;
-}
-
 struct Ctx {
   const KernelSpace* sp = nullptr;
   int degree = 0;
@@ -68,7 +48,7 @@ bool query_weights(const Ctx& c, const PreparedQueries& Q, std::size_t q, double
         double* g = G + a * n;
         double sbar = 0.0;
         for (std::size_t i = 0; i < n; ++i) {
-          g[i] = w[i] > 0.0 ? -dlogk(kt, xa[i] - qc[a]) / c.hc[a] : 0.0;
+          g[i] = w[i] > 0.0 ? -kernel_dlogk(kt, xa[i] - qc[a]) / c.hc[a] : 0.0;
           sbar += l[i] * g[i];
         }
         for (std::size_t i = 0; i < n; ++i) g[i] = l[i] * (g[i] - sbar);
@@ -121,6 +101,7 @@ struct Plan {
 Plan make_plan(const LocalPolynomial& model, const arma::mat& X_new) {
   check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
   const LocalFitOptions& o = model.options();
+  o.kernel.require_nonnegative("marginal effects");
   check::require(o.degree == 0 || o.degree == 1, "degree",
                  "marginal effects with standard errors are for local constant (degree 0) and "
                  "local linear (degree 1) fits");

@@ -17,24 +17,6 @@ namespace attnreg {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
-/// k'(u) / k(u) for the continuous kernel shapes (kernel.hpp), where k(u) > 0. The triangular
-/// kernel's kink at 0 is given derivative 0; the uniform kernel's derivative is 0.
-double shape_score(KernelType t, double u) {
-  const double a = std::abs(u);
-  switch (t) {
-    case KernelType::gaussian: return -u;
-    case KernelType::epanechnikov: return -2 * u / (1 - u * u);
-    case KernelType::uniform: return 0.0;
-    case KernelType::triangular: return u == 0 ? 0.0 : (u > 0 ? -1.0 : 1.0) / (1 - a);
-    case KernelType::biweight: return -4 * u / (1 - u * u);
-    case KernelType::triweight: return -6 * u / (1 - u * u);
-    case KernelType::tricube: return -9 * u * a / (1 - a * a * a);
-    case KernelType::cosine: return -0.5 * kPi * std::tan(0.5 * kPi * u);
-  }
-  return 0.0;
-}
 
 /// Per query: S0 = sum w, S1 = sum w y, D0 = sum w s, D1 = sum w s y with s = k'(u)/k(u) of
 /// continuous column `c` (internal index), u = x_t - x_q in bandwidth units. The derivative of
@@ -60,7 +42,7 @@ class NwDerivativeSink final : public TileSink {
     double* a = &acc_[slot * (2 + 2 * k_)];
     double s0 = 0, d0 = 0;
     for (std::size_t i = 0; i < len; ++i) {
-      const double ws = w[i] > 0 ? w[i] * shape_score(t, xs[i] - xq) : 0.0;
+      const double ws = w[i] > 0 ? w[i] * kernel_dlogk(t, xs[i] - xq) : 0.0;
       s_[i] = ws;
       s0 += w[i];
       d0 += ws;
@@ -279,6 +261,7 @@ arma::rowvec significance_statistics(const LocalPolynomial& model, std::size_t c
 SignificanceTest significance_test(const LocalPolynomial& model, const SignificanceOptions& opt,
                                    arma::uword output) {
   check::require(model.is_fitted(), "model", "is not fitted yet (call fit first)");
+  model.options().kernel.require_nonnegative("the significance test");
   check_replications(opt.replications);
   check::require(opt.chunk >= 1, "chunk", "must be >= 1");
   const arma::mat& X = model.training_x();
@@ -466,6 +449,7 @@ void choose_bandwidths(const arma::mat& X, const arma::vec& y, const Specificati
 
 SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, const arma::mat& X,
                                      const SpecificationOptions& opt) {
+  opt.kernel.require_nonnegative("the specification test");
   check_replications(opt.replications);
   check::require(opt.chunk >= 1, "chunk", "must be >= 1");
   // One task for the whole run: the bandwidth search and the sample's statistic (muted inner

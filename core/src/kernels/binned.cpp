@@ -415,6 +415,7 @@ BinnedLocalPolynomial& BinnedLocalPolynomial::fit(const arma::mat& X, const arma
                                                   const arma::vec& sample_weight) {
   const std::size_t n = X.n_rows, d = X.n_cols;
   check::require(opt_.degree >= 0 && opt_.degree <= 3, "degree", "must be 0, 1, 2 or 3");
+  opt_.kernel.require_nonnegative("the binned fit");
   check::require(std::isfinite(opt_.ridge) && opt_.ridge >= 0.0, "ridge", "must be >= 0 and finite");
   check::require(d >= 1, "X", "needs at least one column");
   const int gs = binned_grid_size(std::vector<VarType>(d, VarType::continuous), opt_.grid_size);
@@ -768,6 +769,7 @@ BinnedCVObjective::BinnedCVObjective(const arma::mat& X, const arma::vec& y, int
     : impl_(std::make_unique<Impl>()) {
   check::require(degree == 0 || degree == 1, "estimator",
                  "the binned objective is for local constant or local linear fits");
+  kernel.require_nonnegative("the binned objective");
   int gs = binned_grid_size(std::vector<VarType>(X.n_cols, VarType::continuous), grid_size,
                             "approx_grid_size");
   if (grid_size == 0 && X.n_cols == 1) gs = kBinnedSelectGrid1D;

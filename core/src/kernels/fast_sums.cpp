@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/kernels/kernel.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -19,71 +20,19 @@ constexpr double kHalfPi = 1.5707963267948966192;
 constexpr int kMaxPow = 24;  // largest power of u in any moment (tricube 9 + 2 * 3 + slack)
 constexpr std::size_t kDirectWindow = 16;  // windows of at most this many points: direct sums
 
-// One term P(u) tau(pi u / 2) of a kernel shape (or of -u k'(u)) on one side of the query.
-struct Term {
-  int tau = 0;  // 0: 1, 1: cos, 2: sin
-  int deg = 0;
-  double c[10] = {0};
-};
-
-Term poly(int tau, std::initializer_list<double> coef) {
-  Term t;
-  t.tau = tau;
-  int j = 0;
-  for (double v : coef) t.c[j++] = v;
-  t.deg = j - 1;
-  return t;
-}
-
-// The shape k and the h-derivative weight -u k'(u) of each compact kernel, as polynomials in u
-// (or cos / sin times a polynomial), separately for u < 0 (left) and u >= 0 (right).
-struct KernelForm {
-  bool split = false;   // left and right forms differ (kernels in |u|)
-  bool trig = false;    // features cos(pi v / 2) v^j and sin(pi v / 2) v^j
-  bool closed = false;  // support |u| <= 1 (uniform) instead of |u| < 1
-  std::vector<Term> w[2], d[2];  // [side]: 0 left, 1 right
-  int max_deg = 0;
-};
+// A kernel's shape and -u k'(u) as polynomial (or cos / sin times polynomial) terms on each side
+// of the query, from its traits (kernels/shapes/<name>.hpp, fast_sum_form).
+using Term = kernels::FastSumTerm;
+using KernelForm = kernels::FastSumForm;
 
 KernelForm kernel_form(KernelType kt) {
-  KernelForm f;
-  auto both = [&](std::vector<Term> w, std::vector<Term> d) {
-    f.w[0] = f.w[1] = std::move(w);
-    f.d[0] = f.d[1] = std::move(d);
-  };
-  switch (kt) {
-    case KernelType::uniform:
-      f.closed = true;
-      both({poly(0, {1})}, {});
-      break;
-    case KernelType::epanechnikov: both({poly(0, {1, 0, -1})}, {poly(0, {0, 0, 2})}); break;
-    case KernelType::biweight:
-      both({poly(0, {1, 0, -2, 0, 1})}, {poly(0, {0, 0, 4, 0, -4})});
-      break;
-    case KernelType::triweight:
-      both({poly(0, {1, 0, -3, 0, 3, 0, -1})}, {poly(0, {0, 0, 6, 0, -12, 0, 6})});
-      break;
-    case KernelType::triangular:
-      f.split = true;
-      f.w[0] = {poly(0, {1, 1})};  // 1 + u for u < 0
-      f.w[1] = {poly(0, {1, -1})};
-      f.d[0] = {poly(0, {0, -1})};  // -u k'(u) = |u|
-      f.d[1] = {poly(0, {0, 1})};
-      break;
-    case KernelType::tricube:
-      f.split = true;  // (1 - |u|^3)^3
-      f.w[0] = {poly(0, {1, 0, 0, 3, 0, 0, 3, 0, 0, 1})};
-      f.w[1] = {poly(0, {1, 0, 0, -3, 0, 0, 3, 0, 0, -1})};
-      f.d[0] = {poly(0, {0, 0, 0, -9, 0, 0, -18, 0, 0, -9})};
-      f.d[1] = {poly(0, {0, 0, 0, 9, 0, 0, -18, 0, 0, 9})};
-      break;
-    case KernelType::cosine:
-      f.trig = true;  // cos(pi u / 2); -u k'(u) = (pi/2) u sin(pi u / 2)
-      both({poly(1, {1})}, {poly(2, {0, kHalfPi})});
-      break;
-    case KernelType::gaussian:
-      throw InvalidArgument("kernel: fast sums need a compact kernel (got gaussian)");
-  }
+  KernelForm f = dispatch_kernel(kt, [](auto k) {
+    using K = decltype(k);
+    if (!K::has_fast_sums)
+      throw InvalidArgument(std::string("kernel: fast sums need a compact kernel (got ") +
+                            K::name + ")");
+    return K::fast_sum_form();
+  });
   for (int s = 0; s < 2; ++s) {
     for (const Term& t : f.w[s]) f.max_deg = std::max(f.max_deg, t.deg);
     for (const Term& t : f.d[s]) f.max_deg = std::max(f.max_deg, t.deg);
@@ -517,7 +466,9 @@ struct Engine {
 
 }  // namespace
 
-bool fast_sums_supported(KernelType kernel) { return kernel != KernelType::gaussian; }
+bool fast_sums_supported(KernelType kernel) {
+  return dispatch_kernel(kernel, [](auto k) { return decltype(k)::has_fast_sums; });
+}
 
 bool fast_sums_eligible(const KernelSpace& space, int degree) {
   if (space.n_continuous() != 1 || space.n_categorical() != 0) return false;

@@ -17,67 +17,67 @@ std::string lower(const std::string& s) {
   return out;
 }
 
-constexpr double kPi = 3.14159265358979323846;
-
 }  // namespace
 
 double Kernel::mu2() const {
-  switch (type) {
-    case KernelType::gaussian: return 1.0;
-    case KernelType::epanechnikov: return 1.0 / 5.0;
-    case KernelType::uniform: return 1.0 / 3.0;
-    case KernelType::triangular: return 1.0 / 6.0;
-    case KernelType::biweight: return 1.0 / 7.0;
-    case KernelType::triweight: return 1.0 / 9.0;
-    case KernelType::tricube: return 35.0 / 243.0;
-    case KernelType::cosine: return 1.0 - 8.0 / (kPi * kPi);
-  }
-  return 0.0;
+  return dispatch_kernel(type, [](auto k) { return decltype(k)::mu2(); });
 }
 
 double Kernel::roughness() const {
-  switch (type) {
-    case KernelType::gaussian: return 1.0 / (2.0 * std::sqrt(kPi));
-    case KernelType::epanechnikov: return 3.0 / 5.0;
-    case KernelType::uniform: return 1.0 / 2.0;
-    case KernelType::triangular: return 2.0 / 3.0;
-    case KernelType::biweight: return 5.0 / 7.0;
-    case KernelType::triweight: return 350.0 / 429.0;
-    case KernelType::tricube: return 175.0 / 247.0;
-    case KernelType::cosine: return kPi * kPi / 16.0;
-  }
-  return 0.0;
+  return dispatch_kernel(type, [](auto k) { return decltype(k)::roughness(); });
+}
+
+bool Kernel::compact() const {
+  return dispatch_kernel(type, [](auto k) { return decltype(k)::compact; });
+}
+
+int Kernel::order() const {
+  return dispatch_kernel(type, [](auto k) { return decltype(k)::order; });
+}
+
+bool Kernel::nonnegative() const {
+  return dispatch_kernel(type, [](auto k) { return decltype(k)::nonnegative; });
 }
 
 const char* Kernel::name() const {
-  switch (type) {
-    case KernelType::gaussian: return "gaussian";
-    case KernelType::epanechnikov: return "epanechnikov";
-    case KernelType::uniform: return "uniform";
-    case KernelType::triangular: return "triangular";
-    case KernelType::biweight: return "biweight";
-    case KernelType::triweight: return "triweight";
-    case KernelType::tricube: return "tricube";
-    case KernelType::cosine: return "cosine";
-  }
-  return "?";
+  return dispatch_kernel(type, [](auto k) { return decltype(k)::name; });
+}
+
+void Kernel::require_nonnegative(const std::string& what, const std::string& arg) const {
+  if (nonnegative()) return;
+  throw InvalidArgument(arg + ": " + what + " needs a nonnegative kernel, and '" + name() +
+                        "' (order " + std::to_string(order()) +
+                        ") takes negative values; use a second-order kernel such as 'gaussian' "
+                        "or 'epanechnikov'");
+}
+
+void Kernel::require_second_order(const std::string& what, const std::string& arg) const {
+  if (order() == 2) return;
+  throw InvalidArgument(arg + ": " + what + " needs a second-order kernel (its constants divide "
+                        "by mu2(K)), and '" + name() + "' is of order " +
+                        std::to_string(order()) +
+                        " (mu2 = 0); use cv_ls, or a second-order kernel such as 'gaussian'");
 }
 
 std::vector<std::string> Kernel::names() {
-  return {"gaussian", "epanechnikov", "uniform", "triangular",
-          "biweight", "triweight",    "tricube", "cosine"};
+  std::vector<std::string> out;
+#define ATTNREG_KERNEL_NAME(id, T) out.emplace_back(kernels::T::name);
+  ATTNREG_KERNEL_LIST(ATTNREG_KERNEL_NAME)
+#undef ATTNREG_KERNEL_NAME
+  return out;
 }
 
 Kernel Kernel::from_name(const std::string& name, const std::string& arg) {
   const std::string s = lower(name);
-  if (s == "gaussian" || s == "normal" || s == "gauss") return Kernel(KernelType::gaussian);
-  if (s == "epanechnikov" || s == "epa" || s == "epan") return Kernel(KernelType::epanechnikov);
-  if (s == "uniform" || s == "rectangular" || s == "box") return Kernel(KernelType::uniform);
-  if (s == "triangular" || s == "triangle") return Kernel(KernelType::triangular);
-  if (s == "biweight" || s == "quartic") return Kernel(KernelType::biweight);
-  if (s == "triweight") return Kernel(KernelType::triweight);
-  if (s == "tricube") return Kernel(KernelType::tricube);
-  if (s == "cosine") return Kernel(KernelType::cosine);
+  std::size_t index = 0;
+  for (const std::string& n : names()) {
+    const KernelType t = static_cast<KernelType>(index++);
+    if (s == n) return Kernel(t);
+    std::istringstream aliases(dispatch_kernel(t, [](auto k) { return decltype(k)::aliases; }));
+    std::string a;
+    while (aliases >> a)
+      if (s == a) return Kernel(t);
+  }
   std::ostringstream msg;
   msg << "unknown kernel '" << name << "' (choose one of";
   for (const auto& n : names()) msg << ' ' << n;

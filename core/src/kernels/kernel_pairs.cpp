@@ -179,14 +179,18 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
   }
 
   // Path.
-  const bool truncatable = spec.kernel.compact() || spec.truncation > 0.0;
+  // Truncation bounds dropped weights by exp(-r^2/2): compact kernels and the Gaussian only.
+  const bool exp_tail =
+      dispatch_kernel(spec.kernel.type, [](auto k) { return decltype(k)::exp_quadratic; });
+  const bool truncatable = spec.kernel.compact() || (spec.truncation > 0.0 && exp_tail);
   switch (spec.algorithm) {
     case PairAlgorithm::all_pairs: use_index_ = false; break;
     case PairAlgorithm::neighbors:
       check::require(dc >= 1, "algorithm",
                      "'neighbors' needs at least one continuous column (use auto or all_pairs)");
       check::require(truncatable, "algorithm",
-                     "'neighbors' needs a compact kernel or truncation > 0 for the Gaussian");
+                     std::string("'neighbors' needs a compact kernel or truncation > 0 for the "
+                                 "Gaussian (got '") + spec.kernel.name() + "'; use all_pairs)");
       use_index_ = true;
       break;
     case PairAlgorithm::automatic:

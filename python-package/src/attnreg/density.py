@@ -241,7 +241,9 @@ class KernelDensity(_KernelDensityBase):
     kernel : str
         Continuous kernel: gaussian (np's default), epanechnikov, uniform, triangular, biweight,
         triweight, tricube, cosine (densities on ``u = (x - X_i)/h``; np's Epanechnikov has unit
-        variance, so an np bandwidth ``h_np`` is ``sqrt(5) h_np`` here).
+        variance, so an np bandwidth ``h_np`` is ``sqrt(5) h_np`` here), or gaussian4, the
+        fourth-order Gaussian ``(3 - u^2)/2 phi(u)`` of np's ``ckerorder = 4`` (same h; Marron &
+        Wand 1992): estimates can then be negative, and normal_reference refuses it.
     var_types : str, optional
         One of ``c``/``u``/``o`` per column; inferred from pandas dtypes, else all continuous.
     unordered_kernel, ordered_kernel : str

@@ -36,10 +36,12 @@ SELECTORS = ("cv_ls", "aic", "gcv", "rot", "dpi")
 def kernel_constants(kernel: str) -> dict:
     """``mu2`` (= int u^2 K), ``roughness`` (= int K^2), ``support`` and ``constant`` of a kernel.
 
-    Kernels: gaussian, epanechnikov, uniform, triangular, biweight, triweight, tricube, cosine,
-    all densities on u = (x - x_i) / h (the compact ones on [-1, 1]). R's np scales its
-    Epanechnikov to unit variance (support +-sqrt(5)): an np bandwidth h_np is sqrt(5) * h_np
-    here.
+    Kernels: gaussian, epanechnikov, uniform, triangular, biweight,
+    triweight, tricube, cosine, all densities on u = (x - x_i) / h (the compact ones on
+    [-1, 1]), and gaussian4, the fourth-order Gaussian K(u) = (3 - u^2)/2 phi(u) (Marron & Wand
+    1992, doi:10.1214/aos/1176348653; R np's ``ckertype = "gaussian", ckerorder = 4``, same h;
+    mu2 = 0, and K < 0 for |u| > sqrt(3)). R's np scales its Epanechnikov to unit variance
+    (support +-sqrt(5)): an np bandwidth h_np is sqrt(5) * h_np here.
     """
     return dict(_core.kernel_constants(str(kernel)))
 
@@ -419,7 +421,12 @@ class NadarayaWatson(_KernelRegression):
     kernel : str, default="gaussian"
         gaussian, epanechnikov, uniform, triangular, biweight, triweight, tricube or cosine
         (densities in u = (x - x_i)/h; the compact ones on [-1, 1]; np's Epanechnikov has
-        support +-sqrt(5), so an np bandwidth h_np is sqrt(5) * h_np here).
+        support +-sqrt(5), so an np bandwidth h_np is sqrt(5) * h_np here), or gaussian4, the
+        fourth-order Gaussian (3 - u^2)/2 phi(u) of np's ``ckerorder = 4`` (same h; Marron &
+        Wand 1992). gaussian4 lowers the bias order but its weights can be negative: fits whose
+        local design is then not positive definite are reported as failed, and the plug-in
+        selectors ("rot", "dpi"), binned fits, marginal effects and the specification tests
+        refuse it (use "cv_ls" or "aic").
     bandwidth : float or array-like of shape (n_features,), default="cv_ls"
         h for continuous columns, lambda for categorical ones (aitchison_aitken: [0, (c-1)/c];
         li_racine and wang_van_ryzin: [0, 1]), or a selector: "cv_ls" (leave-one-out

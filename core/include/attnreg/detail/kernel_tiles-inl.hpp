@@ -12,8 +12,10 @@
 // of threads.
 //
 // Gaussian: exp(-||z||^2 / 2) by hwy_exp-inl.hpp (Highway's Exp, <= 1 ulp; exactly 0 beyond
-// ||z||^2 / 2 > 708). Compact kernels: the polynomial shapes of kernel.hpp, lane-wise (they
-// need no library); results agree with the scalar kernel_detail::*_shape to rounding.
+// ||z||^2 / 2 > 708). Other kernels: the product of each column's vectorised shape, from the
+// kernel's header (kernels/shapes/*.hpp) or lane by lane from its scalar shape; results agree
+// with the scalar Kernel::shape to rounding. Weights may be negative (higher-order kernels);
+// the returned maximum is then that of the positive ones (0 when none is positive).
 
 // ------------------------------------------------------------ once: the argument block
 #ifndef ATTNREG_DETAIL_KERNEL_TILES_ONCE
@@ -74,48 +76,20 @@ HWY_INLINE V LoadTail(D d, const double* p, std::size_t nl) {
   return hn::Load(d, buf);
 }
 
-// Shapes k(u) of the compact kernels (kernel_detail::*_shape in kernel.hpp), lane-wise.
-HWY_INLINE V Epanechnikov(D d, V u) {
-  return hn::Max(hn::NegMulAdd(u, u, hn::Set(d, 1.0)), hn::Zero(d));
+/// The shape k(u) of kernel K, lane by lane from K::shape: the fallback for kernels whose
+/// header has no vectorised shape (an exact overload below, from each kernel header's
+/// ATTNREG_KERNEL_VSHAPES block, is preferred to this template).
+template <class K>
+HWY_INLINE V VShape(D d, V u, K) {
+  HWY_ALIGN double buf[kMaxLanes];
+  hn::Store(u, d, buf);
+  for (std::size_t l = 0; l < hn::Lanes(d); ++l) buf[l] = K::shape(buf[l]);
+  return hn::Load(d, buf);
 }
-HWY_INLINE V Uniform(D d, V u) {
-  const V one = hn::Set(d, 1.0);
-  return hn::IfThenElseZero(hn::Le(hn::Abs(u), one), one);
-}
-HWY_INLINE V Triangular(D d, V u) { return hn::Max(hn::Sub(hn::Set(d, 1.0), hn::Abs(u)), hn::Zero(d)); }
-HWY_INLINE V Biweight(D d, V u) {
-  const V t = Epanechnikov(d, u);
-  return hn::Mul(t, t);
-}
-HWY_INLINE V Triweight(D d, V u) {
-  const V t = Epanechnikov(d, u);
-  return hn::Mul(hn::Mul(t, t), t);
-}
-HWY_INLINE V Tricube(D d, V u) {
-  const V a = hn::Abs(u);
-  const V t = hn::Max(hn::NegMulAdd(hn::Mul(a, a), a, hn::Set(d, 1.0)), hn::Zero(d));
-  return hn::Mul(hn::Mul(t, t), t);
-}
-// cos(pi u / 2) on [-1, 1] by the degree-20 Taylor polynomial of kernel_detail::cosine_shape.
-HWY_INLINE V Cosine(D d, V u) {
-  const V one = hn::Set(d, 1.0);
-  const V a = hn::Abs(u);
-  const auto inside = hn::Le(a, one);
-  const V x = hn::Mul(hn::Set(d, 1.5707963267948966192), hn::Min(a, one));
-  const V x2 = hn::Mul(x, x);
-  V p = hn::Set(d, 1.0 / 2432902008176640000.0);
-  p = hn::MulAdd(p, x2, hn::Set(d, -1.0 / 6402373705728000.0));
-  p = hn::MulAdd(p, x2, hn::Set(d, 1.0 / 20922789888000.0));
-  p = hn::MulAdd(p, x2, hn::Set(d, -1.0 / 87178291200.0));
-  p = hn::MulAdd(p, x2, hn::Set(d, 1.0 / 479001600.0));
-  p = hn::MulAdd(p, x2, hn::Set(d, -1.0 / 3628800.0));
-  p = hn::MulAdd(p, x2, hn::Set(d, 1.0 / 40320.0));
-  p = hn::MulAdd(p, x2, hn::Set(d, -1.0 / 720.0));
-  p = hn::MulAdd(p, x2, hn::Set(d, 1.0 / 24.0));
-  p = hn::MulAdd(p, x2, hn::Set(d, -0.5));
-  p = hn::MulAdd(p, x2, one);
-  return hn::IfThenElseZero(inside, hn::Max(p, hn::Zero(d)));
-}
+
+#define ATTNREG_KERNEL_VSHAPES
+#include "attnreg/kernels/registry.hpp"
+#undef ATTNREG_KERNEL_VSHAPES
 
 /// The loop shared by every kernel: cont(i, nl) gives the continuous factor of lanes
 /// [i, i + nl); categorical table entries and observation weights multiply it. Writes w[0..len)
@@ -158,8 +132,9 @@ HWY_INLINE double Loop(D d, const detail::TileArgs& a, std::size_t first, std::s
   return hn::GetLane(hn::MaxOfLanes(d, mx));
 }
 
+/// Product over the continuous columns of a one-column shape.
 template <class Shape>
-HWY_INLINE double Compact(D d, const detail::TileArgs& a, std::size_t first, std::size_t len,
+HWY_INLINE double Product(D d, const detail::TileArgs& a, std::size_t first, std::size_t len,
                           double* HWY_RESTRICT w, const Shape& shape) {
   return Loop(d, a, first, len, w, [&](std::size_t i, std::size_t nl) HWY_ATTR {
     V v = shape(d, hn::Sub(LoadTail(d, a.xs + first + i, nl), hn::Set(d, a.q[0])));
@@ -179,8 +154,9 @@ double TileWeights(const detail::TileArgs& a, std::size_t first, std::size_t len
   if (a.dc == 0)
     return tiles::Loop(d, a, first, len, w,
                        [&](std::size_t, std::size_t) HWY_ATTR { return hn::Set(d, 1.0); });
-  switch (a.kernel) {
-    case KernelType::gaussian: {
+  return dispatch_kernel(a.kernel, [&](auto k) HWY_ATTR -> double {
+    using K = decltype(k);
+    if constexpr (K::exp_quadratic) {  // the product is exp(-||z||^2 / 2)
       const V mhalf = hn::Set(d, -0.5);
       if (a.dc == 1) {
         const V q0 = hn::Set(d, a.q[0]);
@@ -198,23 +174,11 @@ double TileWeights(const detail::TileArgs& a, std::size_t first, std::size_t len
         }
         return ExpNonpositive(d, hn::Mul(mhalf, e));
       });
+    } else {
+      return tiles::Product(d, a, first, len, w,
+                            [](tiles::D dd, V u) HWY_ATTR { return tiles::VShape(dd, u, K{}); });
     }
-    case KernelType::epanechnikov:
-      return tiles::Compact(d, a, first, len, w, [](tiles::D dd, V u) HWY_ATTR { return tiles::Epanechnikov(dd, u); });
-    case KernelType::uniform:
-      return tiles::Compact(d, a, first, len, w, [](tiles::D dd, V u) HWY_ATTR { return tiles::Uniform(dd, u); });
-    case KernelType::triangular:
-      return tiles::Compact(d, a, first, len, w, [](tiles::D dd, V u) HWY_ATTR { return tiles::Triangular(dd, u); });
-    case KernelType::biweight:
-      return tiles::Compact(d, a, first, len, w, [](tiles::D dd, V u) HWY_ATTR { return tiles::Biweight(dd, u); });
-    case KernelType::triweight:
-      return tiles::Compact(d, a, first, len, w, [](tiles::D dd, V u) HWY_ATTR { return tiles::Triweight(dd, u); });
-    case KernelType::tricube:
-      return tiles::Compact(d, a, first, len, w, [](tiles::D dd, V u) HWY_ATTR { return tiles::Tricube(dd, u); });
-    case KernelType::cosine:
-      return tiles::Compact(d, a, first, len, w, [](tiles::D dd, V u) HWY_ATTR { return tiles::Cosine(dd, u); });
-  }
-  return 0.0;
+  });
 }
 
 /// Lane-wise ExpNonpositive over x[0..n) into y (for tests and benchmarks of the exp itself).
@@ -230,7 +194,7 @@ void ExpNonpositiveArray(const double* x, std::size_t n, double* y) {
   }
 }
 
-/// Lane-wise kernel shape (kernel_detail::*_shape; the Gaussian as exp(-u^2 / 2)) over u[0..n).
+/// Lane-wise kernel shape (Kernel::shape; the Gaussian as exp(-u^2 / 2)) over u[0..n).
 void KernelShapeArray(KernelType kernel, const double* u, std::size_t n, double* y) {
   detail::TileArgs a;
   a.xs = u;

@@ -2,8 +2,10 @@
 //
 // Continuous kernels act on the standardised distance u = (x_j - X_ij) / h_j of one column; a
 // multivariate weight is the product over columns, with one bandwidth per column (DESIGN.md §2).
-// Every kernel here is a symmetric second-order density, K(u) = c_K k(u), where k is the
-// *shape* with k(0) = 1 and c_K makes K integrate to 1:
+// Every kernel is symmetric and integrates to 1, K(u) = c_K k(u), where k is the *shape* with
+// k(0) = 1. Each kernel is a traits type in its own header, kernels/shapes/<name>.hpp, listed
+// in kernels/registry.hpp (kernel_traits.hpp says what a traits type holds). The second-order
+// densities (kernels of higher order, with mu2 = 0, are in shapes/ beside them):
 //
 //   name          shape k(u)                support     c_K            mu2 = int u^2 K   R = int K^2
 //   gaussian      exp(-u^2/2)               R           1/sqrt(2 pi)   1                 1/(2 sqrt(pi))
@@ -25,7 +27,8 @@
 //     K_np(u) = 3/(4 sqrt 5) (1 - u^2/5) on |u| < sqrt(5). An np bandwidth h_np therefore
 //     corresponds to h = sqrt(5) * h_np here (and h here to h / sqrt(5) in np).
 //     ckertype = "uniform": the rectangular kernel on [-1, 1], same h.
-//     np's higher-order kernels (ckerorder 4, 6, 8) are not provided.
+//     np's higher-order kernels: ckertype = "gaussian", ckerorder = 4 is gaussian4, same h
+//     (shapes/gaussian4.hpp); orders 6 and 8 are not provided.
 //   * statsmodels (KernelReg, KDEMultivariate): ckertype "gaussian" is the standard normal and
 //     "tricube" is 70/81 (1 - |u|^3)^3 on [-1, 1]: both use the same h as here.
 //   * R's density(): its `bw` is the kernel's standard deviation for every kernel, so
@@ -61,150 +64,36 @@
 #include <vector>
 
 #include "attnreg/base/hd.hpp"
+#include "attnreg/kernels/registry.hpp"
 
 namespace attnreg {
-
-enum class KernelType : int {
-  gaussian = 0,
-  epanechnikov,
-  uniform,
-  triangular,
-  biweight,
-  triweight,
-  tricube,
-  cosine
-};
-
-namespace kernel_detail {
-
-/// exp(x) for x <= 0, to about 1 ulp, written without tables or library calls so that compilers
-/// vectorise it inside `omp simd` loops (and CUDA can use it). Returns exactly 0 for x < -708,
-/// where exp(x) is below the smallest normal double; callers that need to know whether all
-/// weights underflowed check the row maximum. Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2,
-/// then the degree-13 Taylor polynomial of e^r (truncation error < 5e-18 relative), then 2^n
-/// built in the exponent field.
-ATTNREG_HD double exp_nonpositive(double x) {
-  constexpr double kLog2e = 1.4426950408889634074;
-  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // ln 2, upper bits (exact n * kLn2Hi)
-  constexpr double kLn2Lo = 1.90821492927058770002e-10;  // ln 2 - kLn2Hi
-  constexpr double kShift = 6755399441055744.0;          // 1.5 * 2^52: rounds to an integer
-  const double xc = x < -708.0 ? -708.0 : x;
-  const double t = xc * kLog2e + kShift;
-  const double n = t - kShift;  // nearest integer to x / ln 2
-  double r = xc - n * kLn2Hi;
-  r = r - n * kLn2Lo;
-  double p = 1.0 / 6227020800.0;  // 1/13!
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  // 2^n: the low bits of t hold n (t = 1.5 * 2^52 + n exactly), so the biased exponent is
-  // (bits(t) - bits(kShift) + 1023) << 52.
-  std::int64_t tb, sb;
-  std::memcpy(&tb, &t, sizeof tb);
-  const double shift = kShift;
-  std::memcpy(&sb, &shift, sizeof sb);
-  const std::int64_t eb = (tb - sb + 1023) << 52;
-  double scale;
-  std::memcpy(&scale, &eb, sizeof scale);
-  const double v = p * scale;
-  return x < -708.0 ? 0.0 : v;
-}
-
-/// The shape k(u) of each continuous kernel (k(0) = 1). Branch-free so that it vectorises.
-ATTNREG_HD double epanechnikov_shape(double u) {
-  const double t = 1.0 - u * u;
-  return t > 0.0 ? t : 0.0;
-}
-ATTNREG_HD double uniform_shape(double u) { return (u <= 1.0 && u >= -1.0) ? 1.0 : 0.0; }
-ATTNREG_HD double triangular_shape(double u) {
-  const double t = 1.0 - (u < 0.0 ? -u : u);
-  return t > 0.0 ? t : 0.0;
-}
-ATTNREG_HD double biweight_shape(double u) {
-  const double t = epanechnikov_shape(u);
-  return t * t;
-}
-ATTNREG_HD double triweight_shape(double u) {
-  const double t = epanechnikov_shape(u);
-  return t * t * t;
-}
-ATTNREG_HD double tricube_shape(double u) {
-  const double a = u < 0.0 ? -u : u;
-  double t = 1.0 - a * a * a;
-  t = t > 0.0 ? t : 0.0;
-  return t * t * t;
-}
-/// cos(pi u / 2) on [-1, 1] by its Taylor polynomial in x = pi |u| / 2 to degree 20 (the first
-/// omitted term, x^22/22! at x = pi/2, is 1.9e-17), so that the loop vectorises without libm.
-ATTNREG_HD double cosine_shape(double u) {
-  const double a = u < 0.0 ? -u : u;
-  const double x = 1.5707963267948966192 * (a > 1.0 ? 1.0 : a);  // pi/2 * |u|, in [0, pi/2]
-  const double x2 = x * x;
-  double p = 1.0 / 2432902008176640000.0;  // 1/20!
-  p = p * x2 - 1.0 / 6402373705728000.0;   // 1/18!
-  p = p * x2 + 1.0 / 20922789888000.0;     // 1/16!
-  p = p * x2 - 1.0 / 87178291200.0;        // 1/14!
-  p = p * x2 + 1.0 / 479001600.0;          // 1/12!
-  p = p * x2 - 1.0 / 3628800.0;            // 1/10!
-  p = p * x2 + 1.0 / 40320.0;              // 1/8!
-  p = p * x2 - 1.0 / 720.0;                // 1/6!
-  p = p * x2 + 1.0 / 24.0;                 // 1/4!
-  p = p * x2 - 0.5;                        // 1/2!
-  p = p * x2 + 1.0;
-  p = p > 0.0 ? p : 0.0;  // cos(pi/2) rounds to +-1e-17
-  return a <= 1.0 ? p : 0.0;
-}
-
-}  // namespace kernel_detail
 
 /// psi(u) = -u k'(u) / k(u) for |u| inside the support (0 outside): the bandwidth derivative
 /// of a kernel weight is h d/dh k(u) = k(u) psi(u) (bandwidth selection, binned.cpp).
 inline double kernel_psi(KernelType t, double u) {
-  const double u2 = u * u;
-  switch (t) {
-    case KernelType::gaussian: return u2;
-    case KernelType::epanechnikov: {
-      const double s = 1.0 - u2;
-      return s > 0.0 ? 2.0 * u2 / s : 0.0;
-    }
-    case KernelType::uniform: return 0.0;
-    case KernelType::triangular: {
-      const double a = std::fabs(u), s = 1.0 - a;
-      return s > 0.0 ? a / s : 0.0;
-    }
-    case KernelType::biweight: {
-      const double s = 1.0 - u2;
-      return s > 0.0 ? 4.0 * u2 / s : 0.0;
-    }
-    case KernelType::triweight: {
-      const double s = 1.0 - u2;
-      return s > 0.0 ? 6.0 * u2 / s : 0.0;
-    }
-    case KernelType::tricube: {
-      const double a3 = std::fabs(u) * u2, s = 1.0 - a3;
-      return s > 0.0 ? 9.0 * a3 / s : 0.0;
-    }
-    case KernelType::cosine: {
-      const double a = std::fabs(u);
-      if (a >= 1.0) return 0.0;
-      const double x = 1.5707963267948966192 * a;
-      return x * std::tan(x);
-    }
-  }
-  return 0.0;
+  return dispatch_kernel(t, [u](auto k) { return decltype(k)::psi(u); });
 }
 
-/// A continuous kernel: a value type (one enum) with its shape, density and constants.
+/// k'(u) / k(u) where k(u) != 0, 0 elsewhere (the uniform kernel's shape is flat; the
+/// triangular kernel's kink at 0 is given derivative 0). Marginal effects, specification tests.
+inline double kernel_dlogk(KernelType t, double u) {
+  return dispatch_kernel(t, [u](auto k) { return decltype(k)::dlogk(u); });
+}
+
+namespace kernel_detail {
+struct ShapeAt {
+  double u;
+  template <class K>
+  ATTNREG_HD double operator()(K) const { return K::shape(u); }
+};
+struct ConstantOf {
+  template <class K>
+  ATTNREG_HD double operator()(K) const { return K::constant; }
+};
+}  // namespace kernel_detail
+
+/// A continuous kernel: a value type (one enum) with its shape, density and constants, each
+/// read from the kernel's traits (kernels/shapes/<name>.hpp) through dispatch_kernel.
 struct Kernel {
   KernelType type = KernelType::gaussian;
 
@@ -213,50 +102,38 @@ struct Kernel {
 
   /// Shape k(u), with k(0) = 1 (what the estimators use; the normalising constant cancels).
   ATTNREG_HD double shape(double u) const {
-    switch (type) {
-      case KernelType::gaussian: return kernel_detail::exp_nonpositive(-0.5 * u * u);
-      case KernelType::epanechnikov: return kernel_detail::epanechnikov_shape(u);
-      case KernelType::uniform: return kernel_detail::uniform_shape(u);
-      case KernelType::triangular: return kernel_detail::triangular_shape(u);
-      case KernelType::biweight: return kernel_detail::biweight_shape(u);
-      case KernelType::triweight: return kernel_detail::triweight_shape(u);
-      case KernelType::tricube: return kernel_detail::tricube_shape(u);
-      case KernelType::cosine: return kernel_detail::cosine_shape(u);
-    }
-    return 0.0;
+    return dispatch_kernel(type, kernel_detail::ShapeAt{u});
   }
   /// The density K(u) = c_K k(u) (integrates to 1).
   ATTNREG_HD double operator()(double u) const { return constant() * shape(u); }
 
   /// Normalising constant c_K.
-  ATTNREG_HD double constant() const {
-    switch (type) {
-      case KernelType::gaussian: return 0.39894228040143267794;  // 1/sqrt(2 pi)
-      case KernelType::epanechnikov: return 0.75;
-      case KernelType::uniform: return 0.5;
-      case KernelType::triangular: return 1.0;
-      case KernelType::biweight: return 15.0 / 16.0;
-      case KernelType::triweight: return 35.0 / 32.0;
-      case KernelType::tricube: return 70.0 / 81.0;
-      case KernelType::cosine: return 0.78539816339744830962;  // pi/4
-    }
-    return 0.0;
-  }
-  /// mu2(K) = int u^2 K(u) du.
+  ATTNREG_HD double constant() const { return dispatch_kernel(type, kernel_detail::ConstantOf{}); }
+  /// mu2(K) = int u^2 K(u) du (0 for kernels of order > 2).
   double mu2() const;
   /// R(K) = int K(u)^2 du (the roughness).
   double roughness() const;
-  /// Support radius: 1 for the compact kernels, +infinity for the Gaussian.
+  /// Support radius: 1 for the compact kernels, +infinity otherwise.
   double support() const {
-    return type == KernelType::gaussian ? std::numeric_limits<double>::infinity() : 1.0;
+    return compact() ? 1.0 : std::numeric_limits<double>::infinity();
   }
-  bool compact() const { return type != KernelType::gaussian; }
+  bool compact() const;
+  /// Order of the kernel: 2, or 4 for the fourth-order Gaussian.
+  int order() const;
+  /// K(u) >= 0 for every u.
+  bool nonnegative() const;
   /// Lower-case name as accepted by from_name.
   const char* name() const;
+  /// Throws InvalidArgument naming `arg` when the kernel takes negative values, saying that
+  /// `what` needs nonnegative weights and naming second-order kernels as the alternative.
+  void require_nonnegative(const std::string& what, const std::string& arg = "kernel") const;
+  /// Throws InvalidArgument naming `arg` when the kernel is not of order 2 (plug-in constants
+  /// divide by mu2(K), which is 0 for higher-order kernels).
+  void require_second_order(const std::string& what, const std::string& arg = "kernel") const;
 
-  /// Parse a kernel name (case-insensitive; "normal" and "gauss" mean gaussian, "epa" and
-  /// "epan" epanechnikov, "rectangular" and "box" uniform, "quartic" biweight). Throws
-  /// InvalidArgument naming `arg` and listing the choices.
+  /// Parse a kernel name (case-insensitive; each kernel's aliases, e.g. "normal" and "gauss"
+  /// mean gaussian, "epa" and "epan" epanechnikov, "rectangular" and "box" uniform, "quartic"
+  /// biweight). Throws InvalidArgument naming `arg` and listing the choices.
   static Kernel from_name(const std::string& name, const std::string& arg = "kernel");
   /// All kernel names, in KernelType order.
   static std::vector<std::string> names();
