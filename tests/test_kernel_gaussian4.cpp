@@ -11,6 +11,7 @@
 #include <string>
 
 #include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "attnreg/bandwidth/dpi_bandwidth.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/density/density.hpp"
 #include "attnreg/detail/density_kernels.hpp"
