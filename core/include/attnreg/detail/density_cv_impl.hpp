@@ -24,8 +24,7 @@
 #include <mutex>
 #include <vector>
 
-#include <armadillo>
-
+#include "attnreg/base/arma.hpp"
 #include "attnreg/density/density.hpp"
 #include "attnreg/detail/density_kernels.hpp"
 
