@@ -25,6 +25,13 @@ for f in "$root"/core/src/*/*.cpp; do
   d=$(basename "$(dirname "$f")")
   cp "$f" "$stage/src/core_${d}_$(basename "$f")"
 done
+# Armadillo comes only through attnreg/base/arma.hpp (RcppArmadillo's 32-bit uword here): a source
+# or header reaching <armadillo> first gets 64-bit uword, so arma::mat's layout differs between
+# the objects of one library; it links silently and crashes at run time.
+if grep -rln '^[[:space:]]*#[[:space:]]*include[[:space:]]*<armadillo>' "$stage/src" | grep -v '/attnreg/base/arma\.hpp$' >&2; then
+  echo "these files include <armadillo> directly; include \"attnreg/base/arma.hpp\" instead" >&2
+  exit 1
+fi
 # R CMD check --as-cran warns about pragmas that silence diagnostics; the R build drops them
 # (they only hide GCC's -Wpsabi notes on 64-byte vector types, which are notes, not warnings).
 sed -i '/#pragma GCC diagnostic ignored/d' "$stage"/src/include/attnreg/detail/*.hpp
