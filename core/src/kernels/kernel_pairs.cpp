@@ -75,25 +75,21 @@ inline double tile_max(const double* w, std::size_t len) {
 
 bool is_integer(double v) { return std::isfinite(v) && v == std::floor(v); }
 
-}  // namespace
-
-KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const KernelSpec& spec,
-                         const arma::vec& obs_weights)
-    : spec_(spec) {
-  n_ = X.n_rows;
+// ---------------------------------------------------------------- steps of the constructor
+// Shape of X, the column types and the kernel options; the column types.
+std::vector<VarType> checked_types(const arma::mat& X, const KernelSpec& spec) {
   const std::size_t d = X.n_cols;
-  check::require(n_ >= 1, "X", "needs at least one row");
+  check::require(X.n_rows >= 1, "X", "needs at least one row");
   check::require(d >= 1, "X", "needs at least one column");
   check::all_finite(X, "X");
-  types_ = spec.var_types.empty() ? std::vector<VarType>(d, VarType::continuous) : spec.var_types;
-  if (types_.size() != d) {
+  std::vector<VarType> types =
+      spec.var_types.empty() ? std::vector<VarType>(d, VarType::continuous) : spec.var_types;
+  if (types.size() != d) {
     std::ostringstream msg;
-    msg << "describes " << types_.size() << " columns but X has " << d
+    msg << "describes " << types.size() << " columns but X has " << d
         << " (give one of c/u/o per column)";
     throw InvalidArgument("var_types: " + msg.str());
   }
-  for (std::size_t j = 0; j < d; ++j)
-    (types_[j] == VarType::continuous ? cont_cols_ : cat_cols_).push_back(j);
   check::require(spec.truncation >= 0.0 && spec.truncation <= 1e-8, "truncation",
                  "must be in [0, 1e-8] (the default 1e-16 keeps results within 1e-12 of all "
                  "pairs; 0 disables truncation)");
@@ -101,13 +97,18 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
                  "must be an unordered kernel (aitchison_aitken or li_racine)");
   check::require(spec.ordered.ordered(), "ordered_kernel",
                  "must be an ordered kernel (li_racine or wang_van_ryzin)");
+  return types;
+}
 
-  // Bandwidths.
+// One bandwidth per column (or one for all continuous columns), positive where continuous.
+arma::vec checked_bandwidths(const arma::vec& bandwidth, std::size_t d,
+                             const std::vector<std::size_t>& cont_cols, bool any_categorical) {
+  arma::vec bw;
   if (bandwidth.n_elem == 1 && d > 1) {
-    check::require(cat_cols_.empty(), "bandwidth",
+    check::require(!any_categorical, "bandwidth",
                    "one bandwidth for several columns is only allowed when all columns are "
                    "continuous; give one value per column (lambda for categorical ones)");
-    bw_ = arma::vec(d, arma::fill::value(bandwidth(0)));
+    bw = arma::vec(d, arma::fill::value(bandwidth(0)));
   } else {
     if (bandwidth.n_elem != d) {
       std::ostringstream msg;
@@ -115,46 +116,50 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
           << " columns (give one bandwidth per column, or one for all continuous columns)";
       throw InvalidArgument("bandwidth: " + msg.str());
     }
-    bw_ = bandwidth;
+    bw = bandwidth;
   }
-  for (std::size_t j : cont_cols_) {
-    if (!(std::isfinite(bw_(j)) && bw_(j) > 0.0)) {
+  for (std::size_t j : cont_cols) {
+    if (!(std::isfinite(bw(j)) && bw(j) > 0.0)) {
       std::ostringstream msg;
       msg << "bandwidth: must be > 0 and finite for continuous column " << (j + 1) << ", got "
-          << bw_(j) << " (pass a positive number, e.g. a rule-of-thumb 1.06 sd n^(-1/5))";
+          << bw(j) << " (pass a positive number, e.g. a rule-of-thumb 1.06 sd n^(-1/5))";
       throw InvalidArgument(msg.str());
     }
   }
+  return bw;
+}
 
-  // Categorical columns: integer codes, levels, bandwidth ranges.
-  levels_.resize(cat_cols_.size());
-  for (std::size_t c = 0; c < cat_cols_.size(); ++c) {
-    const std::size_t j = cat_cols_[c];
-    std::vector<double>& lv = levels_[c];
-    lv.reserve(16);
-    for (std::size_t i = 0; i < n_; ++i) {
-      if (!is_integer(X(i, j))) {
-        std::ostringstream msg;
-        msg << "X: categorical column " << (j + 1) << " has the non-integer value " << X(i, j)
-            << " at row " << (i + 1)
-            << " (pass integer codes for categorical columns, e.g. 0, 1, 2 for the levels)";
-        throw InvalidArgument(msg.str());
-      }
-    }
-    arma::vec u = arma::unique(X.col(j));
-    lv.assign(u.begin(), u.end());
-    const CategoricalKernel& ck = types_[j] == VarType::ordered ? spec.ordered : spec.unordered;
-    std::ostringstream arg;
-    arg << "bandwidth[" << (j + 1) << "] (" << (types_[j] == VarType::ordered ? "ordered" : "unordered")
-        << " column)";
-    ck.check_bandwidth(bw_(j), static_cast<int>(lv.size()), arg.str());
-  }
-
-  // Observation weights.
-  if (obs_weights.n_elem > 0) {
-    if (obs_weights.n_elem != n_) {
+// Sorted levels of categorical column j (integer codes), its bandwidth checked against them.
+std::vector<double> checked_levels(const arma::mat& X, std::size_t j, VarType type,
+                                   const KernelSpec& spec, double bw) {
+  std::vector<double> lv;
+  lv.reserve(16);
+  for (std::size_t i = 0; i < X.n_rows; ++i) {
+    if (!is_integer(X(i, j))) {
       std::ostringstream msg;
-      msg << "sample_weight: has " << obs_weights.n_elem << " values but X has " << n_
+      msg << "X: categorical column " << (j + 1) << " has the non-integer value " << X(i, j)
+          << " at row " << (i + 1)
+          << " (pass integer codes for categorical columns, e.g. 0, 1, 2 for the levels)";
+      throw InvalidArgument(msg.str());
+    }
+  }
+  arma::vec u = arma::unique(X.col(j));
+  lv.assign(u.begin(), u.end());
+  const CategoricalKernel& ck = type == VarType::ordered ? spec.ordered : spec.unordered;
+  std::ostringstream arg;
+  arg << "bandwidth[" << (j + 1) << "] (" << (type == VarType::ordered ? "ordered" : "unordered")
+      << " column)";
+  ck.check_bandwidth(bw, static_cast<int>(lv.size()), arg.str());
+  return lv;
+}
+
+// Observation weights divided by their maximum; empty when none are given or all are equal.
+arma::vec scaled_obs_weights(const arma::vec& obs_weights, std::size_t n) {
+  arma::vec ow;
+  if (obs_weights.n_elem > 0) {
+    if (obs_weights.n_elem != n) {
+      std::ostringstream msg;
+      msg << "sample_weight: has " << obs_weights.n_elem << " values but X has " << n
           << " rows (give one weight per row)";
       throw InvalidArgument(msg.str());
     }
@@ -163,8 +168,68 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
                    "must be >= 0 (drop rows instead of giving them negative weight)");
     const double mx = obs_weights.max();
     check::require(mx > 0.0, "sample_weight", "all weights are zero (give some row a positive weight)");
-    if (obs_weights.min() != mx) ow_ = obs_weights / mx;
+    if (obs_weights.min() != mx) ow = obs_weights / mx;
   }
+  return ow;
+}
+
+// Path: whether to use the neighbour index (for automatic, a candidate the probe may drop).
+bool index_path(const KernelSpec& spec, std::size_t dc, std::size_t n) {
+  // Truncation bounds dropped weights by exp(-r^2/2): compact kernels and the Gaussian only.
+  const bool exp_tail =
+      dispatch_kernel(spec.kernel.type, [](auto k) { return decltype(k)::exp_quadratic; });
+  const bool truncatable = spec.kernel.compact() || (spec.truncation > 0.0 && exp_tail);
+  bool use_index = false;
+  switch (spec.algorithm) {
+    case PairAlgorithm::all_pairs: use_index = false; break;
+    case PairAlgorithm::neighbors:
+      check::require(dc >= 1, "algorithm",
+                     "'neighbors' needs at least one continuous column (use auto or all_pairs)");
+      check::require(truncatable, "algorithm",
+                     std::string("'neighbors' needs a compact kernel or truncation > 0 for the "
+                                 "Gaussian (got '") + spec.kernel.name() + "'; use all_pairs)");
+      use_index = true;
+      break;
+    case PairAlgorithm::automatic:
+      // Candidates; the sample below keeps the index only when it prunes enough.
+      use_index = truncatable && dc >= 1 && dc <= 8 && n >= 1024;
+      break;
+  }
+  return use_index;
+}
+
+// 64 training rows spread over the order as queries (the automatic path's probe).
+PreparedQueries probe_queries(const arma::mat& xs, const std::vector<std::vector<std::uint32_t>>& codes,
+                              std::size_t n) {
+  const std::size_t probes = std::min<std::size_t>(64, n);
+  const std::size_t dc = xs.n_cols, nc = codes.size();
+  PreparedQueries Q;
+  Q.m = probes;
+  Q.cont.set_size(dc, probes);
+  Q.codes.resize(nc * probes);
+  for (std::size_t t = 0; t < probes; ++t) {
+    const std::size_t k = (t * n) / probes + n / (2 * probes);
+    for (std::size_t c = 0; c < dc; ++c) Q.cont(c, t) = xs(k, c);
+    for (std::size_t c = 0; c < nc; ++c) Q.codes[t * nc + c] = codes[c][k];
+  }
+  return Q;
+}
+
+}  // namespace
+
+KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const KernelSpec& spec,
+                         const arma::vec& obs_weights)
+    : spec_(spec) {
+  n_ = X.n_rows;
+  const std::size_t d = X.n_cols;
+  types_ = checked_types(X, spec);
+  for (std::size_t j = 0; j < d; ++j)
+    (types_[j] == VarType::continuous ? cont_cols_ : cat_cols_).push_back(j);
+  bw_ = checked_bandwidths(bandwidth, d, cont_cols_, !cat_cols_.empty());
+  levels_.resize(cat_cols_.size());
+  for (std::size_t c = 0; c < cat_cols_.size(); ++c)
+    levels_[c] = checked_levels(X, cat_cols_[c], types_[cat_cols_[c]], spec, bw_(cat_cols_[c]));
+  ow_ = scaled_obs_weights(obs_weights, n_);
 
   // Continuous columns: centre and scale.
   const std::size_t dc = cont_cols_.size();
@@ -177,28 +242,9 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
     inv_h_(c) = 1.0 / bw_(j);
     for (std::size_t i = 0; i < n_; ++i) xs0(i, c) = (X(i, j) - center_(c)) / bw_(j);
   }
+  use_index_ = index_path(spec, dc, n_);
 
-  // Path.
-  // Truncation bounds dropped weights by exp(-r^2/2): compact kernels and the Gaussian only.
-  const bool exp_tail =
-      dispatch_kernel(spec.kernel.type, [](auto k) { return decltype(k)::exp_quadratic; });
-  const bool truncatable = spec.kernel.compact() || (spec.truncation > 0.0 && exp_tail);
-  switch (spec.algorithm) {
-    case PairAlgorithm::all_pairs: use_index_ = false; break;
-    case PairAlgorithm::neighbors:
-      check::require(dc >= 1, "algorithm",
-                     "'neighbors' needs at least one continuous column (use auto or all_pairs)");
-      check::require(truncatable, "algorithm",
-                     std::string("'neighbors' needs a compact kernel or truncation > 0 for the "
-                                 "Gaussian (got '") + spec.kernel.name() + "'; use all_pairs)");
-      use_index_ = true;
-      break;
-    case PairAlgorithm::automatic:
-      // Candidates; the sample below keeps the index only when it prunes enough.
-      use_index_ = truncatable && dc >= 1 && dc <= 8 && n_ >= 1024;
-      break;
-  }
-
+  // Row order (the index's when it is used); columns, weights and codes in that order.
   order_.resize(n_);
   std::iota(order_.begin(), order_.end(), std::size_t{0});
   if (use_index_) {
@@ -231,25 +277,15 @@ KernelSpace::KernelSpace(const arma::mat& X, const arma::vec& bandwidth, const K
     // Probe: the share of training points a typical query would visit (64 training rows as
     // queries). Near 1 (a Gaussian bandwidth wide against the data in several dimensions),
     // the index only adds overhead: use all pairs.
-    const std::size_t probes = std::min<std::size_t>(64, n_);
-    PreparedQueries Q;
-    Q.m = probes;
-    Q.cont.set_size(dc, probes);
-    Q.codes.resize(cat_cols_.size() * probes);
-    for (std::size_t t = 0; t < probes; ++t) {
-      const std::size_t k = (t * n_) / probes + n_ / (2 * probes);
-      for (std::size_t c = 0; c < dc; ++c) Q.cont(c, t) = xs_(k, c);
-      for (std::size_t c = 0; c < cat_cols_.size(); ++c)
-        Q.codes[t * cat_cols_.size() + c] = codes_[c][k];
-    }
+    const PreparedQueries Q = probe_queries(xs_, codes_, n_);
     std::vector<double> buf(kTile);
     std::vector<IndexRange> ranges;
     double visited = 0.0;
-    for (std::size_t t = 0; t < probes; ++t) {
+    for (std::size_t t = 0; t < Q.m; ++t) {
       ranges_for(Q, t, -1, buf.data(), ranges);
       for (const IndexRange& r : ranges) visited += static_cast<double>(r.last - r.first);
     }
-    if (visited > 0.6 * static_cast<double>(probes) * static_cast<double>(n_)) use_index_ = false;
+    if (visited > 0.6 * static_cast<double>(Q.m) * static_cast<double>(n_)) use_index_ = false;
   }
 }
 
