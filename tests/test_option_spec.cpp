@@ -133,8 +133,7 @@ TEST(OptionSpec, LeastSquaresOptions) {
   expect_number("ridge", "n_threads", r.n_threads);
   EXPECT_EQ(r.weight_type, attnreg::parse_weight_type(text("ridge", "weight_type")));
   const attnreg::PCROptions p;
-  // PCROptions::rank stays 1 in the C++ struct (a C++-only default); the faces' default is
-  // -1 / None = all components, which the pcr row records and the face tests check.
+  expect_number("pcr", "rank", p.rank);
   expect_flag("pcr", "fit_intercept", p.fit_intercept);
   expect_number("pcr", "n_threads", p.n_threads);
   EXPECT_EQ(p.weight_type, attnreg::parse_weight_type(text("pcr", "weight_type")));

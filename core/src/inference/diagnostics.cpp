@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/base/runtime.hpp"
@@ -36,6 +38,17 @@ void check_level(double level) {
   check::require(std::isfinite(level) && level > 0 && level < 1, "level",
                  "must be in (0, 1), e.g. 0.95");
 }
+
+// The pilot fit's coefficient weights (pilot_coefficient_weights) depend on the training x,
+// the sample weights, the kernel, the eval rows and the pilot's degree and bandwidth, but not on
+// the model's bandwidth: tradeoff_curve computes them once per call and every bandwidth of its
+// grid reuses them (the same matrices, so the same numbers as computing them each time).
+struct PilotCache {
+  int degree = -1;
+  double bandwidth = 0;
+  arma::vec x_eval;
+  std::vector<arma::mat> G;
+};
 
 }  // namespace
 
@@ -166,8 +179,10 @@ std::vector<arma::mat> pilot_coefficient_weights(const arma::vec& x_train, const
   return G;
 }
 
-arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, int pilot_degree,
-                       double pilot_bandwidth) {
+namespace {
+
+arma::mat bias_weights_cached(const LocalPolynomial& model, const arma::mat& X_eval,
+                              int pilot_degree, double pilot_bandwidth, PilotCache* cache) {
   check::require(one_continuous(model), "model",
                  "the bias estimate needs exactly one continuous regressor");
   const int p = model.options().degree;
@@ -181,7 +196,17 @@ arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, in
   const arma::vec xt = model.training_x().col(0);
   const arma::vec xe = X_eval.col(0);
   const arma::vec sw = model.state().sample_weight;
-  const std::vector<arma::mat> G = pilot_coefficient_weights(xt, xe, model.options().kernel, q, b, sw);
+  std::vector<arma::mat> own;
+  const bool hit = cache != nullptr && cache->degree == q && cache->bandwidth == b &&
+                   cache->x_eval.n_elem == xe.n_elem && arma::all(cache->x_eval == xe);
+  if (!hit) own = pilot_coefficient_weights(xt, xe, model.options().kernel, q, b, sw);
+  if (cache != nullptr && !hit) {
+    cache->degree = q;
+    cache->bandwidth = b;
+    cache->x_eval = xe;
+    cache->G = std::move(own);
+  }
+  const std::vector<arma::mat>& G = cache != nullptr ? cache->G : own;
   const arma::mat L = model.attention_weights(X_eval);  // m x n
   arma::mat B(X_eval.n_rows, xt.n_elem, arma::fill::zeros);
   for (arma::uword j = 0; j < X_eval.n_rows; ++j) {
@@ -195,6 +220,13 @@ arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, in
     }
   }
   return B;
+}
+
+}  // namespace
+
+arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, int pilot_degree,
+                       double pilot_bandwidth) {
+  return bias_weights_cached(model, X_eval, pilot_degree, pilot_bandwidth, nullptr);
 }
 
 arma::vec variance_omega(const LocalPolynomial& model, VarianceKind kind, double sigma2,
@@ -255,8 +287,11 @@ arma::vec cluster_variance(const arma::mat& W, const arma::vec& resid,
   return adj * arma::sum(arma::square(S), 1);
 }
 
-PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const arma::mat& X_eval,
-                                           const PointwiseOptions& opt, arma::uword output) {
+namespace {
+
+PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::mat& X_eval,
+                                      const PointwiseOptions& opt, arma::uword output,
+                                      PilotCache* cache) {
   check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
   check_level(opt.level);
   check::require(opt.pilot_bandwidth >= 0 && std::isfinite(opt.pilot_bandwidth),
@@ -272,7 +307,7 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
   {
     const DistinctRows ev = distinct_rows(X_eval);
     if (ev.has_ties()) {
-      const PointwiseDiagnostics u = pointwise_diagnostics(model, ev.X, opt, output);
+      const PointwiseDiagnostics u = pointwise_cached(model, ev.X, opt, output, cache);
       const arma::uvec idx = arma::conv_to<arma::uvec>::from(ev.group_of);
       PointwiseDiagnostics r = u;
       for (arma::vec* v : {&r.fit, &r.se, &r.bias, &r.mse, &r.ci_low, &r.ci_high, &r.fit_bc,
@@ -295,8 +330,9 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
   r.fit = L * y;
   const arma::uword m = X_eval.n_rows;
   const bool uni = one_continuous(model);
-  const arma::mat B = uni ? bias_weights(model, X_eval, opt.pilot_degree, opt.pilot_bandwidth)
-                          : arma::mat();
+  const arma::mat B =
+      uni ? bias_weights_cached(model, X_eval, opt.pilot_degree, opt.pilot_bandwidth, cache)
+          : arma::mat();
   // nn: nprobust's lprobust computes the nearest-neighbour residuals of each evaluation point
   // among the observations of its window (those with a non-zero weight in the fit or in the
   // bias correction), so omega depends on the point: Omega (m x n).
@@ -346,6 +382,13 @@ PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const a
   return r;
 }
 
+}  // namespace
+
+PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const arma::mat& X_eval,
+                                           const PointwiseOptions& opt, arma::uword output) {
+  return pointwise_cached(model, X_eval, opt, output, nullptr);
+}
+
 arma::mat tradeoff_curve(const arma::mat& X, const arma::vec& y, const arma::vec& bandwidths,
                          const LocalFitOptions& fit_options, const arma::mat& X_eval,
                          VarianceKind kind, int pilot_degree, double pilot_bandwidth) {
@@ -363,6 +406,7 @@ arma::mat tradeoff_curve(const arma::mat& X, const arma::vec& y, const arma::vec
                                        : (uni ? 2 * rule_of_thumb_bandwidth(X.col(0), fit_options.kernel) : 0);
   arma::mat out(bandwidths.n_elem, 7);
   InterruptGuard guard;
+  PilotCache pilot;  // the pilot is fixed across the grid: computed at the first bandwidth
   for (arma::uword k = 0; k < bandwidths.n_elem; ++k) {
     if (guard.poll()) throw Interrupted();
     LocalFitOptions fo = fit_options;
@@ -373,7 +417,7 @@ arma::mat tradeoff_curve(const arma::mat& X, const arma::vec& y, const arma::vec
     po.kind = kind;
     po.pilot_degree = pilot_degree;
     po.pilot_bandwidth = b;
-    const PointwiseDiagnostics d = pointwise_diagnostics(model, X_eval, po);
+    const PointwiseDiagnostics d = pointwise_cached(model, X_eval, po, 0, &pilot);
     const GlobalDiagnostics g = global_diagnostics(model);
     out(k, 0) = bandwidths(k);
     out(k, 1) = arma::mean(arma::square(d.bias));

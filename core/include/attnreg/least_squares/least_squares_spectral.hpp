@@ -45,6 +45,7 @@
 #pragma once
 
 #include "attnreg/base/arma.hpp"
+#include "attnreg/base/option_spec.hpp"
 #include "attnreg/least_squares/least_squares.hpp"
 #include <string>
 
@@ -215,7 +216,7 @@ class Ridge : public SpectralLS {
 };
 
 struct PCROptions {
-  int rank = 1;  ///< number of principal components L, 0 <= L <= numerical rank of Xc; -1 = all
+  int rank = static_cast<int>(spec::pcr::rank);  ///< components L, 0 <= L <= numerical rank of Xc; -1 = all
   bool fit_intercept = true;
   int n_threads = 0;
   WeightType weight_type = WeightType::Analytic;  ///< how weights count in inference's df
