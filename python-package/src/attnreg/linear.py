@@ -38,13 +38,13 @@ class NoResidualDFWarning(UserWarning):
     p-values are nan (as R's ``summary.lm`` reports)."""
 
 
-def _warn_no_residual_df(n: int, rank: int) -> None:
+def _warn_no_residual_df(n: int, rank: int, stacklevel: int = 3) -> None:
     warnings.warn(
         f"OLS: no residual degrees of freedom (n = {n} observations, rank = {rank}): the fit is "
         "exact, so the standard errors, t statistics and p-values are nan; add observations or "
         "remove columns.",
         NoResidualDFWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
 
 
@@ -547,7 +547,7 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
             del self.n_clusters_
         _note_cov_fix(self, inf, stacklevel=4 + depth)
         if self.df_resid_ == 0:
-            _warn_no_residual_df(int(round(n_effective)), self.rank_)
+            _warn_no_residual_df(int(round(n_effective)), self.rank_, 4 + depth)
         if self.aliased_.any():
             names = self._design_names()
             dropped = [names[j] for j in np.flatnonzero(self.aliased_)]
