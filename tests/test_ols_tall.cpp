@@ -76,6 +76,15 @@ void compare(const Data& d, const arma::vec& w, OLSOptions o, const std::string&
     EXPECT_EQ(a.rank, ref.rank()) << tag;
     expect_rel(a.coef, arma::vec(ref.coefficients().col(0)), tol, tag + " coef");
     expect_rel(a.std_errors, arma::vec(ref.std_errors(c).col(0)), tol, tag + " SE");
+    // The coefficient table and fit statistics of OLS::inference.
+    const attnreg::Inference ri = ref.inference(c);
+    expect_rel(arma::vec(a.inf.t_value.col(0)), arma::vec(ri.t_value.col(0)), tol, tag + " t");
+    expect_rel(arma::vec(a.inf.std_error.col(0)), arma::vec(ri.std_error.col(0)), tol, tag + " SE");
+    expect_rel(arma::vec{a.inf.r_squared(0), a.inf.adj_r_squared(0), a.inf.sigma(0)},
+               arma::vec{ri.r_squared(0), ri.adj_r_squared(0), ri.sigma(0)}, tol, tag + " R2");
+    EXPECT_EQ(a.inf.df_residual, ri.df_residual) << tag;
+    EXPECT_EQ(a.inf.df_inference, ri.df_inference) << tag;
+    EXPECT_EQ(a.inf.cov_type, ri.cov_type) << tag;
     // Residuals: both accurate to a few ulps of y.
     const double ymax = arma::abs(d.y).max();
     EXPECT_LE(arma::abs(a.residuals - ref.residuals().col(0)).max(), 1e-13 * ymax) << tag;

@@ -11,6 +11,7 @@ using attnreg_py::farray;
 using attnreg_py::to_numpy;
 
 void init_ols_tall(py::module_& m);
+py::dict py_inference_dict(const attnreg::Inference& inf);  // py_ols.cpp
 
 namespace {
 
@@ -62,6 +63,7 @@ void init_ols_tall(py::module_& m) {
         d["rank"] = r.rank;
         d["sigma2"] = r.sigma2;
         d["refinement_steps"] = r.refinement_steps;
+        d["inference"] = py_inference_dict(r.inf);
         return d;
       },
       py::arg("X"), py::arg("y"), py::arg("weights") = py::none(), py::arg("fit_intercept") = true,

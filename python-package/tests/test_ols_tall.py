@@ -1,10 +1,17 @@
 """The core's tall least-squares path (_core._ols_tall: X read in place, C or Fortran order)
-against OLS.fit: coefficients and standard errors to 1e-12 relative."""
+against OLS.fit's QR path (forced by ``_use_tall = False``): coefficients and standard errors to
+1e-12 relative."""
 import numpy as np
 import pytest
 
 import attnreg
 from attnreg import _core
+
+
+def _qr_ols(**kw):
+    m = attnreg.OLS(**kw)
+    m._use_tall = False  # OLS.fit's column-pivoted QR path
+    return m
 
 
 def _data(n, p, seed, shift=0.0):
@@ -18,7 +25,7 @@ def _data(n, p, seed, shift=0.0):
 @pytest.mark.parametrize("cov_type", ["nonrobust", "HC1", "HC3"])
 def test_tall_equals_ols_fit_c_and_f_order(n, p, seed, cov_type):
     X, y = _data(n, p, seed)
-    m = attnreg.OLS(cov_type=cov_type).fit(X, y)
+    m = _qr_ols(cov_type=cov_type).fit(X, y)
     ref_coef = np.r_[m.intercept_, m.coef_]
     ref_se = np.r_[m.intercept_se_, m.coef_se_]
     c = _core._ols_tall(np.ascontiguousarray(X), y, cov_type=cov_type)
@@ -35,7 +42,7 @@ def test_tall_weighted_and_shifted_origin():
     w = np.random.default_rng(4).uniform(0.2, 3.0, size=len(y))
     # Ill-conditioned (shift / spread 1e3): OLS's automatic precision would refine in extended
     # precision, where the tall path declines; compare the double paths.
-    m = attnreg.OLS(cov_type="HC3", precision="double").fit(X, y, sample_weight=w)
+    m = _qr_ols(cov_type="HC3", precision="double").fit(X, y, sample_weight=w)
     t = _core._ols_tall(X, y, weights=w, cov_type="HC3", double_precision=True)
     np.testing.assert_allclose(t["coef"], np.r_[m.intercept_, m.coef_], rtol=1e-12, atol=0)
     np.testing.assert_allclose(t["std_errors"], np.r_[m.intercept_se_, m.coef_se_], rtol=1e-12, atol=0)

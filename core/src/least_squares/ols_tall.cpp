@@ -205,6 +205,20 @@ arma::vec solve_normal(const arma::mat& R11, const arma::vec& g) {
   return d;
 }
 
+// The coefficient table of OLS::inference(cov) from the tall fit (same formulas: t, p with
+// df_residual degrees of freedom, R^2 and adjusted R^2 accumulated in long double).
+void tall_inference(TallOLS& out, const arma::vec& y, const arma::vec& weights, bool intercept,
+                    const CovOptions& cov, double N, double dfres) {
+  Inference& inf = out.inf;
+  inf.cov_type = cov.type;
+  inf.df_residual = dfres;
+  inf.df_inference = dfres;
+  inf.estimate = arma::mat(out.coef);
+  inf.std_error = arma::mat(out.std_errors);
+  inf.sigma = arma::rowvec{std::sqrt(out.sigma2)};
+  ls_detail::finish_inference(inf, arma::mat(y), arma::mat(out.residuals), weights, intercept, N);
+}
+
 }  // namespace
 
 bool ols_tall_applies(arma::uword n, arma::uword q, const OLSOptions& opt, const CovOptions& cov) {
@@ -291,6 +305,7 @@ TallOLS ols_tall(const StridedMatrix& X, const arma::vec& y, const arma::vec& we
                               : arma::mat(Rinv * Rinv.t() * out.sigma2);
   out.cov = unpivot(Cp, st, q);
   out.std_errors = arma::sqrt(out.cov.diag());
+  tall_inference(out, y, weights, opt.fit_intercept, cov, N, dfres);
   out.done = true;
   return out;
 }

@@ -29,6 +29,7 @@ struct TallOLS {
   arma::vec residuals;   ///< n: y - D coef (raw scale), accumulated in long double
   double sigma2 = 0.0;   ///< sum w e^2 / (N - rank)
   int refinement_steps = 0;
+  Inference inf;         ///< the coefficient table and fit statistics OLS::inference(cov) gives
 };
 
 /// Whether ols_tall covers a fit of n rows and q design columns (intercept included) with these
