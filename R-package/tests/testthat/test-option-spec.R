@@ -56,9 +56,10 @@ for (fname in names(faces)) {
     family <- face[[2]]
     alias <- face[[3]]
     checked <- 0L
-    for (arg in names(formals(f))) {
-      expr <- formals(f)[[arg]]
-      if (is.symbol(expr) && identical(as.character(expr), "")) next  # no default
+    fa <- formals(f)
+    for (arg in names(fa)) {
+      if (identical(fa[[arg]], quote(expr = ))) next  # no default
+      expr <- fa[[arg]]
       name <- if (arg %in% names(alias)) alias[[arg]] else arg
       if (is.na(name)) next
       row <- spec_row(family, name)
