@@ -40,7 +40,7 @@ def kernel_constants(kernel: str) -> dict:
     triweight, tricube, cosine, all densities on u = (x - x_i) / h (the compact ones on
     [-1, 1]), and gaussian4, the fourth-order Gaussian K(u) = (3 - u^2)/2 phi(u) (Marron & Wand
     1992, doi:10.1214/aos/1176348653; R np's ``ckertype = "gaussian", ckerorder = 4``, same h;
-    mu2 = 0, and K < 0 for |u| > sqrt(3)). R's np scales its Epanechnikov to unit variance
+    mu2 = 0, and K < 0 for ``|u| > sqrt(3)``). R's np scales its Epanechnikov to unit variance
     (support +-sqrt(5)): an np bandwidth h_np is sqrt(5) * h_np here.
     """
     return dict(_core.kernel_constants(str(kernel)))
