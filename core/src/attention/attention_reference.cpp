@@ -341,6 +341,30 @@ void run_lla_direct(const Plan& p, const View<const T>& Q, const View<const T>& 
   add_denominator_warning(diag, mr, false);
 }
 
+void check_key_slice(std::int64_t key_offset, std::int64_t n_k, std::int64_t n_keys_total) {
+  check::require(key_offset >= 0 && n_keys_total >= 1 && key_offset + n_k <= n_keys_total,
+                 "key_offset",
+                 "the slice [key_offset, key_offset + n_k) must lie in [0, n_keys_total), got "
+                 "key_offset = " + std::to_string(key_offset) + ", n_k = " +
+                     std::to_string(n_k) + ", n_keys_total = " + std::to_string(n_keys_total));
+}
+
+KeyPartial empty_key_partial(const Plan& p, std::int64_t key_offset, std::int64_t n_k,
+                             std::int64_t n_keys_total, int design_dim) {
+  KeyPartial part;
+  part.batch = p.B;
+  part.heads = p.H;
+  part.n_query = p.geo.n_q;
+  part.dim = p.d;
+  part.dim_v = p.dv;
+  part.n_keys_total = n_keys_total;
+  if (n_k > 0) part.key_ranges = {key_offset, key_offset + n_k};
+  part.moments = moments::LocalMoments::empty(
+      p.B * p.H * p.geo.n_q,
+      moments::MomentLayout::packed_storage(design_dim, static_cast<int>(p.dv)), false);
+  return part;
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------- public map-reduce form
@@ -350,28 +374,13 @@ using detail::i64;
 template <class T>
 LLAPartial lla_partial(const View<const T>& Q, const View<const T>& K, const View<const T>& V,
                        std::int64_t key_offset, std::int64_t n_keys_total, const Options& opt) {
-  check::require(key_offset >= 0 && n_keys_total >= 1 &&
-                     key_offset + K.shape[2] <= n_keys_total,
-                 "key_offset",
-                 "the slice [key_offset, key_offset + n_k) must lie in [0, n_keys_total), got "
-                 "key_offset = " + std::to_string(key_offset) + ", n_k = " +
-                     std::to_string(K.shape[2]) + ", n_keys_total = " +
-                     std::to_string(n_keys_total));
+  detail::check_key_slice(key_offset, K.shape[2], n_keys_total);
   Options o = opt;
   o.method = Method::lla;
   const detail::Plan p = detail::make_plan<T>(Q, K, &V, nullptr, o, "out", n_keys_total);
-  LLAPartial part;
-  part.batch = p.B;
-  part.heads = p.H;
-  part.n_query = p.geo.n_q;
-  part.dim = p.d;
-  part.dim_v = p.dv;
-  part.n_keys_total = n_keys_total;
-  if (K.shape[2] > 0) part.key_ranges = {key_offset, key_offset + K.shape[2]};
   // omega, mu~, Sigma~ packed, nu~, Gamma: the packed storage.
-  part.moments = moments::LocalMoments::empty(
-      p.B * p.H * p.geo.n_q,
-      moments::MomentLayout::packed_storage(static_cast<int>(p.d), static_cast<int>(p.dv)), false);
+  LLAPartial part = detail::empty_key_partial(p, key_offset, K.shape[2], n_keys_total,
+                                              static_cast<int>(p.d));
   const i64 nb = p.n_blocks();
   const i64 k_first = key_offset, k_last = key_offset + K.shape[2] - 1;
   detail::parallel_items<detail::DirectWS>(p.B * p.H * nb, p.n_threads,

@@ -18,6 +18,7 @@
 #include "attnreg/solve/local_fit.hpp"
 #include "attnreg/solve/local_solve.hpp"
 #include "attnreg/bandwidth/criteria.hpp"
+#include "attnreg/detail/fast_moment_feeder.hpp"
 #include "attnreg/bandwidth/plugin_bandwidth.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/kernel_simd.hpp"
@@ -461,46 +462,30 @@ class GradientSink final : public TileSink {
 };
 
 // Feeds fast-sum moments (fast_sums.hpp; 1-D, compact kernel) to a GradientSink in blocks.
-class FastGradientFeeder final : public FastMomentsConsumer {
+class FastGradientFeeder final : public detail::BlockedMomentFeeder<GradientSink> {
  public:
   FastGradientFeeder(const Shared& sh, const PreparedQueries& Q, int degree)
-      : sink_(sh), q_(degree == 1 ? 2 : 1), nv_(1 + sh.n_par) {
+      : BlockedMomentFeeder<GradientSink>(sh), q_(degree == 1 ? 2 : 1), nv_(1 + sh.n_par) {
     sink_.Qcont_ = &Q.cont;
     sink_.self_ = &Q.self;
-    block_ = moments::LocalMoments::empty(KernelSpace::kBlock, sink_.layout(), false);
-    blk_ = static_cast<std::size_t>(block_.layout.n_block());
+    blk_ = row_size();
   }
   void query(const FastMomentsQuery& fq) override {
-    const std::size_t s = qs_.size(), C = 2;
-    qs_.push_back(fq.query);
+    const std::size_t C = 2;
     for (std::size_t v = 0; v < nv_; ++v) {
       const double* M = v == 0 ? fq.M : fq.D;  // the one parameter is log h
-      double* A = block_.row(static_cast<std::int64_t>(s)) + v * blk_;
+      double* A = next_row() + v * blk_;
       double* T = A + q_ * q_;
       for (std::size_t a = 0; a < q_; ++a) {
         for (std::size_t b = 0; b < q_; ++b) A[a * q_ + b] = M[(a + b) * C];
         T[a] = M[a * C + 1];
       }
     }
-    // Every positive weight in a window is >= kTinyWeight (fast_sums_eligible).
-    rmax_[s] = fq.positive > 0 ? 1.0 : 0.0;
-    if (qs_.size() == KernelSpace::kBlock) finish();
-  }
-  void finish() override {
-    if (qs_.empty()) return;
-    sink_.begin_block(qs_.data(), qs_.size());
-    for (std::size_t s = 0; s < qs_.size(); ++s)
-      sink_.set_moments(s, block_.row(static_cast<std::int64_t>(s)));
-    sink_.end_block(rmax_);
-    qs_.clear();
+    commit(fq);
   }
 
  private:
-  GradientSink sink_;
   std::size_t q_, nv_, blk_ = 0;
-  std::vector<std::size_t> qs_;
-  moments::LocalMoments block_;
-  double rmax_[KernelSpace::kBlock];
 };
 
 // Distance from each distinct value to its k-th nearest other distinct value; the largest.

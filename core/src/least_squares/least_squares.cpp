@@ -511,16 +511,7 @@ arma::vec OLS::hat_diagonal() const {
 arma::mat OLS::loo_predictions() const {
   require_fitted("loo_predictions");
   const arma::vec h = hat_diagonal();
-  const arma::mat e = residuals();
-  arma::mat out(e.n_rows, e.n_cols);
-  for (arma::uword i = 0; i < e.n_rows; ++i) {
-    const double d = 1.0 - h(i);
-    for (arma::uword c = 0; c < e.n_cols; ++c) {
-      // h_i = 1: the row is fitted exactly and cannot be predicted without itself.
-      out(i, c) = d > 1e-10 ? y_(i, c) - e(i, c) / d : kNaN;
-    }
-  }
-  return out;
+  return ls_detail::loo_from_leverages(y_, residuals(), h);
 }
 
 std::vector<bool> OLS::aliased() const {

@@ -413,13 +413,7 @@ arma::cube Ridge::path(const arma::vec& lambdas) const {
 arma::mat Ridge::loo_predictions() const {
   require_fitted("loo_predictions");
   const arma::vec h = hat_diagonal();
-  const arma::mat e = residuals();
-  arma::mat out(e.n_rows, e.n_cols);
-  for (arma::uword i = 0; i < e.n_rows; ++i) {
-    const double d = 1.0 - h(i);
-    for (arma::uword c = 0; c < e.n_cols; ++c) out(i, c) = d > 1e-10 ? y_(i, c) - e(i, c) / d : kNaN;
-  }
-  return out;
+  return ls_detail::loo_from_leverages(y_, residuals(), h);
 }
 
 Ridge Ridge::from_state(const RidgeOptions& options, const SpectralState& state) {

@@ -200,27 +200,12 @@ SoftmaxPartial softmax_partial(const attention::View<const T>& Q,
   check::require(opt.method == attention::Method::softmax ||
                      opt.method == attention::Method::nw_rbf,
                  "method", "softmax partials need method softmax or nw_rbf");
-  check::require(key_offset >= 0 && n_keys_total >= 1 &&
-                     key_offset + K.shape[2] <= n_keys_total,
-                 "key_offset",
-                 "the slice [key_offset, key_offset + n_k) must lie in [0, n_keys_total), got "
-                 "key_offset = " + std::to_string(key_offset) + ", n_k = " +
-                     std::to_string(K.shape[2]) + ", n_keys_total = " +
-                     std::to_string(n_keys_total));
+  attention::detail::check_key_slice(key_offset, K.shape[2], n_keys_total);
   const attention::detail::Plan p =
       attention::detail::make_plan<T>(Q, K, &V, nullptr, opt, "out", n_keys_total);
-  SoftmaxPartial part;
-  part.batch = p.B;
-  part.heads = p.H;
-  part.n_query = p.geo.n_q;
-  part.dim = p.d;
-  part.dim_v = p.dv;
-  part.n_keys_total = n_keys_total;
-  if (K.shape[2] > 0) part.key_ranges = {key_offset, key_offset + K.shape[2]};
   // omega, sum w v: the packed storage with no design column.
-  part.moments = moments::LocalMoments::empty(
-      p.B * p.H * p.geo.n_q, moments::MomentLayout::packed_storage(0, static_cast<int>(p.dv)),
-      false);
+  SoftmaxPartial part =
+      attention::detail::empty_key_partial(p, key_offset, K.shape[2], n_keys_total, 0);
   const i64 nq = p.geo.n_q, d = p.d, dv = p.dv;
   const i64 k_first = key_offset, k_last = key_offset + K.shape[2] - 1;
   const i64 bc = std::max<i64>(1, p.Bc);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/detail/fast_moment_feeder.hpp"
 #include "attnreg/detail/local_fit_internal.hpp"
 #include "attnreg/moments/local_moments.hpp"
 
@@ -238,45 +239,28 @@ class WeightSink final : public TileSink {
 };
 
 // Feeds fast-sum moments (fast_sums.hpp) to a MomentSink in blocks of KernelSpace::kBlock.
-class FastMomentFeeder final : public FastMomentsConsumer {
+class FastMomentFeeder final : public detail::BlockedMomentFeeder<MomentSink> {
  public:
   FastMomentFeeder(const KernelSpace& space, const arma::mat& Y, const LocalPolySpec& spec,
                    const PreparedQueries& Q, const LocalEvalRequest& req, LocalEvalResult& out,
                    const std::vector<double>& penalty)
-      : sink_(space, Y, spec, Q, req, out, penalty),
+      : BlockedMomentFeeder<MomentSink>(space, Y, spec, Q, req, out, penalty),
         q_(1 + LocalPolySpec::n_terms(spec.degree, 1)),
-        k_(Y.n_cols) {
-    block_ = moments::LocalMoments::empty(KernelSpace::kBlock, sink_.layout(), false);
-  }
+        k_(Y.n_cols) {}
   void query(const FastMomentsQuery& fq) override {
-    const std::size_t s = qs_.size(), C = 1 + k_;
-    qs_.push_back(fq.query);
+    const std::size_t C = 1 + k_;
     // A[a][b] = sum w u^(a+b), T[a][o] = sum w u^a y_o (basis u, ..., u^p in bandwidth units).
-    double* A = block_.row(static_cast<std::int64_t>(s));
+    double* A = next_row();
     double* T = A + q_ * q_;
     for (std::size_t a = 0; a < q_; ++a) {
       for (std::size_t b = 0; b < q_; ++b) A[a * q_ + b] = fq.M[(a + b) * C];
       for (std::size_t o = 0; o < k_; ++o) T[a * k_ + o] = fq.M[a * C + 1 + o];
     }
-    // Every positive weight in a window is >= kTinyWeight (fast_sums_eligible).
-    rmax_[s] = fq.positive > 0 ? 1.0 : 0.0;
-    if (qs_.size() == KernelSpace::kBlock) finish();
-  }
-  void finish() override {
-    if (qs_.empty()) return;
-    sink_.begin_block(qs_.data(), qs_.size());
-    for (std::size_t s = 0; s < qs_.size(); ++s)
-      sink_.set_moments(s, block_.row(static_cast<std::int64_t>(s)));
-    sink_.end_block(rmax_);
-    qs_.clear();
+    commit(fq);
   }
 
  private:
-  MomentSink sink_;
   std::size_t q_, k_;
-  std::vector<std::size_t> qs_;
-  moments::LocalMoments block_;
-  double rmax_[KernelSpace::kBlock];
 };
 
 }  // namespace

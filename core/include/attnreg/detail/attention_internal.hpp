@@ -222,6 +222,14 @@ void dense_weights(const Plan& p, const View<const T>& Q, const View<const T>& K
 /// Warnings about LLA denominators (shared by the three algorithms).
 void add_denominator_warning(Diagnostics& diag, double min_rel, bool is_float);
 
+/// The split-key partials (lla_partial, softmax_partial): the key slice
+/// [key_offset, key_offset + n_k) must lie in [0, n_keys_total).
+void check_key_slice(std::int64_t key_offset, std::int64_t n_k, std::int64_t n_keys_total);
+/// An empty KeyPartial for plan `p` covering that slice, its moments in the packed storage
+/// with `design_dim` design columns (d for LLA, 0 for softmax / nw_rbf) and p.dv values.
+KeyPartial empty_key_partial(const Plan& p, std::int64_t key_offset, std::int64_t n_k,
+                             std::int64_t n_keys_total, int design_dim);
+
 }  // namespace detail
 }  // namespace attention
 }  // namespace attnreg

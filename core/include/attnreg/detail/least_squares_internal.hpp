@@ -72,6 +72,17 @@ inline bool is_two_way(const CovOptions& cov) {
 void finish_inference(Inference& out, const arma::mat& y, const arma::mat& e,
                       const arma::vec& weights, bool intercept, double N);
 
+/// Leave-one-out predictions of a linear smoother from its fit: y_i - e_i / (1 - h_i), NaN
+/// where h_i = 1 to 1e-10 (the row is fitted exactly and cannot be predicted without itself).
+inline arma::mat loo_from_leverages(const arma::mat& y, const arma::mat& e, const arma::vec& h) {
+  arma::mat out(e.n_rows, e.n_cols);
+  for (arma::uword i = 0; i < e.n_rows; ++i) {
+    const double d = 1.0 - h(i);
+    for (arma::uword c = 0; c < e.n_cols; ++c) out(i, c) = d > 1e-10 ? y(i, c) - e(i, c) / d : kNaN;
+  }
+  return out;
+}
+
 /// Nearest power of two to a column norm: dividing by it is exact in floating point.
 double power_of_two_scale(double norm);
 
