@@ -36,7 +36,9 @@ fi
 # (they only hide GCC's -Wpsabi notes on 64-byte vector types, which are notes, not warnings).
 sed -i '/#pragma GCC diagnostic ignored/d' "$stage"/src/include/attnreg/detail/*.hpp
 cp "$root"/bindings/r/*.cpp "$stage/src/"
-cp "$root"/bindings/r/*.hpp "$stage/src/" 2>/dev/null || true
+# Private headers of the glue go beside the core headers (src/include, on the include path): R CMD
+# check warns about .hpp files directly in src/.
+cp "$root"/bindings/r/*.hpp "$stage/src/include/" 2>/dev/null || true
 # The bundled real data sets (data/*.csv, data/nist) travel as inst/extdata.
 mkdir -p "$stage/inst/extdata"
 cp "$root"/data/*.csv "$stage/inst/extdata/"
