@@ -66,6 +66,8 @@ $PY -m pip install -q --disable-pip-version-check \
 $PY -m pip install -q --disable-pip-version-check "tqdm>=4.60" 2>&1 | quiet_pip
 # optional: the formula interface (attnreg.ols("y ~ x | fe", data)) parses formulas with formulaic
 $PY -m pip install -q --disable-pip-version-check "formulaic>=1.0" 2>&1 | quiet_pip
+# the code-size limits of the C++ core (python-package/tests/test_code_limits.py)
+$PY -m pip install -q --disable-pip-version-check "lizard>=1.17" 2>&1 | quiet_pip
 $PY -m pip install -q --disable-pip-version-check "torch==2.13.0" 2>&1 | quiet_pip  # optional: attnreg.torch tests (CPU wheel on the machine: ~30 s)
 # the Python reference site (tools/build-docs.sh; the R site uses Debian's r-cran-pkgdown)
 # (docutils < 0.20: the version other tools on the Debian image pin; Sphinx 7.3 works with it)

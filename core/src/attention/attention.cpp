@@ -86,7 +86,9 @@ std::string to_sci(double v) {
   return o.str();
 }
 
-void apply_options(Plan& p, const Options& opt, bool is_float) {
+namespace {
+// The causal mask and window, checked against the query/key geometry.
+void apply_geometry(Plan& p, const Options& opt) {
   p.geo.causal = opt.causal;
   check::require(opt.window >= 0, "window",
                  "must be >= 0 (0 = no window, w = the last w positions), got " +
@@ -108,7 +110,10 @@ void apply_options(Plan& p, const Options& opt, bool is_float) {
       check::require(false, "window", msg.str());
     }
   }
+}
 
+// The kernel's scale: a = scale (dot-product logits) or a = 1 / h^2 (Gaussian logits).
+void apply_kernel_scale(Plan& p, const Options& opt, bool is_float) {
   p.method = opt.method;
   p.algorithm = opt.lla_algorithm;
   const bool dot_kernel = opt.method == Method::softmax ||
@@ -154,7 +159,11 @@ void apply_options(Plan& p, const Options& opt, bool is_float) {
                    std::string("overflows float32 as a scale (scale = 1 / bandwidth = ") +
                        to_sci(p.a) + "; pass a smaller scale or float64 inputs)");
   }
+}
 
+// The ridge of the local solve (lla, mesa): one value, or one per query position.
+void apply_ridge(Plan& p, const Options& opt) {
+  const std::string mname = to_string(opt.method);
   const bool uses_ridge = opt.method == Method::lla || opt.method == Method::mesa;
   check::require(std::isfinite(opt.ridge) && opt.ridge >= 0, "ridge",
                  "must be >= 0 and finite, got " + std::to_string(opt.ridge));
@@ -181,7 +190,10 @@ void apply_options(Plan& p, const Options& opt, bool is_float) {
                    "is not used by " + mname + " (only lla and mesa take a ridge)");
   }
   p.ridge = opt.ridge;
+}
 
+// Tiling, the conjugate-gradient solver, the feature map and threads.
+void apply_engine(Plan& p, const Options& opt, bool is_float) {
   check::require(opt.block_q >= 1 && opt.block_q <= 65536, "block_q",
                  "must be in [1, 65536], got " + std::to_string(opt.block_q));
   check::require(opt.block_k >= 1 && opt.block_k <= 65536, "block_k",
@@ -209,6 +221,14 @@ void apply_options(Plan& p, const Options& opt, bool is_float) {
                        std::to_string(opt.feature_tau));
   }
   p.n_threads = resolve_threads(opt.n_threads);
+}
+}  // namespace
+
+void apply_options(Plan& p, const Options& opt, bool is_float) {
+  apply_geometry(p, opt);
+  apply_kernel_scale(p, opt, is_float);
+  apply_ridge(p, opt);
+  apply_engine(p, opt, is_float);
 }
 
 template <class T>
