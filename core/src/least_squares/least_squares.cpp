@@ -179,13 +179,7 @@ void OLS::require_fitted(const char* what) const {
 void OLS::check_new_x(const arma::mat& X_new, const char* what) const {
   require_fitted(what);
   const arma::uword p = n_coef() - (st_.fit_intercept ? 1 : 0);
-  if (X_new.n_cols != p) {
-    std::ostringstream msg;
-    msg << "X: has " << X_new.n_cols << " columns but the model was fitted with " << p
-        << " (pass the same columns as in fit)";
-    throw InvalidArgument(msg.str());
-  }
-  check::all_finite(X_new, "X");
+  ls_detail::check_new_x_columns(X_new, p);
 }
 
 OLS& OLS::fit(const arma::mat& X, const arma::mat& Y) { return fit(X, Y, arma::vec()); }

@@ -11,6 +11,7 @@
 #include "attnreg/solve/lapack.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/least_squares_fe_internal.hpp"
+#include "attnreg/detail/least_squares_internal.hpp"
 
 namespace attnreg {
 
@@ -216,14 +217,7 @@ Inference AbsorbedOLS::inference(const CovOptions& cov) const {
   }
   out.estimate = coef_;
   out.std_error = std_errors(cov, &out);
-  out.t_value = out.estimate / out.std_error;
-  out.p_value.set_size(out.t_value.n_rows, out.t_value.n_cols);
-  for (arma::uword i = 0; i < out.t_value.n_elem; ++i) {
-    const double t = out.t_value(i);
-    out.p_value(i) = std::isfinite(t) && out.df_residual > 0 && out.df_inference > 0
-                         ? 2.0 * student_t_sf(std::fabs(t), out.df_inference)
-                         : kNaN;
-  }
+  ls_detail::t_tests(out);
   out.r_squared = r_squared();
   out.adj_r_squared = adj_r_squared();
   out.sigma = arma::sqrt(sigma2());

@@ -315,8 +315,17 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
   return S;
 }
 
-void finish_inference(Inference& out, const arma::mat& y, const arma::mat& e,
-                      const arma::vec& weights, bool intercept, double N) {
+void check_new_x_columns(const arma::mat& X_new, arma::uword p) {
+  if (X_new.n_cols != p) {
+    std::ostringstream msg;
+    msg << "X: has " << X_new.n_cols << " columns but the model was fitted with " << p
+        << " (pass the same columns as in fit)";
+    throw InvalidArgument(msg.str());
+  }
+  check::all_finite(X_new, "X");
+}
+
+void t_tests(Inference& out) {
   out.t_value = out.estimate / out.std_error;
   out.p_value.set_size(out.t_value.n_rows, out.t_value.n_cols);
   for (arma::uword i = 0; i < out.t_value.n_elem; ++i) {
@@ -325,6 +334,11 @@ void finish_inference(Inference& out, const arma::mat& y, const arma::mat& e,
                          ? 2.0 * student_t_sf(std::fabs(t), out.df_inference)
                          : kNaN;
   }
+}
+
+void finish_inference(Inference& out, const arma::mat& y, const arma::mat& e,
+                      const arma::vec& weights, bool intercept, double N) {
+  t_tests(out);
   const arma::uword n = y.n_rows, k = y.n_cols;
   const bool weighted = !weights.is_empty();
   const double df_int = intercept ? 1.0 : 0.0;

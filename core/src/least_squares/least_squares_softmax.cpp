@@ -210,13 +210,7 @@ void AttentionRegression::require_fitted(const char* what) const {
 
 void AttentionRegression::check_new_x(const arma::mat& X_new, const char* what) const {
   require_fitted(what);
-  if (X_new.n_cols != mean_.n_elem) {
-    std::ostringstream msg;
-    msg << "X: has " << X_new.n_cols << " columns but the model was fitted with " << mean_.n_elem
-        << " (pass the same columns as in fit)";
-    throw InvalidArgument(msg.str());
-  }
-  check::all_finite(X_new, "X");
+  ls_detail::check_new_x_columns(X_new, mean_.n_elem);
 }
 
 arma::mat AttentionRegression::standardized_design(const arma::mat& X) const {

@@ -76,13 +76,7 @@ void SpectralLS::require_fitted(const char* what) const {
 
 void SpectralLS::check_new_x(const arma::mat& X_new, const char* what) const {
   require_fitted(what);
-  if (X_new.n_cols != n_features()) {
-    std::ostringstream msg;
-    msg << "X: has " << X_new.n_cols << " columns but the model was fitted with " << n_features()
-        << " (pass the same columns as in fit)";
-    throw InvalidArgument(msg.str());
-  }
-  check::all_finite(X_new, "X");
+  ls_detail::check_new_x_columns(X_new, n_features());
 }
 
 double SpectralLS::total_weight() const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/detail/least_squares_internal.hpp"
 
 namespace attnreg {
 
@@ -61,13 +62,7 @@ arma::vec ols_prediction_variance(const OLS& model, const arma::mat& X_new, cons
   check_covariance(model, V, "ols_prediction_variance");
   const bool intercept = model.state().fit_intercept;
   const arma::uword p = model.n_coef() - (intercept ? 1 : 0);
-  if (X_new.n_cols != p) {
-    std::ostringstream msg;
-    msg << "X: has " << X_new.n_cols << " columns but the model was fitted with " << p
-        << " (pass the same columns as in fit)";
-    throw InvalidArgument(msg.str());
-  }
-  check::all_finite(X_new, "X");
+  ls_detail::check_new_x_columns(X_new, p);
   const arma::uvec keep = kept_columns(model);
   const arma::mat Vk = V.submat(keep, keep);
   arma::mat D(X_new.n_rows, model.n_coef());

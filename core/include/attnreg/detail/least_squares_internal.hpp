@@ -64,6 +64,14 @@ inline bool is_two_way(const CovOptions& cov) {
   return is_cluster_cov(cov.type) && cov.clusters.n_cols == 2;
 }
 
+/// New rows for predict / attention_weights: `p` columns as in fit, all finite (the error
+/// names X and says what to pass).
+void check_new_x_columns(const arma::mat& X_new, arma::uword p);
+
+/// t_value = estimate / std_error and two-sided p_value from t with df_inference degrees of
+/// freedom (NaN without residual or inference df, or where t is not finite).
+void t_tests(Inference& out);
+
 /// The t tests and fit statistics every least-squares inference ends with: from out.estimate,
 /// out.std_error, out.df_inference and out.df_residual, fills t_value, p_value (two-sided t,
 /// NaN without residual df) and per output r_squared (1 - sum w e^2 / sum w (y - ybar_w)^2, as
