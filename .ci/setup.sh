@@ -44,6 +44,7 @@ APT_PACKAGES=(
   libfftw3-dev
   libhwy-dev
   libboost-math-dev r-cran-bh
+  libnanoflann-dev
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
