@@ -84,7 +84,7 @@ TEST(BandwidthSelect, CvEqualsLiteralRefitAndLooFitted) {
 }
 
 // Tied rows (integer-valued columns, as years of schooling): the objective runs over the
-// distinct rows with counts (bandwidth_select.cpp, "Ties", eq. 4); it must equal the literal
+// distinct rows with counts (bandwidth_gradient.cpp, "Ties", eq. 4); it must equal the literal
 // per-row refits, the smoother's own leave-one-out and the AICc/GCV formulas, and its gradient
 // the central differences, for lc/ll, ridge, and a categorical column.
 TEST(BandwidthSelect, TiedRowsGiveTheSameObjectiveAndGradient) {

@@ -14,6 +14,7 @@
 #include "attnreg/solve/optimize.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/bandwidth/criteria.hpp"
+#include "attnreg/detail/bandwidth_select_internal.hpp"
 
 namespace attnreg {
 
@@ -213,45 +214,9 @@ Objective central_difference_objective(const std::function<double(const arma::ve
 // middle of the categorical ones' range, or opt.start; inside the box [lo, hi].
 arma::vec search_base(const arma::mat& X, const std::vector<VarType>& types, const arma::vec& lo,
                       const arma::vec& hi, const BandwidthSelectOptions& opt) {
-  const std::size_t d = X.n_cols;
-  std::vector<std::size_t> cont, cat;
-  for (std::size_t j = 0; j < d; ++j) (types[j] == VarType::continuous ? cont : cat).push_back(j);
-  arma::vec base(d);
-  if (!cont.empty()) {
-    arma::mat Xc(X.n_rows, cont.size());
-    for (std::size_t a = 0; a < cont.size(); ++a) Xc.col(a) = X.col(cont[a]);
-    const arma::vec r = rot_bandwidth(Xc, opt.kernel);
-    for (std::size_t a = 0; a < cont.size(); ++a)
-      base(cont[a]) = std::min(std::max(std::log(r(a)), lo(cont[a])), hi(cont[a]));
-  }
-  for (std::size_t j : cat) base(j) = 0.5 * (lo(j) + hi(j));
-  if (!opt.start.is_empty()) {
-    check::require(opt.start.n_elem == d && opt.start.is_finite() && arma::all(opt.start >= 0),
-                   "start", "needs one finite, non-negative bandwidth per column");
-    for (std::size_t j = 0; j < d; ++j) {
-      const double t = types[j] == VarType::continuous ? std::log(std::max(opt.start(j), 1e-300))
-                                                      : opt.start(j);
-      base(j) = std::min(std::max(t, lo(j)), hi(j));
-    }
-  }
+  arma::vec base = bandwidth_detail::rule_start(X, types, lo, hi, opt.kernel);
+  bandwidth_detail::apply_start(opt.start, types, lo, hi, base);
   return base;
-}
-
-// Marks the columns whose bandwidth ended at an end of the search box (res.at_bound, and a note
-// in res.message).
-void mark_box_ends(const arma::vec& lower, const arma::vec& upper, BandwidthSelectResult& res) {
-  const std::size_t d = res.bandwidth.n_elem;
-  res.at_bound.assign(d, 0);
-  for (std::size_t j = 0; j < d; ++j) {
-    const bool at_lo = res.bandwidth(j) <= lower(j) * (1.0 + 1e-9);
-    const bool at_hi = res.bandwidth(j) >= upper(j) * (1.0 - 1e-9);
-    if (!at_lo && !at_hi) continue;
-    res.at_bound[j] = at_lo ? -1 : 1;
-    std::ostringstream m;
-    m << "; column " << (j + 1) << " is at the " << (at_lo ? "lower" : "upper")
-      << " end of the search box";
-    res.message += m.str();
-  }
 }
 
 }  // namespace
@@ -350,7 +315,7 @@ BandwidthSelectResult search_bandwidth(const BandwidthCriterion& criterion, cons
       res.objective = res.curve_values(gb);
     }
   }
-  mark_box_ends(lower, upper, res);
+  bandwidth_detail::mark_box_ends(lower, upper, res);
   return res;
 }
 

@@ -18,7 +18,7 @@
 //
 // Search parameters theta: log h_j for continuous columns, lambda_j itself for categorical
 // columns (box bounds inside the kernel's range). The objective and its exact gradient come
-// from one pass over the pairs (GradientSink in bandwidth_select.cpp; the derivation is written
+// from one pass over the pairs (GradientSink in bandwidth_gradient.cpp; the derivation is written
 // there); the minimiser is optimize.hpp's projected L-BFGS from several starts.
 //
 // Weights (observation weights w_i > 0; rows of weight 0 are dropped). They enter the local
@@ -36,7 +36,7 @@
 // beyond which all weights underflow); local linear: every leave-one-out local design keeps two
 // distinct design values and, for the Gaussian, a smallest equilibrated Cholesky pivot >= 1e-8
 // (the fit keeps 8 of its 16 digits). Derived per column from the sorted distinct values and
-// their counts (definition_floor in bandwidth_select.cpp, with the closed form); a repeated own
+// their counts (definition_floor in bandwidth_floor.cpp, with the closed form); a repeated own
 // value counts as a neighbour (the other rows of its tie stay in the leave-one-out fit). The
 // search then checks the objective at each column's floor (other columns at their start) and
 // raises the floor by bisection to where the objective is defined, and after the search
@@ -94,7 +94,7 @@ struct BandwidthSelectOptions {
   /// cheap source applies (cv_ls, no weights, not the uniform kernel, approx exact, at least
   /// kEconomyMinRows distinct rows), from the binned objective (binned.hpp, 4001 points):
   /// its local minima are refined on it and the best of them polished by the exact objective
-  /// with its exact gradient (see "Search economy" in bandwidth_select.cpp), so the answer is
+  /// with its exact gradient (see "Search economy" in bandwidth_curve.cpp), so the answer is
   /// the exact objective's local minimum; curve_values are then the binned values (NaN at
   /// points below its resolution that were not needed). true: the exact objective at every
   /// point (each one full cross-validation pass), and every local minimum among the best
@@ -164,7 +164,7 @@ class BandwidthObjective {
   const std::vector<VarType>& var_types() const { return types_; }
   /// Levels of categorical column j (j a column index of X) as seen in the data.
   int n_levels(std::size_t j) const { return levels_[j]; }
-  /// Distinct rows of X: the objective runs over these (see "Ties" in bandwidth_select.cpp).
+  /// Distinct rows of X: the objective runs over these (see "Ties" in bandwidth_gradient.cpp).
   std::size_t n_unique() const { return Xu_.n_rows; }
 
  private:

@@ -1,5 +1,5 @@
 // attnreg (internal, not part of the public API): eight-lane SIMD helpers for the moment
-// reductions over kernel-weight tiles (local_fit.cpp, bandwidth_select.cpp). The weights
+// reductions over kernel-weight tiles (local_fit.cpp, bandwidth_gradient.cpp). The weights
 // themselves (exp and the kernel shapes) are computed by Highway code, kernel_tiles-inl.hpp.
 // It lives under include/ so that the R package, which copies only core/include and
 // core/src/*.cpp, can compile the core.

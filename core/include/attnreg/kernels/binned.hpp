@@ -33,7 +33,7 @@
 // O((delta / h)^2), the same order as the fit's error). m_{-i} = e1' A_-^{-1} T_- (with the
 // omega-scaled ridge of A_-). The gradient in log h_a is exact for this binned objective:
 // h_a dA/dh_a comes from the node moments of k(u) psi(u_a) u^e, psi = -u k'(u) / k(u), by the
-// same FFTs (bandwidth_select.cpp eq. (1)). The squared residual of an observation (x, y) is
+// same FFTs (bandwidth_gradient.cpp eq. (1)). The squared residual of an observation (x, y) is
 // G1(x) y^2 + G2(x) y + G3(x), smooth in x; within each grid cell the G's are fitted by a
 // quadratic (tensor quadratic in 2-D) in the position f through f = 0, 1/2, 1 and summed
 // against the cell's power sums sum f^a (1, y, y^2) (error O((delta / h)^3), below the

@@ -11,7 +11,7 @@
 // differences of running prefix sums: "fast sum updating" (Seifert, Brockmann, Engel and
 // Gasser 1994, J. Comput. Graph. Statist. 3(2); Langrene and Warin 2019, arXiv:1712.00993).
 // The same holds for the h-derivative weights a_i (-u k'(u)) u^r Y_ic of the bandwidth
-// objective (bandwidth_select.cpp eq. (1)): -u k'(u) is again of the same form.
+// objective (bandwidth_gradient.cpp eq. (1)): -u k'(u) is again of the same form.
 //
 // Cancellation guard. The queries are sorted and cut into blocks spanning at most one
 // bandwidth; each block re-centres the features at its midpoint (so |v| <= 2.5 and the
