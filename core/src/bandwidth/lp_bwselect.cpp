@@ -248,6 +248,26 @@ LpBwSelection scaled(const arma::vec& x, const arma::vec& y, const arma::vec& ev
   return r;
 }
 
+// The MSE-optimal h and b at each evaluation point, in order; `each` sees every point's
+// result (the IMSE rule sums their variance and bias constants).
+template <class Each>
+LpBwSelection select_at_points(const arma::vec& x, const arma::vec& y, const arma::vec& eval,
+                               const Setup& s, const LpBwOptions& opt, Each&& each) {
+  LpBwSelection r;
+  r.eval = eval;
+  r.h.set_size(eval.n_elem);
+  r.b.set_size(eval.n_elem);
+  InterruptGuard guard;
+  for (arma::uword j = 0; j < eval.n_elem; ++j) {
+    if (guard.poll()) throw Interrupted();
+    const PointResult pr = mse_point(x, y, eval(j), s, opt);
+    r.h(j) = pr.h;
+    r.b(j) = pr.b;
+    each(pr);
+  }
+  return r;
+}
+
 }  // namespace
 
 LpBwPiece lp_bw_piece(const arma::vec& x, const arma::vec& y, double c, int o, int nu, int o_B,
@@ -289,18 +309,7 @@ LpBwSelection lp_mse_dpi(const arma::vec& x_in, const arma::vec& y_in, const arm
   return scaled(x_in, y_in, eval_in, [&](const arma::vec& x, const arma::vec& y,
                                          const arma::vec& eval) {
     const Setup s = setup(x, opt);
-    LpBwSelection r;
-    r.eval = eval;
-    r.h.set_size(eval.n_elem);
-    r.b.set_size(eval.n_elem);
-    InterruptGuard guard;
-    for (arma::uword j = 0; j < eval.n_elem; ++j) {
-      if (guard.poll()) throw Interrupted();
-      const PointResult pr = mse_point(x, y, eval(j), s, opt);
-      r.h(j) = pr.h;
-      r.b(j) = pr.b;
-    }
-    return r;
+    return select_at_points(x, y, eval, s, opt, [](const PointResult&) {});
   });
 }
 
@@ -312,22 +321,13 @@ LpBwSelection lp_imse_dpi(const arma::vec& x_in, const arma::vec& y_in, const ar
                                       const arma::vec& eval) {
     const Setup s = setup(x, opt);
     const int p = opt.degree, nu = opt.deriv, q = p + 1;
-    LpBwSelection r;
-    r.eval = eval;
-    r.h.set_size(eval.n_elem);
-    r.b.set_size(eval.n_elem);
     double Vh = 0, Bh = 0, Vb = 0, Bb = 0;
-    InterruptGuard guard;
-    for (arma::uword j = 0; j < eval.n_elem; ++j) {
-      if (guard.poll()) throw Interrupted();
-      const PointResult pr = mse_point(x, y, eval(j), s, opt);
-      r.h(j) = pr.h;
-      r.b(j) = pr.b;
+    LpBwSelection r = select_at_points(x, y, eval, s, opt, [&](const PointResult& pr) {
       Vh += pr.Vh;
       Bh += pr.Bh;
       Vb += pr.Vb;
       Bb += pr.Bb;
-    }
+    });
     const double m = static_cast<double>(eval.n_elem);
     Vh /= m; Bh /= m; Vb /= m; Bb /= m;
     if (!(Bh > 0) || !(Bb > 0))
