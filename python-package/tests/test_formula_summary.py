@@ -216,6 +216,13 @@ def test_formula_weights_by_column_name():
     np.testing.assert_array_equal(m.coef_, ref.coef_)
 
 
+@pytest.mark.parametrize("fn", [attnreg.ols, attnreg.ridge, attnreg.kreg])
+def test_formula_sample_weight_points_to_weights(fn):
+    d = make_frame()
+    with pytest.raises(TypeError, match=r"sample_weight: the formula interface takes weights="):
+        fn("y ~ x", d, sample_weight=np.ones(len(d)))
+
+
 # -- summaries against statsmodels -------------------------------------------------------------
 
 def _data(n, p, seed, intercept=True):

@@ -315,7 +315,16 @@ _FormulaLocalLinear = _formula_class(LocalLinear)
 
 # -- linear models ----------------------------------------------------------------------------
 
+def _no_sample_weight(kwargs):
+    """The estimators' fit takes sample_weight; the formula functions take weights=, as
+    statsmodels' formulas do: say so instead of a TypeError from the constructor."""
+    if "sample_weight" in kwargs:
+        raise TypeError("sample_weight: the formula interface takes weights= (a column name of "
+                        "data or an array with one value per row)")
+
+
 def _linear(cls, formula, data, weights, groups, kwargs, allow_absorb: bool):
+    _no_sample_weight(kwargs)
     formulaic = _formulaic()
     data = _check_data(data)
     main, absorb_cols = _parse(formula)
@@ -452,6 +461,7 @@ def kreg(formula: str, data, estimator: str = "ll", *, weights=None, **kwargs):
     """
     import pandas as pd
 
+    _no_sample_weight(kwargs)
     formulaic = _formulaic()
     data = _check_data(data)
     if estimator not in ("ll", "lc"):
