@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import sigint_default
 
 import attnreg
 
@@ -62,7 +63,8 @@ def _run_and_interrupt(kind: str, n: int, mode: str, delay: float = 1.5):
     env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC) + os.pathsep
                + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="2")
     p = subprocess.Popen([sys.executable, "-c", CHILD, kind, str(n), mode],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         preexec_fn=sigint_default)
     try:
         assert p.stdout.readline().strip() == "READY"
         time.sleep(delay)  # inside the core by now
@@ -222,7 +224,8 @@ def test_dask_threaded_select_bandwidth_stops_its_threads_on_ctrl_c():
     env = dict(os.environ, PYTHONPATH=os.path.abspath(SRC) + os.pathsep
                + os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
     p = subprocess.Popen([sys.executable, "-c", DASK_CHILD], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env)
+                         stderr=subprocess.PIPE, text=True, env=env,
+                         preexec_fn=sigint_default)
     try:
         assert p.stdout.readline().strip() == "READY"
         time.sleep(3.0)  # the worker threads are inside the core by now

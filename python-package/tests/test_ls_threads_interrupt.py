@@ -11,6 +11,7 @@ import textwrap
 import time
 
 import numpy as np
+from conftest import sigint_default
 
 import attnreg
 
@@ -65,7 +66,8 @@ FIT = textwrap.dedent(
 
 def test_ctrl_c_stops_attention_regression_within_a_second():
     p = subprocess.Popen([sys.executable, "-c", FIT], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=_child_env(2))
+                         stderr=subprocess.PIPE, text=True, env=_child_env(2),
+                         preexec_fn=sigint_default)
     try:
         assert p.stdout.readline().strip() == "READY"
         time.sleep(1.5)  # inside the optimiser by now
