@@ -9,10 +9,13 @@ Data layout: one observation per row (numpy ``(n, p)`` arrays or pandas DataFram
 """
 from __future__ import annotations
 
+import importlib as _importlib
+import typing as _typing
+
+# Loaded by `import attnreg`: the compiled core and the modules that need nothing heavier than
+# numpy (pandas, matplotlib, tqdm are imported inside their functions).
 from . import _core
 from ._core import NumericalError
-from .linear import OLS, PCR, AttentionRegression, NoResidualDFWarning, Ridge, pseudo_out_of_sample
-from .kernel import LocalLinear, NadarayaWatson, kernel_constants
 from . import attention
 from . import bandwidth
 from . import plot
@@ -20,7 +23,6 @@ from .bandwidth import BandwidthResult, BoundaryWarning, select_bandwidth
 from . import diagnostics
 from ._progress import show_progress
 from ._summary import RegressionSummary
-from .formula import kreg, ols, ridge
 
 # The version is compiled in from the repository's VERSION file (as the wheel metadata and the R
 # package are), so a checkout run from src/ and an installed wheel report the same number.
@@ -32,14 +34,65 @@ def build_info() -> dict:
     return dict(_core.build_info())
 
 
-__all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample", "NadarayaWatson", "LocalLinear", "kernel_constants", "NumericalError", "build_info", "__version__", "select_bandwidth", "BandwidthResult"]
-__all__ += ["show_progress"]
-__all__ += ["NoResidualDFWarning"]
-__all__ += ["BoundaryWarning"]
-from .semiparametric import LocalPolynomial, PartiallyLinear, SmoothCoefficient  # noqa: E402
-__all__ += ["LocalPolynomial", "PartiallyLinear", "SmoothCoefficient"]
-from .density import KernelDensity, ConditionalDensity, ConditionalDistribution, ConditionalQuantile
-__all__ += ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]
-from .effects import marginal_effects  # noqa: E402
-__all__ += ["marginal_effects"]
-__all__ += ["ols", "ridge", "kreg", "RegressionSummary"]
+__all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample", "NadarayaWatson",
+           "LocalLinear", "kernel_constants", "NumericalError", "build_info", "__version__",
+           "select_bandwidth", "BandwidthResult", "show_progress", "NoResidualDFWarning",
+           "BoundaryWarning", "LocalPolynomial", "PartiallyLinear", "SmoothCoefficient",
+           "KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile",
+           "marginal_effects", "ols", "ridge", "kreg", "RegressionSummary"]
+
+# Loaded on first use (PEP 562 module __getattr__, as SciPy does): the estimators subclass
+# scikit-learn's BaseEstimator, so their modules import scikit-learn (and with it SciPy), about
+# a second; `attnreg.OLS` or `from attnreg import OLS` imports attnreg.linear then. The classes
+# keep their modules (attnreg.linear.OLS, ...): pickles and isinstance checks are unchanged.
+# Public name -> the submodule that defines it. python-package/tests/test_import_graph.py reads
+# this table as imports of __init__; test_import_time.py checks what `import attnreg` loads.
+_lazy_attributes = {
+    "OLS": "linear", "Ridge": "linear", "PCR": "linear", "AttentionRegression": "linear",
+    "pseudo_out_of_sample": "linear", "NoResidualDFWarning": "linear",
+    "NadarayaWatson": "kernel", "LocalLinear": "kernel", "kernel_constants": "kernel",
+    "LocalPolynomial": "semiparametric", "PartiallyLinear": "semiparametric",
+    "SmoothCoefficient": "semiparametric",
+    "KernelDensity": "density", "ConditionalDensity": "density",
+    "ConditionalDistribution": "density", "ConditionalQuantile": "density",
+    "marginal_effects": "effects",
+    "ols": "formula", "ridge": "formula", "kreg": "formula",
+}
+# Submodules reachable as attributes of the package without importing them first
+# (`attnreg.linear`, `attnreg.dask`, `attnreg.torch`, which needs PyTorch). Those loaded above
+# are plain attributes already.
+_lazy_submodules = {
+    "linear", "kernel", "semiparametric", "density", "effects", "formula", "dask", "torch",
+    "_absorb", "_encoding", "_ols_tall", "_validation",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    if name in _lazy_attributes:
+        module = _importlib.import_module(f"{__name__}.{_lazy_attributes[name]}")
+        value = getattr(module, name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    if name in _lazy_submodules:
+        # The import binds the submodule as an attribute of this package.
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # Everything loaded, every public name, and the public submodules not loaded yet (not
+    # attnreg.torch, which needs PyTorch: tools that getattr every name of dir() would fail).
+    return sorted(set(globals()) | set(__all__)
+                  | {m for m in _lazy_submodules if not m.startswith("_") and m != "torch"})
+
+
+if _typing.TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see for the lazy names
+    from . import dask, density, effects, formula, kernel, linear, semiparametric, torch
+    from .density import ConditionalDensity, ConditionalDistribution, ConditionalQuantile
+    from .density import KernelDensity
+    from .effects import marginal_effects
+    from .formula import kreg, ols, ridge
+    from .kernel import LocalLinear, NadarayaWatson, kernel_constants
+    from .linear import OLS, PCR, AttentionRegression, NoResidualDFWarning, Ridge
+    from .linear import pseudo_out_of_sample
+    from .semiparametric import LocalPolynomial, PartiallyLinear, SmoothCoefficient

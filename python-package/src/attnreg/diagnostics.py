@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from . import _core, _progress
 from ._encoding import KernelInput, encode_frame, resolve_var_types
@@ -75,6 +74,10 @@ def _fitted_core(estimator):
             "estimator: expected a fitted attnreg.NadarayaWatson or attnreg.LocalLinear, got "
             f"{type(estimator).__name__}"
         )
+    # Imported here, not at the top: `import attnreg` loads this module and must not load
+    # scikit-learn (~1 s); the estimators that get here were defined with it already loaded.
+    from sklearn.utils.validation import check_is_fitted
+
     check_is_fitted(estimator)
     return estimator._stats_model()
 
