@@ -155,13 +155,16 @@ void run_softmax_blockwise(const Plan& p, const View<const T>& Q, const View<con
 
 // ---------------------------------------------------------------- FlashLLA
 
-namespace {
+// Outside the anonymous namespace: run_lla_blockwise's closure holds these, and GCC warns
+// (-Wsubobject-linkage) when this file is compiled inside a unity batch.
 struct BlockReport {
   int sweeps = 0;
   i64 not_converged = 0;
   double max_rel_residual = 0.0;
   double min_rel_delta = 1.0;
 };
+
+namespace {
 
 /// Size the workspace for one query block, pack its queries and start its statistics: running
 /// max -inf, omega = 0, mu~ = 0, and the per-row ridge.

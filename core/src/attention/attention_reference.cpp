@@ -211,14 +211,16 @@ void run_lla_naive(const Plan& p, const View<const T>& Q, const View<const T>& K
 
 // ---------------------------------------------------------------- LLA direct
 
-namespace {
-
+// Outside the anonymous namespace: run_lla_direct's and lla_finalize's workspaces hold it, and
+// GCC warns (-Wsubobject-linkage) when this file is compiled inside a unity batch.
 struct DirectWS {
   std::vector<double> q, k, v, kb, S, F, Sig, rho, mu;
   static void grow(std::vector<double>& x, i64 n) {
     if (static_cast<i64>(x.size()) < n) x.resize(static_cast<std::size_t>(n));
   }
 };
+
+namespace {
 
 /// Fold keys [k_lo, k_hi] (local rows of K, V; global position = key_offset + local) into the
 /// statistics of queries [i0, i0 + br) of (b, h): running max m (br) and stats (br x nf) =

@@ -1,4 +1,5 @@
 #include "attnreg/bandwidth/criteria.hpp"
+#include "attnreg/base/constants.hpp"
 
 #include <cmath>
 #include <limits>
@@ -6,7 +7,6 @@
 namespace attnreg {
 namespace criteria {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
 double cv_ls(double rss_loo, double weight_sum) { return rss_loo / weight_sum; }

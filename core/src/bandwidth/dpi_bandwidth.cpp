@@ -1,4 +1,5 @@
 #include "attnreg/bandwidth/dpi_bandwidth.hpp"
+#include "attnreg/base/constants.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +11,6 @@
 
 namespace attnreg {
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 double rule_of_thumb_bandwidth(const arma::vec& x, const Kernel& kernel) {

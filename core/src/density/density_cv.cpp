@@ -17,7 +17,6 @@
 namespace attnreg {
 
 using density_detail::Column;
-using density_cv::kInf;
 
 namespace {
 

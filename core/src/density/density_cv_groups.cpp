@@ -67,7 +67,7 @@ double DensityObjective::Impl::sum_group_parts(const arma::mat& part, const std:
                                                double scale, arma::vec* grad) const {
   const std::size_t Gx = part.n_cols, np = part.n_rows - 1;
   for (std::size_t g = 0; g < Gx; ++g)
-    if (bad[g]) return density_cv::kInf;
+    if (bad[g]) return kInf;
   double obj = 0.0;
   arma::vec gr(np, arma::fill::zeros);
   for (std::size_t g = 0; g < Gx; ++g) {

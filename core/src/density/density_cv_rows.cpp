@@ -7,7 +7,6 @@
 
 namespace attnreg {
 
-using density_cv::kInf;
 using density_cv::ls_term;
 using density_cv::ml_term;
 using density_detail::ColumnState;

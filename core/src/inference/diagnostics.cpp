@@ -1,5 +1,6 @@
 // attnreg: bias-variance diagnostics and inference for linear smoothers (see diagnostics.hpp).
 #include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/base/constants.hpp"
 #include "attnreg/inference/distributions.hpp"
 #include "attnreg/inference/nn_variance.hpp"
 #include "attnreg/kernels/distinct_rows.hpp"
@@ -21,7 +22,6 @@ namespace attnreg {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool one_continuous(const LocalPolynomial& model) {
   return model.space().var_types().size() == 1 && model.space().n_continuous() == 1;

@@ -1,5 +1,6 @@
 // attnreg: normal and Student t distribution functions from Boost.Math (see distributions.hpp).
 #include "attnreg/inference/distributions.hpp"
+#include "attnreg/base/constants.hpp"
 
 #include <cmath>
 #include <limits>
@@ -21,8 +22,6 @@ using Policy = boost::math::policies::policy<
     boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
     boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const boost::math::normal_distribution<double, Policy>& standard_normal() {
   static const boost::math::normal_distribution<double, Policy> n(0.0, 1.0);

@@ -1,6 +1,7 @@
 // attnreg: the binned local polynomial fit and its error estimate (see binned.hpp for the
 // method and its references; the grid, binning and FFTs: binned_internal.hpp).
 #include "attnreg/kernels/binned.hpp"
+#include "attnreg/base/constants.hpp"
 
 #include <algorithm>
 #include <array>
@@ -25,7 +26,6 @@ using namespace binned_detail;  // binned_internal.hpp
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 int thread_count(int requested) {
 #ifdef _OPENMP

@@ -1,5 +1,6 @@
 // attnreg: the binned cv_ls objective and its gradient (see binned.hpp, "Leave-one-out").
 #include <algorithm>
+#include "attnreg/base/constants.hpp"
 #include <array>
 #include <cmath>
 #include <limits>
@@ -97,7 +98,6 @@ BinnedCVObjective::~BinnedCVObjective() = default;
 double BinnedCVObjective::spacing(std::size_t a) const { return impl_->grid.delta[a]; }
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// One evaluation of the objective at a bandwidth: the moments at every node and the
 /// leave-one-out parts of a point from the moments interpolated at it.

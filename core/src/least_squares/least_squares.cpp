@@ -18,7 +18,6 @@ void dtrsm_(const char* side, const char* uplo, const char* transa, const char* 
 
 namespace attnreg {
 
-using ls_detail::kNaN;
 
 namespace {
 // Row-block size for the long-double refinement loops: fixed, so sums never depend on threads.

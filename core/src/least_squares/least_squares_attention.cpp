@@ -12,7 +12,6 @@
 
 namespace attnreg {
 
-using ls_detail::kNaN;
 
 arma::mat OLS::attention_weights(const arma::mat& X_new) const {
   arma::mat out;

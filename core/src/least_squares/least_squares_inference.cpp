@@ -17,7 +17,6 @@
 
 namespace attnreg {
 
-using ls_detail::kNaN;
 
 CovType parse_cov_type(const std::string& name) {
   std::string s;

@@ -14,7 +14,6 @@
 
 namespace attnreg {
 
-using ls_detail::kNaN;
 
 arma::mat masked_attention_predict(const arma::mat& F, const arma::mat& Y, bool strict,
                                    double tol) {

@@ -15,7 +15,6 @@
 
 namespace attnreg {
 
-using ls_detail::kNaN;
 
 namespace {
 constexpr arma::uword kRowBlock = 8192;

@@ -12,7 +12,6 @@
 
 namespace attnreg {
 
-using ls_detail::kNaN;
 
 double SpectralLS::n_effective() const {
   require_fitted("n_effective");

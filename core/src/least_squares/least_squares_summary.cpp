@@ -1,6 +1,7 @@
 // Fit statistics of a regression summary: prediction variances, the regression Wald F and the
 // Gaussian log-likelihood (see least_squares_summary.hpp for the conventions).
 #include "attnreg/least_squares/least_squares_summary.hpp"
+#include "attnreg/base/constants.hpp"
 
 #include <cmath>
 #include <limits>
@@ -14,7 +15,6 @@ namespace attnreg {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void check_covariance(const OLS& model, const arma::mat& V, const char* what) {
   if (!model.is_fitted()) {

@@ -21,7 +21,6 @@ void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, con
 
 namespace attnreg {
 
-using ls_detail::kNaN;
 
 namespace {
 

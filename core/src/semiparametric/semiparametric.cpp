@@ -1,4 +1,5 @@
 #include "attnreg/semiparametric/semiparametric.hpp"
+#include "attnreg/base/constants.hpp"
 #include "attnreg/detail/pow2_scale.hpp"
 
 #include <cmath>
@@ -16,8 +17,6 @@ namespace attnreg {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 KernelSpec kernel_spec(const SemiparametricKernelOptions& o, std::size_t dz) {
   KernelSpec ks;

@@ -1,4 +1,5 @@
 #include "attnreg/solve/lbfgs.hpp"
+#include "attnreg/base/constants.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +15,6 @@ namespace optim {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // One trial point of a line search: step a, phi(a) = f(x + a d), phi'(a), and the full x and g.
 struct Trial {

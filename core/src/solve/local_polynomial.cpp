@@ -1,4 +1,5 @@
 #include "attnreg/solve/local_polynomial.hpp"
+#include "attnreg/base/constants.hpp"
 #include "attnreg/detail/pow2_scale.hpp"
 
 #include <algorithm>
@@ -20,8 +21,6 @@ namespace attnreg {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// Index of the basis term z_a z_c (a <= c) among the local coefficients (0 = intercept) of a
 /// degree-2 fit with dc continuous columns (local_fit.hpp's order), or of u^2 when dc == 1.

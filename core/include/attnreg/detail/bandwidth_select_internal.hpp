@@ -11,6 +11,7 @@
 //                            (solve/local_polynomial.cpp) shares.
 #pragma once
 
+#include "attnreg/base/constants.hpp"
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -28,7 +29,6 @@
 namespace attnreg {
 namespace bandwidth_detail {
 
-inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ------------------------------------------------------------------ the gradient pass
 // What one evaluation of the objective gives every GradientSink (bandwidth_gradient.cpp), and

@@ -18,6 +18,7 @@
 // counts.
 #pragma once
 
+#include "attnreg/base/constants.hpp"
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -31,7 +32,6 @@
 namespace attnreg {
 namespace density_cv {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kGaussTail = 8.5;
 
 /// Leave-one-out cv_ml term of a row with count ca whose leave-one-out kernel sum is S

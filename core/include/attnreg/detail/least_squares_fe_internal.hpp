@@ -2,6 +2,7 @@
 // (sweeps of Gaure 2013, components of the factor graph, leverage of the dummies).
 #pragma once
 
+#include "attnreg/base/constants.hpp"
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,7 +14,6 @@
 namespace attnreg {
 namespace fe_detail {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Below this multiple of the column's largest value a change is rounding, not progress.
 constexpr double kRoundingFloor = 1e-13;
 

@@ -1,6 +1,7 @@
 // attnreg internal: pieces of the least-squares family shared between its translation units.
 #pragma once
 
+#include "attnreg/base/constants.hpp"
 #include "attnreg/base/arma.hpp"
 #include "attnreg/least_squares/least_squares.hpp"
 #include <limits>
@@ -9,7 +10,6 @@
 namespace attnreg {
 namespace ls_detail {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// OLS's automatic precision: extended when n q^2 is at most kExtendedAlways (a few
 /// milliseconds of work), or when the smallest pivot of the double factor is below

@@ -4,6 +4,7 @@
 //   local_fit_eval.cpp   the moments, weights and fast-sum sinks, local_polynomial_eval/solve
 //                        and the failed-query messages;
 //   local_fit.cpp        the LocalPolynomial class (fit, statistics, traces, state).
+#include "attnreg/base/constants.hpp"
 #include <cstddef>
 #include <limits>
 #include <memory>
@@ -16,7 +17,6 @@
 namespace attnreg {
 namespace local_fit_detail {
 
-inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // One tile of local moments: with design columns D_0 = 1, D_{1+a} = basis[a],
 //   A[r][c] += sum_i w_i D_r D_c (upper triangle, row-major q x q),
