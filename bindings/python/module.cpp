@@ -9,6 +9,7 @@
 #include "attnreg/base/error.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/base/build_info.hpp"
+#include "attnreg/detail/simd_dispatch.hpp"
 
 namespace py = pybind11;
 
@@ -32,6 +33,8 @@ void init_options(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
+  // A bad ATTNREG_SIMD fails the import with its message (ImportError) instead of being ignored.
+  attnreg::simd_dispatch::check_simd_policy();
 
   // Core errors -> Python exceptions. InvalidArgument derives from std::invalid_argument, which
   // pybind11 already maps to ValueError; NumericalError gets its own ArithmeticError subclass.

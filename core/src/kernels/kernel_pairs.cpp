@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <numeric>
 #include <sstream>
+#include <string>
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/base/runtime.hpp"
@@ -53,7 +56,38 @@ void exp_nonpositive(const double* x, std::size_t n, double* y) {
 void kernel_shape(KernelType kernel, const double* u, std::size_t n, double* y) {
   HWY_DYNAMIC_DISPATCH(KernelShapeArray)(kernel, u, n, y);
 }
-const char* target_name() { return HWY_DYNAMIC_DISPATCH(SimdTargetName)(); }
+const char* target_name() {
+  check_simd_policy();
+  return HWY_DYNAMIC_DISPATCH(SimdTargetName)();
+}
+
+namespace {
+// ATTNREG_SIMD, applied when the library is loaded (before any dispatch); an error is kept for
+// check_simd_policy(): a static initializer must not throw.
+std::string apply_simd_env() {
+  const char* env = std::getenv("ATTNREG_SIMD");
+  if (env == nullptr || *env == '\0') return "";
+  const std::string v(env);
+  int64_t target = 0;
+  if (v == "avx512") target = HWY_AVX3;
+  else if (v == "avx2") target = HWY_AVX2;
+  else if (v == "sse4") target = HWY_SSE4;
+  else if (v == "scalar") target = HWY_EMU128;
+  else
+    return "ATTNREG_SIMD='" + v + "': unknown SIMD target (use avx512, avx2, sse4 or scalar, "
+           "or unset it for the best one this CPU has)";
+  // Highway's targets are bits, better ones lower: disabling every lower bit caps the dispatch.
+  if (target != HWY_EMU128 && (hwy::SupportedTargets() & target) == 0)
+    return "ATTNREG_SIMD='" + v + "': this CPU does not support that target (unset it)";
+  hwy::DisableTargets(target - 1);
+  return "";
+}
+const std::string kSimdEnvError = apply_simd_env();
+}  // namespace
+
+void check_simd_policy() {
+  if (!kSimdEnvError.empty()) throw InvalidArgument(kSimdEnvError);
+}
 }  // namespace simd_dispatch
 
 namespace {

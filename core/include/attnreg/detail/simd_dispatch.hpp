@@ -17,6 +17,12 @@ void exp_nonpositive(const double* x, std::size_t n, double* y);
 void kernel_shape(KernelType kernel, const double* u, std::size_t n, double* y);
 /// Highway's name of the target the tiles run on here ("AVX2", "AVX3", "SSE4", ...).
 const char* target_name();
+/// The environment variable ATTNREG_SIMD (avx512, avx2, sse4 or scalar), read once when the
+/// library is loaded, caps the run-time dispatch at that target, so that tests can run every
+/// SIMD path on one machine (Highway's DisableTargets). Throws InvalidArgument naming the
+/// variable when its value is unknown or the CPU lacks the target asked for; the bindings call
+/// it when they load.
+void check_simd_policy();
 
 }  // namespace simd_dispatch
 }  // namespace attnreg
