@@ -1,5 +1,6 @@
-"""Smoke test of an attnreg installed from the source distribution (run by .ci/test.sh in a fresh
-virtual environment, from outside the checkout): metadata, version, and a few fits."""
+"""Smoke test of an attnreg installed from the binary wheel (run by .ci/wheel-test.sh in a bare
+Debian root, from outside the checkout): metadata, version, and a few fits.
+    python wheel_smoke.py VERSION_FILE"""
 import importlib.metadata as md
 import pathlib
 import sys
@@ -26,5 +27,5 @@ f = np.sin(2 * np.pi * X[:, 0])
 ll = attnreg.LocalLinear(bandwidth="cv_ls").fit(X, f + 0.1 * rng.standard_normal(300))
 rmse = float(np.sqrt(np.mean((ll.predict(X) - f) ** 2)))
 assert 0 < ll.bandwidth_[0] < 0.2 and rmse < 0.05, (ll.bandwidth_, rmse)
-print(f"sdist install OK: attnreg {attnreg.__version__}, cv_ls h = {ll.bandwidth_[0]:.4f}, "
+print(f"wheel install OK: attnreg {attnreg.__version__}, cv_ls h = {ll.bandwidth_[0]:.4f}, "
       f"RMSE {rmse:.4f}; build_info: {attnreg.build_info()}")

@@ -63,8 +63,8 @@ def test_one_maintainer_address_everywhere():
 
 
 def test_sdist_is_self_contained(tmp_path):
-    # Building the sdist compiles nothing (a fraction of a second); .ci/test.sh builds a wheel
-    # from it in a fresh virtual environment.
+    # Building the sdist compiles nothing (a fraction of a second); .ci/test.sh builds a binary
+    # wheel from it (tools/build-wheel.sh) and installs that in a bare Debian root.
     import os
 
     from scikit_build_core import build
