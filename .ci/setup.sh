@@ -105,7 +105,10 @@ fi
 # ccache is optional: a fresh machine without it builds the same, only without the cache.
 if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
   # NOHASHDIR: the same sources compiled from another directory (R CMD check's copy) still hit.
-  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=1
+  # BASEDIR: paths under the checkout become relative, so another checkout (CI's clean clone)
+  # and the wheel's build from the sdist (unpacked under build/wheel) hit the same entries.
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_CUDA_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=1 \
+    CCACHE_BASEDIR=$root
   # precompiled headers (CMakeLists.txt, ATTNREG_PCH) are cacheable with these
   export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 fi

@@ -37,7 +37,7 @@ fi
 jobs=${ATTNREG_JOBS:-$(nproc)}
 # The later compiles reach the same compiler cache as the set-up's (see .ci/setup.sh).
 if command -v ccache >/dev/null; then
-  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=1 \
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=1 CCACHE_BASEDIR=$root \
     CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 fi
 # R compiles the package here too (R CMD check): the set-up's R_MAKEVARS_USER (ccache, R's

@@ -80,9 +80,15 @@ rm -rf "$TMPDIR"
 mkdir -p "$TMPDIR"
 export ATTNREG_CUDA=OFF CMAKE_BUILD_PARALLEL_LEVEL=$jobs
 launcher=none
-if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
-  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=1 CCACHE_BASEDIR=$TMPDIR \
-         CCACHE_SLOPPINESS=pch_defines,time_macros CCACHE_STATSLOG=$logs/ccache-stats.log
+if command -v ccache >/dev/null && [ "${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}" = ccache ]; then
+  # The base directory makes the paths of a compile relative to its working directory: the
+  # repository root when the unpacked sdist lies under it (the default OUTDIR), so that the
+  # checkout's own build (build/py, at the same depth as the sdist's build/py-<tag>) and this one
+  # share their cache entries; else the stable TMPDIR, so that reruns do.
+  case "$TMPDIR/" in "$root"/*) base=$root ;; *) base=$TMPDIR ;; esac
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_NOHASHDIR=1 CCACHE_BASEDIR=$base \
+         CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime \
+         CCACHE_STATSLOG=$logs/ccache-stats.log
   : >"$CCACHE_STATSLOG"
   launcher="ccache (dir $(ccache -k cache_dir)${CCACHE_DISABLE:+, disabled by CCACHE_DISABLE})"
 fi
