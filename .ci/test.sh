@@ -8,7 +8,8 @@
 # Compiles (a fresh 2-core machine; times in README.md): the core once for ctest and the Python
 # module (one build tree, build/py), the R package once (R CMD INSTALL; R CMD check's compile of
 # the same sources is served by ccache), the wheel from the sdist (served by ccache from the
-# first: same sources, same flags), and one sanitized build of the Python module.
+# first: same sources, same flags), and one sanitized build of the Python module. Where nvcc is
+# present and no GPU is visible, the CUDA sources are compiled on their own (nvcc only).
 # Opt-in, each one more compile: ATTNREG_SANITIZE_TESTS=1 (the C++ tests under ASan+UBSan, a
 # Debug build) and ATTNREG_SANITIZE_R=1 (the R package's testthat suite under ASan+UBSan).
 set -euo pipefail
@@ -47,6 +48,23 @@ fi
 begin "C++: ctest (the GoogleTest suite, build tree build/py)"
 rc=0; (cd build/py && ctest --output-on-failure -j 2) || rc=$?
 end $rc
+
+# The main build is CPU-only where no GPU is visible (.ci/setup.sh); the CUDA backend's sources
+# must still compile: nvcc on its own tree, the .cu objects only (nothing could run them here).
+nvcc_bin=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc /usr/local/cuda-13/bin/nvcc 2>/dev/null | head -1 || true)
+if [ -n "$nvcc_bin" ] && ! command -v nvidia-smi >/dev/null 2>&1; then
+  begin "CUDA: the backend's sources compile (nvcc; no GPU here to run them)"
+  rc=0
+  { CMAKE_CUDA_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-} \
+      cmake -S . -B build/cuda-check -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNREG_CUDA=ON \
+      -DCMAKE_CUDA_COMPILER="$nvcc_bin" -DBUILD_TESTING=OFF -DATTNREG_BENCH=OFF \
+      >build/cuda-check-configure.log 2>&1 &&
+    objs=$(ninja -C build/cuda-check -t targets all | grep -oE '^[^:]+\.cu\.o' | sort -u) &&
+    [ -n "$objs" ] && echo "$(echo "$objs" | wc -l) CUDA objects (log: build/cuda-check-build.log)" &&
+    ninja -C build/cuda-check -j "$jobs" $objs >build/cuda-check-build.log 2>&1; } ||
+    { tail -30 build/cuda-check-build.log 2>/dev/null || tail -30 build/cuda-check-configure.log; rc=1; }
+  end $rc
+fi
 
 if [ "${ATTNREG_SANITIZE_TESTS:-0}" = "1" ]; then
   begin "C++: ctest under AddressSanitizer + UndefinedBehaviorSanitizer (opt-in)"
