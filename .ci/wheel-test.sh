@@ -36,27 +36,7 @@ wheel=$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")
 t_start=$(date +%s); step_name=""; step_t=$t_start
 step_end() { [ -z "$step_name" ] || printf '   done: %s (%d s)\n' "$step_name" $(( $(date +%s) - step_t )); }
 step() { step_end; step_name=$1; step_t=$(date +%s); printf '== %s\n' "$1"; }
-fail() { printf 'FAILED (%s): %s\n' "$step_name" "$1" >&2; [ -z "${2:-}" ] || { echo "   log: $2 (last lines below)" >&2; tail -40 "$2" >&2; }; exit 1; }
-# run LOG CMD...: output to LOG (appended); on failure, name the command and its log
-run() { local log=$1; shift; "$@" >>"$log" 2>&1 || fail "$*" "$log"; }
-
-# --- mounts: /proc, /dev (with /dev/shm for multiprocessing's semaphores), /sys; always undone
-unmount_all() {
-  local m
-  for m in "$bare/sys" "$bare/dev" "$bare/proc"; do
-    if mountpoint -q "$m" 2>/dev/null; then umount -R "$m" 2>/dev/null || umount -lR "$m" || true; fi
-  done
-}
-mount_all() {
-  mountpoint -q "$bare/proc" || mount -t proc proc "$bare/proc"
-  if ! mountpoint -q "$bare/dev"; then mount --rbind /dev "$bare/dev"; mount --make-rslave "$bare/dev"; fi
-  if ! mountpoint -q "$bare/sys"; then mount --bind /sys "$bare/sys"; fi
-}
-trap 'unmount_all' EXIT
-trap 'echo "interrupted" >&2; exit 130' INT
-trap 'exit 143' TERM
-# nothing may stay mounted under the root when it is removed (rm would follow into /dev)
-has_mounts() { findmnt -rn -o TARGET | grep -q "^$bare/"; }
+. "$root/.ci/bare-root-lib.sh"   # fail, run, the mounts (undone on exit), copy_host_files
 
 # The chroot runs with a clean environment: nothing of the host's Python, pip or compiler set-up.
 # The host's CA bundle goes along (as /etc/ssl/host-ca.crt) for machines whose HTTPS to PyPI
@@ -68,37 +48,11 @@ in_root() {
     DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_DEFAULT_TIMEOUT=120 \
     MPLBACKEND=Agg "${ca[@]}" "$@"
 }
-copy_host_files() {
-  cp -L /etc/resolv.conf "$bare/etc/resolv.conf"
-  mkdir -p "$bare/etc/ssl"
-  local ca=${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}
-  if [ -f "$ca" ]; then cp -L "$ca" "$bare/etc/ssl/host-ca.crt"; else : >"$bare/etc/ssl/host-ca.crt"; fi
-  # an empty bundle would make pip refuse every certificate: fall back to pip's own (certifi)
-  [ -s "$bare/etc/ssl/host-ca.crt" ] || rm -f "$bare/etc/ssl/host-ca.crt"
-}
-
 step "bare Debian bookworm root ($bare)"
 if [ -f "$done_mark" ]; then
   echo "   reusing it (complete since $(cat "$done_mark"))"
 else
-  if [ -e "$bare" ]; then
-    unmount_all
-    has_mounts && fail "something is still mounted under $bare: unmount it first"
-    echo "   removing an incomplete root"
-    rm -rf --one-file-system "$bare"
-  fi
-  if ! command -v debootstrap >/dev/null; then
-    echo "   installing debootstrap (apt)"
-    : >"$logs/apt-host.log"
-    run "$logs/apt-host.log" apt-get update -qq
-    run "$logs/apt-host.log" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap
-  fi
-  : >"$logs/debootstrap.log"
-  t0=$(date +%s)
-  run "$logs/debootstrap.log" debootstrap --variant=minbase bookworm "$bare" "$mirror"
-  echo "   debootstrap --variant=minbase: $(( $(date +%s) - t0 )) s"
-  copy_host_files
-  mount_all
+  debootstrap_root "$logs" "$mirror" "${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}"
   : >"$logs/apt-root.log"
   t0=$(date +%s)
   run "$logs/apt-root.log" in_root apt-get update -qq
@@ -129,7 +83,7 @@ mkdir -p "$bare$work/run"
 cp "$wheel" "$bare$work/"
 cp -r data "$bare$work/run/data"
 cp README.md "$bare$work/run/README.md"
-copy_host_files
+copy_host_files "${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}"
 py_root=$(chroot "$bare" /usr/bin/python3 -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
 case "$(basename "$wheel")" in
   *-"$py_root"-*) ;;
