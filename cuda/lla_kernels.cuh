@@ -1,6 +1,6 @@
-// attnreg CUDA backend: blockwise attention forward kernels (DESIGN.md §4).
+// attnreg CUDA backend: blockwise attention forward kernels (core/README.md, Conventions).
 //
-//   lla_forward_kernel<Cfg>      seed 002 Algorithm 1 (FlashLLA) with the batched conjugate
+//   lla_forward_kernel<Cfg>      Zuo et al. 2025, arXiv:2510.01450, Algorithm 1 (FlashLLA) with the batched conjugate
 //                                gradients of Algorithm 2 (lines 9-10 corrected: inner products
 //                                with P, ridge times P), Kind::lla_blockwise; or, for small d,
 //                                the explicit-Sigma variant (eqs. 10-11 + Cholesky),

@@ -11,7 +11,7 @@ namespace cuda {
 /// Which forward a kernel computes.
 enum class Kind : int {
   softmax = 0,        ///< online-softmax NW (dot or rbf logits): LLA with rho = 0
-  lla_blockwise = 1,  ///< seed 002 Algorithm 1 with the batched CG of Algorithm 2
+  lla_blockwise = 1,  ///< Zuo et al. 2025, arXiv:2510.01450, Algorithm 1 with the batched CG of Algorithm 2
   lla_direct = 2,     ///< explicit Sigma per query (eq. 10-11) and Cholesky; d, dv <= 32
 };
 

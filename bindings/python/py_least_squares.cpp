@@ -1,6 +1,7 @@
 // Python bindings for the rest of the least-squares family: Ridge, PCR (one centred SVD),
-// AttentionRegression (seed 004 eq. 28), masked attention (eq. 35) and the recursive-versus-
-// masked pseudo-out-of-sample comparison. Thin: convert, call, convert back.
+// AttentionRegression (Goulet Coulombe 2025, arXiv:2504.09663, eq. 28), masked attention (eq. 35)
+// and the recursive-versus-masked pseudo-out-of-sample comparison. Thin: convert, call, convert
+// back.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 

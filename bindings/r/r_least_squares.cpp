@@ -1,5 +1,6 @@
-// attnreg R face: ridge, PCR, the attention regression (seed 004 eq. 28) and the recursive-
-// versus-masked pseudo-out-of-sample comparison (eq. 35). Converts, calls the core, converts back.
+// attnreg R face: ridge, PCR, the attention regression (Goulet Coulombe 2025, arXiv:2504.09663,
+// eq. 28) and the recursive-versus-masked pseudo-out-of-sample comparison (eq. 35). Converts,
+// calls the core, converts back.
 // [[Rcpp::depends(RcppArmadillo)]]
 #include <RcppArmadillo.h>
 

@@ -7,7 +7,8 @@
 // softmax / nw_rbf: p_j = w_j / omega, o = sum p_j v_j, u_j = g'v_j, L = g'o;
 //   dV_j += p_j g,  dl_j = p_j (u_j - L).
 //
-// LLA (seed 002 eqs. 6-8 with the omega-scaled ridge of DESIGN.md §2): z_j = k_j - q,
+// LLA (Zuo et al. 2025, arXiv:2510.01450, eqs. 6-8 with the omega-scaled ridge of core/README.md,
+// Conventions): z_j = k_j - q,
 //   omega = sum w, mu = sum w z, Sigma = sum w z z' + lambda omega I, rho = Sigma^-1 mu,
 //   delta = omega - mu'rho, e_j = 1 - z_j'rho, s_j = w_j e_j / delta, o = sum s_j v_j.
 //   With u_j = g'v_j and L = g'o, L = (sum w_j u_j e_j) / delta; holding rho fixed, its

@@ -1,8 +1,8 @@
 // attnreg attention engine: the blockwise paths in the input precision T: softmax / NW (online
-// softmax) and FlashLLA (seed 002 Algorithm 1 with the CG solver of Algorithm 2). Per query
-// block they hold Theta(Br (d + dv + Bc) + Bc (d + dv)) numbers; the inputs are only read.
-// All per-row arithmetic is in attnreg/attention/lla_tile.hpp (shared with the CUDA kernels); the tile
-// GEMMs go to BLAS (gemm_nt / gemm_nn in attention.cpp).
+// softmax) and FlashLLA (Zuo et al. 2025, arXiv:2510.01450, Algorithm 1 with the CG solver of
+// Algorithm 2). Per query block they hold Theta(Br (d + dv + Bc) + Bc (d + dv)) numbers; the inputs
+// are only read. All per-row arithmetic is in attnreg/attention/lla_tile.hpp (shared with the CUDA
+// kernels); the tile GEMMs go to BLAS (gemm_nt / gemm_nn in attention.cpp).
 #include <cmath>
 #include <sstream>
 
@@ -114,7 +114,7 @@ void run_softmax_blockwise(const Plan& p, const View<const T>& Q, const View<con
       const int bc = static_cast<int>(std::min<i64>(Bc, khi - c0 + 1));
       load_tile_logits(p, K, V, ix, c0, bc, ws);
       for (int r = 0; r < br; ++r) {
-        // Online softmax (seed 002 Alg. 1 lines 8-10 with the values in place of K).
+        // Online softmax (Zuo et al. 2025, Alg. 1 lines 8-10 with the values in place of K).
         const tile::RowUpdate<T> u =
             tile::online_update_row(ws.S.data() + static_cast<i64>(r) * Bc, bc, ws.m[r]);
         ws.l[r] = u.alpha * ws.l[r] + u.rowsum;

@@ -67,9 +67,10 @@ struct RowState {
   std::vector<double> q, w, z, buf, Sig, rho, phi, phik;
 };
 
-/// LLA weights of one query by the textbook route (seed 002 eq. 7-8 with explicit z = k - q):
-/// on entry w holds the kernel weights of keys [lo, hi]; on exit the equivalent-kernel weights
-/// s_j = w_j (1 - z_j'rho) / (omega - mu'rho). Returns (omega - mu'rho) / omega.
+/// LLA weights of one query by the textbook route (Zuo et al. 2025, arXiv:2510.01450, eq. 7-8 with
+/// explicit z = k - q): on entry w holds the kernel weights of keys [lo, hi]; on exit the
+/// equivalent-kernel weights s_j = w_j (1 - z_j'rho) / (omega - mu'rho). Returns (omega - mu'rho) /
+/// omega.
 template <class T>
 double lla_naive_row(const Plan& p, const View<const T>& K, i64 b, i64 h, i64 i, i64 lo, i64 hi,
                      RowState& st) {
@@ -104,7 +105,7 @@ void dense_weights(const Plan& p, const View<const T>& Q, const View<const T>& K
   const i64 nq = p.geo.n_q, nk = p.geo.n_k, d = p.d;
   W.assign(static_cast<std::size_t>(nq * nk), 0.0);
   if (p.method == Method::mesa) {
-    // a_ij = k_j' H_i^-1 q_i: m(q_i) = S_i H_i^-1 q_i = sum_j v_j a_ij (seed 002 eq. 2).
+    // a_ij = k_j' H_i^-1 q_i: m(q_i) = S_i H_i^-1 q_i = sum_j v_j a_ij (Zuo et al. 2025, eq. 2).
     parallel_items<RowState>(nq, p.n_threads, [&](i64 i, RowState& st) {
       i64 lo, hi;
       p.geo.range(i, lo, hi);

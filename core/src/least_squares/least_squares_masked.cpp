@@ -1,5 +1,5 @@
-// Masked (causal) least-squares attention, seed 004 eq. 35, and the recursive-versus-masked
-// pseudo-out-of-sample comparison of its section 4.3.
+// Masked (causal) least-squares attention, Goulet Coulombe 2025, arXiv:2504.09663, eq. 35, and the
+// recursive-versus-masked pseudo-out-of-sample comparison of its section 4.3.
 #include "attnreg/least_squares/least_squares_masked.hpp"
 
 #include <algorithm>

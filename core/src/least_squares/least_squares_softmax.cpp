@@ -1,4 +1,5 @@
-// Attention regression (seed 004 eq. 28): see least_squares_softmax.hpp.
+// Attention regression (Goulet Coulombe 2025, arXiv:2504.09663, eq. 28): see
+// least_squares_softmax.hpp.
 #include "attnreg/least_squares/least_squares_softmax.hpp"
 
 #include <algorithm>

@@ -236,7 +236,8 @@ SoftmaxPartial softmax_partial(const attention::View<const T>& Q,
         ws.s[j] = p.a * tile::dot(ws.q.data(), kj, static_cast<int>(d));
         if (p.rbf) ws.s[j] += tile::rbf_key_bias(kj, static_cast<int>(d), p.a);
       }
-      // Online softmax (seed 002 Alg. 1 lines 8-10 with the values in place of K).
+      // Online softmax (Zuo et al. 2025, arXiv:2510.01450, Alg. 1 lines 8-10 with the values in
+      // place of K).
       const tile::RowUpdate<double> u = tile::online_update_row(ws.s.data(), n, m);
       st[0] = u.alpha * st[0] + u.rowsum;
       tile::rescale_row(st + 1, static_cast<int>(dv), u.alpha);

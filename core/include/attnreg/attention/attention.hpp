@@ -1,5 +1,6 @@
-// attnreg: the attention engine (DESIGN.md §3): softmax / Nadaraya-Watson attention, Local
-// Linear Attention (seed 002) with three algorithms, kernelised linear attention and Mesa.
+// attnreg: the attention engine (core/README.md, Conventions): softmax / Nadaraya-Watson attention,
+// Local Linear Attention (Zuo et al. 2025, arXiv:2510.01450) with three algorithms, kernelised
+// linear attention and Mesa.
 //
 // Tensors. Q is (batch, heads, n_q, d), K is (batch, heads, n_k, d), V is (batch, heads, n_k,
 // d_v); the output is (batch, heads, n_q, d_v). They are passed as raw views: a pointer, four
@@ -19,28 +20,28 @@
 //            1/sqrt(d). Single pass with the running max (online softmax).
 //   nw_rbf   the same with w_j = exp(-||q - k_j||^2 / (2 h^2)); h = bandwidth, default
 //            d^(1/4) so that with unit-norm q, k it equals softmax with its default scale
-//            (seed 000: tau = h^2).
-//   lla      Local Linear Attention (seed 002 eqs. 6-8) with the omega-scaled ridge of
-//            DESIGN.md §2: m(q) = sum_j s_j v_j, s_j = w_j (1 - z_j'rho) / (omega - mu'rho),
+//            (Pai 2025, "Regression is All You Need": tau = h^2).
+//   lla      Local Linear Attention (Zuo et al. 2025, eqs. 6-8) with the omega-scaled ridge of
+//            core/README.md, Conventions: m(q) = sum_j s_j v_j, s_j = w_j (1 - z_j'rho) / (omega - mu'rho),
 //            rho = Sigma^-1 mu, Sigma = sum w z z' + ridge * omega * I, z_j = k_j - q.
-//            Kernel: dot, w = exp(q'k / h) (seed 002 Alg. 1), or rbf, w = exp(-||q-k||^2/(2h^2)).
+//            Kernel: dot, w = exp(q'k / h) (Zuo et al. 2025, Alg. 1), or rbf, w = exp(-||q-k||^2/(2h^2)).
 //            Algorithms: naive (materialises the n_q x n_k weights, explicit centring, exact
 //            solve, float64: the oracle), direct (per-query omega, mu~, Sigma~ and value
 //            moments accumulated over key blocks with the running max, merged associatively,
-//            Cholesky; float64; for small d), blockwise (seed 002 Algorithm 1 with the batched
+//            Cholesky; float64; for small d), blockwise (Zuo et al. 2025, Algorithm 1 with the batched
 //            conjugate-gradient solver of Algorithm 2; working memory Theta(block (d + Bc)) per
 //            thread, Theta(n d) overall; computes in the input precision).
 //   linear   m(q) = sum_j phi(q)'phi(k_j) v_j / sum_j phi(q)'phi(k_j) (normalize = true) or
 //            sum_j phi(q)'phi(k_j) v_j, with phi one of FeatureMap (elu(x) + 1 as Katharopoulos
-//            et al., relu, identity, or seed 000's Epanechnikov map [sqrt(1 - 2/tau),
+//            et al., relu, identity, or Pai's (2025) Epanechnikov map [sqrt(1 - 2/tau),
 //            sqrt(2/tau) x], which with unit-norm q, k and tau >= 4 is Epanechnikov NW).
 //            Causal: the running-state recurrence S_i = S_{i-1} + phi(k_i) v_i'.
-//   mesa     the global ridge regression of seed 002 eq. 2: m(q_i) = S_i H_i^-1 q_i,
+//   mesa     the global ridge regression of Zuo et al. 2025, eq. 2: m(q_i) = S_i H_i^-1 q_i,
 //            S_i = sum_j v_j k_j', H_i = sum_j k_j k_j' + ridge I over the keys query i may use
 //            (causal: the recurrence of eq. 2). Here the ridge is NOT scaled: all weights are 1.
 //
-// Ridge: a scalar, or one value per query position (seed 002 eq. 27): a vector of length n_q
-// (shared by all batches and heads) or batch * heads * n_q (row-major (b, h, i)).
+// Ridge: a scalar, or one value per query position (Zuo et al. 2025, eq. 27): a vector of length
+// n_q (shared by all batches and heads) or batch * heads * n_q (row-major (b, h, i)).
 //
 // Threads: OpenMP over (batch, head, query block) (LLA, softmax, nw_rbf) or (batch, head)
 // (linear and mesa recurrences). Each work item runs on one thread in a fixed order, so the
@@ -147,8 +148,8 @@ struct Options {
 
   /// lla: lambda of Sigma = sum w z z' + lambda omega I; mesa: lambda of H = sum k k' + lambda I.
   double ridge = spec::attention::ridge;
-  /// Per-query ridge (seed 002 eq. 27): empty, length n_q, or batch * heads * n_q. Overrides
-  /// `ridge` when not empty.
+  /// Per-query ridge (Zuo et al. 2025, eq. 27): empty, length n_q, or batch * heads * n_q.
+  /// Overrides `ridge` when not empty.
   std::vector<double> ridge_per_query;
 
   LLAAlgorithm lla_algorithm = LLAAlgorithm::blockwise;
@@ -210,10 +211,10 @@ template <class T>
 Diagnostics mesa(const View<const T>& Q, const View<const T>& K, const View<const T>& V,
                  const View<T>& out, Options opt = {});
 
-/// The attention weights (equivalent kernel, DESIGN.md §2) of the method of `opt`: out(b, h,
-/// i, j) is the weight of value j in the output of query i, so forward() == weights * V.
-/// Rows sum to 1 for softmax, nw_rbf and lla (and normalised linear attention). Computed in
-/// float64 by the naive route; `weights` is (batch, heads, n_q, n_k), Theta(n_q n_k) memory.
+/// The attention weights (equivalent kernel, core/README.md, Conventions) of the method of `opt`:
+/// out(b, h, i, j) is the weight of value j in the output of query i, so forward() == weights * V.
+/// Rows sum to 1 for softmax, nw_rbf and lla (and normalised linear attention). Computed in float64
+/// by the naive route; `weights` is (batch, heads, n_q, n_k), Theta(n_q n_k) memory.
 template <class T>
 Diagnostics attention_weights(const View<const T>& Q, const View<const T>& K,
                               const View<T>& weights, const Options& opt);

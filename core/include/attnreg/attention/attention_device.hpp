@@ -1,5 +1,5 @@
-// attnreg: the attention engine on a chosen device (DESIGN.md §3-4): `device = "cpu"` runs the
-// CPU engine of attention.hpp, `device = "cuda"` the CUDA kernels of cuda/ (blockwise
+// attnreg: the attention engine on a chosen device (core/README.md, Conventions): `device = "cpu"`
+// runs the CPU engine of attention.hpp, `device = "cuda"` the CUDA kernels of cuda/ (blockwise
 // softmax / NW and LLA, blockwise or direct).
 //
 // CUDA specifics (everything else is forward() of attention.hpp, with the same validation and

@@ -1,21 +1,22 @@
-// attnreg: the per-tile arithmetic of blockwise attention (online-max softmax / Nadaraya-Watson
-// and FlashLLA, seed 002 Algorithms 1 and 2), written once for the CPU path and the CUDA
-// kernels. Everything here is an ATTNREG_HD function template on float/double over raw,
-// contiguous row-major buffers with explicit leading dimensions: no Armadillo, no std::
+// attnreg: the per-tile arithmetic of blockwise attention (online-max softmax / Nadaraya-Watson and
+// FlashLLA, Zuo et al. 2025, arXiv:2510.01450, Algorithms 1 and 2), written once for the CPU path
+// and the CUDA kernels. Everything here is an ATTNREG_HD function template on float/double over
+// raw, contiguous row-major buffers with explicit leading dimensions: no Armadillo, no std::
 // containers, no exceptions, no allocation. Callers own the memory and the loops over tiles.
 //
-// Notation (seed 002 Sec. 3): a query block Q_r has Br rows, a key/value tile K_c, V_c has Bc
-// rows; d is the key dimension, dv the value dimension. The kernel weight of query i and key j
+// Notation (Zuo et al. 2025, Sec. 3): a query block Q_r has Br rows, a key/value tile K_c, V_c has
+// Bc rows; d is the key dimension, dv the value dimension. The kernel weight of query i and key j
 // is w_ij = exp(l_ij) with logit
 //     dot kernel:  l_ij = a q_i'k_j                         (a = 1/h; softmax: a = 1/tau)
 //     rbf kernel:  l_ij = a q_i'k_j - (a/2)||k_j||^2         (a = 1/h^2)
 // The rbf logit drops the per-query constant -(a/2)||q_i||^2: every quantity below is invariant
 // to a common factor in one query's weights, so that constant (like the running max) cancels.
 //
-// Ridge convention (DESIGN.md §2): Sigma_i = sum_j w_ij z_ij z_ij' + lambda_i omega_i I with
-// z_ij = k_j - q_i and omega_i = sum_j w_ij. Scaling the ridge by the weight sum makes the
-// local linear fit (eq. 8) invariant to a common factor of the weights, so the running-max
-// shift of Algorithm 1 is exact. The literal "+ lambda I" of eq. 7 is not, and is not used.
+// Ridge convention (core/README.md, Conventions): Sigma_i = sum_j w_ij z_ij z_ij' + lambda_i
+// omega_i I with z_ij = k_j - q_i and omega_i = sum_j w_ij. Scaling the ridge by the weight sum
+// makes the local linear fit (eq. 8) invariant to a common factor of the weights, so the
+// running-max shift of Algorithm 1 is exact. The literal "+ lambda I" of eq. 7 is not, and is not
+// used.
 //
 // Which pieces a blockwise LLA forward calls, per query block r:
 //   statistics pass (Alg. 1 lines 6-12), for each key tile c:

@@ -1,5 +1,5 @@
 // attnreg: data-driven bandwidths for local constant (Nadaraya-Watson) and local linear
-// regression, any kernel, mixed continuous / categorical data (DESIGN.md §2 "Bandwidth
+// regression, any kernel, mixed continuous / categorical data (core/README.md, Conventions
 // selection").
 //
 // Objectives (n training rows, L the smoother matrix of the fit, L_ii = l_i(x_i)):
@@ -79,7 +79,7 @@ struct BandwidthSelectOptions {
   std::string var_types = spec::bandwidth::var_types;  ///< "" = all continuous
   CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
   CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
-  double ridge = spec::bandwidth::ridge;  ///< local-linear ridge (seed 002 eq. 6), scaled by omega
+  double ridge = spec::bandwidth::ridge;  ///< local-linear ridge (Zuo et al. 2025, arXiv:2510.01450, eq. 6), scaled by omega
   int n_starts = spec::bandwidth::n_starts;  ///< starting points of the search (>= 1)
   /// First starting point (bandwidths, length d; clamped into the search box); empty = the
   /// normal-reference bandwidths. With grid_size = 0 and n_starts = 1 the search is a local

@@ -1,11 +1,11 @@
 // attnreg: kernels for kernel regression, as small value types.
 //
 // Continuous kernels act on the standardised distance u = (x_j - X_ij) / h_j of one column; a
-// multivariate weight is the product over columns, with one bandwidth per column (DESIGN.md §2).
-// Every kernel is symmetric and integrates to 1, K(u) = c_K k(u), where k is the *shape* with
-// k(0) = 1. Each kernel is a traits type in its own header, kernels/shapes/<name>.hpp, listed
-// in kernels/registry.hpp (kernel_traits.hpp says what a traits type holds). The second-order
-// densities (kernels of higher order, with mu2 = 0, are in shapes/ beside them):
+// multivariate weight is the product over columns, with one bandwidth per column (core/README.md,
+// Conventions). Every kernel is symmetric and integrates to 1, K(u) = c_K k(u), where k is the
+// *shape* with k(0) = 1. Each kernel is a traits type in its own header, kernels/shapes/<name>.hpp,
+// listed in kernels/registry.hpp (kernel_traits.hpp says what a traits type holds). The
+// second-order densities (kernels of higher order, with mu2 = 0, are in shapes/ beside them):
 //
 //   name          shape k(u)                support     c_K            mu2 = int u^2 K   R = int K^2
 //   gaussian      exp(-u^2/2)               R           1/sqrt(2 pi)   1                 1/(2 sqrt(pi))

@@ -1,4 +1,5 @@
-// attnreg: ordinary least squares, its inference and its attention form (seed 004).
+// attnreg: ordinary least squares, its inference and its attention form (Goulet Coulombe 2025,
+// arXiv:2504.09663).
 //
 // Layout convention for the whole core: one observation per ROW. X is n x p (arma::mat is
 // column-major, so an R matrix is passed as is and a C-contiguous numpy (n, p) array is copied
@@ -24,7 +25,7 @@
 // estimates it instead of dropping it. Which of several collinear columns is aliased follows the
 // pivot order (the column that adds least), which can differ from lm's "later column" choice.
 //
-// Attention form (seed 004 eqs. 4-8): the prediction at x is sum_i a_i(x) y_i with
+// Attention form (Goulet Coulombe 2025, eqs. 4-8): the prediction at x is sum_i a_i(x) y_i with
 //   a(x)' = d(x)' (D'D)^{-1} D'  = d(x)' P R^{-1} Q_1'          (eq. 7: F_test F_train')
 // where d(x) is the design row of x. With D'D = U Lambda U' the factors are
 // F = D U Lambda^{-1/2} (eq. 5), F_train'F_train = I (eq. 6), and the embedding is
@@ -86,7 +87,8 @@ void check_weights(const arma::vec& w, arma::uword n, const std::string& arg = "
 
 struct CovOptions {
   CovType type = CovType::Classical;
-  /// HAC only: number of lags L (0 <= L <= n - 1); -1 = the Newey-West (1994) rule floor(4 (n/100)^(2/9)).
+  /// HAC only: number of lags L (0 <= L <= n - 1); -1 = the Newey-West (1994) rule floor(4
+  /// (n/100)^(2/9)).
   int maxlags = -1;
   /// HAC only: multiply by n/(n-r) (sandwich's adjust = TRUE, statsmodels use_correction).
   bool hac_adjust = false;
@@ -228,8 +230,8 @@ class OLS {
   arma::vec hat_diagonal() const;
   /// Exact leave-one-out predictions y_i - e_i / (1 - h_i) (n x k; NaN where h_i = 1).
   arma::mat loo_predictions() const;
-  /// Masked (causal) in-sample predictions of seed 004 eq. 35 for time-ordered rows: the
-  /// weights of row t on rows tau <= t (tau < t when strict), renormalised to sum to 1.
+  /// Masked (causal) in-sample predictions of Goulet Coulombe 2025, eq. 35 for time-ordered rows:
+  /// the weights of row t on rows tau <= t (tau < t when strict), renormalised to sum to 1.
   /// Unweighted fits only (InvalidArgument otherwise).
   arma::mat masked_predictions(bool strict = false) const;
   /// The n x n matrix of those masked weights (lower triangular).

@@ -1,5 +1,5 @@
 // attnreg: masked (causal) least-squares attention and the pseudo-out-of-sample comparison of
-// seed 004 section 4.3.
+// Goulet Coulombe 2025, arXiv:2504.09663, section 4.3.
 //
 // Every estimator of the least-squares family has in-sample attention A = F F' for some n x r
 // training factor matrix F (OLS: F = Q_1 or D U Lambda^{-1/2}; ridge and PCR: the shrunk or
@@ -52,8 +52,9 @@ struct PseudoOOSResult {
   arma::mat weights_recursive, weights_masked;  ///< m x n, only with keep_weights
 };
 
-/// Recursive (expanding-window) re-estimation versus masking, seed 004 section 4.3. X (n x p)
-/// and Y (n x k) are in time order; row t's regressors must be known before y_t (e.g. lags).
+/// Recursive (expanding-window) re-estimation versus masking, Goulet Coulombe 2025, section 4.3. X
+/// (n x p) and Y (n x k) are in time order; row t's regressors must be known before y_t (e.g.
+/// lags).
 PseudoOOSResult pseudo_out_of_sample(const arma::mat& X, const arma::mat& Y,
                                      const PseudoOOSOptions& options = {});
 

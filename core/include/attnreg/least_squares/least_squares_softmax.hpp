@@ -1,5 +1,6 @@
-// attnreg: the attention regression of seed 004 eq. 28 -- least squares in which the weights on
-// the training responses are a softmax of a learned bilinear similarity:
+// attnreg: the attention regression of Goulet Coulombe 2025, arXiv:2504.09663, eq. 28 -- least
+// squares in which the weights on the training responses are a softmax of a learned bilinear
+// similarity:
 //
 //   yhat_i = sum_{j != i} a_ij y_j,   a_ij = exp(s_ij) / sum_{l != i} exp(s_il),
 //   s_ij = d_i' Omega d_j,   Omega = W W'  (W: q x rank, so Omega is PSD of rank <= rank),
@@ -7,7 +8,7 @@
 // with d = [1, z] (or z), z the standardised regressors. W minimises the leave-self-out mean
 // squared error (1/(n k)) sum_i ||y_i - yhat_i||^2; the diagonal is masked because otherwise
 // Omega -> infinity lets every row attend to itself and the fit is trivially perfect (DESIGN
-// section 2). Keys and queries share W (W_Q = W_K, as seed 004 section 2.4).
+// section 2). Keys and queries share W (W_Q = W_K, as Goulet Coulombe 2025, section 2.4).
 //
 // Gradient: with k_i = W'd_i (so s_ij = k_i'k_j) and G_ij = dLoss/ds_ij
 //   = (2/(n k)) a_ij (y_j - yhat_i)'(yhat_i - y_i),

@@ -1,5 +1,5 @@
-// attnreg: ridge regression and principal component regression (PCR) as attention (seed 004
-// sections 3.1 and 3.3), from one thin SVD of the centred design.
+// attnreg: ridge regression and principal component regression (PCR) as attention (Goulet Coulombe
+// 2025, arXiv:2504.09663, sections 3.1 and 3.3), from one thin SVD of the centred design.
 //
 // With an intercept, X is centred (x_bar) and Y is centred (y_bar); the intercept is never
 // penalised or truncated. Xc = U S V' (thin SVD; singular values below max(n,p) eps s_1 are
@@ -86,7 +86,7 @@ class SpectralLS {
   arma::vec hat_diagonal() const;
   /// tr(H): the effective degrees of freedom (intercept included).
   double effective_df() const;
-  /// Masked (causal) predictions of seed 004 eq. 35 (see least_squares_masked.hpp).
+  /// Masked (causal) predictions of Goulet Coulombe 2025, eq. 35 (see least_squares_masked.hpp).
   arma::mat masked_predictions(bool strict = false) const;
   arma::mat masked_weights(bool strict = false) const;
 

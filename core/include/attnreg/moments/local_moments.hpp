@@ -3,8 +3,8 @@
 //
 // For one query x with weights w_i >= 0 over rows i (kernel weights K((x_i - x)/h), attention
 // weights exp(l_i)) and the centred design z_i (x_i - x in bandwidth units, or a key k_i; for a
-// local polynomial the basis terms of z), the solve (local_fit.hpp, lla_tile.hpp; seed 002
-// eq. 7-11) needs only the sums
+// local polynomial the basis terms of z), the solve (local_fit.hpp, lla_tile.hpp; Zuo et al. 2025,
+// arXiv:2510.01450, eq. 7-11) needs only the sums
 //     A = sum_i w_i [1; z_i][1; z_i]' = [omega mu'; mu Sigma]      (q x q, q = 1 + p)
 //     T = sum_i w_i [1; z_i] y_i'     = [nu'; Gamma']              (q x k, k value columns)
 // and, for the h-gradient of the bandwidth objective, the same sums with the weights replaced

@@ -1,7 +1,8 @@
 // attnreg: mergeable partial statistics of the kernel estimators, for running them on a cluster
 // (attnreg.dask) or over any other split of the training rows / keys.
 //
-// Every estimator here is a per-query solve on sums over training rows (seed 002 eq. 7):
+// Every estimator here is a per-query solve on sums over training rows (Zuo et al. 2025,
+// arXiv:2510.01450, eq. 7):
 //   local polynomial (NW = degree 0, local linear = degree 1, ...; local_fit.hpp)
 //       A = sum_i w_i [1; z_i][1; z_i]'   (omega, mu~, Sigma~ in bandwidth units),
 //       T = sum_i w_i [1; z_i] y_i'       (the value moments; for NW: omega and sum_i w_i y_i),
@@ -96,8 +97,8 @@ arma::mat local_finalize(const LocalPartial& p, const arma::vec& bandwidth,
 // ---------------------------------------------------------------- softmax / nw_rbf attention
 
 /// Per (batch, head, query) running statistics over a slice of keys: the key-sliced partial of
-/// attention (attention.hpp KeyPartial) with moments in the packed storage with p = 0: the
-/// running max of the logits and, relative to it, omega = sum_j w_j and sum_j w_j v_j (seed 002
+/// attention (attention.hpp KeyPartial) with moments in the packed storage with p = 0: the running
+/// max of the logits and, relative to it, omega = sum_j w_j and sum_j w_j v_j (Zuo et al. 2025,
 /// Alg. 1 with rho = 0). Accumulated in double; merged by attention::merge.
 using SoftmaxPartial = attention::KeyPartial;
 

@@ -2,7 +2,7 @@
 // 7.4, two-loop recursion) with More and Thuente's strong-Wolfe line search (ACM TOMS 20(3),
 // 1994: cubic/quadratic interpolation, safeguarded extrapolation; MINPACK-2's dcsrch/dcstep,
 // written anew). Written for the smooth objectives of the core (the attention regression of
-// seed 004 eq. 28); no external optimiser library.
+// Goulet Coulombe 2025, arXiv:2504.09663, eq. 28); no external optimiser library.
 #pragma once
 
 #include "attnreg/base/arma.hpp"

@@ -4,12 +4,13 @@
 // Layout: one observation per ROW. X is n x d (continuous and categorical columns, see
 // kernel.hpp for var_types and codes), Y is n x k (k >= 1 outputs: the "values" of attention).
 //
-// Estimator (DESIGN.md §2; seed 002 eqs. 6-8). For a query x let w_i(x) be the product-kernel
-// weight of training row i (kernel_pairs.hpp) and z_i = basis(x_i - x) over the continuous
-// columns: (x_i - x) for local linear (degree 1), ((x_i - x), (x_i - x)^2, ..., (x_i - x)^p)
-// for degree p >= 2 with one continuous column, for degree 2 with d > 1 continuous columns the
-// d linear terms (x_ia - x_a) followed by the products (x_ia - x_a)(x_ib - x_b), a <= b, in
-// the order (1,1), (1,2), ..., (1,d), (2,2), ..., (d,d), and nothing for degree 0. The fit solves
+// Estimator (core/README.md, Conventions; Zuo et al. 2025, arXiv:2510.01450, eqs. 6-8). For a query
+// x let w_i(x) be the product-kernel weight of training row i (kernel_pairs.hpp) and z_i =
+// basis(x_i - x) over the continuous columns: (x_i - x) for local linear (degree 1), ((x_i - x),
+// (x_i - x)^2, ..., (x_i - x)^p) for degree p >= 2 with one continuous column, for degree 2 with d
+// > 1 continuous columns the d linear terms (x_ia - x_a) followed by the products (x_ia - x_a)(x_ib
+// - x_b), a <= b, in the order (1,1), (1,2), ..., (1,d), (2,2), ..., (d,d), and nothing for degree
+// 0. The fit solves
 //     (a, B) = argmin sum_i w_i ||y_i - a - B z_i||^2 + lambda * omega * ||B||_F^2,
 // omega = sum_i w_i, i.e. the DESIGN's normalised-weight objective multiplied by omega. With the
 // statistics of eq. 7 but the ridge scaled by the weight sum,
@@ -75,7 +76,7 @@ struct LocalFitOptions {
   std::string var_types = spec::local_fit::var_types;  ///< "c"/"u"/"o" per column; "" = all continuous
   CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
   CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
-  double ridge = spec::local_fit::ridge;  ///< lambda >= 0 on the slope terms, scaled by omega (seed 002 eq. 6)
+  double ridge = spec::local_fit::ridge;  ///< lambda >= 0 on the slope terms, scaled by omega (Zuo et al. 2025, eq. 6)
   PairAlgorithm algorithm = PairAlgorithm::automatic;
   double truncation = spec::local_fit::truncation;  ///< Gaussian neighbour path (kernel_pairs.hpp); 0 = exact
   /// true: fit() also computes fitted values, leverages and LOO fits (and throws when a fitted

@@ -1,7 +1,7 @@
-// attnreg: the one small local solve of every local fit (seed 002 eq. 8 with the omega-scaled
-// ridge of DESIGN.md §2): the local linear / polynomial fit, the bandwidth objective and its
-// binned approximation, partials, marginal effects, the semiparametric fits, and attention
-// (direct and blockwise, CPU and CUDA through lla_tile.hpp).
+// attnreg: the one small local solve of every local fit (Zuo et al. 2025, arXiv:2510.01450, eq. 8
+// with the omega-scaled ridge of core/README.md, Conventions): the local linear / polynomial fit,
+// the bandwidth objective and its binned approximation, partials, marginal effects, the
+// semiparametric fits, and attention (direct and blockwise, CPU and CUDA through lla_tile.hpp).
 //
 //   ridge:       A_aa += lambda * omega * pen_a on the slope diagonal (omega = sum of the
 //                weights = A_00 for a local design; pen_a = 1 for attention's Sigma, h_a^-2
