@@ -41,3 +41,54 @@ def require_numeric_columns(X, estimator_name: str) -> None:
                 "Dummy-code it (pandas.get_dummies, or sklearn's OneHotEncoder in a Pipeline), "
                 "or use NadarayaWatson / LocalLinear, which give it a categorical kernel"
             )
+
+
+def column_names(X) -> list[str] | None:
+    """The column names of a DataFrame (a named Series is one column), as strings; None for
+    arrays."""
+    cols = getattr(X, "columns", None)
+    if cols is not None and getattr(X, "ndim", 2) == 2:
+        return [str(c) for c in cols]
+    name = getattr(X, "name", None)
+    if name is not None and getattr(X, "ndim", 0) == 1 and hasattr(X, "index"):
+        return [str(name)]
+    return None
+
+
+def check_column_names(fitted: list[str] | None, X, arg: str, estimator: str,
+                       warn_unnamed: bool = True) -> None:
+    """The one rule for column names at prediction, scikit-learn's (``validate_data(...,
+    reset=False)``, which the regressors apply): columns are taken by position, so a DataFrame
+    must carry the fitted names in the fitted order; a renamed, missing, extra or reordered
+    column is an error that names ``arg`` and the fix. An array (no names) is taken as it is,
+    with scikit-learn's warning when fit saw names (``warn_unnamed``; responses, which
+    scikit-learn does not name, pass False)."""
+    names = column_names(X)
+    if fitted is None or names is None:
+        if warn_unnamed and fitted is not None and names is None and np.ndim(X) >= 1:
+            import warnings
+
+            warnings.warn(
+                f"{arg} does not have valid feature names, but {estimator} was fitted with "
+                f"feature names; its columns are taken in fit's order {list(fitted)}",
+                UserWarning, stacklevel=3)
+        return
+    fitted = [str(c) for c in fitted]
+    if names == fitted:
+        return
+    unseen = [c for c in names if c not in fitted]
+    missing = [c for c in fitted if c not in names]
+    if not unseen and not missing and len(names) == len(fitted):
+        raise ValueError(
+            f"{arg}: the columns are {names}, in another order than in fit ({fitted}); "
+            f"{estimator} takes columns by position: pass {arg}[{fitted}]")
+    parts = []
+    if unseen:
+        parts.append(f"column(s) {unseen} not seen in fit")
+    if missing:
+        parts.append(f"fit's column(s) {missing} missing")
+    if not parts:  # duplicated names
+        parts.append(f"columns {names} where fit had {fitted}")
+    raise ValueError(
+        f"{arg}: {' and '.join(parts)}; {estimator} was fitted on the columns {fitted}: pass "
+        "the same columns, with the same names, in that order")

@@ -34,6 +34,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._validation import check_column_names, column_names
 from .kernel import _is_categorical_series
 
 __all__ = ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]
@@ -49,10 +50,12 @@ class _Encoder:
         self.columns = None
         self.categories = {}
         self.inferred = None
+        self.names = None
 
     def fit(self, X):
         import pandas as pd
 
+        self.names = column_names(X)  # None for arrays and unnamed Series
         if isinstance(X, pd.Series):
             X = X.to_frame()
         if isinstance(X, pd.DataFrame):
@@ -215,6 +218,8 @@ class _KernelDensityBase(BaseEstimator):
 
     def _queries(self, X_new, y_new=None):
         check_is_fitted(self, "_bw")
+        est = type(self).__name__
+        check_column_names(getattr(self._xenc, "names", None), X_new, "X_new", est)
         Xq = self._xenc.transform(X_new, "X_new")
         if Xq.shape[1] != self._X.shape[1]:
             raise ValueError(
@@ -223,6 +228,8 @@ class _KernelDensityBase(BaseEstimator):
             )
         if y_new is None:
             return Xq, None
+        check_column_names(getattr(self._yenc, "names", None), y_new, "y_new", est,
+                           warn_unnamed=False)
         Yq = self._yenc.transform(y_new, "y_new")
         if Yq.shape[0] == 1 and Xq.shape[0] > 1:
             Yq = np.asfortranarray(np.repeat(Yq, Xq.shape[0], axis=0))

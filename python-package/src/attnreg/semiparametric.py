@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._validation import check_column_names
 from .kernel import _KernelRegression
 
 _LP_SELECTORS = ("cv_ls", "aic", "gcv")
@@ -216,6 +217,16 @@ class _ZEncoder:
             msg = str(e)
             raise ValueError("Z:" + msg[2:] if msg.startswith("X:") else msg) from None
 
+    def _check_names(self, X, Z) -> None:
+        """Columns of X and Z at prediction: fit's names in fit's order (the regressors' rule)."""
+        est = type(self).__name__
+        if X is not None:
+            fitted = getattr(self, "feature_names_in_", None)
+            check_column_names(None if fitted is None else list(fitted), X, "X", est)
+        if Z is not None:
+            fitted = getattr(self, "z_names_in_", None)
+            check_column_names(None if fitted is None else list(fitted), Z, "Z", est)
+
     def _z_var_types(self, inferred, n: int) -> str:
         return _KernelRegression._resolve_var_types(self, inferred, n)
 
@@ -299,7 +310,8 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
     bandwidth_ : ndarray of shape (1 + k, d_Z); rows E[y|Z], E[X_1|Z], ...; columns of Z.
     objective_ : ndarray of shape (1 + k,), each selector's objective (nan when given).
     bandwidth_results_ : list of BandwidthResult (empty when the bandwidths were given).
-    feature_names_in_, z_names_in_ : names of the columns of X and Z (when DataFrames).
+    feature_names_in_, z_names_in_ : names of the columns of X and Z (when DataFrames); at
+        prediction a DataFrame must have these columns in this order.
     sigma2_, r_squared_ : npplreg's residual variance and R^2.
 
     Examples
@@ -395,6 +407,8 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         self.n_features_in_ = k
         if xn is not None:
             self.feature_names_in_ = np.asarray(xn, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         self.z_names_in_ = None if zn is None else np.asarray(zn, dtype=object)
         self.coef_ = core.coefficients().ravel()
         self.cov_ = core.covariance(cov)
@@ -425,6 +439,7 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         check_is_fitted(self)
         if Z is None:
             raise ValueError("Z: the nonparametric regressors are required: predict(X, Z=Z)")
+        self._check_names(X, Z)
         Xa = _numeric_x(X)
         Ze, _ = self._encode_z(Z, fitting=False)
         return Xa, _as_2d(Ze, "Z")
@@ -438,6 +453,7 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
     def g(self, Z: ArrayLike) -> np.ndarray:
         """The nonparametric part ``g(z) = m_y(z) - m_X(z)'beta`` at new rows of Z."""
         check_is_fitted(self)
+        self._check_names(None, Z)
         Ze, _ = self._encode_z(Z, fitting=False)
         return self._model.g(_as_2d(Ze, "Z")).ravel()
 
@@ -518,6 +534,8 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
     bandwidth_ : ndarray of shape (d_Z,)
     cv_score_ : float, the leave-one-out mean squared error at ``bandwidth_``.
     bandwidth_result_ : BandwidthResult or None.
+    feature_names_in_, z_names_in_ : names of the columns of X and Z (when DataFrames); at
+        prediction a DataFrame must have these columns in this order.
 
     Examples
     --------
@@ -585,6 +603,10 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
         xn = _names(X)
         if xn is not None:
             self.feature_names_in_ = np.asarray(xn, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        zn = xn if Z is None else _names(Z)
+        self.z_names_in_ = None if zn is None else np.asarray(zn, dtype=object)
         self.bandwidth_ = core.bandwidth().ravel()
         self.cv_score_ = float(core.cv_score())
         return self
@@ -610,6 +632,7 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
         diagonal. Like every plug-in variance of a kernel fit it ignores the smoothing bias.
         """
         check_is_fitted(self)
+        self._check_names(None, Z)
         Ze, _ = self._encode_z(Z, fitting=False)
         Za = _as_2d(Ze, "Z")
         beta = self._model.coefficients(Za)
@@ -622,6 +645,7 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
         check_is_fitted(self)
         if Z is None and not self._z_is_x:
             raise ValueError("Z: the model was fitted with Z; predict(X, Z=Z)")
+        self._check_names(X, X if Z is None else Z)
         Xa = _numeric_x(X)
         Ze, _ = self._encode_z(X if Z is None else Z, fitting=False)
         return self._model.predict(Xa, _as_2d(Ze, "Z")).ravel()
