@@ -50,12 +50,10 @@ class _Encoder:
         self.columns = None
         self.categories = {}
         self.inferred = None
-        self.names = None
 
     def fit(self, X):
         import pandas as pd
 
-        self.names = column_names(X)  # None for arrays and unnamed Series
         if isinstance(X, pd.Series):
             X = X.to_frame()
         if isinstance(X, pd.DataFrame):
@@ -159,12 +157,14 @@ class _KernelDensityBase(BaseEstimator):
                     seed=int(self.random_state), n_threads=int(self.n_threads))
 
     def _fit(self, X, y=None):
+        self._x_names = column_names(X)  # None for arrays and unnamed Series
         self._xenc = _Encoder("X")
         self._X = self._xenc.fit(X)
         self.n_features_in_ = self._X.shape[1]
         self.var_types_ = _types(self.var_types, self._xenc.inferred, self._X.shape[1], "var_types")
         self._Y = None
         if y is not None:
+            self._y_names = column_names(y)
             self._yenc = _Encoder("y")
             self._Y = self._yenc.fit(y)
             if self._Y.shape[0] != self._X.shape[0]:
@@ -219,7 +219,7 @@ class _KernelDensityBase(BaseEstimator):
     def _queries(self, X_new, y_new=None):
         check_is_fitted(self, "_bw")
         est = type(self).__name__
-        check_column_names(getattr(self._xenc, "names", None), X_new, "X_new", est)
+        check_column_names(getattr(self, "_x_names", None), X_new, "X_new", est)
         Xq = self._xenc.transform(X_new, "X_new")
         if Xq.shape[1] != self._X.shape[1]:
             raise ValueError(
@@ -228,7 +228,7 @@ class _KernelDensityBase(BaseEstimator):
             )
         if y_new is None:
             return Xq, None
-        check_column_names(getattr(self._yenc, "names", None), y_new, "y_new", est,
+        check_column_names(getattr(self, "_y_names", None), y_new, "y_new", est,
                            warn_unnamed=False)
         Yq = self._yenc.transform(y_new, "y_new")
         if Yq.shape[0] == 1 and Xq.shape[0] > 1:

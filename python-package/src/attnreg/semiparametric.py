@@ -217,16 +217,6 @@ class _ZEncoder:
             msg = str(e)
             raise ValueError("Z:" + msg[2:] if msg.startswith("X:") else msg) from None
 
-    def _check_names(self, X, Z) -> None:
-        """Columns of X and Z at prediction: fit's names in fit's order (the regressors' rule)."""
-        est = type(self).__name__
-        if X is not None:
-            fitted = getattr(self, "feature_names_in_", None)
-            check_column_names(None if fitted is None else list(fitted), X, "X", est)
-        if Z is not None:
-            fitted = getattr(self, "z_names_in_", None)
-            check_column_names(None if fitted is None else list(fitted), Z, "Z", est)
-
     def _z_var_types(self, inferred, n: int) -> str:
         return _KernelRegression._resolve_var_types(self, inferred, n)
 
@@ -241,6 +231,17 @@ class _ZEncoder:
         self.__dict__.update(state)
         if "_train" in state:
             self._model = self._rebuild(*state["_train"])
+
+
+def _check_names(est, X, Z) -> None:
+    """Columns of X and Z at prediction: fit's names in fit's order (the regressors' rule)."""
+    name = type(est).__name__
+    if X is not None:
+        fitted = getattr(est, "feature_names_in_", None)
+        check_column_names(None if fitted is None else list(fitted), X, "X", name)
+    if Z is not None:
+        fitted = getattr(est, "z_names_in_", None)
+        check_column_names(None if fitted is None else list(fitted), Z, "Z", name)
 
 
 def _as_2d(A, name: str) -> np.ndarray:
@@ -439,7 +440,7 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         check_is_fitted(self)
         if Z is None:
             raise ValueError("Z: the nonparametric regressors are required: predict(X, Z=Z)")
-        self._check_names(X, Z)
+        _check_names(self, X, Z)
         Xa = _numeric_x(X)
         Ze, _ = self._encode_z(Z, fitting=False)
         return Xa, _as_2d(Ze, "Z")
@@ -453,7 +454,7 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
     def g(self, Z: ArrayLike) -> np.ndarray:
         """The nonparametric part ``g(z) = m_y(z) - m_X(z)'beta`` at new rows of Z."""
         check_is_fitted(self)
-        self._check_names(None, Z)
+        _check_names(self, None, Z)
         Ze, _ = self._encode_z(Z, fitting=False)
         return self._model.g(_as_2d(Ze, "Z")).ravel()
 
@@ -632,7 +633,7 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
         diagonal. Like every plug-in variance of a kernel fit it ignores the smoothing bias.
         """
         check_is_fitted(self)
-        self._check_names(None, Z)
+        _check_names(self, None, Z)
         Ze, _ = self._encode_z(Z, fitting=False)
         Za = _as_2d(Ze, "Z")
         beta = self._model.coefficients(Za)
@@ -645,7 +646,7 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
         check_is_fitted(self)
         if Z is None and not self._z_is_x:
             raise ValueError("Z: the model was fitted with Z; predict(X, Z=Z)")
-        self._check_names(X, X if Z is None else Z)
+        _check_names(self, X, X if Z is None else Z)
         Xa = _numeric_x(X)
         Ze, _ = self._encode_z(X if Z is None else Z, fitting=False)
         return self._model.predict(Xa, _as_2d(Ze, "Z")).ravel()
