@@ -92,3 +92,186 @@ def check_column_names(fitted: list[str] | None, X, arg: str, estimator: str,
     raise ValueError(
         f"{arg}: {' and '.join(parts)}; {estimator} was fitted on the columns {fitted}: pass "
         "the same columns, with the same names, in that order")
+
+
+def _not_a_number_kind(v) -> str | None:
+    """What a scalar that Python or numpy would read as a number, but that is not one here, is:
+    "a boolean", "a complex number", "a datetime", "a timedelta"; None otherwise."""
+    import datetime
+
+    if isinstance(v, (bool, np.bool_)):
+        return "a boolean"
+    if isinstance(v, (complex, np.complexfloating)):
+        return "a complex number"
+    if isinstance(v, (np.datetime64, datetime.datetime, datetime.date)):
+        return "a datetime"
+    if isinstance(v, (np.timedelta64, datetime.timedelta)):
+        return "a timedelta"
+    return None
+
+
+def refuse_non_numbers(value, name: str, takes: str = "numbers") -> None:
+    """Refuse booleans, complex numbers, datetimes and timedeltas where a number (or an array
+    of numbers) is expected: Python and numpy read True as 1, a datetime as nanoseconds and a
+    complex number with a zero imaginary part as real, which would turn a slip into a plausible
+    answer. Strings, None and other objects (a numpy Generator) pass through unchanged."""
+    kind = _not_a_number_kind(value)
+    if kind is None and isinstance(value, (list, tuple, np.ndarray)) or (
+            kind is None and hasattr(value, "dtype") and hasattr(value, "shape")):
+        try:
+            arr = np.asarray(value, dtype=object if isinstance(value, (list, tuple)) else None)
+        except ValueError:  # ragged nested lists: left to the argument's own checks
+            return
+        if arr.dtype.kind == "b":
+            kind = "a boolean"
+        elif arr.dtype.kind == "c":
+            kind = "a complex number"
+        elif arr.dtype.kind == "M":
+            kind = "a datetime"
+        elif arr.dtype.kind == "m":
+            kind = "a timedelta"
+        elif arr.dtype.kind == "O":
+            for v in arr.ravel():
+                kind = _not_a_number_kind(v)
+                if kind is not None:
+                    break
+    if kind is not None:
+        if takes != "numbers":
+            hint = ""
+        else:
+            hint = {"a boolean": " (booleans are not numbers here: write 1 or 1.0 if that is "
+                                 "what you mean)",
+                    "a complex number": " (real ones)"}.get(kind,
+                                                            " (convert times to numbers first)")
+        raise ValueError(f"{name}: got {value!r}, {kind}; {name} takes {takes}{hint}")
+
+
+def refuse_non_number_params(estimator) -> None:
+    """refuse_non_numbers on every constructor argument of ``estimator`` except its flags (the
+    arguments whose default is a bool, e.g. ``fit_intercept``); called at the start of fit."""
+    import inspect
+
+    sig = inspect.signature(type(estimator).__init__)
+    for pname, p in sig.parameters.items():
+        if pname == "self" or isinstance(p.default, bool) or not hasattr(estimator, pname):
+            continue
+        takes = "numbers"
+        if isinstance(p.default, str) and pname not in _NUMBER_OR_NAME:
+            takes = f"a string such as its default {p.default!r}"
+        refuse_non_numbers(getattr(estimator, pname), pname, takes)
+
+
+#: Constructor arguments whose default is a name but which also take numbers.
+_NUMBER_OR_NAME = {"bandwidth"}
+
+
+def numbers_only(*names: str):
+    """Decorator: refuse_non_numbers on the arguments ``names`` of a public function (the
+    numeric ones; data arrays keep their own checks)."""
+    import functools
+    import inspect
+
+    def deco(fn):
+        sig = inspect.signature(fn)
+        missing = [n for n in names if n not in sig.parameters]
+        if missing:  # pragma: no cover - a programming error, caught at import
+            raise TypeError(f"numbers_only: {fn.__name__} has no argument {missing[0]!r}")
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            bound = sig.bind_partial(*args, **kwargs).arguments
+            for n in names:
+                if n in bound:
+                    refuse_non_numbers(bound[n], n)
+            return fn(*args, **kwargs)
+
+        wrapper.__numbers_only__ = names
+        return wrapper
+
+    return deco
+
+
+def per_column_bandwidth(bw, n_columns: int, all_continuous: bool) -> np.ndarray:
+    """Given bandwidths (not a selector name), the one rule of the kernel estimators: a single
+    number serves every column when all are continuous (returned as one value, which the core
+    repeats); otherwise exactly one value per column. A list of one value for several columns
+    is refused, not repeated: it is more often a slip than a choice."""
+    import numbers
+
+    refuse_non_numbers(bw, "bandwidth")
+    if isinstance(bw, numbers.Real):
+        if not all_continuous:
+            raise ValueError(
+                "bandwidth: one number for every column only works when all columns are "
+                "continuous; give one value per column (lambda for categorical columns)")
+        return np.array([float(bw)])
+    try:
+        arr = np.asarray(bw, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"bandwidth: expected a positive number or one number per column, got {bw!r}"
+        ) from None
+    if arr.size != n_columns:
+        raise ValueError(
+            f"bandwidth: got {arr.size} values for {n_columns} columns (give one per column, "
+            "or one number when all columns are continuous)")
+    return arr
+
+
+def _time_kind(dtype) -> str | None:
+    import pandas as pd
+
+    if isinstance(dtype, pd.PeriodDtype):
+        return "a period"
+    kind = getattr(dtype, "kind", None)
+    if kind == "M" or isinstance(dtype, pd.DatetimeTZDtype):
+        return "a datetime"
+    if kind == "m":
+        return "a timedelta"
+    return None
+
+
+def refuse_time_columns(X, arg: str, estimator: str) -> None:
+    """Refuse datetime, timedelta and period columns (pandas) or arrays (numpy), naming the
+    column: numpy reads them as nanoseconds (or refuses with a dtype-promotion error), neither
+    of which is what the user meant."""
+    cols = []
+    if hasattr(X, "dtypes") and hasattr(X, "columns"):
+        cols = [(c, X[c].dtype) for c in X.columns]
+    elif hasattr(X, "dtype"):
+        name = getattr(X, "name", None) if hasattr(X, "index") else None
+        cols = [(name, X.dtype)]
+    for col, dt in cols:
+        kind = _time_kind(dt)
+        if kind is None:
+            continue
+        where = f"column {col!r} is" if col is not None else "is"
+        raise ValueError(
+            f"{arg}: {where} {kind} (dtype {dt}); {estimator} takes numbers or categories, not "
+            "times: convert it to a number in units you choose (e.g. (t - t.min()).dt.days, or "
+            "the year), or to categories (astype('category'))")
+
+
+def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, with its messages for an X of the wrong shape (no
+    rows, a scalar, 3 or more dimensions) prefixed by what is expected of X (its own words,
+    which scikit-learn's conventions and tests look for, follow)."""
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+
+    try:
+        return _sk_validate_data(estimator, X, y, **kwargs)
+    except ValueError as e:
+        msg = str(e)
+        stock = ("Found array with 0 sample", "Expected 2D array", "Found array with dim",
+                 "Expected a 2-dimensional container")
+        if (isinstance(X, str) or not any(msg.startswith(s) for s in stock)
+                or "while a minimum of" in msg and "feature(s)" in msg):
+            raise
+        shape = np.shape(X) if not hasattr(X, "shape") else tuple(X.shape)
+        got = ("a scalar" if len(shape) == 0 else
+               f"{len(shape)}-D input of shape {shape}" if len(shape) != 2 else
+               f"shape {shape}")
+        raise ValueError(
+            f"X: expected a 2-D array of shape (n_samples, n_features) with at least one row "
+            f"(one observation per row; a single feature as X.reshape(-1, 1)), got {got}. "
+            f"{msg}") from None

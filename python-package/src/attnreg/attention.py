@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._validation import refuse_non_numbers
 
 __all__ = [
     "AttentionWarning",
@@ -72,8 +73,21 @@ def _arrays(*arrays: Any, names: tuple[str, ...]) -> list[np.ndarray]:
 def _ridge(ridge: Any) -> Any:
     if ridge is None:
         return None
+    refuse_non_numbers(ridge, "ridge")
     r = np.asarray(ridge, dtype=np.float64)
     return float(r) if r.ndim == 0 else np.ascontiguousarray(r).ravel()
+
+
+def _as_tau(fn):
+    """Run fn; the core calls the Python argument ``tau`` feature_tau: name it as the caller
+    wrote it."""
+    try:
+        return fn()
+    except (ValueError, TypeError) as e:
+        msg = str(e)
+        if msg.startswith("feature_tau:"):
+            raise type(e)("tau:" + msg[len("feature_tau:"):]) from None
+        raise
 
 
 def _device(device: str) -> None:
@@ -216,9 +230,10 @@ def linear(Q, K, V, *, feature_map: str = "elu_plus_one", tau: float = 4.0,
     ``max(0, 1 - ||q - k||^2 / tau)``). ``normalize=False`` drops the denominator. Causal
     attention runs the recurrence ``S_i = S_{i-1} + phi(k_i) v_i'``.
     """
-    return _forward(Q, K, V, method="linear", feature_map=feature_map, feature_tau=tau,
-                    normalize=normalize, causal=causal, window=window, n_threads=n_threads,
-                    device=device, return_info=return_info)
+    return _as_tau(lambda: _forward(
+        Q, K, V, method="linear", feature_map=feature_map, feature_tau=tau, normalize=normalize,
+        causal=causal, window=window, n_threads=n_threads, device=device,
+        return_info=return_info))
 
 
 def mesa(Q, K, V, *, ridge: Any = 1.0, causal: bool = False, window: int | None = None,
@@ -247,11 +262,11 @@ def attention_weights(Q, K, *, method: str = "softmax", scale: float | None = No
     Q, K = _arrays(Q, K, names=("Q", "K"))
     if method == "mesa" and ridge is None:
         ridge = 1.0
-    return _core.attention_weights(
+    return _as_tau(lambda: _core.attention_weights(
         Q, K, method=method, causal=causal, window=_window(window),
         scale=scale, bandwidth=bandwidth, ridge=_ridge(ridge), kernel=kernel,
         feature_map=feature_map, feature_tau=tau, normalize=normalize,
-        n_threads=0 if n_threads is None else n_threads)
+        n_threads=0 if n_threads is None else n_threads))
 
 
 def lla_partial(Q, K, V, *, key_offset: int, n_keys_total: int, bandwidth: float | None = None,

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _core, _progress
 from ._encoding import encode_frame, resolve_var_types
+from ._validation import numbers_only
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class PlugInResult:
     n_used: int
 
 
+@numbers_only('blockmax', 'divisor', 'trim', 'proptrun', 'gridsize')
 def dpi(x, y, *, blockmax: int = 5, divisor: int = 20, trim: float = 0.01,
         proptrun: float = 0.05, gridsize: int = 401, binned: bool = True) -> PlugInResult:
     """Direct plug-in bandwidth for 1-D local-linear regression with the Gaussian kernel.
@@ -276,6 +278,7 @@ def _approx_grid(value) -> int:
     return int(value)
 
 
+@numbers_only('ridge', 'n_starts', 'random_state', 'grid_size', 'min_neighbors', 'n_threads', 'approx_grid_size')
 def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
                      kernel: str = "gaussian", var_types: str | None = None,
                      unordered_kernel: str = "aitchison_aitken", ordered_kernel: str = "li_racine",
@@ -457,6 +460,7 @@ def _encode_like_estimators(X, var_types):
     return X, var_types
 
 
+@numbers_only('bandwidth', 'ridge')
 def bandwidth_objective(X, y, bandwidth, estimator: str = "ll", method: str = "cv_ls", *,
                         kernel: str = "gaussian", var_types: str | None = None,
                         unordered_kernel: str = "aitchison_aitken",

@@ -41,6 +41,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _core
+from ._validation import numbers_only, per_column_bandwidth
 
 __all__ = [
     "predict",
@@ -124,13 +125,8 @@ def _bandwidth(bandwidth, d: int) -> np.ndarray:
             f"bandwidth={bandwidth!r}: pass numbers here; choose them on the cluster with "
             "attnreg.dask.select_bandwidth"
         )
-    bw = np.atleast_1d(np.asarray(bandwidth, dtype=np.float64)).ravel()
-    if bw.size not in (1, d):
-        raise ValueError(
-            f"bandwidth: got {bw.size} values for {d} columns (give one per column, or one "
-            "number for every column)"
-        )
-    return bw
+    # LocalLinear's rule (the columns here are all continuous)
+    return per_column_bandwidth(bandwidth, d, True)
 
 
 def _degree(degree) -> int:
@@ -213,7 +209,8 @@ def _as_dask(a):
 def _check_global(degree: int, d: int, n: int, ridge: float):
     if degree not in (0, 1, 2, 3):
         raise ValueError("degree: must be 0 (local constant), 1 (local linear), 2 or 3")
-    q = 1 + (0 if degree == 0 else (d if degree == 1 else degree))
+    q = 1 + (0 if degree == 0 else d if degree == 1
+             else d + d * (d + 1) // 2 if degree == 2 and d > 1 else degree)
     if n < q and ridge == 0.0:
         raise ValueError(
             f"X: a fit with {d} continuous columns estimates {q} coefficients per point and "
@@ -221,6 +218,7 @@ def _check_global(degree: int, d: int, n: int, ridge: float):
         )
 
 
+@numbers_only('bandwidth', 'degree', 'ridge', 'split_every')
 def predict(X, y, X_new, *, bandwidth, degree: int | str = 1, kernel: str = "gaussian",
             ridge: float = 0.0, sample_weight=None, algorithm: str = "auto",
             split_every: int = 8, compute: bool = True):
@@ -307,6 +305,7 @@ def _sum_scores(*scores):
     return float(s[0] / s[1]) if np.isfinite(s[0]) else float("inf")
 
 
+@numbers_only('bandwidth', 'degree', 'ridge', 'split_every')
 def loo_cv(X, y, *, bandwidth, degree: int | str = 1, kernel: str = "gaussian",
            ridge: float = 0.0, sample_weight=None, algorithm: str = "auto",
            split_every: int = 8, compute: bool = True):
@@ -381,6 +380,7 @@ class BandwidthSearch:
     scores: np.ndarray = field(repr=False)
 
 
+@numbers_only('grid', 'n_grid', 'factors', 'degree', 'ridge', 'split_every')
 def select_bandwidth(X, y, grid=None, *, n_grid: int = 15, factors: Sequence[float] | None = None,
                      degree: int | str = 1, kernel: str = "gaussian", ridge: float = 0.0,
                      sample_weight=None, algorithm: str = "auto",
@@ -479,6 +479,7 @@ def ols(X, y, *, fit_intercept: bool = True):
     return _split(_solve_small(RD, RDy, 0.0, fit_intercept), fit_intercept, y)
 
 
+@numbers_only('alpha')
 def ridge(X, y, *, alpha: float = 1.0, fit_intercept: bool = True):
     """Ridge coefficients ``argmin ||y - b0 - X b||^2 + alpha ||b||^2`` by TSQR: ``(coef,
     intercept)``; the intercept is not penalised, as in ``attnreg.Ridge``.
@@ -572,6 +573,7 @@ def _attn_finalize(method, q, merged, kw):
     return _core.softmax_finalize(merged)
 
 
+@numbers_only('scale', 'window', 'split_every')
 def softmax(Q, K, V, *, scale: float | None = None, causal: bool = False,
             window: int | None = None, split_every: int = 8, compute: bool = True):
     """Softmax attention on Dask: :func:`attnreg.attention.softmax` with (batch, head) chunks
@@ -581,6 +583,7 @@ def softmax(Q, K, V, *, scale: float | None = None, causal: bool = False,
                       dict(scale=scale, causal=causal, window=window))
 
 
+@numbers_only('bandwidth', 'window', 'split_every')
 def nw_rbf(Q, K, V, *, bandwidth: float | None = None, causal: bool = False,
            window: int | None = None, split_every: int = 8, compute: bool = True):
     """Gaussian Nadaraya-Watson attention on Dask (as :func:`softmax`)."""
@@ -588,6 +591,7 @@ def nw_rbf(Q, K, V, *, bandwidth: float | None = None, causal: bool = False,
                       dict(bandwidth=bandwidth, causal=causal, window=window))
 
 
+@numbers_only('bandwidth', 'ridge', 'window', 'scale', 'split_every')
 def lla(Q, K, V, *, bandwidth: float | None = None, ridge: float = 0.0, causal: bool = False,
         window: int | None = None, kernel: str = "dot", scale: float | None = None,
         split_every: int = 8, compute: bool = True):

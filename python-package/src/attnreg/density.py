@@ -34,7 +34,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._validation import check_column_names, column_names
+from ._validation import (check_column_names, column_names, numbers_only,
+                          refuse_non_number_params, refuse_time_columns)
 from .kernel import _is_categorical_series
 
 __all__ = ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]
@@ -157,6 +158,11 @@ class _KernelDensityBase(BaseEstimator):
                     seed=int(self.random_state), n_threads=int(self.n_threads))
 
     def _fit(self, X, y=None):
+        refuse_non_number_params(self)
+        est = type(self).__name__
+        refuse_time_columns(X, "X", est)
+        if y is not None:
+            refuse_time_columns(y, "y", est)
         self._x_names = column_names(X)  # None for arrays and unnamed Series
         self._xenc = _Encoder("X")
         self._X = self._xenc.fit(X)
@@ -188,6 +194,7 @@ class _KernelDensityBase(BaseEstimator):
             self.bandwidth_method_ = key
             self.n_evals_ = int(r["n_evals"])
             self.converged_ = bool(r["converged"])
+            self._warn_box_end(r, key)
         else:
             values = np.atleast_1d(np.asarray(bw, dtype=np.float64)).ravel()
             if values.size == 1 and d > 1 and set(self.var_types_ + getattr(self, "y_types_", "")) == {"c"}:
@@ -212,6 +219,44 @@ class _KernelDensityBase(BaseEstimator):
             self.bandwidth_ = values
         return self
 
+    def _warn_box_end(self, r, method: str) -> None:
+        """BoundaryWarning naming each continuous column whose selected bandwidth is an end of
+        the search box (the core then reports converged = False), with its ties."""
+        at = np.asarray(r.get("at_bound", []), dtype=np.int64)
+        if not at.any():
+            return
+        import warnings
+
+        from .bandwidth import BoundaryWarning, _user_stacklevel
+
+        dx = self._X.shape[1]
+        xn = getattr(self, "_x_names", None) or [f"X column {j + 1}" for j in range(dx)]
+        yn = [] if self._Y is None else (getattr(self, "_y_names", None) or
+                                         [f"y column {j + 1}" for j in range(self._Y.shape[1])])
+        names = list(xn) + list(yn)
+        lower, upper, bw = (np.asarray(r[k]).ravel() for k in ("lower", "upper", "bandwidth"))
+        parts = []
+        for j in np.flatnonzero(at):
+            col = self._X[:, j] if j < dx else self._Y[:, j - dx]
+            n, n_distinct = col.size, np.unique(col).size
+            box = f"[{lower[j]:.4g}, {upper[j]:.4g}]"
+            if at[j] < 0:
+                why = (f"{names[j]!r} has {n_distinct} distinct values in {n} rows: on tied "
+                       "values the leave-one-out criterion falls without bound as h -> 0, so "
+                       "there is no optimum to find" if n_distinct < n else
+                       f"{names[j]!r}: the criterion still falls as h -> 0 (near-ties or "
+                       "clustered values)")
+                advice = ("declare the column discrete (var_types 'o' or 'u'), jitter or "
+                          "de-duplicate it, or use normal_reference or a bandwidth by hand")
+            else:
+                why = f"{names[j]!r}: the criterion still falls as h grows (smoothed out)"
+                advice = "drop the column or pass a bandwidth by hand"
+            parts.append(f"h = {bw[j]:.4g} is at the {'lower' if at[j] < 0 else 'upper'} end "
+                         f"of the search box {box}; {why}; {advice}")
+        warnings.warn(f"{type(self).__name__}(bandwidth={method!r}): the selected bandwidth "
+                      "sits on the edge of its search box (converged_ is False): "
+                      + "; ".join(parts), BoundaryWarning, stacklevel=_user_stacklevel())
+
     def _evaluate_core(self, bw, Xq, Yq):
         return _core.density_evaluate(**self._data_args(), bandwidth=np.asarray(bw, dtype=np.float64),
                                       X_new=Xq, y_new=Yq)
@@ -220,6 +265,7 @@ class _KernelDensityBase(BaseEstimator):
         check_is_fitted(self, "_bw")
         est = type(self).__name__
         check_column_names(getattr(self, "_x_names", None), X_new, "X_new", est)
+        refuse_time_columns(X_new, "X_new", est)
         Xq = self._xenc.transform(X_new, "X_new")
         if Xq.shape[1] != self._X.shape[1]:
             raise ValueError(
@@ -230,6 +276,7 @@ class _KernelDensityBase(BaseEstimator):
             return Xq, None
         check_column_names(getattr(self, "_y_names", None), y_new, "y_new", est,
                            warn_unnamed=False)
+        refuse_time_columns(y_new, "y_new", est)
         Yq = self._yenc.transform(y_new, "y_new")
         if Yq.shape[0] == 1 and Xq.shape[0] > 1:
             Yq = np.asfortranarray(np.repeat(Yq, Xq.shape[0], axis=0))
@@ -356,6 +403,7 @@ class ConditionalQuantile(ConditionalDistribution):
             raise ValueError("y: conditional quantiles need one continuous y column")
         return self._fit(X, y)
 
+    @numbers_only("tau")
     def quantile(self, X_new: ArrayLike, tau: float | ArrayLike = 0.5) -> np.ndarray:
         """``q_tau(x)`` at each row of X_new: shape (n,) for a scalar tau, (n, len(tau)) for a
         list of levels. tau must lie strictly between 0 and 1."""

@@ -9,10 +9,12 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._validation import numbers_only
 
 __all__ = ["marginal_effects"]
 
 
+@numbers_only("n_boot", "random_state", "level")
 def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asymptotic",
                      n_boot: int = 399, random_state: int = 0,
                      level: float = 0.95) -> pd.DataFrame:
@@ -27,6 +29,9 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
     Parameters
     ----------
     model : fitted NadarayaWatson or LocalLinear (single response)
+        For an ``approx="binned"`` fit the effects and standard errors are those of the exact
+        fit on the same data and bandwidth (built on first use, as ``gradient(...,
+        return_se=True)`` does).
     X : array-like or DataFrame, optional
         Rows where the effects are evaluated; default the training rows.
     kind : {"average", "at_mean", "pointwise"}
@@ -75,8 +80,9 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
     if random_state is None or int(random_state) < 0:
         raise ValueError("random_state: must be a non-negative integer")
     names = getattr(model, "feature_names_in_", None)
+    core_model = model._stats_model()  # the exact model (a binned fit's exact twin)
     if X is None:
-        Xc = np.asarray(_core.local_training_x(model._model))
+        Xc = np.asarray(_core.local_training_x(core_model))
         index = pd.RangeIndex(Xc.shape[0])
     else:
         Xc = model._check_X(X)
@@ -92,7 +98,7 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
                 vals, counts = np.unique(Xc[:, j], return_counts=True)
                 row[j] = vals[np.argmax(counts)]
         Xc = row.reshape(1, -1)
-    r = _core.local_gradient(model._model, np.ascontiguousarray(Xc), str(se), int(n_boot),
+    r = _core.local_gradient(core_model, np.ascontiguousarray(Xc), str(se), int(n_boot),
                              int(random_state), kind == "average", int(model.n_threads))
     z = _core.normal_quantile(0.5 + level / 2)
     if kind == "average":

@@ -191,6 +191,31 @@ def _no_unseen_levels(fn, what: str):
                              "those rows): a categorical regressor cannot predict an unseen level.") from None
 
 
+def _times_explained(fn, formula: str, data):
+    """Run fn (a formulaic evaluation); when it fails on a datetime / timedelta column that the
+    formula names, say so (naming the column and the fix) instead of formulaic's ufunc error."""
+    import re
+
+    from ._validation import _time_kind
+
+    try:
+        return fn()
+    except ValueError:
+        raise
+    except Exception:
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*|`[^`]+`", formula))
+        words |= {w.strip("`") for w in words}
+        for col in data.columns:
+            kind = _time_kind(data[col].dtype)
+            if kind is not None and str(col) in words:
+                raise ValueError(
+                    f"formula: column {col!r} is {kind} (dtype {data[col].dtype}); a formula "
+                    "term takes numbers or categories, not times: convert it first (e.g. "
+                    "(t - t.min()).dt.days, or the year) or write C(column) for one level per "
+                    "distinct time") from None
+        raise
+
+
 def _public_name(cls) -> str:
     return next(c.__name__ for c in cls.__mro__ if not c.__name__.startswith("_"))
 
@@ -211,15 +236,39 @@ def _fit_kwargs(est, **given):
 
 # -- designs that remember the formula --------------------------------------------------------
 
+def _align_level_types(data, kinds: dict):
+    """Levels compare by value: a variable read as text in fitting ("1", "2") and as numbers
+    in new data (1, 2), or the reverse, is brought back to the fitted type, so its levels
+    match instead of being unseen."""
+    import pandas as pd
+
+    changed = {}
+    for var, kind in kinds.items():
+        if var not in data.columns:
+            continue
+        s = data[var]
+        now = s.dtype.kind
+        if kind in "OSU" and now in "iuf":
+            changed[var] = s.map(lambda v: v if pd.isna(v) else
+                                 str(int(v)) if float(v).is_integer() else str(v))
+        elif kind in "iuf" and now in "OSU":
+            conv = pd.to_numeric(s, errors="coerce")
+            if int(conv.notna().sum()) == int(s.notna().sum()):
+                changed[var] = conv
+    return data.assign(**changed) if changed else data
+
+
 class _LinearDesign:
     """Formula -> (y, X without the intercept column); new data -> X, by formulaic's model spec."""
 
-    def __init__(self, spec, variables, names):
+    def __init__(self, spec, variables, names, kinds=None):
         self.spec = spec
         self.variables = variables
         self.names = names
+        self.kinds = kinds or {}  # variable -> numpy dtype kind in the fitted data
 
     def transform(self, data):
+        data = _align_level_types(data, getattr(self, "kinds", {}))
         X = _no_unseen_levels(lambda: self.spec.get_model_matrix(data, na_action="ignore"), "data")
         X = X.drop(columns=[c for c in X.columns if c == "Intercept"])
         return X.astype(np.float64)
@@ -246,10 +295,35 @@ class _KernelDesign:
                 if var not in data.columns:
                     raise ValueError(f"data: no column {var!r} (needed by the term {name!r})")
                 s = data[var]
-                bad = sorted({str(v) for v in s.dropna().unique()} - {str(c) for c in cats})
+                # Levels are matched by value (1 == 1.0), then by their text ("1" for 1): a
+                # column read as numbers in one frame and as strings in another means the same
+                # levels; anything else is an unseen level, never a missing value.
+                by_value, by_text = {}, {}
+                for c in cats:
+                    by_text.setdefault(str(c), c)
+                    try:
+                        by_value.setdefault(c, c)
+                    except TypeError:  # unhashable level: matched by text only
+                        pass
+                mapping, bad = {}, []
+                for v in s.dropna().unique():
+                    try:
+                        hit = by_value.get(v)
+                    except TypeError:  # unhashable value
+                        hit = None
+                    if hit is None:
+                        hit = by_text.get(str(v), None)
+                    if hit is None:
+                        bad.append(repr(v))
+                    else:
+                        mapping[v] = hit
                 if bad:
                     raise ValueError(f"data: column {var!r} has levels not seen in fitting: "
-                                     f"{bad[:10]}; map them to known levels or drop those rows")
+                                     f"{sorted(bad)[:10]} (fitted levels: "
+                                     f"{[c for c in cats][:10]}); map them to known levels or "
+                                     "drop those rows")
+                if any(k is not v for k, v in mapping.items()):
+                    s = s.map(lambda v: mapping.get(v, v) if pd.notna(v) else v)
                 out[name] = pd.Categorical(s, categories=cats, ordered=ordered)
         return pd.DataFrame(out, index=data.index)
 
@@ -342,7 +416,8 @@ def _linear(cls, formula, data, weights, groups, kwargs, allow_absorb: bool):
     fe = data[absorb_cols] if absorb_cols else None
     # First pass on all rows: which variables does the formula use, and where are they missing
     # (raw values) or NaN after transformation?
-    mm = _no_unseen_levels(lambda: formulaic.model_matrix(main, data, na_action="ignore"), "data")
+    mm = _times_explained(lambda: _no_unseen_levels(
+        lambda: formulaic.model_matrix(main, data, na_action="ignore"), "data"), main, data)
     variables = sorted(set(_required(mm.lhs.model_spec, data)) | set(_required(mm.rhs.model_spec, data)))
     drop = _Dropper(data, variables, [w, g, fe])
     drop.also(mm.lhs)
@@ -372,7 +447,9 @@ def _linear(cls, formula, data, weights, groups, kwargs, allow_absorb: bool):
     est.formula_ = formula
     est.n_dropped_ = int((~keep).sum())
     est._formula_lhs = str(lhs.columns[0])
-    est._formula_design = _LinearDesign(rhs.model_spec, _required(rhs.model_spec, data), list(X.columns))
+    req = _required(rhs.model_spec, data)
+    est._formula_design = _LinearDesign(rhs.model_spec, req, list(X.columns),
+                                        {v: data[v].dtype.kind for v in req})
     est._formula_fe = list(absorb_cols)
     return est
 
@@ -504,11 +581,15 @@ def kreg(formula: str, data, estimator: str = "ll", *, weights=None, **kwargs):
             cols.append((expr, "num", expr))
     w = _column_arg(weights, data, "weights")
     # Missing values: in the raw variables (first pass) and after transformation.
-    lhs_mm = formulaic.model_matrix(f"{lhs_text} ~ 1", data, na_action="ignore").lhs
+    lhs_mm = _times_explained(
+        lambda: formulaic.model_matrix(f"{lhs_text} ~ 1", data, na_action="ignore").lhs,
+        lhs_text, data)
     specs = {}
     for name, kind, p in cols:
         if kind == "num":
-            m = _no_unseen_levels(lambda p=p: formulaic.model_matrix(f"0 + {p}", data, na_action="ignore"), "data")
+            m = _times_explained(lambda p=p: _no_unseen_levels(
+                lambda: formulaic.model_matrix(f"0 + {p}", data, na_action="ignore"), "data"),
+                p, data)
             if m.shape[1] != 1:
                 raise ValueError(f"formula: term {p!r} gives {m.shape[1]} columns ({list(m.columns)}); "
                                  "kernel regression needs one numeric column per term (write "

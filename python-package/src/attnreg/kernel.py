@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
 from ._encoding import KernelInput
 from ._encoding import is_categorical_series as _is_categorical_series  # noqa: F401 (density.py)
-from ._validation import as_2d_y, squeeze_outputs
+from ._validation import (as_2d_y, numbers_only, per_column_bandwidth, refuse_non_number_params,
+                          refuse_time_columns, squeeze_outputs, validate_data)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -94,21 +95,12 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
                 names = list(X.columns)
             _warn_boundary(res, names, var_types, f"{type(self).__name__}(bandwidth={bw!r})")
             return np.asarray(res.bandwidth, dtype=np.float64)
-        if isinstance(bw, numbers.Real) and not isinstance(bw, bool):
-            if "u" in var_types or "o" in var_types:
-                raise ValueError(
-                    "bandwidth: one number for every column only works when all columns are "
-                    "continuous; give one value per column (lambda for categorical columns), "
-                    f"for var_types {var_types!r}"
-                )
-            return np.array([float(bw)])
-        arr = np.asarray(bw, dtype=np.float64).ravel()
-        if arr.size != len(var_types):
-            raise ValueError(
-                f"bandwidth: got {arr.size} values for {len(var_types)} columns (give one per "
-                "column, or one number when all columns are continuous)"
-            )
-        return arr
+        try:
+            return per_column_bandwidth(bw, len(var_types), set(var_types) <= {"c"})
+        except ValueError as e:
+            if "one number for every column" in str(e):
+                raise ValueError(f"{e}, for var_types {var_types!r}") from None
+            raise
 
     # ------------------------------------------------------------------ fit / predict
     def _new_core(self, var_types: str):
@@ -155,6 +147,8 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
         -------
         self
         """
+        refuse_non_number_params(self)
+        refuse_time_columns(X, "X", type(self).__name__)
         Xe, inferred = self._encode(X, fitting=True)
         # The response's name (a named pandas Series) labels plots of the fit.
         name = getattr(y, "name", None) if getattr(y, "ndim", 0) == 1 else None
@@ -259,6 +253,7 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
             self._cv_score = float(self._stats_model().cv_score())
         return self._cv_score
 
+    @numbers_only("n_boot", "random_state")
     def gradient(self, X: ArrayLike, return_se: bool = False, *, se: str = "asymptotic",
                  n_boot: int = 399, random_state: int = 0):
         """Marginal effects at new rows, optionally with standard errors.
@@ -335,6 +330,7 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
 
     def _check_X(self, X):
         check_is_fitted(self)
+        refuse_time_columns(X, "X", type(self).__name__)
         Xe, _ = self._encode(X, fitting=False)
         return validate_data(self, Xe, reset=False, dtype=np.float64)
 

@@ -22,10 +22,11 @@ from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import _core, _ols_tall
-from ._validation import as_2d_y, require_numeric_columns, squeeze_outputs
+from ._validation import (as_2d_y, numbers_only, refuse_non_number_params,
+                          require_numeric_columns, squeeze_outputs, validate_data)
 
 _COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2")
 _CLUSTER_TYPES = ("cluster", "CR0", "CR1", "CR2")
@@ -73,7 +74,8 @@ def _warn_cov_fixed(name: str, ratio: float, stacklevel: int = 3) -> None:
 def _maxlags_arg(maxlags) -> int:
     if maxlags is None:
         return -1
-    if not isinstance(maxlags, numbers.Integral) or maxlags < 0:
+    if (isinstance(maxlags, (bool, np.bool_)) or not isinstance(maxlags, numbers.Integral)
+            or maxlags < 0):
         raise ValueError(f"maxlags: must be None (automatic) or an integer >= 0, got {maxlags!r}")
     return int(maxlags)
 
@@ -481,6 +483,7 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         -------
         self
         """
+        refuse_non_number_params(self)
         ct = _check_cov_type(self.cov_type)
         wt = _check_weight_type(self.weight_type)
         if groups is not None and ct not in _CLUSTER_TYPES:
@@ -1079,6 +1082,7 @@ class Ridge(_SpectralInference, _FactorMixin, _AttentionEstimator):
         -------
         self
         """
+        refuse_non_number_params(self)
         wt = _check_weight_type(self.weight_type)
         _check_groups_arg(self.cov_type, groups)
         X, y2 = self._validate_fit(X, y)
@@ -1203,6 +1207,7 @@ class PCR(_SpectralInference, _FactorMixin, _AttentionEstimator):
         -------
         self
         """
+        refuse_non_number_params(self)
         if self.rank is not None and (not isinstance(self.rank, numbers.Integral) or self.rank < 0):
             raise ValueError(f"rank: must be None or an integer >= 0, got {self.rank!r}")
         wt = _check_weight_type(self.weight_type)
@@ -1288,6 +1293,7 @@ class AttentionRegression(_AttentionEstimator):
         -------
         self
         """
+        refuse_non_number_params(self)
         X, y2 = self._validate_fit(X, y)
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
         model = _core.AttentionRegression(
@@ -1326,6 +1332,7 @@ class AttentionRegression(_AttentionEstimator):
         return self._model.encoder()
 
 
+@numbers_only('alpha', 'start')
 def pseudo_out_of_sample(X: ArrayLike, y: ArrayLike, alpha: float = 0.0, fit_intercept: bool = True, start=None,
                          keep_weights: bool = False) -> SimpleNamespace:
     """Recursive re-estimation versus masking (Goulet Coulombe 2025, arXiv:2504.09663, section 4.3) on time-ordered rows.

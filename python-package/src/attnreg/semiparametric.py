@@ -21,7 +21,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._validation import check_column_names
+from ._validation import (check_column_names, numbers_only, refuse_non_number_params,
+                          refuse_time_columns)
 from .kernel import _KernelRegression
 
 _LP_SELECTORS = ("cv_ls", "aic", "gcv")
@@ -117,6 +118,7 @@ class LocalPolynomial(_KernelRegression):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None):
         """Fit (selecting the bandwidth first when it is a selector name); see
         :meth:`NadarayaWatson.fit`."""
+        refuse_non_number_params(self)
         self._degree  # noqa: B018 - validates degree before any work
         return super().fit(X, y, sample_weight)
 
@@ -193,6 +195,7 @@ class LocalPolynomial(_KernelRegression):
                 f"this fit has degree {self._degree} (call gradient(X) for the slopes)")
         return self.derivative(X, order=1)
 
+    @numbers_only("output")
     def hessian(self, X: ArrayLike, output: int = 0) -> np.ndarray:
         """Second derivatives ``d^2 m / dx_a dx_b`` over the continuous columns (degree >= 2).
 
@@ -236,12 +239,19 @@ class _ZEncoder:
 def _check_names(est, X, Z) -> None:
     """Columns of X and Z at prediction: fit's names in fit's order (the regressors' rule)."""
     name = type(est).__name__
+    _no_times(est, X, Z)
     if X is not None:
         fitted = getattr(est, "feature_names_in_", None)
         check_column_names(None if fitted is None else list(fitted), X, "X", name)
     if Z is not None:
         fitted = getattr(est, "z_names_in_", None)
         check_column_names(None if fitted is None else list(fitted), Z, "Z", name)
+
+
+def _no_times(est, X, Z) -> None:
+    for arg, A in (("X", X), ("Z", Z)):
+        if A is not None:
+            refuse_time_columns(A, arg, type(est).__name__)
 
 
 def _as_2d(A, name: str) -> np.ndarray:
@@ -357,8 +367,10 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         Z : array-like or DataFrame of shape (n, d_Z)
             The nonparametric part; must not share a column with X.
         """
+        refuse_non_number_params(self)
         if Z is None:
             raise ValueError("Z: the nonparametric regressors are required: fit(X, y, Z=Z)")
+        _no_times(self, X, Z)
         if self.degree not in (0, 1) or isinstance(self.degree, bool):
             raise ValueError(f"degree: must be 0 (local constant) or 1 (local linear), got "
                              f"{self.degree!r}")
@@ -562,6 +574,8 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike, Z: ArrayLike = None) -> SmoothCoefficient:
         """Fit the model (Z = X when Z is None)."""
+        refuse_non_number_params(self)
+        _no_times(self, X, Z)
         Xa = _numeric_x(X)
         Ze, inferred = self._encode_z(X if Z is None else Z, fitting=True)
         Za = _as_2d(Ze, "Z")
