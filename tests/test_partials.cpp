@@ -83,7 +83,9 @@ TEST(Partials, LocalFitEqualsInMemoryForAnySplit) {
       {60, 1, 1, 0, 0.0, "gaussian"},  {200, 2, 2, 1, 0.0, "gaussian"},
       {150, 3, 1, 1, 0.05, "gaussian"}, {120, 1, 1, 2, 0.0, "gaussian"},
       {300, 2, 3, 1, 0.0, "epanechnikov"}, {90, 4, 1, 0, 0.0, "biweight"},
-      {2500, 2, 1, 1, 0.0, "gaussian"}};
+      {2500, 2, 1, 1, 0.0, "gaussian"},
+      // degree 2 in several columns (squares and cross products), as LocalPolynomial
+      {400, 2, 1, 2, 0.0, "gaussian"}, {500, 3, 2, 2, 0.05, "gaussian"}};
   for (const Case& c : cases) {
     arma::arma_rng::set_seed(c.n + c.d);
     const arma::mat X = arma::randn(c.n, c.d);
@@ -403,5 +405,21 @@ TEST(Partials, LeaveOneOutFailureAndWeightsMatchInMemory) {
       continue;
     }
     EXPECT_NEAR(loo(i, 0), ref(i, 0), 1e-12 * std::max(1.0, std::fabs(ref(i, 0))));
+  }
+}
+
+TEST(Partials, DegreeRuleIsLocalPolynomials) {
+  // The in-memory rule (local_fit.cpp): degree 2 in any number of continuous columns, degree 3
+  // in exactly one.
+  arma::arma_rng::set_seed(5);
+  const arma::mat X = arma::randn(40, 2), Y = arma::randn(40, 1);
+  const arma::vec h(2, arma::fill::value(0.7));
+  EXPECT_NO_THROW(local_partial(X, Y, X, h, opts(2, "gaussian", 0.0), arma::vec(), {}));
+  try {
+    local_partial(X, Y, X, h, opts(3, "gaussian", 0.0), arma::vec(), {});
+    ADD_FAILURE() << "degree 3 with two columns was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("degree 3 needs exactly one continuous column"),
+              std::string::npos) << e.what();
   }
 }

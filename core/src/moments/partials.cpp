@@ -29,10 +29,14 @@ void check_degree(const LocalFitOptions& opt, std::size_t d) {
                  "must be 0 (local constant), 1 (local linear), 2 or 3");
   check::require(std::isfinite(opt.ridge) && opt.ridge >= 0.0, "ridge",
                  "must be >= 0 and finite (0 = classical local linear)");
-  if (opt.degree >= 2 && d != 1) {
+  // The rule of LocalPolynomial's in-memory fit (local_fit.cpp): degree 2 in any number of
+  // continuous columns (squares and cross products), degree 3 in exactly one.
+  if ((opt.degree == 3 && d != 1) || (opt.degree == 2 && d == 0)) {
     std::ostringstream msg;
-    msg << "degree " << opt.degree << " needs exactly one continuous column, X has " << d
-        << " (use degree 1 for several continuous columns)";
+    msg << "degree " << opt.degree << " needs "
+        << (opt.degree == 3 ? "exactly one continuous column" : "a continuous column")
+        << ", X has " << d
+        << (opt.degree == 3 ? " (use degree 1 or 2 for several continuous columns)" : "");
     throw InvalidArgument("degree: " + msg.str());
   }
 }

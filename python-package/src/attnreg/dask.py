@@ -409,7 +409,8 @@ def select_bandwidth(X, y, grid=None, *, n_grid: int = 15, factors: Sequence[flo
         cand = cand[:, None] if cand.ndim == 1 else cand
         if cand.ndim != 2 or cand.shape[1] not in (1, d) or cand.shape[0] < 1:
             raise ValueError(f"grid: expected a 1-d array or an array of shape (n, {d})")
-    graphs = [loo_cv(X, y, bandwidth=h, degree=degree, kernel=kernel, ridge=ridge,
+    # a one-column candidate is one value shared by every column: pass it as a number
+    graphs = [loo_cv(X, y, bandwidth=float(h[0]) if h.size == 1 else h, degree=degree, kernel=kernel, ridge=ridge,
                      sample_weight=sample_weight, algorithm=algorithm,
                      split_every=split_every, compute=False) for h in cand]
     scores = np.asarray(_compute_interruptible(*graphs), dtype=np.float64)
