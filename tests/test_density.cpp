@@ -694,6 +694,49 @@ TEST(Density, SelectionFindsTheMinimum) {
   }
 }
 
+// Tied data: the leave-one-out density at a tied point grows without bound as h -> 0, so the
+// cross-validation criteria can fall all the way to the box floor (whether the search gets
+// there or stops in a local minimum depends on the sample). A result at an end of the box must
+// say so (at_bound, message) and must not claim convergence; a smooth sample ends inside.
+TEST(Density, SelectionAtTheBoxEndIsNotConverged) {
+  int at_floor = 0;
+  auto check = [&](const DensityBandwidthResult& r, const std::string& what) {
+    ASSERT_EQ(r.at_bound.size(), r.bandwidth.n_elem) << what;
+    for (std::size_t j = 0; j < r.bandwidth.n_elem; ++j) {
+      const bool lo = r.bandwidth(j) <= r.lower(j) * (1 + 1e-6);
+      const bool hi = r.bandwidth(j) >= r.upper(j) * (1 - 1e-6);
+      EXPECT_EQ(r.at_bound[j], lo ? -1 : hi ? 1 : 0) << what << " column " << j;
+      if (lo || hi) {
+        EXPECT_FALSE(r.converged) << what;
+        EXPECT_NE(r.message.find(lo ? "lower end of the search box" : "upper end"),
+                  std::string::npos) << r.message;
+      }
+      at_floor += lo;
+    }
+  };
+  for (unsigned seed : {1u, 2u, 3u}) {
+    arma::arma_rng::set_seed(seed);
+    const arma::mat rounded = arma::round(3.0 * arma::randn(120, 1)) / 3.0;  // ~15 values
+    const arma::mat pairs = arma::repmat(arma::randn(60, 1), 2, 1);          // each one twice
+    const arma::mat smooth = arma::randn(120, 1);
+    for (DensityMethod m : {DensityMethod::cv_ls, DensityMethod::cv_ml}) {
+      for (const arma::mat* x : {&rounded, &pairs})
+        check(select_density_bandwidth(
+                  DensityData(DensityKind::density, *x, "c", arma::mat(), "", DensityOptions()), m),
+              "density seed " + std::to_string(seed));
+      const DensityBandwidthResult s = select_density_bandwidth(
+          DensityData(DensityKind::density, smooth, "c", arma::mat(), "", DensityOptions()), m);
+      EXPECT_EQ(s.at_bound[0], 0) << seed;
+      EXPECT_GT(s.bandwidth(0), s.lower(0) * 1.01);
+    }
+    check(select_density_bandwidth(
+              DensityData(DensityKind::conditional_density, smooth, "c", pairs, "c",
+                          DensityOptions()), DensityMethod::cv_ls),
+          "conditional density seed " + std::to_string(seed));
+  }
+  EXPECT_GT(at_floor, 0);  // the family above reaches the floor at least once
+}
+
 TEST(Density, BadInputNamesTheArgument) {
   Data d = make_data(20, "co", "c", 91, false);
   DensityData cf(DensityKind::conditional_distribution, d.X, "co", d.Y, "c", DensityOptions());

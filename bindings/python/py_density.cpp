@@ -77,6 +77,7 @@ void init_density(py::module_& m) {
         d["message"] = r.message;
         d["lower"] = attnreg_py::to_numpy(r.lower);
         d["upper"] = attnreg_py::to_numpy(r.upper);
+        d["at_bound"] = py::cast(r.at_bound);
         return d;
       },
       ATTNREG_DENSITY_DATA_ARGS, py::arg("method"));

@@ -279,6 +279,26 @@ DensityBandwidthResult select_density_bandwidth(const DensityData& data, Density
   res.n_evals = evals;
   res.converged = best.converged;
   res.message = best.message;
+  // A continuous bandwidth on an end of its (artificial) box is not an optimum: the criterion
+  // still falls beyond it. At the lower end this is typically tied data, where the
+  // leave-one-out density at a tied point grows without bound as h -> 0 (both cv_ml and cv_ls;
+  // Li and Racine 2007, sec. 1.3.3). Say so, and never call it converged. (lambda = 0 or its
+  // maximum for a categorical column is the end of the parameter space itself, not of a box.)
+  res.at_bound.assign(d, 0);
+  for (std::size_t j = 0; j < d; ++j) {
+    if (types[j] != VarType::continuous) continue;
+    const bool at_lo = res.bandwidth(j) <= res.lower(j) * (1.0 + 1e-6);
+    const bool at_hi = res.bandwidth(j) >= res.upper(j) * (1.0 - 1e-6);
+    if (!at_lo && !at_hi) continue;
+    res.at_bound[j] = at_lo ? -1 : 1;
+    res.converged = false;
+    std::ostringstream m;
+    m << "; column " << (j + 1) << " is at the " << (at_lo ? "lower" : "upper")
+      << " end of the search box"
+      << (at_lo ? " (the criterion falls without bound as h -> 0, as on tied values)"
+                : " (the column is smoothed out)");
+    res.message += m.str();
+  }
   return res;
 }
 

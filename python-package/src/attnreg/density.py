@@ -313,6 +313,12 @@ class KernelDensity(_KernelDensityBase):
         The selector's objective at ``bandwidth_`` (cv_ml: minus the leave-one-out log
         likelihood; cv_ls: the cross-validated integrated squared error up to a constant; NaN
         for normal_reference and given bandwidths).
+    converged_ : bool
+        Whether the search ended at an optimum. False when a continuous bandwidth stopped at
+        an end of its search box (1e-3 x the column's scale, 100 x its range), with a
+        :class:`attnreg.BoundaryWarning` naming the column: on tied values (a rounded or
+        discrete variable) both criteria fall without bound as h -> 0, so there is nothing to
+        converge to; declare such a column discrete or pass a bandwidth.
     """
 
     _kind = "density"

@@ -97,6 +97,9 @@ struct DensityBandwidthResult {
   bool converged = false;
   std::string message;
   arma::vec lower, upper;  ///< search box (bandwidth units)
+  /// Per column: -1 / +1 when a continuous bandwidth ended at the lower / upper end of the
+  /// box (then converged is false and message says so), 0 otherwise.
+  std::vector<int> at_bound;
 };
 
 /// Training data of one estimator: X (conditioning columns; for `density` the only data) and
