@@ -89,6 +89,11 @@ TEST(PartiallyLinear, MatchesRobinsonOracleWithGivenBandwidths) {
       const arma::vec se_hc3 = arma::sqrt(arma::mat(XtXi * meat3 * XtXi).diag());
       EXPECT_LT(arma::abs(m.std_errors(CovType::HC3) - se_hc3).max(), 1e-9);
       EXPECT_LT(arma::abs(m.fitted() - (D.y - e)).max(), 1e-9);
+      // R^2 as R np's npplreg reports it (its RSQfunc): the squared correlation of y and the
+      // fit, both centred at the mean of y.
+      const arma::vec f = D.y - e, dy = D.y - arma::mean(D.y), df = f - arma::mean(D.y);
+      const double rsq = std::pow(arma::dot(dy, df), 2) / (arma::dot(dy, dy) * arma::dot(df, df));
+      EXPECT_NEAR(m.r_squared(), rsq, 1e-9 * rsq) << seed << " " << degree;
       // Predictions at new rows: m_y(z) + (x - m_X(z))' beta.
       const arma::mat Zn = 0.1 + 0.8 * arma::randu(6, dz), Xn = arma::randn(6, k);
       const arma::vec pred = m.predict(Xn, Zn);

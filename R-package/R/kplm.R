@@ -26,7 +26,8 @@
 #' @param ... Unused.
 #' @return An object of class `kplm` with `coefficients`, `vcov` (all five estimators in
 #'   `vcov_all`), `bw` (matrix), `objective`, `fitted.values`, `residuals`, `sigma2`,
-#'   `r.squared`; methods `print`, `summary`, `coef`, `vcov`, `predict`, `fitted`, `residuals`,
+#'   `r.squared` (`npplreg`'s: the squared correlation of y and the fitted values, both centred
+#'   at the mean of y); methods `print`, `summary`, `coef`, `vcov`, `predict`, `fitted`, `residuals`,
 #'   `nobs`.
 #' @examples
 #' d <- read.csv(system.file("extdata", "wage1.csv", package = "attnreg"))

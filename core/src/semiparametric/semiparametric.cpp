@@ -294,9 +294,12 @@ double PartiallyLinear::sigma2() const {
 
 double PartiallyLinear::r_squared() const {
   require_fitted("r_squared");
-  const double rss = arma::accu(arma::square(y_ - fitted_));
-  const double tss = arma::accu(arma::square(y_ - arma::mean(y_)));
-  return tss > 0 ? 1.0 - rss / tss : kNaN;
+  // R np's R^2 (its RSQfunc, reported by npplreg): the squared correlation of y and the fit,
+  // both centred at the mean of y. Not 1 - RSS/TSS: the fit is not a projection of y.
+  const double ybar = arma::mean(y_);
+  const arma::vec dy = y_ - ybar, df = fitted_ - ybar;
+  const double syy = arma::dot(dy, dy), sff = arma::dot(df, df), syf = arma::dot(dy, df);
+  return syy > 0 && sff > 0 ? (syf / syy) * (syf / sff) : kNaN;
 }
 
 arma::mat PartiallyLinear::covariance(CovType type) const {

@@ -323,7 +323,10 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
     bandwidth_results_ : list of BandwidthResult (empty when the bandwidths were given).
     feature_names_in_, z_names_in_ : names of the columns of X and Z (when DataFrames); at
         prediction a DataFrame must have these columns in this order.
-    sigma2_, r_squared_ : npplreg's residual variance and R^2.
+    sigma2_, r_squared_ : npplreg's residual variance and R^2; R^2 as np defines it, the
+        squared correlation of y and the fitted values, both centred at the mean of y:
+        ``(sum (y - ybar)(f - ybar))^2 / (sum (y - ybar)^2 sum (f - ybar)^2)`` (not
+        1 - RSS/TSS: the fit is not a projection of y).
 
     Examples
     --------

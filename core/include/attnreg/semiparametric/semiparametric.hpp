@@ -89,7 +89,9 @@ class PartiallyLinear {
   /// The residuals of the conditional means: e_y (n) and e_X (n x k).
   const arma::vec& y_residuals() const { return ey_; }
   const arma::mat& x_residuals() const { return ex_; }
-  /// npplreg's sigma^2 = RSS / (n - k - d_Z) and R^2 = 1 - RSS / TSS (centred).
+  /// npplreg's sigma^2 = RSS / (n - k - d_Z) and R^2 = (sum (y - ybar)(f - ybar))^2 /
+  /// (sum (y - ybar)^2 sum (f - ybar)^2), the squared correlation of y and the fit f about the
+  /// mean of y (np's RSQfunc; NaN when y or f is constant).
   double sigma2() const;
   double r_squared() const;
   std::size_t n_obs() const { return y_.n_elem; }
