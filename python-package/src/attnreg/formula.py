@@ -216,6 +216,23 @@ def _times_explained(fn, formula: str, data):
         raise
 
 
+def _no_time_terms(matrices) -> None:
+    """A term that formulaic passed through as times (a timedelta column) is refused by name,
+    as _times_explained does for the ones it cannot evaluate."""
+    from ._validation import _time_kind
+
+    for m in matrices:
+        m = getattr(m, "__wrapped__", m)
+        for c in getattr(m, "columns", []):
+            kind = _time_kind(m[c].dtype)
+            if kind is not None:
+                raise ValueError(
+                    f"formula: column {str(c)!r} is {kind} (dtype {m[c].dtype}); a formula term "
+                    "takes numbers or categories, not times: convert it first (e.g. "
+                    "(t - t.min()).dt.days, or the year) or write C(column) for one level per "
+                    "distinct time")
+
+
 def _public_name(cls) -> str:
     return next(c.__name__ for c in cls.__mro__ if not c.__name__.startswith("_"))
 
@@ -418,6 +435,7 @@ def _linear(cls, formula, data, weights, groups, kwargs, allow_absorb: bool):
     # (raw values) or NaN after transformation?
     mm = _times_explained(lambda: _no_unseen_levels(
         lambda: formulaic.model_matrix(main, data, na_action="ignore"), "data"), main, data)
+    _no_time_terms([mm.lhs, mm.rhs])
     variables = sorted(set(_required(mm.lhs.model_spec, data)) | set(_required(mm.rhs.model_spec, data)))
     drop = _Dropper(data, variables, [w, g, fe])
     drop.also(mm.lhs)
@@ -590,11 +608,13 @@ def kreg(formula: str, data, estimator: str = "ll", *, weights=None, **kwargs):
             m = _times_explained(lambda p=p: _no_unseen_levels(
                 lambda: formulaic.model_matrix(f"0 + {p}", data, na_action="ignore"), "data"),
                 p, data)
+            _no_time_terms([m])
             if m.shape[1] != 1:
                 raise ValueError(f"formula: term {p!r} gives {m.shape[1]} columns ({list(m.columns)}); "
                                  "kernel regression needs one numeric column per term (write "
                                  "C(column) for a categorical regressor)")
             variables |= set(_required(m.model_spec, data))
+    _no_time_terms([lhs_mm])
     variables |= set(_required(lhs_mm.model_spec, data))
     drop = _Dropper(data, sorted(variables), [w])
     drop.also(lhs_mm)
