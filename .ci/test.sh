@@ -108,7 +108,8 @@ if [ $rc -eq 0 ]; then
            ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1)
   (cd python-package &&
     env "${san_env[@]}" $PY -c "import attnreg, sys; f = attnreg._core.__file__; print('sanitized module:', f); sys.exit('build-asan-py' not in f)" &&
-    env "${san_env[@]}" $PY -m pytest -q -p no:cacheprovider tests/test_errors.py tests/test_scale_equivariance_ls.py) || rc=$?
+    env "${san_env[@]}" $PY -m pytest -q -p no:cacheprovider tests/test_errors.py tests/test_scale_equivariance_ls.py \
+      tests/test_errors_families.py) || rc=$?
 fi
 end $rc
 
