@@ -483,3 +483,17 @@ def test_attention_tau_is_named_tau(bad):
     with pytest.raises(ValueError, match=r"^tau:"):
         attnreg.attention.attention_weights(Q, Q, method="linear", feature_map="epanechnikov",
                                             tau=bad)
+
+
+def test_frames_without_string_column_names_are_taken_by_position():
+    """scikit-learn's rule: integer column labels (a frame made from an array) are no names."""
+    m = attnreg.KernelDensity(bandwidth=[0.3, 0.8]).fit(pd.DataFrame(XA))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(m.density(XA), m.density(pd.DataFrame(XA)))
+    Zi = pd.DataFrame(ZF.to_numpy()[:, :1], columns=[5])
+    p = attnreg.PartiallyLinear(bandwidth=np.full((3, 1), 0.5)).fit(pd.DataFrame(XA), YA, Z=Zi)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(p.predict(XA, Z=Zi.to_numpy()),
+                                      p.predict(pd.DataFrame(XA), Z=Zi))

@@ -44,14 +44,16 @@ def require_numeric_columns(X, estimator_name: str) -> None:
 
 
 def column_names(X) -> list[str] | None:
-    """The column names of a DataFrame (a named Series is one column), as strings; None for
-    arrays."""
+    """The column names of a DataFrame (a named Series is one column); None for arrays and, as
+    scikit-learn has it, for frames whose column labels are not all strings (a frame made from
+    an array has the labels 0, 1, ...)."""
     cols = getattr(X, "columns", None)
     if cols is not None and getattr(X, "ndim", 2) == 2:
-        return [str(c) for c in cols]
+        cols = list(cols)
+        return cols if cols and all(isinstance(c, str) for c in cols) else None
     name = getattr(X, "name", None)
-    if name is not None and getattr(X, "ndim", 0) == 1 and hasattr(X, "index"):
-        return [str(name)]
+    if isinstance(name, str) and getattr(X, "ndim", 0) == 1 and hasattr(X, "index"):
+        return [name]
     return None
 
 

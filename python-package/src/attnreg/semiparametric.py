@@ -21,8 +21,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._validation import (check_column_names, numbers_only, refuse_non_number_params,
-                          refuse_time_columns)
+from ._validation import (check_column_names, column_names, numbers_only,
+                          refuse_non_number_params, refuse_time_columns)
 from .kernel import _KernelRegression
 
 _LP_SELECTORS = ("cv_ls", "aic", "gcv")
@@ -241,11 +241,9 @@ def _check_names(est, X, Z) -> None:
     name = type(est).__name__
     _no_times(est, X, Z)
     if X is not None:
-        fitted = getattr(est, "feature_names_in_", None)
-        check_column_names(None if fitted is None else list(fitted), X, "X", name)
+        check_column_names(getattr(est, "_x_cols", None), X, "X", name)
     if Z is not None:
-        fitted = getattr(est, "z_names_in_", None)
-        check_column_names(None if fitted is None else list(fitted), Z, "Z", name)
+        check_column_names(getattr(est, "_z_cols", None), Z, "Z", name)
 
 
 def _no_times(est, X, Z) -> None:
@@ -426,6 +424,7 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.z_names_in_ = None if zn is None else np.asarray(zn, dtype=object)
+        self._x_cols, self._z_cols = column_names(X), column_names(Z)  # for _check_names
         self.coef_ = core.coefficients().ravel()
         self.cov_ = core.covariance(cov)
         self.coef_se_ = np.sqrt(np.diag(self.cov_))
@@ -625,6 +624,8 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
             del self.feature_names_in_
         zn = xn if Z is None else _names(Z)
         self.z_names_in_ = None if zn is None else np.asarray(zn, dtype=object)
+        self._x_cols = column_names(X)  # for _check_names
+        self._z_cols = self._x_cols if Z is None else column_names(Z)
         self.bandwidth_ = core.bandwidth().ravel()
         self.cv_score_ = float(core.cv_score())
         return self
