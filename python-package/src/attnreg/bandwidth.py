@@ -31,7 +31,7 @@ class PlugInResult:
     n_used: int
 
 
-@numbers_only('blockmax', 'divisor', 'trim', 'proptrun', 'gridsize')
+@numbers_only("blockmax", "divisor", "trim", "proptrun", "gridsize")
 def dpi(x, y, *, blockmax: int = 5, divisor: int = 20, trim: float = 0.01,
         proptrun: float = 0.05, gridsize: int = 401, binned: bool = True) -> PlugInResult:
     """Direct plug-in bandwidth for 1-D local-linear regression with the Gaussian kernel.
@@ -278,7 +278,8 @@ def _approx_grid(value) -> int:
     return int(value)
 
 
-@numbers_only('ridge', 'n_starts', 'random_state', 'grid_size', 'min_neighbors', 'n_threads', 'approx_grid_size')
+@numbers_only("ridge", "n_starts", "random_state", "grid_size", "min_neighbors", "n_threads",
+              "approx_grid_size")
 def select_bandwidth(X, y, estimator: str = "ll", method: str = "cv_ls", *,
                      kernel: str = "gaussian", var_types: str | None = None,
                      unordered_kernel: str = "aitchison_aitken", ordered_kernel: str = "li_racine",
@@ -460,7 +461,7 @@ def _encode_like_estimators(X, var_types):
     return X, var_types
 
 
-@numbers_only('bandwidth', 'ridge')
+@numbers_only("bandwidth", "ridge")
 def bandwidth_objective(X, y, bandwidth, estimator: str = "ll", method: str = "cv_ls", *,
                         kernel: str = "gaussian", var_types: str | None = None,
                         unordered_kernel: str = "aitchison_aitken",

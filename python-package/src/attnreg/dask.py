@@ -218,7 +218,7 @@ def _check_global(degree: int, d: int, n: int, ridge: float):
         )
 
 
-@numbers_only('bandwidth', 'degree', 'ridge', 'split_every')
+@numbers_only("bandwidth", "degree", "ridge", "split_every")
 def predict(X, y, X_new, *, bandwidth, degree: int | str = 1, kernel: str = "gaussian",
             ridge: float = 0.0, sample_weight=None, algorithm: str = "auto",
             split_every: int = 8, compute: bool = True):
@@ -305,7 +305,7 @@ def _sum_scores(*scores):
     return float(s[0] / s[1]) if np.isfinite(s[0]) else float("inf")
 
 
-@numbers_only('bandwidth', 'degree', 'ridge', 'split_every')
+@numbers_only("bandwidth", "degree", "ridge", "split_every")
 def loo_cv(X, y, *, bandwidth, degree: int | str = 1, kernel: str = "gaussian",
            ridge: float = 0.0, sample_weight=None, algorithm: str = "auto",
            split_every: int = 8, compute: bool = True):
@@ -380,7 +380,7 @@ class BandwidthSearch:
     scores: np.ndarray = field(repr=False)
 
 
-@numbers_only('grid', 'n_grid', 'factors', 'degree', 'ridge', 'split_every')
+@numbers_only("grid", "n_grid", "factors", "degree", "ridge", "split_every")
 def select_bandwidth(X, y, grid=None, *, n_grid: int = 15, factors: Sequence[float] | None = None,
                      degree: int | str = 1, kernel: str = "gaussian", ridge: float = 0.0,
                      sample_weight=None, algorithm: str = "auto",
@@ -480,7 +480,7 @@ def ols(X, y, *, fit_intercept: bool = True):
     return _split(_solve_small(RD, RDy, 0.0, fit_intercept), fit_intercept, y)
 
 
-@numbers_only('alpha')
+@numbers_only("alpha")
 def ridge(X, y, *, alpha: float = 1.0, fit_intercept: bool = True):
     """Ridge coefficients ``argmin ||y - b0 - X b||^2 + alpha ||b||^2`` by TSQR: ``(coef,
     intercept)``; the intercept is not penalised, as in ``attnreg.Ridge``.
@@ -574,7 +574,7 @@ def _attn_finalize(method, q, merged, kw):
     return _core.softmax_finalize(merged)
 
 
-@numbers_only('scale', 'window', 'split_every')
+@numbers_only("scale", "window", "split_every")
 def softmax(Q, K, V, *, scale: float | None = None, causal: bool = False,
             window: int | None = None, split_every: int = 8, compute: bool = True):
     """Softmax attention on Dask: :func:`attnreg.attention.softmax` with (batch, head) chunks
@@ -584,7 +584,7 @@ def softmax(Q, K, V, *, scale: float | None = None, causal: bool = False,
                       dict(scale=scale, causal=causal, window=window))
 
 
-@numbers_only('bandwidth', 'window', 'split_every')
+@numbers_only("bandwidth", "window", "split_every")
 def nw_rbf(Q, K, V, *, bandwidth: float | None = None, causal: bool = False,
            window: int | None = None, split_every: int = 8, compute: bool = True):
     """Gaussian Nadaraya-Watson attention on Dask (as :func:`softmax`)."""
@@ -592,7 +592,7 @@ def nw_rbf(Q, K, V, *, bandwidth: float | None = None, causal: bool = False,
                       dict(bandwidth=bandwidth, causal=causal, window=window))
 
 
-@numbers_only('bandwidth', 'ridge', 'window', 'scale', 'split_every')
+@numbers_only("bandwidth", "ridge", "window", "scale", "split_every")
 def lla(Q, K, V, *, bandwidth: float | None = None, ridge: float = 0.0, causal: bool = False,
         window: int | None = None, kernel: str = "dot", scale: float | None = None,
         split_every: int = 8, compute: bool = True):

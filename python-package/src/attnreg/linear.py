@@ -1332,7 +1332,7 @@ class AttentionRegression(_AttentionEstimator):
         return self._model.encoder()
 
 
-@numbers_only('alpha', 'start')
+@numbers_only("alpha", "start")
 def pseudo_out_of_sample(X: ArrayLike, y: ArrayLike, alpha: float = 0.0, fit_intercept: bool = True, start=None,
                          keep_weights: bool = False) -> SimpleNamespace:
     """Recursive re-estimation versus masking (Goulet Coulombe 2025, arXiv:2504.09663, section 4.3) on time-ordered rows.
