@@ -13,6 +13,7 @@
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/cluster_inference.hpp"
 #include "attnreg/detail/least_squares_internal.hpp"
 
 namespace attnreg {
@@ -30,13 +31,15 @@ CovType parse_cov_type(const std::string& name) {
   if (s == "cluster" || s == "cr1") return CovType::CR1;
   if (s == "cr0") return CovType::CR0;
   if (s == "cr2") return CovType::CR2;
+  if (s == "cr3") return CovType::CR3;
   throw InvalidArgument("cov_type: unknown covariance type '" + name +
                         "' (use \"nonrobust\", \"HC0\", \"HC1\", \"HC2\", \"HC3\", \"HAC\", "
-                        "\"cluster\", \"CR0\", \"CR1\" or \"CR2\")");
+                        "\"cluster\", \"CR0\", \"CR1\", \"CR2\" or \"CR3\")");
 }
 
 bool is_cluster_cov(CovType type) {
-  return type == CovType::CR0 || type == CovType::CR1 || type == CovType::CR2;
+  return type == CovType::CR0 || type == CovType::CR1 || type == CovType::CR2 ||
+         type == CovType::CR3;
 }
 
 WeightType parse_weight_type(const std::string& name) {
@@ -82,6 +85,7 @@ std::string cov_type_name(CovType type) {
     case CovType::CR0: return "CR0";
     case CovType::CR1: return "CR1";
     case CovType::CR2: return "CR2";
+    case CovType::CR3: return "CR3";
   }
   return "nonrobust";
 }
@@ -271,6 +275,17 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
     if (n_clusters) {
       n_clusters->clear();
       for (const auto& c : codes) n_clusters->push_back(c.n_clusters);
+    }
+    if (cov.type == CovType::CR3) {
+      // The jackknife in orthonormal coordinates (A = F'F = I): least squares only.
+      if (dims == 2 || &F != &Fh) {
+        throw InvalidArgument(dims == 2 ? "cov_type: CR3 is one-way only; use CR1 (\"cluster\") "
+                                          "or CR0 for two-way clustering"
+                                        : "cov_type: CR3 (the cluster jackknife) is computed for "
+                                          "least squares only; use CR1 or CR2");
+      }
+      const arma::mat I = arma::eye(F.n_cols, F.n_cols);
+      return cluster_jackknife(F, I, ew, codes[0].code, codes[0].n_codes);
     }
     const bool cr2 = cov.type == CovType::CR2;
     arma::mat M = cluster_meat(F, Fh, ew, codes[0], cr2);
