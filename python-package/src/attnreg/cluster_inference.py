@@ -188,8 +188,9 @@ def wild_bootstrap(fit, param, *, value: float = 0.0, replications: int = 9999,
     -------
     WildBootstrapResult
     """
+    import pandas as pd
+
     from . import _core
-    from .linear import _cluster_codes
 
     if not hasattr(fit, "coef_"):
         raise ValueError("fit: pass a fitted attnreg.OLS (call fit first)")
@@ -210,7 +211,12 @@ def wild_bootstrap(fit, param, *, value: float = 0.0, replications: int = 9999,
         if codes is None:
             raise ValueError("groups: the fit has no cluster ids; fit with groups= or pass groups=")
     else:
-        codes = _cluster_codes(groups, n)
+        g = np.asarray(groups.to_numpy() if hasattr(groups, "to_numpy") else groups, dtype=object)
+        if g.ndim != 1 or g.size != n:
+            raise ValueError(f"groups: one cluster id per training row ({n}), one column")
+        if pd.isna(pd.Series(g)).any():
+            raise ValueError("groups: a cluster id is missing (NaN or None)")
+        codes = pd.factorize(pd.Series(g))[0]
     codes = np.asarray(codes)
     if codes.ndim == 2:
         if codes.shape[1] != 1:
