@@ -129,3 +129,20 @@ def test_bad_input():
         m2 = attnreg.ols("y ~ x1 + c | f", d, cov_type="CR1", groups=d.g)
     with pytest.raises(ValueError, match="dropped"):
         attnreg.wild_bootstrap(m2, "c")
+
+
+@pytest.mark.parametrize("fe,nested", [(True, True), (True, False), (False, True)])
+def test_matches_wildboottest_enumerated(fe, nested):
+    # pyfixest's wild bootstrap (the wildboottest package, which needs numba) enumerates the
+    # 2^8 Rademacher draws too. The two draws v = +-1 reproduce the sample (|t*| = |t| exactly
+    # in real arithmetic): attnreg counts them as ties (>=), wildboottest's count depends on
+    # its rounding, so the p-values agree up to those 2 / 2^8.
+    pytest.importorskip("wildboottest")
+    pf = pytest.importorskip("pyfixest")
+    d = _data(1, nested=nested, fe=fe)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = pf.feols("y ~ x1 + x2 | f" if fe else "y ~ x1 + x2", d, vcov={"CRV1": "g"})
+        theirs = float(r.wildboottest(param="x1", reps=999, seed=1)["Pr(>|t|)"])
+    ours = attnreg.wild_bootstrap(_fit(d, fe), "x1", replications=999).p_value
+    assert 0 <= ours - theirs <= 2 / 256 + 1e-12

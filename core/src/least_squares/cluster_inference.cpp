@@ -79,6 +79,19 @@ double cr1_factor(double N, double K, double G, const SmallSample& s) {
 arma::uvec dense_cluster_codes(const arma::uvec& ids, arma::uword& G) {
   const arma::uword n = ids.n_elem;
   arma::uvec code(n);
+  G = 0;
+  // Small ids: a table over their range instead of a sort (same codes, O(n)).
+  const arma::uword top = n > 0 ? ids.max() : 0;
+  if (n > 0 && top <= 4 * n + 1024) {
+    constexpr arma::uword kAbsent = static_cast<arma::uword>(-1);
+    std::vector<arma::uword> map(top + 1, kAbsent);
+    for (arma::uword i = 0; i < n; ++i) map[ids(i)] = 0;
+    for (arma::uword c = 0; c <= top; ++c) {
+      if (map[c] != kAbsent) map[c] = G++;
+    }
+    for (arma::uword i = 0; i < n; ++i) code(i) = map[ids(i)];
+    return code;
+  }
   const arma::uvec order = arma::stable_sort_index(ids);
   G = 0;
   for (arma::uword a = 0; a < n; ++a) {

@@ -228,7 +228,8 @@ Inference AbsorbedOLS::inference(const CovOptions& cov) const {
     double G = 0;
     const arma::umat kc = kept_clusters(cov.clusters);
     for (arma::uword d = 0; d < kc.n_cols; ++d) {
-      const arma::uword g = arma::uvec(arma::unique(kc.col(d))).n_elem;
+      arma::uword g = 0;
+      dense_cluster_codes(kc.col(d), g);
       out.n_clusters.push_back(g);
       G = d == 0 ? static_cast<double>(g) : std::min(G, static_cast<double>(g));
     }
@@ -247,7 +248,9 @@ double AbsorbedOLS::cluster_factor(const CovOptions& cov) const {
   const arma::umat kc = kept_clusters(cov.clusters);
   double G = 0;
   for (arma::uword d = 0; d < kc.n_cols; ++d) {
-    const double g = static_cast<double>(arma::uvec(arma::unique(kc.col(d))).n_elem);
+    arma::uword gc = 0;
+    dense_cluster_codes(kc.col(d), gc);
+    const double g = static_cast<double>(gc);
     G = d == 0 ? g : std::min(G, g);
   }
   double K = static_cast<double>(rank_);
