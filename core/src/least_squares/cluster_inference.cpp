@@ -202,24 +202,9 @@ WildBootstrapResult wild_cluster_bootstrap(const arma::mat& X, const arma::vec& 
   const arma::vec u0 = e + z * (out.estimate / q);
   const arma::mat P = cd::cluster_scores(X, z, codes, G);  // k x G: X_g' z
   const std::vector<arma::uvec> members = cd::members_of(codes, G);
-  auto pieces = [&](const arma::vec& u, arma::vec& a, arma::mat& M, arma::mat& J) {
+  auto pieces = [&](const arma::vec& u, arma::vec& a, arma::mat& M) {
     a = cd::cluster_sums(z % u, codes, G);
     M = arma::solve(A, cd::cluster_scores(X, u, codes, G), arma::solve_opts::likely_sympd);
-    if (!annihilate) return;
-    // J_gh = sum_{i in g} z_i [M_D (u 1_h)]_i, in blocks of clusters h.
-    J.zeros(G, G);
-    constexpr arma::uword kBlock = 64;
-    for (arma::uword h0 = 0; h0 < G; h0 += kBlock) {
-      const arma::uword h1 = std::min(G, h0 + kBlock);
-      arma::mat Uh(n, h1 - h0, arma::fill::zeros);
-      for (arma::uword h = h0; h < h1; ++h) {
-        for (arma::uword i : members[h]) Uh(i, h - h0) = u(i);
-      }
-      const arma::mat W = annihilate(Uh);
-      for (arma::uword h = h0; h < h1; ++h) {
-        J.col(h) = cd::cluster_sums(z % W.col(h - h0), codes, G);
-      }
-    }
   };
   if (annihilate && static_cast<double>(G) * G > 1e8) {
     throw InvalidArgument("clusters: the wild bootstrap with fixed effects that are not nested "
@@ -228,8 +213,30 @@ WildBootstrapResult wild_cluster_bootstrap(const arma::mat& X, const arma::vec& 
   }
   arma::vec a0, a1;
   arma::mat M0, M1, J0, J1;
-  pieces(u0, a0, M0, J0);
-  pieces(m, a1, M1, J1);
+  pieces(u0, a0, M0);
+  pieces(m, a1, M1);
+  if (annihilate) {
+    // J_gh = sum_{i in g} z_i [M_D (u 1_h)]_i for u = u0 and u = m, in blocks of clusters h
+    // (both in one call of the annihilator).
+    J0.zeros(G, G);
+    J1.zeros(G, G);
+    constexpr arma::uword kBlock = 32;
+    for (arma::uword h0 = 0; h0 < G; h0 += kBlock) {
+      const arma::uword h1 = std::min(G, h0 + kBlock), w = h1 - h0;
+      arma::mat Uh(n, 2 * w, arma::fill::zeros);
+      for (arma::uword h = h0; h < h1; ++h) {
+        for (arma::uword i : members[h]) {
+          Uh(i, h - h0) = u0(i);
+          Uh(i, w + h - h0) = m(i);
+        }
+      }
+      const arma::mat W = annihilate(Uh);
+      for (arma::uword h = h0; h < h1; ++h) {
+        J0.col(h) = cd::cluster_sums(z % W.col(h - h0), codes, G);
+        J1.col(h) = cd::cluster_sums(z % W.col(w + h - h0), codes, G);
+      }
+    }
+  }
   const arma::uword B = V.n_cols;
   arma::vec n0(B), n1(B), s00(B), s01(B), s11(B);
   constexpr arma::uword kCols = 512;
