@@ -314,7 +314,7 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
     ----------
     fit_intercept : bool, default=True
         Add an (unpenalised) intercept column.
-    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2"}, default="nonrobust"
+    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2", "CR3"}, default="nonrobust"
         Covariance of the coefficients behind ``coef_se_`` and ``summary()``: classical,
         White's heteroskedasticity-robust HC0-HC3 (as ``sandwich::vcovHC`` and statsmodels),
         Newey-West HAC with Bartlett weights (as ``sandwich::NeweyWest(prewhite=FALSE)`` and
@@ -330,7 +330,11 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         sec. 2.3, doi:10.1198/jbes.2010.07136) propose and ``reghdfe`` and fixest do, V = U
         Lambda U' is replaced by U max(Lambda, 0) U' (in the coefficients' units), a
         ``UserWarning`` says so and ``cov_fixed_`` is True. One-way and HC covariances are
-        positive semi-definite by construction and never changed.
+        positive semi-definite by construction and never changed. "CR3" (one-way): the
+        cluster jackknife (G-1)/G sum_g (b_(g) - b)(b_(g) - b)' (MacKinnon, Nielsen and Webb
+        2023, J. Econometrics 232(2)) in closed form from the per-cluster blocks of the design,
+        never a refit; with ``absorb`` for factors nested in the clusters and for one factor
+        that is not (pyfixest's CRV3 multiplies the sum by its CR1 factor instead of (G-1)/G).
     maxlags : int or None, default=None
         HAC lags, 0 to n - 1; None uses floor(4 (n/100)^(2/9)).
     hac_adjust : bool, default=False
