@@ -279,3 +279,25 @@ def test_cr3_bad_input():
     d1["one"] = np.arange(len(d1))
     with pytest.raises(ValueError, match="HC3"):
         attnreg.OLS(cov_type="CR3").fit(d1[["x1", "x2"]], d1.y, groups=d1.one)
+
+
+def test_cr3_weighted_ols_with_a_zero_weight_cluster():
+    # Weighted OLS: CR3 equals the explicit weighted leave-one-cluster-out refits; a cluster
+    # whose rows all have weight 0 is no cluster (as lm and Stata leave such rows out).
+    d = _panel(12, n=200, L=20, G=10, nested=False, weights=True)
+    d.loc[d.g == 3, "w"] = 0.0
+    X = np.column_stack([np.ones(len(d)), d.x1, d.x2])
+    y, w, ids = d.y.to_numpy(), d.w.to_numpy(), d.g.to_numpy()
+    sw = np.sqrt(w)
+
+    def wls(keep):
+        return np.linalg.lstsq(X[keep] * sw[keep, None], y[keep] * sw[keep], rcond=None)[0]
+
+    pos = w > 0
+    b = wls(pos)
+    live = np.unique(ids[pos])
+    S = sum(np.outer(wls(pos & (ids != v)) - b, wls(pos & (ids != v)) - b) for v in live)
+    G = live.size
+    m = attnreg.OLS(cov_type="CR3").fit(d[["x1", "x2"]], y, sample_weight=w, groups=d.g)
+    np.testing.assert_allclose(m.cov_params(), S * (G - 1) / G, rtol=1e-9)
+    assert m.n_clusters_ == G

@@ -304,7 +304,12 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
                                           "least squares only; use CR1 or CR2");
       }
       const arma::mat I = arma::eye(F.n_cols, F.n_cols);
-      return cluster_jackknife(F, I, ew, codes[0].code, codes[0].n_codes);
+      arma::mat V = cluster_jackknife(F, I, ew, codes[0].code, codes[0].n_codes);
+      // Clusters with only rows of weight 0 add nothing to the sum and do not count in G.
+      const double Gc = static_cast<double>(codes[0].n_codes);
+      const double Gp = static_cast<double>(codes[0].n_clusters);
+      if (Gp != Gc) V *= ((Gp - 1.0) / Gp) / ((Gc - 1.0) / Gc);
+      return V;
     }
     const bool cr2 = cov.type == CovType::CR2;
     arma::mat M = cluster_meat(F, Fh, ew, codes[0], cr2);
