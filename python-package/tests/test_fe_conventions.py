@@ -301,3 +301,15 @@ def test_cr3_weighted_ols_with_a_zero_weight_cluster():
     m = attnreg.OLS(cov_type="CR3").fit(d[["x1", "x2"]], y, sample_weight=w, groups=d.g)
     np.testing.assert_allclose(m.cov_params(), S * (G - 1) / G, rtol=1e-9)
     assert m.n_clusters_ == G
+
+
+def test_ssc_bad_input():
+    d = _panel(13, n=100, L=10, G=5)
+    with pytest.raises(ValueError, match="k_fixef"):
+        _fit(d, ["f1"], "CR1", ["g"], ssc={"k_fixef": "nested_all"})
+    with pytest.raises(ValueError, match="unknown key"):
+        _fit(d, ["f1"], "CR1", ["g"], ssc={"adj": True})
+    with pytest.raises(ValueError, match="drop_singletons"):
+        _fit(d, ["f1"], "CR1", ["g"], drop_singletons="yes")
+    with pytest.raises(ValueError, match="absorb"):  # no fixed effects: not silently ignored
+        attnreg.OLS(cov_type="CR1", ssc=attnreg.ssc(G_adj=False)).fit(d[["x1"]], d.y, groups=d.g)

@@ -527,6 +527,14 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
             self.__dict__.pop(name, None)
         if absorb is not None:
             return self._fit_absorbed(np.asfortranarray(X), y2, absorb, w)
+        if getattr(self, "ssc", None) is not None:
+            from .cluster_inference import _ssc_args
+
+            if _ssc_args(self.ssc) != (True, "nonnested", True):
+                raise ValueError(
+                    "ssc: its options apply to fits with absorb= (fixed effects); without "
+                    "fixed effects CR1 uses G/(G-1) (N-1)/(N-K) (use cov_type='CR0' for no factor)"
+                )
         cov = self._cov_args()
         tall = _ols_tall.tall_fit(self, X, y2, w, cov[0], wt)
         if tall is not None:
