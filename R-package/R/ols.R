@@ -299,7 +299,9 @@ print.ols_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #'   residuals of cluster g premultiplied by \eqn{(I - H_{gg})^{-1/2}}; one-way only; with
 #'   fixed effects after `|`, only when every absorbed factor is nested in the clusters, where
 #'   it equals the dummy-variable fit's CR2 (Pustejovsky and Tipton 2018, JBES 36(4),
-#'   Theorem 2); otherwise an error suggests CR1 or CR0).
+#'   Theorem 2); otherwise an error suggests CR1 or CR0), or `"CR3"` (the cluster jackknife
+#'   \eqn{(G-1)/G \sum_g (b_{(g)} - b)(b_{(g)} - b)'} of MacKinnon, Nielsen and Webb 2023, in
+#'   closed form; one-way; with fixed effects nested in the clusters or one factor that is not).
 #'   Clustered p-values use t with \eqn{G - 1} degrees of freedom, as Stata.
 #' @param ... Unused.
 #' @return An object of class `summary.ols_attention`: `coefficients` (estimate, standard

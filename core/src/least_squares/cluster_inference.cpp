@@ -48,6 +48,56 @@ arma::mat cluster_scores(const arma::mat& X, const arma::vec& u, const arma::uve
   }
   return S.t();
 }
+
+// J_gh = sum_{i in g} z_i [M_D (u 1_h)]_i for u = u0 and u = m (fixed effects not nested in the
+// clusters), in blocks of clusters h, both in one call of the annihilator.
+void not_nested_blocks(const Annihilator& annihilate, const std::vector<arma::uvec>& members,
+                       const arma::vec& z, const arma::vec& u0, const arma::vec& m,
+                       const arma::uvec& codes, arma::uword G, arma::mat& J0, arma::mat& J1) {
+  const arma::uword n = z.n_elem;
+  J0.zeros(G, G);
+  J1.zeros(G, G);
+  constexpr arma::uword kBlock = 32;
+  for (arma::uword h0 = 0; h0 < G; h0 += kBlock) {
+    const arma::uword h1 = std::min(G, h0 + kBlock), w = h1 - h0;
+    arma::mat Uh(n, 2 * w, arma::fill::zeros);
+    for (arma::uword h = h0; h < h1; ++h) {
+      for (arma::uword i : members[h]) {
+        Uh(i, h - h0) = u0(i);
+        Uh(i, w + h - h0) = m(i);
+      }
+    }
+    const arma::mat W = annihilate(Uh);
+    for (arma::uword h = h0; h < h1; ++h) {
+      J0.col(h) = cluster_sums(z % W.col(h - h0), codes, G);
+      J1.col(h) = cluster_sums(z % W.col(w + h - h0), codes, G);
+    }
+  }
+}
+
+// Test inversion from the estimate (p = 1) outward in direction dir: double the step until
+// p(r) <= alpha, then bisect to 1e-10 of the scale. NaN when no such r is found.
+double inversion_bound(const std::function<double(double)>& pval, double estimate, double se,
+                       double alpha, double dir) {
+  if (!(se > 0) || !std::isfinite(se)) se = 1.0;
+  double inside = estimate, step = se, outside = kNaNc;
+  for (int it = 0; it < 60; ++it) {
+    const double cand = estimate + dir * step;
+    if (pval(cand) <= alpha) {
+      outside = cand;
+      break;
+    }
+    inside = cand;
+    step *= 2.0;
+  }
+  if (std::isnan(outside)) return kNaNc;
+  const double tol = 1e-10 * (std::fabs(estimate) + se);
+  for (int it = 0; it < 200 && std::fabs(outside - inside) > tol; ++it) {
+    const double mid = 0.5 * (inside + outside);
+    (pval(mid) <= alpha ? outside : inside) = mid;
+  }
+  return 0.5 * (inside + outside);
+}
 }  // namespace cluster_detail
 
 namespace cd = cluster_detail;
@@ -201,7 +251,6 @@ WildBootstrapResult wild_cluster_bootstrap(const arma::mat& X, const arma::vec& 
   const arma::vec m = z / q;
   const arma::vec u0 = e + z * (out.estimate / q);
   const arma::mat P = cd::cluster_scores(X, z, codes, G);  // k x G: X_g' z
-  const std::vector<arma::uvec> members = cd::members_of(codes, G);
   auto pieces = [&](const arma::vec& u, arma::vec& a, arma::mat& M) {
     a = cd::cluster_sums(z % u, codes, G);
     M = arma::solve(A, cd::cluster_scores(X, u, codes, G), arma::solve_opts::likely_sympd);
@@ -216,26 +265,7 @@ WildBootstrapResult wild_cluster_bootstrap(const arma::mat& X, const arma::vec& 
   pieces(u0, a0, M0);
   pieces(m, a1, M1);
   if (annihilate) {
-    // J_gh = sum_{i in g} z_i [M_D (u 1_h)]_i for u = u0 and u = m, in blocks of clusters h
-    // (both in one call of the annihilator).
-    J0.zeros(G, G);
-    J1.zeros(G, G);
-    constexpr arma::uword kBlock = 32;
-    for (arma::uword h0 = 0; h0 < G; h0 += kBlock) {
-      const arma::uword h1 = std::min(G, h0 + kBlock), w = h1 - h0;
-      arma::mat Uh(n, 2 * w, arma::fill::zeros);
-      for (arma::uword h = h0; h < h1; ++h) {
-        for (arma::uword i : members[h]) {
-          Uh(i, h - h0) = u0(i);
-          Uh(i, w + h - h0) = m(i);
-        }
-      }
-      const arma::mat W = annihilate(Uh);
-      for (arma::uword h = h0; h < h1; ++h) {
-        J0.col(h) = cd::cluster_sums(z % W.col(h - h0), codes, G);
-        J1.col(h) = cd::cluster_sums(z % W.col(w + h - h0), codes, G);
-      }
-    }
+    cd::not_nested_blocks(annihilate, cd::members_of(codes, G), z, u0, m, codes, G, J0, J1);
   }
   const arma::uword B = V.n_cols;
   arma::vec n0(B), n1(B), s00(B), s01(B), s11(B);
@@ -271,28 +301,10 @@ WildBootstrapResult wild_cluster_bootstrap(const arma::mat& X, const arma::vec& 
   out.p_value = pval(r);
   out.t_boot.set_size(B);
   for (arma::uword bb = 0; bb < B; ++bb) out.t_boot(bb) = tstar(r, bb);
-  // Test inversion: the interval holds the r with p(r) > 1 - level. From the estimate (p = 1)
-  // outward: double the step until p < 1 - level, then bisect to 1e-10 of the scale.
-  const double alpha = 1.0 - level;
+  // Test inversion: the interval holds the r with p(r) > 1 - level.
+  const std::function<double(double)> pfun = pval;
   auto bound = [&](double dir) {
-    const double se = out.std_error > 0 && std::isfinite(out.std_error) ? out.std_error : 1.0;
-    double inside = out.estimate, step = se, outside = cd::kNaNc;
-    for (int it = 0; it < 60; ++it) {
-      const double cand = out.estimate + dir * step;
-      if (pval(cand) <= alpha) {
-        outside = cand;
-        break;
-      }
-      inside = cand;
-      step *= 2.0;
-    }
-    if (std::isnan(outside)) return cd::kNaNc;
-    const double tol = 1e-10 * (std::fabs(out.estimate) + se);
-    for (int it = 0; it < 200 && std::fabs(outside - inside) > tol; ++it) {
-      const double mid = 0.5 * (inside + outside);
-      (pval(mid) <= alpha ? outside : inside) = mid;
-    }
-    return 0.5 * (inside + outside);
+    return cd::inversion_bound(pfun, out.estimate, out.std_error, 1.0 - level, dir);
   };
   out.ci_lower = bound(-1.0);
   out.ci_upper = bound(1.0);

@@ -198,6 +198,24 @@ arma::mat cluster_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec&
   return S.t() * S;
 }
 
+// CR3 in orthonormal coordinates (A = F'F = I): least squares only, one-way.
+arma::mat cr3_orthonormal(const arma::mat& F, const arma::mat& Fh, const arma::vec& ew,
+                          const ClusterCodes& cc, arma::uword dims) {
+  if (dims == 2 || &F != &Fh) {
+    throw InvalidArgument(dims == 2 ? "cov_type: CR3 is one-way only; use CR1 (\"cluster\") "
+                                      "or CR0 for two-way clustering"
+                                    : "cov_type: CR3 (the cluster jackknife) is computed for "
+                                      "least squares only; use CR1 or CR2");
+  }
+  const arma::mat I = arma::eye(F.n_cols, F.n_cols);
+  arma::mat V = cluster_jackknife(F, I, ew, cc.code, cc.n_codes);
+  // Clusters with only rows of weight 0 add nothing to the sum and do not count in G.
+  const double Gc = static_cast<double>(cc.n_codes);
+  const double Gp = static_cast<double>(cc.n_clusters);
+  if (Gp != Gc) V *= ((Gp - 1.0) / Gp) / ((Gc - 1.0) / Gc);
+  return V;
+}
+
 }  // namespace
 
 namespace ls_detail {
@@ -295,22 +313,7 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
       n_clusters->clear();
       for (const auto& c : codes) n_clusters->push_back(c.n_clusters);
     }
-    if (cov.type == CovType::CR3) {
-      // The jackknife in orthonormal coordinates (A = F'F = I): least squares only.
-      if (dims == 2 || &F != &Fh) {
-        throw InvalidArgument(dims == 2 ? "cov_type: CR3 is one-way only; use CR1 (\"cluster\") "
-                                          "or CR0 for two-way clustering"
-                                        : "cov_type: CR3 (the cluster jackknife) is computed for "
-                                          "least squares only; use CR1 or CR2");
-      }
-      const arma::mat I = arma::eye(F.n_cols, F.n_cols);
-      arma::mat V = cluster_jackknife(F, I, ew, codes[0].code, codes[0].n_codes);
-      // Clusters with only rows of weight 0 add nothing to the sum and do not count in G.
-      const double Gc = static_cast<double>(codes[0].n_codes);
-      const double Gp = static_cast<double>(codes[0].n_clusters);
-      if (Gp != Gc) V *= ((Gp - 1.0) / Gp) / ((Gc - 1.0) / Gc);
-      return V;
-    }
+    if (cov.type == CovType::CR3) return cr3_orthonormal(F, Fh, ew, codes[0], dims);
     const bool cr2 = cov.type == CovType::CR2;
     arma::mat M = cluster_meat(F, Fh, ew, codes[0], cr2);
     if (dims == 2) {
