@@ -446,8 +446,9 @@ TEST(LeastSquaresFE, ClusteredDFDropsNestedFactors) {
   // Clusters = factor 1 coarsened: factor 1 is nested, factor 2 (6 levels spread) is not.
   arma::umat cl(d.codes.n_rows, 1);
   cl.col(0) = d.codes.col(0) / 4;
+  // fixest (K.fixef = "nonnested") keeps one parameter per nested factor.
   EXPECT_DOUBLE_EQ(attnreg::absorbed_df_clustered(f, df, cl),
-                   double(df.df_absorbed()) - double(f.n_levels[0]));
+                   double(df.df_absorbed()) - double(f.n_levels[0]) + 1.0);
   // Clusters unrelated to either factor: nothing nested.
   arma::umat cl2(d.codes.n_rows, 1);
   for (arma::uword i = 0; i < cl2.n_rows; ++i) cl2(i, 0) = i % 3;

@@ -61,6 +61,15 @@
 #' @param fe_tol,fe_max_iter With absorbed fixed effects of two or more factors: tolerance of
 #'   the alternating projections (about the accuracy of the transformed data relative to their
 #'   largest value) and the cap on (accelerated) projection steps; reaching it warns.
+#' @param drop_singletons With absorbed fixed effects: leave singleton rows (a level of some
+#'   factor with one row, found iteratively) out of every statistic (n, degrees of freedom,
+#'   clusters, R-squared), as reghdfe and pyfixest (Correia 2015); their fitted values and fixed
+#'   effects stay. `summary()` says how many. `FALSE` keeps them.
+#' @param ssc With absorbed fixed effects: the small-sample conventions of CR1 as fixest's
+#'   `ssc()`: a list with `K.adj` (apply (N-1)/(N-K), default `TRUE`), `K.fixef` (`"nonnested"`,
+#'   the default of fixest, pyfixest and reghdfe: K counts the absorbed parameters except the
+#'   levels of a factor nested in a cluster variable, one kept per such factor; `"full"`;
+#'   `"none"`) and `G.adj` (apply G/(G-1), default `TRUE`).
 #' @return An object of class `ols_attention` with components `coefficients`, `std_errors`,
 #'   `sigma`, `rank`, `df.residual`, `fitted.values`, `residuals`, `weights` (or `NULL`),
 #'   `extended`, `model` (the model frame, as `lm`) and what [predict.ols_attention()] and
@@ -86,14 +95,14 @@
 ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 1e-7,
                           precision = c("auto", "double", "extended"), n_threads = 0L,
                           weight_type = c("analytic", "frequency"), fe_tol = 1e-10,
-                          fe_max_iter = 10000L) {
+                          fe_max_iter = 10000L, drop_singletons = TRUE, ssc = NULL) {
   cl <- match.call()
   precision <- match.arg(precision)
   weight_type <- match.arg(weight_type)
   fe <- .fe_split(formula)
   if (!is.null(fe)) {
     return(.ols_fe(cl, formula, parent.frame(), fe, rank_tol, precision, n_threads, fe_tol,
-                   fe_max_iter, weight_type))
+                   fe_max_iter, weight_type, drop_singletons = drop_singletons, ssc = ssc))
   }
   mf <- match.call(expand.dots = FALSE)
   m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
@@ -179,7 +188,7 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
   clusters <- NULL
   cluster_vars <- NULL
   if (inherits(vcov, "formula")) {
-    cluster_type <- match.arg(cluster_type, c("CR1", "CR0", "CR2"))
+    cluster_type <- match.arg(cluster_type, c("CR1", "CR0", "CR2", "CR3"))
     cl <- .ols_cluster_codes(object, vcov)
     clusters <- cl$codes
     cluster_vars <- cl$vars
@@ -290,7 +299,9 @@ print.ols_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #'   residuals of cluster g premultiplied by \eqn{(I - H_{gg})^{-1/2}}; one-way only; with
 #'   fixed effects after `|`, only when every absorbed factor is nested in the clusters, where
 #'   it equals the dummy-variable fit's CR2 (Pustejovsky and Tipton 2018, JBES 36(4),
-#'   Theorem 2); otherwise an error suggests CR1 or CR0).
+#'   Theorem 2); otherwise an error suggests CR1 or CR0), or `"CR3"` (the cluster jackknife
+#'   \eqn{(G-1)/G \sum_g (b_{(g)} - b)(b_{(g)} - b)'} of MacKinnon, Nielsen and Webb 2023, in
+#'   closed form; one-way; with fixed effects nested in the clusters or one factor that is not).
 #'   Clustered p-values use t with \eqn{G - 1} degrees of freedom, as Stata.
 #' @param ... Unused.
 #' @return An object of class `summary.ols_attention`: `coefficients` (estimate, standard

@@ -23,8 +23,33 @@
   list(main = main, exprs = exprs, names = labels)
 }
 
+# fixest's ssc() list (K.adj, K.fixef, G.adj) -> the core's options.
+.fe_ssc <- function(ssc) {
+  if (is.null(ssc)) return(list(k_adj = TRUE, k_fixef = "nonnested", g_adj = TRUE))
+  if (!is.list(ssc) || is.null(names(ssc)) ||
+      !all(names(ssc) %in% c("K.adj", "K.fixef", "G.adj"))) {
+    stop("ssc: a list with elements K.adj, K.fixef and G.adj (fixest's names), e.g. ",
+         "list(K.adj = TRUE, K.fixef = \"nonnested\", G.adj = TRUE)", call. = FALSE)
+  }
+  flag <- function(v, nm) {
+    if (is.null(v)) return(TRUE)
+    if (!is.logical(v) || length(v) != 1L || is.na(v)) {
+      stop("ssc: ", nm, " must be TRUE or FALSE", call. = FALSE)
+    }
+    v
+  }
+  kf <- if (is.null(ssc$K.fixef)) "nonnested" else ssc$K.fixef
+  if (!is.character(kf) || length(kf) != 1L || !kf %in% c("nonnested", "full", "none")) {
+    stop("ssc: K.fixef must be \"nonnested\", \"full\" or \"none\"", call. = FALSE)
+  }
+  list(k_adj = flag(ssc$K.adj, "K.adj"), k_fixef = kf, g_adj = flag(ssc$G.adj, "G.adj"))
+}
+
 .ols_fe <- function(cl, formula, env, parts, rank_tol, precision, n_threads, fe_tol,
-                    fe_max_iter, weight_type = "analytic") {
+                    fe_max_iter, weight_type = "analytic", drop_singletons = TRUE, ssc = NULL) {
+  if (!is.logical(drop_singletons) || length(drop_singletons) != 1L || is.na(drop_singletons)) {
+    stop("drop_singletons: must be TRUE or FALSE", call. = FALSE)
+  }
   mf <- cl
   m <- match(c("formula", "data", "subset", "weights", "na.action"), names(mf), 0L)
   mf <- mf[c(1L, m)]
@@ -60,7 +85,9 @@
   }
   opt <- list(tol = as.double(fe_tol), max_iter = as.integer(fe_max_iter),
               rank_tol = as.double(rank_tol), n_threads = as.integer(n_threads),
-              precision = precision, frequency = !is.null(w) && weight_type == "frequency")
+              precision = precision, frequency = !is.null(w) && weight_type == "frequency",
+              drop_singletons = drop_singletons)
+  opt <- c(opt, .fe_ssc(ssc))
   res <- .fe_fit_cpp(d$X, d$Y, codes, if (is.null(w)) numeric(0) else w, opt)
   nm <- colnames(d$X)
   coef <- drop(res$coefficients)
@@ -101,7 +128,7 @@
     r.squared.within = res$r_squared_within, fixef = fe, fe_names = parts$names,
     fe_exprs = parts$exprs, fe_levels = levels_, n_fe_levels = lengths(levels_),
     df_absorbed = res$df_absorbed, df_exact = res$df_exact, components = res$components,
-    iterations = res$iterations, converged = res$converged,
+    iterations = res$iterations, converged = res$converged, n_singletons = res$n_singletons,
     X = d$X, y = d$Y, codes = codes, opt = opt, extended = FALSE, intercept = d$intercept,
     weights = w, weight_type = if (!is.null(w)) weight_type,
     terms = d$terms, xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
@@ -171,7 +198,8 @@ summary.ols_attention_fe <- function(object, vcov = "nonrobust", maxlags = NULL,
                  rank = object$rank, aliased = object$aliased, vcov = inf$cov_type,
                  maxlags = inf$maxlags, cov = V, extended = FALSE, fe_names = object$fe_names,
                  n_fe_levels = object$n_fe_levels, df_absorbed = object$df_absorbed,
-                 df_exact = object$df_exact, nobs = object$nobs),
+                 df_exact = object$df_exact, nobs = object$nobs,
+                 n_singletons = if (is.null(object$n_singletons)) 0 else object$n_singletons),
             class = c("summary.ols_attention_fe", "summary.ols_attention"))
 }
 
@@ -186,8 +214,13 @@ print.summary.ols_attention_fe <- function(x, digits = max(3L, getOption("digits
                HAC = paste0("HAC (Newey-West, Bartlett, ", x$maxlags, " lags)"), x$vcov)
   cat("Coefficients (standard errors: ", se, "):\n", sep = "")
   printCoefmat(x$coefficients, digits = digits, na.print = "NA", ...)
+  ns <- if (is.null(x$n_singletons)) 0 else x$n_singletons
   cat("\nResidual standard error: ", format(signif(x$sigma, digits)), " on ", x$df,
-      " degrees of freedom (n = ", x$nobs, ")\n", sep = "")
+      " degrees of freedom (n = ", x$nobs - ns, ")\n", sep = "")
+  if (ns > 0) {
+    cat(ns, " singleton row(s) (a fixed-effect level with one row) left out of the statistics\n",
+        sep = "")
+  }
   cat("Multiple R-squared: ", formatC(x$r.squared, digits = digits),
       ",\tAdjusted R-squared: ", formatC(x$adj.r.squared, digits = digits),
       "\nWithin R-squared: ", formatC(x$r.squared.within, digits = digits), "\n", sep = "")
@@ -272,4 +305,98 @@ loo_predict.ols_attention_fe <- function(object, ...) .fe_unsupported("loo_predi
 #' @export
 masked_attention.ols_attention_fe <- function(object, strict = FALSE, weights = FALSE, ...) {
   .fe_unsupported("masked_attention")
+}
+
+#' Wild cluster bootstrap of a linear hypothesis
+#'
+#' The restricted wild cluster bootstrap (WCR; Cameron, Gelbach and Miller 2008, REStat 90(3))
+#' of `sum_j w_j b_j = value` for a fit of [ols_attention()] with absorbed fixed effects,
+#' computed by the algorithm of Roodman, MacKinnon, Nielsen and Webb (2019, Stata Journal
+#' 19(1)): bootstrap samples y* = X b_r + u_r v_g with the null imposed, one weight per
+#' cluster, and the CR1 t statistic. The confidence interval inverts the test.
+#'
+#' @param fit A fit of [ols_attention()] with a `| factors` part.
+#' @param param A coefficient name, or a named numeric vector of weights for a combination.
+#' @param cluster The clustering variable as a one-sided formula, e.g. `~firm` (one-way).
+#' @param value Hypothesised value (default 0).
+#' @param R Replications (at least 99). With Rademacher weights and 2^G <= R, the 2^G sign
+#'   vectors are enumerated instead.
+#' @param bootstrap `"rademacher"`, `"webb"` (six-point; Webb 2023) or `"mammen"`.
+#' @param seed Seed for R's generator (the draws are `sample()`/`runif()` in replication-major
+#'   order); `NULL` uses the current state.
+#' @param level Confidence level, a fraction.
+#' @return A list of class `wild_bootstrap_attention`: `estimate`, `std_error`, `t_stat`,
+#'   `p_value`, `conf_int`, `replications`, `n_clusters`, `bootstrap`, `enumerated`, `t_boot`.
+#' @examples
+#' d <- data.frame(y = rnorm(200), x = rnorm(200), f = rep(1:20, each = 10))
+#' fit <- ols_attention(y ~ x | f, data = d)
+#' wild_bootstrap(fit, "x", cluster = ~f, R = 999, seed = 1)
+#' @export
+wild_bootstrap <- function(fit, param, cluster, value = 0, R = 9999L,
+                           bootstrap = c("rademacher", "webb", "mammen"), seed = NULL,
+                           level = 0.95) {
+  bootstrap <- match.arg(bootstrap)
+  if (!inherits(fit, "ols_attention_fe")) {
+    stop("fit: the wild bootstrap here is for fits with absorbed fixed effects ",
+         "(ols_attention(y ~ x | f, data))", call. = FALSE)
+  }
+  if (!is.numeric(level) || length(level) != 1L || !(level > 0 && level < 1)) {
+    stop("level: is a fraction: 0.95 for a 95% interval", call. = FALSE)
+  }
+  if (!is.numeric(R) || length(R) != 1L || R < 99 || R != round(R)) {
+    stop("R: must be an integer >= 99 (9999 is usual)", call. = FALSE)
+  }
+  if (is.matrix(fit$coefficients)) stop("fit: one response only", call. = FALSE)
+  nm <- names(fit$coefficients)
+  w <- if (is.character(param)) setNames(rep(1, length(param)), param) else param
+  if (is.null(names(w)) || !all(names(w) %in% nm)) {
+    stop("param: a coefficient name or a named vector of weights over ",
+         paste(nm, collapse = ", "), call. = FALSE)
+  }
+  Rv <- setNames(numeric(length(nm)), nm)
+  Rv[names(w)] <- Rv[names(w)] + as.numeric(w)
+  bad <- nm[fit$aliased & Rv != 0]
+  if (length(bad)) {
+    stop("param: ", paste(bad, collapse = ", "), " was dropped from the fit (aliased or ",
+         "absorbed by the fixed effects; NA); test an estimated coefficient", call. = FALSE)
+  }
+  cl <- .ols_cluster_codes(fit, cluster)$codes
+  if (ncol(cl) != 1L) stop("cluster: one clustering variable (one-way)", call. = FALSE)
+  ids <- cl[, 1L]
+  G <- length(unique(ids))
+  enumerated <- bootstrap == "rademacher" && G <= 20 && 2^G <= R
+  if (enumerated) {
+    V <- t(as.matrix(expand.grid(rep(list(c(1, -1)), G))))
+  } else {
+    if (!is.null(seed)) set.seed(seed)
+    B <- as.integer(R)
+    V <- switch(bootstrap,
+      rademacher = matrix(sample(c(1, -1), B * G, replace = TRUE), G, B),
+      webb = matrix(sample(c(-sqrt(1.5), -1, -sqrt(0.5), sqrt(0.5), 1, sqrt(1.5)), B * G,
+                           replace = TRUE), G, B),
+      mammen = {
+        s5 <- sqrt(5)
+        matrix(ifelse(stats::runif(B * G) < (s5 + 1) / (2 * s5), -(s5 - 1) / 2, (s5 + 1) / 2),
+               G, B)
+      })
+  }
+  # Rows of V follow the clusters in increasing order of their codes (the core's order).
+  res <- .fe_wild_cpp(fit$X, fit$y, fit$codes, .fe_w(fit), fit$opt, as.numeric(Rv),
+                      as.numeric(value), as.integer(ids), V, as.numeric(level))
+  structure(list(estimate = res$estimate, std_error = res$std_error, t_stat = res$t_stat,
+                 p_value = res$p_value, conf_int = c(res$ci_lower, res$ci_upper),
+                 level = level, replications = res$replications, n_clusters = res$n_clusters,
+                 bootstrap = bootstrap, enumerated = enumerated, t_boot = res$t_boot),
+            class = "wild_bootstrap_attention")
+}
+
+#' @export
+print.wild_bootstrap_attention <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("\nWild cluster bootstrap (WCR, ", x$bootstrap, ", ", x$replications, " replications",
+      if (x$enumerated) ", enumerated", ", ", x$n_clusters, " clusters)\n", sep = "")
+  cat("estimate ", format(signif(x$estimate, digits)), ", t = ", format(signif(x$t_stat, digits)),
+      ", p = ", format(signif(x$p_value, digits)), "\n", format(100 * x$level), "% interval [",
+      format(signif(x$conf_int[1], digits)), ", ", format(signif(x$conf_int[2], digits)), "]\n",
+      sep = "")
+  invisible(x)
 }

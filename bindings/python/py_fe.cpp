@@ -19,6 +19,20 @@ namespace {
 
 using iarray = py::array_t<long long, py::array::f_style | py::array::forcecast>;
 
+py::dict wild_dict(const attnreg::WildBootstrapResult& r) {
+  py::dict d;
+  d["estimate"] = r.estimate;
+  d["std_error"] = r.std_error;
+  d["t_stat"] = r.t_stat;
+  d["p_value"] = r.p_value;
+  d["ci_lower"] = r.ci_lower;
+  d["ci_upper"] = r.ci_upper;
+  d["replications"] = r.replications;
+  d["n_clusters"] = r.n_clusters;
+  d["t_boot"] = to_numpy(arma::mat(r.t_boot));
+  return d;
+}
+
 arma::umat as_codes(const iarray& a, const char* name) {
   if (a.ndim() != 1 && a.ndim() != 2) {
     throw py::value_error(std::string(name) + ": expected a 1-D or 2-D array of level codes");
@@ -70,8 +84,14 @@ static void init_absorbed_ols(py::module_& m) {
   py::class_<PyAbsorbed> cls(m, "AbsorbedOLS");
   cls
       .def(py::init([](double tol, int max_iter, bool accelerate, double rank_tol,
-                       const std::string& precision, int n_threads, bool frequency_weights) {
+                       const std::string& precision, int n_threads, bool frequency_weights,
+                       bool drop_singletons, bool k_adj, const std::string& k_fixef,
+                       bool g_adj) {
              attnreg::AbsorbOptions o;
+             o.drop_singletons = drop_singletons;
+             o.ssc.k_adj = k_adj;
+             o.ssc.k_fixef = attnreg::parse_fixef_k(k_fixef);
+             o.ssc.g_adj = g_adj;
              o.tol = tol;
              o.max_iter = max_iter;
              o.accelerate = accelerate;
@@ -84,7 +104,8 @@ static void init_absorbed_ols(py::module_& m) {
            }),
            py::arg("tol") = 1e-10, py::arg("max_iter") = 10000, py::arg("accelerate") = true,
            py::arg("rank_tol") = 1e-7, py::arg("precision") = "auto", py::arg("n_threads") = 0,
-           py::arg("frequency_weights") = false)
+           py::arg("frequency_weights") = false, py::arg("drop_singletons") = false,
+           py::arg("k_adj") = true, py::arg("k_fixef") = "nonnested", py::arg("g_adj") = true)
       .def(
           "fit",
           [](PyAbsorbed& self, const farray& X, const farray& Y, const iarray& codes,
@@ -112,6 +133,24 @@ static void init_absorbed_ols(py::module_& m) {
       .def("aliased", [](const PyAbsorbed& s) { return s.model.aliased(); })
       .def_property_readonly("rank", [](const PyAbsorbed& s) { return s.model.rank(); })
       .def_property_readonly("n_obs", [](const PyAbsorbed& s) { return s.model.n_obs(); })
+      .def_property_readonly("n_singletons",
+                             [](const PyAbsorbed& s) { return s.model.n_singletons(); })
+      .def("singletons", [](const PyAbsorbed& s) { return s.model.singletons(); })
+      .def(
+          "wild_bootstrap",
+          [](const PyAbsorbed& s, const farray& R, double r, const iarray& groups,
+             const farray& V, double level) {
+            const arma::mat Rm = as_mat(R, "param"), Vm = as_mat(V, "weights");
+            const arma::umat g = as_codes(groups, "groups");
+            if (g.n_cols != 1) throw py::value_error("groups: one column (one-way clustering)");
+            attnreg::WildBootstrapResult res;
+            {
+              py::gil_scoped_release nogil;
+              res = s.model.wild_bootstrap(arma::vectorise(Rm), r, g.col(0), Vm, level);
+            }
+            return wild_dict(res);
+          },
+          py::arg("R"), py::arg("r"), py::arg("groups"), py::arg("V"), py::arg("level"))
       .def_property_readonly("df_residual", [](const PyAbsorbed& s) { return s.model.df_residual(); })
       .def_property_readonly("iterations", [](const PyAbsorbed& s) { return s.model.iterations(); })
       .def_property_readonly("converged", [](const PyAbsorbed& s) { return s.model.converged(); })
@@ -199,16 +238,25 @@ static void init_absorbed_ols_inference(py::class_<PyAbsorbed>& cls) {
           [](const PyAbsorbed& s) {
             const attnreg::AbsorbOptions& o = s.model.options();
             arma::mat codes = arma::conv_to<arma::mat>::from(s.codes);
-            return py::make_tuple(1, o.tol, o.max_iter, o.accelerate, o.rank_tol,
+            return py::make_tuple(2, o.tol, o.max_iter, o.accelerate, o.rank_tol,
                                   static_cast<int>(o.precision), o.n_threads, o.frequency_weights,
                                   to_numpy(s.X), to_numpy(s.Y), to_numpy(codes),
-                                  to_numpy(s.weights));
+                                  to_numpy(s.weights), o.drop_singletons, o.ssc.k_adj,
+                                  attnreg::fixef_k_name(o.ssc.k_fixef), o.ssc.g_adj);
           },
           [](const py::tuple& t) {
-            if (t.size() != 12 || t[0].cast<int>() != 1) {
+            // Version 1 (before drop_singletons and ssc): restored with singletons kept.
+            const int version = t.size() >= 1 ? t[0].cast<int>() : 0;
+            if (!((version == 1 && t.size() == 12) || (version == 2 && t.size() == 16))) {
               throw py::value_error("state: not an attnreg AbsorbedOLS state of this version");
             }
             attnreg::AbsorbOptions o;
+            if (version == 2) {
+              o.drop_singletons = t[12].cast<bool>();
+              o.ssc.k_adj = t[13].cast<bool>();
+              o.ssc.k_fixef = attnreg::parse_fixef_k(t[14].cast<std::string>());
+              o.ssc.g_adj = t[15].cast<bool>();
+            }
             o.tol = t[1].cast<double>();
             o.max_iter = t[2].cast<int>();
             o.accelerate = t[3].cast<bool>();
@@ -230,7 +278,51 @@ static void init_absorbed_ols_inference(py::class_<PyAbsorbed>& cls) {
           }));
 }
 
+static void init_cluster_inference(py::module_& m) {
+  m.def(
+      "wild_cluster_bootstrap",
+      [](const farray& X, const farray& y, const iarray& groups, const farray& R, double r,
+         const farray& V, double level, double factor) {
+        const arma::mat Xm = as_mat(X, "X"), ym = as_mat(y, "y"), Rm = as_mat(R, "param"),
+                        Vm = as_mat(V, "weights");
+        const arma::umat g = as_codes(groups, "groups");
+        arma::uword G = 0;
+        const arma::uvec codes = attnreg::dense_cluster_codes(g.col(0), G);
+        attnreg::WildBootstrapResult res;
+        {
+          py::gil_scoped_release nogil;
+          res = attnreg::wild_cluster_bootstrap(Xm, arma::vectorise(ym), codes, G,
+                                                arma::vectorise(Rm), r, Vm, level, factor);
+        }
+        return wild_dict(res);
+      },
+      py::arg("X"), py::arg("y"), py::arg("groups"), py::arg("R"), py::arg("r"), py::arg("V"),
+      py::arg("level"), py::arg("factor"),
+      "Restricted wild cluster bootstrap of R'b = r for the least-squares fit of y on X "
+      "(Roodman, MacKinnon, Nielsen and Webb 2019).");
+  m.def("rademacher_enumeration",
+        [](arma::uword G) { return to_numpy(attnreg::rademacher_enumeration(G)); },
+        py::arg("G"));
+  m.def(
+      "cluster_jackknife",
+      [](const farray& X, const farray& e, const iarray& groups) {
+        const arma::mat Xm = as_mat(X, "X"), em = as_mat(e, "e");
+        const arma::umat g = as_codes(groups, "groups");
+        arma::uword G = 0;
+        const arma::uvec codes = attnreg::dense_cluster_codes(g.col(0), G);
+        return to_numpy(
+            attnreg::cluster_jackknife(Xm, Xm.t() * Xm, arma::vectorise(em), codes, G));
+      },
+      py::arg("X"), py::arg("e"), py::arg("groups"),
+      "CR3 jackknife covariance (G-1)/G sum_g (b_(g) - b)(b_(g) - b)' of the least-squares fit "
+      "with design X and residuals e, in closed form.");
+  m.def("singleton_rows",
+        [](const iarray& codes) { return attnreg::singleton_rows(as_codes(codes, "absorb")); },
+        py::arg("codes"));
+}
+
 static void init_absorbed_df(py::module_& m) {
+  init_cluster_inference(m);
   m.def(
       "absorbed_df_clustered",
       [](const iarray& codes, const iarray& clusters) {

@@ -29,6 +29,14 @@ attnreg::AbsorbedOLS fit_model(const arma::mat& X, const arma::mat& Y,
   o.rank_tol = Rcpp::as<double>(opt["rank_tol"]);
   o.n_threads = Rcpp::as<int>(opt["n_threads"]);
   if (opt.containsElementNamed("frequency")) o.frequency_weights = Rcpp::as<bool>(opt["frequency"]);
+  if (opt.containsElementNamed("drop_singletons")) {
+    o.drop_singletons = Rcpp::as<bool>(opt["drop_singletons"]);
+  }
+  if (opt.containsElementNamed("k_adj")) o.ssc.k_adj = Rcpp::as<bool>(opt["k_adj"]);
+  if (opt.containsElementNamed("k_fixef")) {
+    o.ssc.k_fixef = attnreg::parse_fixef_k(Rcpp::as<std::string>(opt["k_fixef"]));
+  }
+  if (opt.containsElementNamed("g_adj")) o.ssc.g_adj = Rcpp::as<bool>(opt["g_adj"]);
   const std::string p = Rcpp::as<std::string>(opt["precision"]);
   o.precision = p == "double"     ? attnreg::Precision::Double
                 : p == "extended" ? attnreg::Precision::Extended
@@ -68,7 +76,30 @@ Rcpp::List fe_fit_cpp(const arma::mat& X, const arma::mat& Y, const Rcpp::Intege
       Rcpp::Named("r_squared_within") = Rcpp::NumericVector(r2w.begin(), r2w.end()),
       Rcpp::Named("r_squared") = Rcpp::NumericVector(r2.begin(), r2.end()),
       Rcpp::Named("adj_r_squared") = Rcpp::NumericVector(ar2.begin(), ar2.end()),
-      Rcpp::Named("fixed_effects") = fe);
+      Rcpp::Named("fixed_effects") = fe,
+      Rcpp::Named("n_singletons") = static_cast<double>(m.n_singletons()));
+}
+
+// Restricted wild cluster bootstrap of R'b = r (clusters: one id per row, one-way).
+// [[Rcpp::export(name = ".fe_wild_cpp")]]
+Rcpp::List fe_wild_cpp(const arma::mat& X, const arma::mat& Y, const Rcpp::IntegerMatrix& codes,
+                       const arma::vec& weights, const Rcpp::List& opt, const arma::vec& R,
+                       double r, const Rcpp::IntegerVector& clusters, const arma::mat& V,
+                       double level) {
+  const attnreg::AbsorbedOLS m = fit_model(X, Y, codes, weights, opt);
+  arma::uvec cl(clusters.size());
+  for (R_xlen_t i = 0; i < clusters.size(); ++i) {
+    if (clusters[i] < 0 || clusters[i] == NA_INTEGER) Rcpp::stop("cluster: ids must be >= 0");
+    cl(i) = static_cast<arma::uword>(clusters[i]);
+  }
+  const attnreg::WildBootstrapResult w = m.wild_bootstrap(R, r, cl, V, level);
+  return Rcpp::List::create(
+      Rcpp::Named("estimate") = w.estimate, Rcpp::Named("std_error") = w.std_error,
+      Rcpp::Named("t_stat") = w.t_stat, Rcpp::Named("p_value") = w.p_value,
+      Rcpp::Named("ci_lower") = w.ci_lower, Rcpp::Named("ci_upper") = w.ci_upper,
+      Rcpp::Named("replications") = static_cast<double>(w.replications),
+      Rcpp::Named("n_clusters") = static_cast<double>(w.n_clusters),
+      Rcpp::Named("t_boot") = Rcpp::NumericVector(w.t_boot.begin(), w.t_boot.end()));
 }
 
 // Coefficient table and covariance of output `output` (1-based).

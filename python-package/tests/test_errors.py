@@ -128,7 +128,7 @@ CASES = [
     ("rank too large", lambda: attnreg.PCR(rank=5).fit(X, y), ValueError,
      r"rank: 5 components requested but the centred design has numerical rank 2; choose rank <= 2"),
     ("unknown cov_type", lambda: attnreg.OLS(cov_type="HC9").fit(X, y), ValueError,
-     r"cov_type: must be one of nonrobust, HC0, HC1, HC2, HC3, HAC, cluster, CR0, CR1, CR2; got 'HC9'"),
+     r"cov_type: must be one of nonrobust, HC0, HC1, HC2, HC3, HAC, cluster, CR0, CR1, CR2, CR3; got 'HC9'"),
     ("attention rank", lambda: attnreg.AttentionRegression(rank=0).fit(X, y), ValueError,
      r"rank: must be >= 1"),
     ("unknown selector method", lambda: attnreg.select_bandwidth(X, y, method="cv"), ValueError,

@@ -56,7 +56,8 @@ def test_matches_statsmodels_dummy_ols(n, levels, singletons, disconnected, seed
     xs = ["x1", "x2", "x3"]
     fes = [f"f{j + 1}" for j in range(len(levels))]
     ref = dummy_ols(df, xs, fes)
-    m = attnreg.OLS().fit(df[xs], df["y"], absorb=df[fes])
+    # statsmodels' dummy fit keeps the singleton rows: so does this one (drop_singletons=False).
+    m = attnreg.OLS(drop_singletons=False).fit(df[xs], df["y"], absorb=df[fes])
     np.testing.assert_allclose(m.coef_, ref.params[xs].to_numpy(), rtol=1e-10)
     np.testing.assert_allclose(m.coef_se_, ref.bse[xs].to_numpy(), rtol=1e-9)
     assert m.df_resid_ == ref.df_resid
@@ -220,8 +221,9 @@ def test_matches_pyfixest():
 def test_absorbed_fit_with_weights_and_clusters_equals_dummy_wls(two_way_fe, weighted):
     # Absorbed fits under sample weights and cluster-robust covariances equal the dummy-variable
     # WLS: coefficients and CR0 exactly as statsmodels'; CR1 with the Stata/fixest factor
-    # G/(G-1) (N-1)/(N-K), K = rank + absorbed levels not nested in a cluster (here the firm
-    # fixed effects are nested in the firm clusters, so they do not count).
+    # G/(G-1) (N-1)/(N-K), K = rank + absorbed levels not nested in a cluster, plus one per
+    # nested factor (here the firm fixed effects are nested in the firm clusters: they count
+    # as one parameter, as fixest's ssc(K.fixef = "nonnested") and pyfixest).
     sm = pytest.importorskip("statsmodels.api")
     rng = np.random.default_rng(7 + two_way_fe + 2 * weighted)
     n, G = 400, 25
@@ -242,7 +244,7 @@ def test_absorbed_fit_with_weights_and_clusters_equals_dummy_wls(two_way_fe, wei
     np.testing.assert_allclose(m.coef_se_, ref.bse[:2], rtol=1e-8)
     assert m.n_clusters_ == G
     m1 = attnreg.OLS(cov_type="cluster").fit(X, y, sample_weight=w, groups=firm, absorb=absorb)
-    K = 2 + (5 if two_way_fe else 0)  # firm levels are nested in the firm clusters
+    K = 3 + (5 if two_way_fe else 0)  # firm levels are nested in the firm clusters: one
     factor = G / (G - 1) * (n - 1) / (n - K)
     np.testing.assert_allclose(m1.coef_se_, ref.bse[:2] * np.sqrt(factor), rtol=1e-8)
     # p-values from t with G - 1 degrees of freedom

@@ -1,4 +1,4 @@
-test_that("absorbed fixed effects take clustered covariances (CR0 as sandwich on the dummy lm, CR1 with nested effects not counted)", {
+test_that("absorbed fixed effects take clustered covariances (CR0 as sandwich on the dummy lm, CR1 with nested effects counted as one)", {
   skip_if_not_installed("sandwich")
   set.seed(3)
   n <- 300; G <- 20
@@ -13,7 +13,9 @@ test_that("absorbed fixed effects take clustered covariances (CR0 as sandwich on
   expect_equal(unname(s0$coefficients[, 2]), unname(sqrt(diag(V0))[c("x1", "x2")]),
                tolerance = 1e-8)
   s1 <- summary(fe, vcov = ~firm)
-  K <- 2 + 4  # firm effects are nested in the firm clusters; year's 4 free levels count
+  # firm effects are nested in the firm clusters: one parameter (fixest's K.fixef =
+  # "nonnested"); year's 4 free levels count
+  K <- 2 + 1 + 4
   f <- G / (G - 1) * (n - 1) / (n - K)
   expect_equal(unname(s1$coefficients[, 2]), unname(s0$coefficients[, 2]) * sqrt(f),
                tolerance = 1e-10)

@@ -31,8 +31,10 @@ test_that("CR2 with fixed effects nested in the clusters equals the dummy lm's C
   d$y <- d$x1 - 0.5 * d$x2 + 0.1 * firm + rnorm(n)
   d$w <- runif(n, 0.5, 2)
   for (weighted in c(FALSE, TRUE)) {
-    fe <- if (weighted) ols_attention(y ~ x1 + x2 | firm + industry, data = d, weights = w)
-          else ols_attention(y ~ x1 + x2 | firm + industry, data = d)
+    # lm keeps the singleton firms: so does this fit (drop_singletons = FALSE).
+    fe <- if (weighted) ols_attention(y ~ x1 + x2 | firm + industry, data = d, weights = w,
+                                      drop_singletons = FALSE)
+          else ols_attention(y ~ x1 + x2 | firm + industry, data = d, drop_singletons = FALSE)
     ref <- if (weighted) lm(y ~ x1 + x2 + firm + industry, data = d, weights = w)
            else lm(y ~ x1 + x2 + firm + industry, data = d)
     s <- summary(fe, vcov = ~cl, cluster_type = "CR2")

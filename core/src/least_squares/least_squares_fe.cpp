@@ -49,14 +49,29 @@ AbsorbedOLS& AbsorbedOLS::fit(const arma::mat& X, const arma::mat& Y, const arma
   f_ = Factors::from_codes(factors);
   w_ = positive_weights_or_ones(weights, X.n_rows);
   weighted_ = !weights.is_empty();
-  df_ = absorbed_df(f_, opt_);
+  const arma::uword n = X.n_rows, p = X.n_cols, k = Y.n_cols;
+  singleton_.assign(n, false);
+  n_singletons_ = 0;
+  if (opt_.drop_singletons) {
+    singleton_ = singleton_rows(f_.codes);
+    for (bool b : singleton_) n_singletons_ += b ? 1 : 0;
+    check::require(n_singletons_ < n, "absorb",
+                   "every row is a singleton (its level of some factor has no other row), so "
+                   "nothing is left to estimate from; use fewer or coarser factors, or keep the "
+                   "singletons (drop_singletons off)");
+  }
+  df_ = absorbed_df(n_singletons_ > 0 ? kept_factors() : f_, opt_);
   X_ = X;
   y_ = Y;
-  const arma::uword n = X.n_rows, p = X.n_cols, k = Y.n_cols;
 
-  const WithinResult wx = within_transform(arma::join_rows(X, Y), f_, w_, opt_);
+  WithinResult wx = within_transform(arma::join_rows(X, Y), f_, w_, opt_);
   iterations_ = wx.iterations;
   converged_ = wx.converged;
+  // M_D x is 0 at a singleton row in exact arithmetic (its own dummy spans it): set it so,
+  // which makes the fit the one without those rows.
+  for (arma::uword i = 0; i < n && n_singletons_ > 0; ++i) {
+    if (singleton_[i]) wx.x.row(i).zeros();
+  }
   const arma::mat Xt = wx.x.cols(0, p - 1);
   ytil_ = wx.x.cols(p, p + k - 1);
 
@@ -147,11 +162,44 @@ std::vector<bool> AbsorbedOLS::aliased() const {
   return out;
 }
 
+double AbsorbedOLS::n_effective() const {
+  require_fitted("n_effective");
+  if (!opt_.frequency_weights) return static_cast<double>(y_.n_rows - n_singletons_);
+  double s = 0.0;
+  for (arma::uword i = 0; i < w_.n_elem; ++i) s += singleton_[i] ? 0.0 : w_(i);
+  return s;
+}
+
+Factors AbsorbedOLS::kept_factors() const {
+  const arma::uword n = f_.codes.n_rows, K = f_.n_factors();
+  arma::umat codes(n - n_singletons_, K);
+  for (arma::uword j = 0; j < K; ++j) {
+    std::vector<arma::uword> recode(f_.n_levels[j], static_cast<arma::uword>(-1));
+    arma::uword next = 0, r = 0;
+    for (arma::uword i = 0; i < n; ++i) {
+      if (singleton_[i]) continue;
+      arma::uword& c = recode[f_.codes(i, j)];
+      if (c == static_cast<arma::uword>(-1)) c = next++;
+      codes(r++, j) = c;
+    }
+  }
+  return Factors::from_codes(codes);
+}
+
+arma::umat AbsorbedOLS::kept_clusters(const arma::umat& clusters) const {
+  if (n_singletons_ == 0 || clusters.n_rows != singleton_.size()) return clusters;
+  arma::uword i0 = 0;
+  while (singleton_[i0]) ++i0;
+  arma::umat out = clusters;
+  for (arma::uword i = 0; i < out.n_rows; ++i) {
+    if (singleton_[i]) out.row(i) = clusters.row(i0);
+  }
+  return out;
+}
+
 double AbsorbedOLS::df_residual() const {
   require_fitted("df_residual");
-  const double n_eff =
-      opt_.frequency_weights ? arma::accu(w_) : static_cast<double>(y_.n_rows);
-  return n_eff - static_cast<double>(rank_) - static_cast<double>(df_.df_absorbed());
+  return n_effective() - static_cast<double>(rank_) - static_cast<double>(df_.df_absorbed());
 }
 
 arma::rowvec AbsorbedOLS::sigma2() const {
@@ -184,10 +232,16 @@ arma::rowvec AbsorbedOLS::r_squared() const {
   const arma::mat e = residuals();
   const Sweeper sw(f_, w_, 0);
   arma::rowvec r(e.n_cols);
-  const double wsum = arma::accu(w_);
+  // Over the rows that are not singletons (all rows without drop_singletons).
+  arma::vec wk = w_;
+  for (arma::uword i = 0; i < wk.n_elem && n_singletons_ > 0; ++i) {
+    if (singleton_[i]) wk(i) = 0.0;
+  }
+  const Sweeper swk(f_, wk, 0);
+  const double wsum = arma::accu(wk);
   for (arma::uword c = 0; c < e.n_cols; ++c) {
-    const double mean = arma::dot(w_, y_.col(c)) / wsum;
-    const double rss = sw.wnorm(e.col(c)), tss = sw.wnorm(y_.col(c) - mean);
+    const double mean = arma::dot(wk, y_.col(c)) / wsum;
+    const double rss = sw.wnorm(e.col(c)), tss = swk.wnorm(y_.col(c) - mean);
     r(c) = tss > 0 ? 1.0 - (rss / tss) * (rss / tss) : kNaN;
   }
   return r;
@@ -196,7 +250,7 @@ arma::rowvec AbsorbedOLS::r_squared() const {
 arma::rowvec AbsorbedOLS::adj_r_squared() const {
   const arma::rowvec r2 = r_squared();
   const double df = df_residual();
-  const double n_eff = opt_.frequency_weights ? arma::accu(w_) : static_cast<double>(y_.n_rows);
+  const double n_eff = n_effective();
   arma::rowvec out(r2.n_elem);
   for (arma::uword c = 0; c < r2.n_elem; ++c) {
     out(c) = df > 0 ? 1.0 - (1.0 - r2(c)) * ((n_eff - 1.0) / df) : kNaN;

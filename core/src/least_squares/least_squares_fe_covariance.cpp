@@ -12,6 +12,7 @@
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/least_squares_fe_internal.hpp"
 #include "attnreg/detail/least_squares_internal.hpp"
+#include "attnreg/least_squares/cluster_inference.hpp"
 
 namespace attnreg {
 
@@ -47,7 +48,8 @@ arma::mat AbsorbedOLS::std_errors(const CovOptions& cov, Inference* fix) const {
   if (!inner_fitted_ || rank_ == 0) return se;
   CovOptions inner_cov;
   const double factor = inner_scaling(cov, inner_cov);
-  if (cov.type != CovType::HC2 && cov.type != CovType::HC3 && !frequency_hc(cov)) {
+  if (cov.type != CovType::HC2 && cov.type != CovType::HC3 && !frequency_hc(cov) &&
+      !(cov.type == CovType::CR3 && std::isnan(factor))) {
     // The inner fit computes its standard errors in scaled units (no under- or overflow at
     // extreme scales of X or y); a covariance's diagonal would underflow first.
     // Two-way clustered: the inner covariance is eigenvalue-fixed when indefinite (Cameron,
@@ -75,9 +77,12 @@ double AbsorbedOLS::inner_scaling(const CovOptions& cov, CovOptions& inner) cons
   // factor: the factor, with the inner fit's own covariance options in `inner`.
   const double df = df_residual();
   const double n = static_cast<double>(y_.n_rows);
-  const double n_eff = opt_.frequency_weights ? arma::accu(w_) : n;
+  const double n_eff = n_effective();
   const double inner_df = n - static_cast<double>(rank_);
   inner = cov;
+  // Singleton rows are zero rows of the inner fit: in the cluster of a kept row they change
+  // nothing, and only clusters with kept rows count.
+  inner.clusters = kept_clusters(cov.clusters);
   switch (cov.type) {
     case CovType::Classical:
       return df > 0 && inner_df > 0 ? inner_df / df : kNaN;
@@ -93,23 +98,32 @@ double AbsorbedOLS::inner_scaling(const CovOptions& cov, CovOptions& inner) cons
       // The inner fit's scores are sqrt(w_i) (M_D x)_i times sqrt(w_i) e_i: the weighted
       // within-transformed scores, summed by cluster.
       return 1.0;
-    case CovType::CR1: {
+    case CovType::CR1:
       // Stata's small-sample factor G/(G-1) (N-1)/(N-K) with G the fewest clusters over the
-      // dimensions and K = rank + the absorbed parameters that are not nested in a cluster
-      // (fixest's ssc(adj = TRUE, fixef.K = "nested", cluster.adj = TRUE), reghdfe).
+      // dimensions and K as options().ssc says (default: rank + the absorbed parameters that
+      // are not nested in a cluster, plus one per nested factor; fixest's ssc(), reghdfe).
       inner.type = CovType::CR0;
-      double G = 0;
-      for (arma::uword d = 0; d < cov.clusters.n_cols; ++d) {
-        const double g = static_cast<double>(arma::uvec(arma::unique(cov.clusters.col(d))).n_elem);
-        G = d == 0 ? g : std::min(G, g);
-      }
-      const double K = static_cast<double>(rank_) + absorbed_df_clustered(f_, df_, cov.clusters);
-      const double denom = n_eff - K;
-      return denom > 0 && G > 1 ? G / (G - 1.0) * (n_eff - 1.0) / denom : kNaN;
-    }
+      return cluster_factor(cov);
     case CovType::CR2:
       require_cr2_nested(f_, cov.clusters);
       return 1.0;
+    case CovType::CR3: {
+      // Every factor nested in the clusters: leaving a cluster out removes its levels and
+      // leaves the other rows' M_D X as they are, so the inner fit's jackknife is the one of
+      // the dummy-variable fit. One factor not nested: cr3_one_factor (NaN here).
+      bool nested = cov.clusters.n_cols == 1 && cov.clusters.n_rows == f_.codes.n_rows;
+      for (arma::uword j = 0; j < f_.n_factors() && nested; ++j) {
+        nested = nested_in_clusters(f_, j, cov.clusters.col(0));
+      }
+      if (nested || cov.clusters.n_cols != 1 || cov.clusters.n_rows != f_.codes.n_rows) {
+        return 1.0;  // malformed or two-way clusters: the inner fit's message
+      }
+      if (f_.n_factors() == 1) return kNaN;
+      throw InvalidArgument(
+          "cov_type: CR3 with two or more absorbed factors is computed only when every factor "
+          "is nested in the clusters (each level within one cluster); use CR1, or put the "
+          "factors that are not nested in X as dummy columns");
+    }
     default:
       return kNaN;  // HC2, HC3: not a scaling of the inner fit's covariance
   }
@@ -139,6 +153,10 @@ arma::mat AbsorbedOLS::covariance(const CovOptions& cov, arma::uword output) con
     case CovType::CR1:
     case CovType::CR2:  // nested factors only (inner_scaling refuses the others)
       Vk = inner_.covariance(inner_cov, output) * factor;
+      break;
+    case CovType::CR3:
+      Vk = std::isnan(factor) ? cr3_one_factor(cov, output)
+                              : arma::mat(inner_.covariance(inner_cov, output) * factor);
       break;
     case CovType::HC2:
     case CovType::HC3: {
@@ -208,8 +226,10 @@ Inference AbsorbedOLS::inference(const CovOptions& cov) const {
   if (is_cluster_cov(cov.type)) {
     // p-values from Student t with G - 1 degrees of freedom (G the fewest clusters), as Stata.
     double G = 0;
-    for (arma::uword d = 0; d < cov.clusters.n_cols; ++d) {
-      const arma::uword g = arma::uvec(arma::unique(cov.clusters.col(d))).n_elem;
+    const arma::umat kc = kept_clusters(cov.clusters);
+    for (arma::uword d = 0; d < kc.n_cols; ++d) {
+      arma::uword g = 0;
+      dense_cluster_codes(kc.col(d), g);
       out.n_clusters.push_back(g);
       G = d == 0 ? static_cast<double>(g) : std::min(G, static_cast<double>(g));
     }
@@ -222,6 +242,160 @@ Inference AbsorbedOLS::inference(const CovOptions& cov) const {
   out.adj_r_squared = adj_r_squared();
   out.sigma = arma::sqrt(sigma2());
   return out;
+}
+
+double AbsorbedOLS::cluster_factor(const CovOptions& cov) const {
+  const arma::umat kc = kept_clusters(cov.clusters);
+  double G = 0;
+  for (arma::uword d = 0; d < kc.n_cols; ++d) {
+    arma::uword gc = 0;
+    dense_cluster_codes(kc.col(d), gc);
+    const double g = static_cast<double>(gc);
+    G = d == 0 ? g : std::min(G, g);
+  }
+  double K = static_cast<double>(rank_);
+  switch (opt_.ssc.k_fixef) {
+    case FixefK::None: break;
+    case FixefK::Full: K += static_cast<double>(df_.df_absorbed()); break;
+    case FixefK::Nonnested:
+      K += n_singletons_ > 0
+               ? absorbed_df_clustered(kept_factors(), df_, [&] {
+                   arma::umat c(kc.n_rows - n_singletons_, kc.n_cols);
+                   arma::uword r = 0;
+                   for (arma::uword i = 0; i < kc.n_rows; ++i) {
+                     if (!singleton_[i]) c.row(r++) = kc.row(i);
+                   }
+                   return c;
+                 }())
+               : absorbed_df_clustered(f_, df_, kc);
+      break;
+  }
+  return cr1_factor(n_effective(), K, G, opt_.ssc);
+}
+
+arma::mat AbsorbedOLS::cr3_one_factor(const CovOptions& cov, arma::uword output) const {
+  // b_(g) - b = -(X~'X~ - X~_g' C_g X~_g)^{-1} X~_g' C_g e_g with C_g = (I - P_gg)^{-1}, P the
+  // dummies' projection (in the sqrt(w) coordinates: sqrt(w_i w_j) / W_f within level f). P_gg
+  // is block diagonal by level with blocks u u', u_i = sqrt(w_i / W_f), |u|^2 = c_f = W_fg / W_f,
+  // so C_g = I + sum_f u u' / (1 - c_f) over the levels that are not all in g (a level all in
+  // g is a projection whose pseudo-inverse acts as I on M_D-transformed blocks).
+  const arma::uvec kept = kept_columns();
+  const std::vector<bool> al = inner_.aliased();
+  std::vector<arma::uword> ok;
+  for (arma::uword j = 0; j < al.size(); ++j) {
+    if (!al[j]) ok.push_back(j);
+  }
+  const arma::uvec okv(ok);
+  const arma::vec sw = arma::sqrt(w_);
+  WithinResult wx = within_transform(arma::mat(X_.cols(kept)), f_, w_, opt_);
+  arma::mat Xs = wx.x.cols(okv);
+  Xs.each_col() %= sw;
+  for (arma::uword i = 0; i < Xs.n_rows && n_singletons_ > 0; ++i) {
+    if (singleton_[i]) Xs.row(i).zeros();
+  }
+  const arma::vec es = inner_.residuals().col(output);
+  arma::uword G = 0;
+  const arma::uvec codes = dense_cluster_codes(kept_clusters(cov.clusters).col(0), G);
+  const arma::uvec& lev = f_.codes.col(0);
+  arma::vec W(f_.n_levels[0], arma::fill::zeros);
+  std::vector<arma::uword> cnt(f_.n_levels[0], 0);
+  for (arma::uword i = 0; i < lev.n_elem; ++i) {
+    W(lev(i)) += w_(i);
+    ++cnt[lev(i)];
+  }
+  auto correct = [&](const arma::uvec& rows, arma::mat& CX, arma::vec& Ce) {
+    const arma::mat X0 = CX;
+    const arma::vec e0 = Ce;
+    std::vector<std::pair<arma::uword, arma::uword>> by;  // (level, position in the block)
+    for (arma::uword a = 0; a < rows.n_elem; ++a) by.emplace_back(lev(rows(a)), a);
+    std::sort(by.begin(), by.end());
+    for (std::size_t s0 = 0; s0 < by.size();) {
+      std::size_t s1 = s0;
+      while (s1 < by.size() && by[s1].first == by[s0].first) ++s1;
+      const arma::uword f = by[s0].first;
+      if (s1 - s0 < cnt[f]) {
+        arma::uvec pos(s1 - s0);
+        arma::vec u(s1 - s0);
+        double c = 0.0;
+        for (std::size_t t = s0; t < s1; ++t) {
+          pos(t - s0) = by[t].second;
+          u(t - s0) = std::sqrt(w_(rows(by[t].second)) / W(f));
+          c += w_(rows(by[t].second)) / W(f);
+        }
+        const double inv = 1.0 / (1.0 - c);
+        CX.rows(pos) += u * (u.t() * X0.rows(pos)) * inv;
+        Ce(pos) += u * (arma::dot(u, e0(pos)) * inv);
+      }
+      s0 = s1;
+    }
+  };
+  const arma::mat Vo = cluster_jackknife(Xs, Xs.t() * Xs, es, codes, G, correct);
+  arma::mat Vk(al.size(), al.size());
+  Vk.fill(kNaN);
+  Vk.submat(okv, okv) = Vo;
+  return Vk;
+}
+
+WildBootstrapResult AbsorbedOLS::wild_bootstrap(const arma::vec& R, double r,
+                                                const arma::uvec& clusters, const arma::mat& V,
+                                                double level) const {
+  require_fitted("wild_bootstrap");
+  const arma::uword p = coef_.n_rows;
+  check::require(R.n_elem == p, "param", "needs one weight per regressor");
+  check::require(clusters.n_elem == y_.n_rows, "clusters",
+                 "must have one id per training row (one-way clustering)");
+  check::require(y_.n_cols == 1, "y", "the wild bootstrap is for a single output");
+  const std::vector<bool> alias = aliased();
+  for (arma::uword j = 0; j < p; ++j) {
+    if (alias[j] && R(j) != 0.0) {
+      throw InvalidArgument("param: names regressor " + std::to_string(j + 1) +
+                            ", which was dropped (aliased or absorbed by the fixed effects; "
+                            "coefficient NaN); test a coefficient that was estimated");
+    }
+  }
+  const arma::uvec kept = kept_columns();
+  const std::vector<bool> al = inner_.aliased();
+  std::vector<arma::uword> ok;
+  for (arma::uword j = 0; j < al.size(); ++j) {
+    if (!al[j]) ok.push_back(kept(j));
+  }
+  const arma::uvec okv(ok);
+  const arma::vec sw = arma::sqrt(w_);
+  WithinResult wx = within_transform(arma::mat(X_.cols(okv)), f_, w_, opt_);
+  arma::mat Xs = wx.x;
+  Xs.each_col() %= sw;
+  arma::vec ys = ytil_.col(0) % sw;
+  for (arma::uword i = 0; i < Xs.n_rows && n_singletons_ > 0; ++i) {
+    if (singleton_[i]) {
+      Xs.row(i).zeros();
+      ys(i) = 0.0;
+    }
+  }
+  const arma::umat kc = kept_clusters(arma::umat(clusters));
+  arma::uword G = 0;
+  const arma::uvec codes = dense_cluster_codes(kc.col(0), G);
+  bool nested = true;
+  for (arma::uword j = 0; j < f_.n_factors() && nested; ++j) {
+    nested = nested_in_clusters(f_, j, kc.col(0));
+  }
+  Annihilator md;
+  if (!nested) {
+    md = [&](const arma::mat& S) {
+      arma::mat U = S;
+      U.each_col() /= sw;
+      WithinResult t = within_transform(U, f_, w_, opt_);
+      t.x.each_col() %= sw;
+      for (arma::uword i = 0; i < t.x.n_rows && n_singletons_ > 0; ++i) {
+        if (singleton_[i]) t.x.row(i).zeros();
+      }
+      return t.x;
+    };
+  }
+  CovOptions cov;
+  cov.type = CovType::CR1;
+  cov.clusters = arma::umat(clusters);
+  return wild_cluster_bootstrap(Xs, ys, codes, G, arma::vec(R(okv)), r, V, level,
+                                cluster_factor(cov), md);
 }
 
 }  // namespace attnreg

@@ -304,9 +304,35 @@ double absorbed_df_clustered(const Factors& f, const AbsorbedDF& df, const arma:
     for (arma::uword g = 0; g < clusters.n_cols && !nested_any; ++g) {
       nested_any = nested_in_clusters(f, j, clusters.col(g));
     }
-    if (nested_any) out -= static_cast<double>(f.n_levels[j]);
+    // fixest and pyfixest keep one parameter per nested factor (the constant its levels carry).
+    if (nested_any) out -= static_cast<double>(f.n_levels[j]) - 1.0;
   }
   return std::max(out, 0.0);
+}
+
+std::vector<bool> singleton_rows(const arma::umat& codes) {
+  const arma::uword n = codes.n_rows, K = codes.n_cols;
+  std::vector<std::vector<arma::uword>> count(K);
+  for (arma::uword j = 0; j < K; ++j) {
+    count[j].assign(n == 0 ? 0 : codes.col(j).max() + 1, 0);
+    for (arma::uword i = 0; i < n; ++i) ++count[j][codes(i, j)];
+  }
+  std::vector<bool> drop(n, false);
+  // Passes until none is found: a row dropped for factor j lowers the counts of its levels of
+  // the other factors, which can make another row a singleton.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (arma::uword i = 0; i < n; ++i) {
+      if (drop[i]) continue;
+      bool single = false;
+      for (arma::uword j = 0; j < K && !single; ++j) single = count[j][codes(i, j)] == 1;
+      if (!single) continue;
+      drop[i] = true;
+      changed = true;
+      for (arma::uword j = 0; j < K; ++j) --count[j][codes(i, j)];
+    }
+  }
+  return drop;
 }
 
 

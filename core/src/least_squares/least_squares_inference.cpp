@@ -13,6 +13,7 @@
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/cluster_inference.hpp"
 #include "attnreg/detail/least_squares_internal.hpp"
 
 namespace attnreg {
@@ -30,13 +31,15 @@ CovType parse_cov_type(const std::string& name) {
   if (s == "cluster" || s == "cr1") return CovType::CR1;
   if (s == "cr0") return CovType::CR0;
   if (s == "cr2") return CovType::CR2;
+  if (s == "cr3") return CovType::CR3;
   throw InvalidArgument("cov_type: unknown covariance type '" + name +
                         "' (use \"nonrobust\", \"HC0\", \"HC1\", \"HC2\", \"HC3\", \"HAC\", "
-                        "\"cluster\", \"CR0\", \"CR1\" or \"CR2\")");
+                        "\"cluster\", \"CR0\", \"CR1\", \"CR2\" or \"CR3\")");
 }
 
 bool is_cluster_cov(CovType type) {
-  return type == CovType::CR0 || type == CovType::CR1 || type == CovType::CR2;
+  return type == CovType::CR0 || type == CovType::CR1 || type == CovType::CR2 ||
+         type == CovType::CR3;
 }
 
 WeightType parse_weight_type(const std::string& name) {
@@ -82,6 +85,7 @@ std::string cov_type_name(CovType type) {
     case CovType::CR0: return "CR0";
     case CovType::CR1: return "CR1";
     case CovType::CR2: return "CR2";
+    case CovType::CR3: return "CR3";
   }
   return "nonrobust";
 }
@@ -122,6 +126,25 @@ ClusterCodes dense_codes(const arma::uvec& raw, const arma::vec& weights) {
   ClusterCodes out;
   const arma::uword n = raw.n_elem;
   out.code.set_size(n);
+  // Small ids (the usual 0..G-1 codes): a table over the id range instead of a sort, O(n),
+  // with the same result (dense codes in increasing order of the ids).
+  const arma::uword top = n > 0 ? raw.max() : 0;
+  if (n > 0 && top <= 4 * n + 1024) {
+    constexpr arma::uword kAbsent = static_cast<arma::uword>(-1);
+    std::vector<arma::uword> map(top + 1, kAbsent);
+    std::vector<char> pos(top + 1, 0);
+    for (arma::uword i = 0; i < n; ++i) {
+      map[raw(i)] = 0;
+      if (weights.is_empty() || weights(i) > 0.0) pos[raw(i)] = 1;
+    }
+    for (arma::uword c = 0; c <= top; ++c) {
+      if (map[c] == kAbsent) continue;
+      map[c] = out.n_codes++;
+      out.n_clusters += pos[c] ? 1 : 0;
+    }
+    for (arma::uword i = 0; i < n; ++i) out.code(i) = map[raw(i)];
+    return out;
+  }
   const arma::uvec order = arma::stable_sort_index(raw);
   std::vector<bool> counted;
   for (arma::uword a = 0; a < n; ++a) {
@@ -173,6 +196,24 @@ arma::mat cluster_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec&
     S.row(g) = adj.t() * F.rows(idx);
   }
   return S.t() * S;
+}
+
+// CR3 in orthonormal coordinates (A = F'F = I): least squares only, one-way.
+arma::mat cr3_orthonormal(const arma::mat& F, const arma::mat& Fh, const arma::vec& ew,
+                          const ClusterCodes& cc, arma::uword dims) {
+  if (dims == 2 || &F != &Fh) {
+    throw InvalidArgument(dims == 2 ? "cov_type: CR3 is one-way only; use CR1 (\"cluster\") "
+                                      "or CR0 for two-way clustering"
+                                    : "cov_type: CR3 (the cluster jackknife) is computed for "
+                                      "least squares only; use CR1 or CR2");
+  }
+  const arma::mat I = arma::eye(F.n_cols, F.n_cols);
+  arma::mat V = cluster_jackknife(F, I, ew, cc.code, cc.n_codes);
+  // Clusters with only rows of weight 0 add nothing to the sum and do not count in G.
+  const double Gc = static_cast<double>(cc.n_codes);
+  const double Gp = static_cast<double>(cc.n_clusters);
+  if (Gp != Gc) V *= ((Gp - 1.0) / Gp) / ((Gc - 1.0) / Gc);
+  return V;
 }
 
 }  // namespace
@@ -272,6 +313,7 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
       n_clusters->clear();
       for (const auto& c : codes) n_clusters->push_back(c.n_clusters);
     }
+    if (cov.type == CovType::CR3) return cr3_orthonormal(F, Fh, ew, codes[0], dims);
     const bool cr2 = cov.type == CovType::CR2;
     arma::mat M = cluster_meat(F, Fh, ew, codes[0], cr2);
     if (dims == 2) {

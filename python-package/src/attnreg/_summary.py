@@ -215,7 +215,7 @@ def t_quantile(p: float, df: float) -> float:
 
 
 def is_cluster(cov_type) -> bool:
-    return str(cov_type).upper() in ("CLUSTER", "CR0", "CR1", "CR2")
+    return str(cov_type).upper() in ("CLUSTER", "CR0", "CR1", "CR2", "CR3")
 
 
 def inference_df(inf) -> float:
@@ -264,14 +264,22 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
     frequency = str(getattr(model, "weight_type", "analytic")) == "frequency"
     e = np.ascontiguousarray(core.residuals()[:, 0])
     notes = []
+    n_single = int(getattr(core, "n_singletons", 0) or 0)
+    if n_single:  # left out of every statistic (absorbed fits with drop_singletons)
+        kept = ~np.asarray(core.singletons(), dtype=bool)
+        e = np.ascontiguousarray(e[kept])
+        w = None if w is None else w[kept]
+        notes.append(f"{n_single} singleton row{'s' if n_single != 1 else ''} (a fixed-effect "
+                     "level with one row) left out of the statistics (Correia 2015); "
+                     "drop_singletons=False keeps them.")
     if w is None and bool(getattr(core, "weighted", False)):
         # A weighted fit whose weights this build cannot read back: no log-likelihood rather
         # than the unweighted one.
-        n = int(core.n_obs)
+        n = int(core.n_obs) - n_single
         llf = float("nan")
         notes.append("Log-likelihood, AIC and BIC of this weighted fit are not available.")
     elif w is None:
-        n = int(core.n_obs)
+        n = int(core.n_obs) - n_single
         llf = float(_core.gaussian_loglik(e, np.empty(0)))
     else:  # rows of weight 0 do not count (as R's logLik.lm); frequency weights count sum(w) rows
         keep = w > 0

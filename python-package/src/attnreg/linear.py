@@ -28,8 +28,9 @@ from . import _core, _ols_tall
 from ._validation import (as_2d_y, numbers_only, refuse_non_number_params,
                           require_numeric_columns, squeeze_outputs, validate_data)
 
-_COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2")
-_CLUSTER_TYPES = ("cluster", "CR0", "CR1", "CR2")
+_COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2",
+              "CR3")
+_CLUSTER_TYPES = ("cluster", "CR0", "CR1", "CR2", "CR3")
 _WEIGHT_TYPES = ("analytic", "frequency")
 
 
@@ -315,7 +316,7 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
     ----------
     fit_intercept : bool, default=True
         Add an (unpenalised) intercept column.
-    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2"}, default="nonrobust"
+    cov_type : {"nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2", "CR3"}, default="nonrobust"
         Covariance of the coefficients behind ``coef_se_`` and ``summary()``: classical,
         White's heteroskedasticity-robust HC0-HC3 (as ``sandwich::vcovHC`` and statsmodels),
         Newey-West HAC with Bartlett weights (as ``sandwich::NeweyWest(prewhite=FALSE)`` and
@@ -331,7 +332,11 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         sec. 2.3, doi:10.1198/jbes.2010.07136) propose and ``reghdfe`` and fixest do, V = U
         Lambda U' is replaced by U max(Lambda, 0) U' (in the coefficients' units), a
         ``UserWarning`` says so and ``cov_fixed_`` is True. One-way and HC covariances are
-        positive semi-definite by construction and never changed.
+        positive semi-definite by construction and never changed. "CR3" (one-way): the
+        cluster jackknife (G-1)/G sum_g (b_(g) - b)(b_(g) - b)' (MacKinnon, Nielsen and Webb
+        2023, J. Econometrics 232(2)) in closed form from the per-cluster blocks of the design,
+        never a refit; with ``absorb`` for factors nested in the clusters and for one factor
+        that is not (pyfixest's CRV3 multiplies the sum by its CR1 factor instead of (G-1)/G).
     maxlags : int or None, default=None
         HAC lags, 0 to n - 1; None uses floor(4 (n/100)^(2/9)).
     hac_adjust : bool, default=False
@@ -364,6 +369,21 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         their largest value (one factor is exact in one pass).
     fe_max_iter : int, default=10000
         Cap on the accelerated projection steps; reaching it warns (``ConvergenceWarning``).
+    drop_singletons : bool, default=True
+        With ``fit(..., absorb=...)``: leave singleton rows (a level of some factor with one
+        row; found iteratively, since dropping one can make another) out of every statistic,
+        as reghdfe and pyfixest do (Correia 2015, "Singletons, cluster-robust standard errors
+        and fixed effects: a bad mix"): they are fitted exactly by their own fixed effect and
+        add nothing to the coefficients, but count in n and the absorbed levels. n, the
+        degrees of freedom, G, R^2 and the small-sample factors are those of the fit without
+        them; the rows keep their fitted values (residual 0) and fixed effects, so
+        ``predict`` and ``attention_weights`` work on every training row. ``n_singletons_``
+        and ``summary()`` say how many. False keeps them (fixest's ``fixef.rm = "none"``).
+    ssc : dict or None, default=None
+        Small-sample conventions of CR1 as fixest's ``ssc()`` (see :func:`attnreg.ssc`):
+        ``{"k_adj": True, "k_fixef": "nonnested", "G_adj": True}`` (the default, as fixest,
+        pyfixest and reghdfe): factor G/(G-1) (N-1)/(N-K), K = rank plus the absorbed
+        parameters not nested in a cluster (one kept per nested factor). Used with ``absorb``.
 
     Attributes
     ----------
@@ -395,6 +415,7 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
     df_absorbed_exact_ : bool, False when the redundant levels of three or more factors are the
         lower bound (one per factor beyond the second) because the exact count was too costly.
     fe_iterations_, fe_converged_ : projection steps taken and whether fe_tol was reached.
+    n_singletons_ : int, singleton rows left out of the statistics (``drop_singletons``).
 
     Examples
     --------
@@ -419,6 +440,8 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         weight_type: str = "analytic",
         fe_tol: float = 1e-10,
         fe_max_iter: int = 10000,
+        drop_singletons: bool = True,
+        ssc: dict | None = None,
     ):
         self.fit_intercept = fit_intercept
         self.cov_type = cov_type
@@ -430,6 +453,8 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         self.weight_type = weight_type
         self.fe_tol = fe_tol
         self.fe_max_iter = fe_max_iter
+        self.drop_singletons = drop_singletons
+        self.ssc = ssc
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
             groups=None, absorb=None):
@@ -499,12 +524,20 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         X, y2 = self._validate_fit(X, y, fortran=False)  # the tall path reads X in place
         w = _sample_weight_arg(sample_weight, X.shape[0])
         self._groups = None if groups is None else _cluster_codes(groups, X.shape[0])
-        for name in ("fe_names_", "n_fe_levels_", "rsquared_within_", "df_absorbed_",
+        for name in ("fe_names_", "n_fe_levels_", "rsquared_within_", "df_absorbed_", "n_singletons_",
                      "df_absorbed_exact_", "fe_iterations_", "fe_converged_", "_fe_levels",
                      "_eigenvalues", "_tall", "_lazy_fit", "_core_model", "_model"):
             self.__dict__.pop(name, None)
         if absorb is not None:
             return self._fit_absorbed(np.asfortranarray(X), y2, absorb, w)
+        if getattr(self, "ssc", None) is not None:
+            from .cluster_inference import _ssc_args
+
+            if _ssc_args(self.ssc) != (True, "nonnested", True):
+                raise ValueError(
+                    "ssc: its options apply to fits with absorb= (fixed effects); without "
+                    "fixed effects CR1 uses G/(G-1) (N-1)/(N-K) (use cov_type='CR0' for no factor)"
+                )
         cov = self._cov_args()
         tall = _ols_tall.tall_fit(self, X, y2, w, cov[0], wt)
         if tall is not None:
@@ -593,11 +626,17 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
     def _fit_absorbed(self, X, y2, absorb, sample_weight=None):
         from ._absorb import encode_absorb
 
+        from .cluster_inference import _ssc_args
+
         codes, names, levels = encode_absorb(absorb, X.shape[0])
+        drop = getattr(self, "drop_singletons", True)
+        if not isinstance(drop, (bool, np.bool_)):
+            raise ValueError(f"drop_singletons: must be True or False, got {drop!r}")
         model = _core.AbsorbedOLS(
             float(self.fe_tol), int(self.fe_max_iter), True, float(self.rank_tol),
             str(self.precision), int(self.n_threads),
-            _check_weight_type(self.weight_type) == "frequency",
+            _check_weight_type(self.weight_type) == "frequency", bool(drop),
+            *_ssc_args(getattr(self, "ssc", None)),
         )
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         model.fit(X, y2, codes, w)
@@ -610,6 +649,7 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         self.df_absorbed_exact_ = bool(info["exact"])
         self.fe_iterations_ = int(model.iterations)
         self.fe_converged_ = bool(model.converged)
+        self.n_singletons_ = int(model.n_singletons)
         inf = model.inference(*self._cov_args())
         self.aliased_ = np.asarray(model.aliased(), dtype=bool)
         self.rank_ = int(model.rank)

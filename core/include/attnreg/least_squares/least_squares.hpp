@@ -59,14 +59,17 @@ enum class Precision { Auto, Double, Extended };
 /// variance): then V is replaced by U max(Lambda, 0) U' with V = U Lambda U' in the coordinates
 /// of the coefficients (Cameron, Gelbach and Miller 2011, sec. 2.3; reghdfe and fixest do the
 /// same) and Inference::psd_fixed says so. One-way and HC covariances are PSD: never touched.
-enum class CovType { Classical, HC0, HC1, HC2, HC3, HAC, CR0, CR1, CR2 };
+/// CR3: the cluster jackknife (G-1)/G sum_g (b_(g) - b)(b_(g) - b)' in closed form (MacKinnon,
+/// Nielsen and Webb 2023, J. Econometrics 232(2); see least_squares/cluster_inference.hpp),
+/// one-way only, no further factor.
+enum class CovType { Classical, HC0, HC1, HC2, HC3, HAC, CR0, CR1, CR2, CR3 };
 
 /// "nonrobust" (or "classical", "const"), "HC0".."HC3", "HAC", "cluster" (= "CR1"), "CR0",
-/// "CR1", "CR2" (case-insensitive) -> CovType.
+/// "CR1", "CR2", "CR3" (case-insensitive) -> CovType.
 CovType parse_cov_type(const std::string& name);
 /// The canonical name: "nonrobust", "HC0", ..., "HAC", "CR0", "CR1", "CR2".
 std::string cov_type_name(CovType type);
-/// Whether the type is cluster-robust (CR0, CR1, CR2).
+/// Whether the type is cluster-robust (CR0, CR1, CR2, CR3).
 bool is_cluster_cov(CovType type);
 
 /// Observation weights of a weighted least-squares fit (Stata's conventions). Both give the

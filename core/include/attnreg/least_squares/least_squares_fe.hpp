@@ -30,8 +30,20 @@
 // 2002; lfe, fixest); for three or more, the components of factors 1-2 plus the rank deficiency
 // of M_{D_1 D_2} [D_3 ... D_K] (computed exactly by pivoted QR when that matrix is small,
 // otherwise the lower bound of one per factor beyond the second, as lfe does, with exact = false).
-// With cluster-robust covariances, fixest's convention (ssc(fixef.K = "nested")) does not count
-// the levels of a factor whose every level lies within one cluster: absorbed_df_clustered().
+// With cluster-robust covariances, fixest's convention (ssc(K.fixef = "nonnested"), formerly
+// fixef.K = "nested") does not count the levels of a factor whose every level lies within one
+// cluster but keeps one parameter for each such factor: absorbed_df_clustered(). The choices of
+// fixest's ssc() are AbsorbOptions::ssc (least_squares/cluster_inference.hpp).
+//
+// Singletons (Correia 2015, "Singletons, cluster-robust standard errors and fixed effects: a bad
+// mix", reghdfe's documentation): a row whose level of some factor has no other row is fitted
+// exactly by its own fixed effect and adds nothing to b, but it inflates n and the absorbed
+// levels alike, which changes (N-1)/(N-K), N/(N-K) and, through G, G/(G-1). With
+// drop_singletons they are found iteratively (dropping one can leave another level with a
+// single row) and every statistic is that of the fit without them (as reghdfe and pyfixest,
+// and fixest's fixef.rm = "singleton"): n, the absorbed levels, G, R^2. The rows stay in the
+// model (their fixed effects are y - x'b, their residuals 0; M_D X is exactly 0 there), so
+// fitted values, predictions and attention weights are defined for every training row.
 //
 // Fixed-effect values: alpha solves D alpha = (y - X b) - e by the same sweeps, tracking the
 // group means removed. The reference normalisation is fixest's fixef(): within each connected
@@ -48,6 +60,7 @@
 
 #include "attnreg/base/arma.hpp"
 #include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/least_squares/cluster_inference.hpp"
 
 #include <string>
 #include <vector>
@@ -68,7 +81,15 @@ struct AbsorbOptions {
   /// n x that matrix); above it, or when n times its square exceeds 1e10 or n times it 2e7 (160
   /// MB), the lower bound is used (AbsorbedDF::exact = false).
   arma::uword exact_df_max_columns = 1000;
+  /// Leave singleton rows out of every statistic (see the header comment); off by default in
+  /// the core, on in the faces (as reghdfe and pyfixest).
+  bool drop_singletons = false;
+  /// fixest's ssc() choices for the CR1 factor (cluster_inference.hpp).
+  SmallSample ssc;
 };
+
+/// Rows that are singletons of some factor, found iteratively (see the header comment).
+std::vector<bool> singleton_rows(const arma::umat& codes);
 
 /// Factor codes validated: codes is n x K, factor j uses 0..n_levels[j]-1, every level present.
 struct Factors {
@@ -103,10 +124,11 @@ struct AbsorbedDF {
 /// The count for factors f (weights do not matter: positive weights do not change a rank).
 AbsorbedDF absorbed_df(const Factors& f, const AbsorbOptions& opt = {});
 
-/// Absorbed parameters counted under cluster-robust inference (fixest ssc(fixef.K = "nested")):
-/// the levels of a factor nested in a cluster variable (every level of the factor within one
-/// cluster; clusters is n x G codes, any non-negative integers) are not counted, so the result is
-/// df.df_absorbed() minus the levels of the nested factors, at least 0.
+/// Absorbed parameters counted under cluster-robust inference (fixest ssc(K.fixef =
+/// "nonnested")): the levels of a factor nested in a cluster variable (every level of the factor
+/// within one cluster; clusters is n x G codes, any non-negative integers) are not counted
+/// except one per such factor, so the result is df.df_absorbed() minus the levels of the nested
+/// factors plus their number, at least 0 (as fixest and pyfixest).
 double absorbed_df_clustered(const Factors& f, const AbsorbedDF& df, const arma::umat& clusters);
 
 class AbsorbedOLS {
@@ -130,6 +152,18 @@ class AbsorbedOLS {
   double df_residual() const;
   const AbsorbedDF& df_info() const { return df_; }
   const Factors& factors() const { return f_; }
+  /// Rows left out of the statistics as singletons (all false without drop_singletons).
+  const std::vector<bool>& singletons() const { return singleton_; }
+  arma::uword n_singletons() const { return n_singletons_; }
+  /// N of the statistics: the rows that are not singletons (sum of their weights with
+  /// frequency weights).
+  double n_effective() const;
+  /// The CR1 factor of this fit for `cov` (clusters given), with K counted as options().ssc says.
+  double cluster_factor(const CovOptions& cov) const;
+  /// Restricted wild cluster bootstrap of R'b = r (R: one weight per column of X, zero on
+  /// aliased columns), one-way clusters, V the G x B weights (cluster_inference.hpp).
+  WildBootstrapResult wild_bootstrap(const arma::vec& R, double r, const arma::uvec& clusters,
+                                     const arma::mat& V, double level) const;
   int iterations() const { return iterations_; }
   bool converged() const { return converged_; }
 
@@ -179,6 +213,13 @@ class AbsorbedOLS {
   double inner_scaling(const CovOptions& cov, CovOptions& inner) const;
   /// Whether `cov` is an HC type under frequency weights (not a scaling of the inner fit).
   bool frequency_hc(const CovOptions& cov) const;
+  /// Cluster ids with the singleton rows moved into the first kept row's cluster (they are zero
+  /// rows of the inner fit), so that only clusters with kept rows count.
+  arma::umat kept_clusters(const arma::umat& clusters) const;
+  /// Factors (recoded) and cluster ids of the kept rows.
+  Factors kept_factors() const;
+  /// CR3 when the absorbed factor (one) is not nested in the clusters.
+  arma::mat cr3_one_factor(const CovOptions& cov, arma::uword output) const;
 
   AbsorbOptions opt_;
   Factors f_;
@@ -197,6 +238,8 @@ class AbsorbedOLS {
   int iterations_ = 0;
   bool converged_ = true;
   bool fitted_flag_ = false;
+  std::vector<bool> singleton_;
+  arma::uword n_singletons_ = 0;
 };
 
 }  // namespace attnreg
