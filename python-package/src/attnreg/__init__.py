@@ -40,6 +40,7 @@ __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample",
            "BoundaryWarning", "LocalPolynomial", "PartiallyLinear", "SmoothCoefficient",
            "KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile",
            "marginal_effects", "ols", "ridge", "kreg", "RegressionSummary"]
+__all__ += ["iv", "IV2SLS", "IVLIML", "WeakInstrumentWarning"]
 
 # Loaded on first use (PEP 562 module __getattr__, as SciPy does): the estimators subclass
 # scikit-learn's BaseEstimator, so their modules import scikit-learn (and with it SciPy), about
@@ -57,6 +58,8 @@ _lazy_attributes = {
     "ConditionalDistribution": "density", "ConditionalQuantile": "density",
     "marginal_effects": "effects",
     "ols": "formula", "ridge": "formula", "kreg": "formula",
+    "iv": "instrumental", "IV2SLS": "instrumental", "IVLIML": "instrumental",
+    "WeakInstrumentWarning": "instrumental",
 }
 # Submodules reachable as attributes of the package without importing them first
 # (`attnreg.linear`, `attnreg.dask`, `attnreg.torch`, which needs PyTorch). Those loaded above
@@ -64,6 +67,7 @@ _lazy_attributes = {
 _lazy_submodules = {
     "linear", "kernel", "semiparametric", "density", "effects", "formula", "dask", "torch",
     "_absorb", "_encoding", "_ols_tall", "_validation",
+    "instrumental",
 }
 
 
@@ -96,3 +100,4 @@ if _typing.TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see 
     from .linear import OLS, PCR, AttentionRegression, NoResidualDFWarning, Ridge
     from .linear import pseudo_out_of_sample
     from .semiparametric import LocalPolynomial, PartiallyLinear, SmoothCoefficient
+    from .instrumental import IV2SLS, IVLIML, WeakInstrumentWarning, iv
