@@ -317,6 +317,21 @@ def test_hansen_j_matches_linearmodels_gmm(cov):
     assert m.overid_["statistic"] == pytest.approx(g.j_stat.stat, rel=1e-6)
 
 
+def test_statsmodels_iv2sls_classical():
+    # statsmodels' IV2SLS (sandbox) offers the classical covariance, s^2 = e'e / (N - p).
+    from statsmodels.sandbox.regression.gmm import IV2SLS as SMIV2SLS
+
+    for seed in (0, 1):
+        d = make_data(seed, n=250, p1=2, p2=1, q=3)
+        n = 250
+        X = np.column_stack([np.ones(n), d["X1"], d["X2"]])
+        Z = np.column_stack([np.ones(n), d["X1"], d["Z2"]])
+        r = SMIV2SLS(d["y"], X, Z).fit()
+        m = fit(d)
+        np.testing.assert_allclose(m.params_.to_numpy(), r.params, rtol=RTOL)
+        np.testing.assert_allclose(m.bse_.to_numpy(), r.bse, rtol=1e-8)
+
+
 # -- pyfixest -----------------------------------------------------------------------------------
 
 pf = pytest.importorskip("pyfixest")
