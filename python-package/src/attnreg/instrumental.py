@@ -292,6 +292,7 @@ class IV2SLS(RegressorMixin, BaseEstimator):
         return pd.DataFrame(V, index=self.param_names_, columns=self.param_names_)
 
     def standard_errors(self, cov_type=None):
+        """Standard errors of ``params_`` (ndarray) under ``cov_type`` (None: the fitted one)."""
         return np.sqrt(np.diag(self.cov_params(cov_type).to_numpy()))
 
     def summary(self, cov_type=None, level=None):
