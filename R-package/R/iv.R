@@ -178,7 +178,8 @@ print.iv_attention <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 }
 
 .iv_method <- function(x) {
-  if (x$estimator == "2sls") "2SLS" else if (x$fuller > 0) paste0("Fuller(", x$fuller, ")") else "LIML"
+  if (x$estimator == "2sls") return("2SLS")
+  if (x$fuller > 0) paste0("Fuller(", x$fuller, ")") else "LIML"
 }
 
 #' @export

@@ -85,6 +85,8 @@ void do_fit(PyIV& s) {
 
 }  // namespace
 
+static void init_iv_results(py::class_<PyIV>& cls);
+
 void init_iv(py::module_& m) {
   py::class_<PyIV> cls(m, "IVRegression");
   cls.def(py::init([](const std::string& estimator, double fuller, bool fit_intercept,
@@ -128,7 +130,13 @@ void init_iv(py::module_& m) {
       .def("residuals", [](const PyIV& s) { return to_numpy(s.model.residuals()); })
       .def("sigma2", [](const PyIV& s) { return s.model.sigma2(); })
       .def("r_squared", [](const PyIV& s) { return s.model.r_squared(); })
-      .def("r_squared_within", [](const PyIV& s) { return s.model.r_squared_within(); })
+      .def("r_squared_within", [](const PyIV& s) { return s.model.r_squared_within(); });
+  init_iv_results(cls);
+}
+
+// The inference, prediction and pickling methods (split from init_iv for length).
+static void init_iv_results(py::class_<PyIV>& cls) {
+  cls
       .def(
           "covariance",
           [](const PyIV& s, const std::string& cov_type, const py::object& groups) {
@@ -138,7 +146,8 @@ void init_iv(py::module_& m) {
       .def(
           "inference",
           [](const PyIV& s, const std::string& cov_type, const py::object& groups) {
-            return py_inference_dict(s.model.inference(py_cov_options(cov_type, -1, false, groups)));
+            return py_inference_dict(
+                s.model.inference(py_cov_options(cov_type, -1, false, groups)));
           },
           py::arg("cov_type") = "nonrobust", py::arg("groups") = py::none())
       .def(
@@ -162,7 +171,8 @@ void init_iv(py::module_& m) {
       .def(
           "overidentification",
           [](const PyIV& s, const std::string& cov_type, const py::object& groups) {
-            return test_dict(s.model.overidentification(py_cov_options(cov_type, -1, false, groups)));
+            return test_dict(
+                s.model.overidentification(py_cov_options(cov_type, -1, false, groups)));
           },
           py::arg("cov_type") = "nonrobust", py::arg("groups") = py::none())
       .def("wu_hausman", [](const PyIV& s) { return test_dict(s.model.wu_hausman()); })

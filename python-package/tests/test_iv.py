@@ -483,8 +483,9 @@ def test_pickle_roundtrip():
     m = fit(d, cov_type="HC1")
     m2 = pickle.loads(pickle.dumps(m))
     np.testing.assert_array_equal(m2.params_.to_numpy(), m.params_.to_numpy())
-    np.testing.assert_array_equal(m2.predict(d["X1"][:3], endog=d["X2"][:3], absorb=d["fes"][0][:3]),
-                                  m.predict(d["X1"][:3], endog=d["X2"][:3], absorb=d["fes"][0][:3]))
+    args = (d["X1"][:3],)
+    kw = dict(endog=d["X2"][:3], absorb=d["fes"][0][:3])
+    np.testing.assert_array_equal(m2.predict(*args, **kw), m.predict(*args, **kw))
 
 
 # -- awkward cases -------------------------------------------------------------------------------

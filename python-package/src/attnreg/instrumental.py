@@ -341,8 +341,10 @@ class IV2SLS(RegressorMixin, BaseEstimator):
                      f"(p = {wh['p_value']:.3g}).")
         if self._estimator == "liml":
             notes.append(f"k-class: kappa = {self.kappa_:.6g}, k = {self.k_:.6g}.")
-        method = {"2sls": "Two-Stage Least Squares"}.get(self._estimator, "LIML" if not self._fuller()
-                                                         else f"Fuller({self._fuller():g})")
+        if self._estimator == "2sls":
+            method = "Two-Stage Least Squares"
+        else:
+            method = f"Fuller({self._fuller():g})" if self._fuller() else "LIML"
         return RegressionSummary(coef, header, alpha=1 - lev, title="IV Regression Results",
                                  dep_var=getattr(self, "_formula_lhs", "y"),
                                  model=type(self).__name__, method=method, notes=notes)
@@ -350,7 +352,8 @@ class IV2SLS(RegressorMixin, BaseEstimator):
     def conf_int(self, level=None, cov_type=None):
         """Intervals ``b +- t_{(1+level)/2, df} se`` (df: df_resid_, or clusters - 1)."""
         c = self.summary(cov_type, level).coefficients
-        return c[["ci_lower", "ci_upper"]].rename(columns={"ci_lower": "lower", "ci_upper": "upper"})
+        return c[["ci_lower", "ci_upper"]].rename(
+            columns={"ci_lower": "lower", "ci_upper": "upper"})
 
     # -- predictions and attention ----------------------------------------------------------
     def _new_rows(self, X, endog, absorb, what):
@@ -364,7 +367,7 @@ class IV2SLS(RegressorMixin, BaseEstimator):
                              "required")
         X2, _ = _block(endog, None, "endog")
         m = X2.shape[0]
-        X1, _ = _block(X, m, "exog") if self.n_features_in_ > 0 or X is not None else _block(None, m, "exog")
+        X1, _ = _block(X, m, "exog")
         codes = None
         if self.fe_names_ is not None:
             if absorb is None:

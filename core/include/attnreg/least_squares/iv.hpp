@@ -160,6 +160,13 @@ class IVRegression {
 
  private:
   void require_fitted(const char* what) const;
+  /// fit, in steps: rows, factors, within transformation, scaling and collinearity checks;
+  /// the k-class estimate; the fixed-effect operator and the fitted values.
+  void prepare(const arma::mat& X1, const arma::mat& X2, const arma::mat& Z2, const arma::vec& y,
+               const arma::umat& factors, const arma::vec& weights,
+               const std::vector<std::string>& names);
+  void estimate();
+  void finish(const arma::mat& X1, const arma::mat& X2, const arma::umat& factors);
   /// [1,] X1, X2 of new rows with validated shapes.
   arma::mat design_rows(const arma::mat& X1_new, const arma::mat& X2_new, const char* what) const;
   /// Codes of new rows mapped to the compacted training levels.
