@@ -24,6 +24,7 @@ void init_density(py::module_& m);
 void init_effects(py::module_& m);
 void init_binned(py::module_& m);
 void init_fe(py::module_& m);
+void init_iv(py::module_& m);
 void init_ls_summary(py::module_& m);
 void init_lp_bwselect(py::module_& m);
 void init_montecarlo(py::module_& m);
@@ -126,6 +127,7 @@ PYBIND11_MODULE(_core, m) {
   init_effects(m);
   init_binned(m);
   init_fe(m);
+  init_iv(m);
   init_ls_summary(m);
   init_lp_bwselect(m);
   init_montecarlo(m);

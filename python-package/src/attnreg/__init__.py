@@ -41,6 +41,7 @@ __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample",
            "KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile",
            "marginal_effects", "ols", "ridge", "kreg", "RegressionSummary"]
 __all__ += ["ssc", "wild_bootstrap", "WildBootstrapResult"]
+__all__ += ["iv", "IV2SLS", "IVLIML", "WeakInstrumentWarning"]
 
 # Loaded on first use (PEP 562 module __getattr__, as SciPy does): the estimators subclass
 # scikit-learn's BaseEstimator, so their modules import scikit-learn (and with it SciPy), about
@@ -60,6 +61,8 @@ _lazy_attributes = {
     "ols": "formula", "ridge": "formula", "kreg": "formula",
     "ssc": "cluster_inference", "wild_bootstrap": "cluster_inference",
     "WildBootstrapResult": "cluster_inference",
+    "iv": "instrumental", "IV2SLS": "instrumental", "IVLIML": "instrumental",
+    "WeakInstrumentWarning": "instrumental",
 }
 # Submodules reachable as attributes of the package without importing them first
 # (`attnreg.linear`, `attnreg.dask`, `attnreg.torch`, which needs PyTorch). Those loaded above
@@ -68,6 +71,7 @@ _lazy_submodules = {
     "linear", "kernel", "semiparametric", "density", "effects", "formula", "dask", "torch",
     "_absorb", "_encoding", "_ols_tall", "_validation",
     "cluster_inference",
+    "instrumental",
 }
 
 
@@ -101,3 +105,4 @@ if _typing.TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see 
     from .linear import pseudo_out_of_sample
     from .cluster_inference import WildBootstrapResult, ssc, wild_bootstrap
     from .semiparametric import LocalPolynomial, PartiallyLinear, SmoothCoefficient
+    from .instrumental import IV2SLS, IVLIML, WeakInstrumentWarning, iv
