@@ -65,6 +65,7 @@ _lazy_submodules = {
     "linear", "kernel", "semiparametric", "density", "effects", "formula", "dask", "torch",
     "_absorb", "_encoding", "_ols_tall", "_validation",
 }
+_lazy_submodules.add("rd")  # attnreg.rd: regression discontinuity (rdrobust, rdbwselect)
 
 
 def __getattr__(name: str) -> _typing.Any:
