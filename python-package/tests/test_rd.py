@@ -311,3 +311,17 @@ def test_summary_prints(capsys, senate):
     assert "Sharp RD estimates using local polynomial regression." in text
     assert "Conventional" in text and "Robust" in text and "17.754" in text
     assert capsys.readouterr().out.strip() == text.strip()
+
+
+def test_q_above_p_plus_one(senate):
+    # With fixed bandwidths the estimator with q = p + 2 is rdrobust's exactly.
+    _agree(_ours(senate.vote, senate.margin, p=1, q=3, h=15, b=25),
+           _theirs(senate.vote, senate.margin, p=1, q=3, h=15, b=25))
+    # The selected h uses coefficient p + 1 of the order-q bias fit (the paper and rdrobust's
+    # R code); rdrobust 2.1.1's Python takes the last one (q), so its h differs while b, whose
+    # bias fit has order q + 1 = (q) + 1, agrees.
+    ours = _ours(senate.vote, senate.margin, p=1, q=3)
+    theirs = _theirs(senate.vote, senate.margin, p=1, q=3)
+    np.testing.assert_allclose(ours.bandwidths["b_left"], theirs.bws.loc["b", "left"],
+                               rtol=RTOL)
+    assert abs(ours.bandwidths["h_left"] / theirs.bws.loc["h", "left"] - 1) > 1e-3

@@ -711,13 +711,16 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
   double BWreg = 0;
   if (scale > 0) {
     std::vector<double> res = residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o_B + 1);
-    std::vector<double> ell = coef_weights(w, wt, f, o_B);
+    std::vector<double> ell = coef_weights(w, wt, f, o + 1);
     const double VB = variance_sum(w, ell, res, pv.s, o_B + 1);
     BWreg = 3 * pv.BConst * pv.BConst * VB;
   }
-  const double hb = std::pow(h_B, -o_B);
+  // The bias of the order-o fit involves the (o+1)-th derivative: coefficient o + 1 of the
+  // B-fit (CCT 2014, eq. S.2 of the supplement; rdrobust's R code). rdrobust 2.1.1's Python
+  // takes the last coefficient (o_B), which differs when q > p + 1 (docs/rd.md).
+  const double hb = std::pow(h_B, -(o + 1));
   double sb = 0;
-  for (std::size_t m = 0; m < s.k; ++m) sb += pv.s[m] * f.beta[o_B * s.k + m] * hb;
+  for (std::size_t m = 0; m < s.k; ++m) sb += pv.s[m] * f.beta[(o + 1) * s.k + m] * hb;
   out.B = std::sqrt(2.0 * (o + 1 - nu)) * pv.BConst * sb;
   out.V = (2 * nu + 1) * std::pow(ctx.c_bw, 2 * nu + 1) * pv.V;
   out.R = scale * (2 * (o + 1 - nu)) * BWreg;
