@@ -120,7 +120,14 @@ inline double unit_weight(const Side& s, std::size_t i, double c, double h, RdKe
 Window gather(const Side& s, double c, double h, RdKernel kern) {
   Window w;
   w.k = s.k;
-  for (std::size_t i = 0; i < s.n(); ++i) {
+  // Only rows with |x - c| <= h can have a positive weight: a binary search of the sorted side
+  // bounds the candidates (with a margin above the rounding of (x - c) / h), which are then
+  // tested with the weight itself.
+  const double lo_x = c - h * (1 + 1e-9), hi_x = c + h * (1 + 1e-9);
+  const std::size_t first =
+      std::lower_bound(s.x.begin(), s.x.end(), lo_x) - s.x.begin();
+  const std::size_t last = std::upper_bound(s.x.begin(), s.x.end(), hi_x) - s.x.begin();
+  for (std::size_t i = first; i < last; ++i) {
     if (unit_weight(s, i, c, h, kern) > 0) w.idx.push_back(i);
   }
   const std::size_t n = w.idx.size();
