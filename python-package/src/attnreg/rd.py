@@ -22,9 +22,9 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["rdrobust", "rdbwselect", "RDResult", "RDBandwidths", "RDAttentionWeights",
-           "SELECTORS"]
+__all__ = ["rdrobust", "rdbwselect", "RDResult", "RDBandwidths", "RDAttentionWeights"]
 
+#: The ten bandwidth selectors, in rdbwselect's order.
 SELECTORS = ("mserd", "msetwo", "msesum", "msecomb1", "msecomb2", "cerrd", "certwo", "cersum",
              "cercomb1", "cercomb2")
 _KERNELS = {"triangular": "triangular", "tri": "triangular", "epanechnikov": "epanechnikov",
@@ -202,6 +202,7 @@ class RDBandwidths:
     summary_info: dict
 
     def summary(self) -> str:
+        """Print (and return) the bandwidths in rdbwselect's layout."""
         lines = ["Call: rdbwselect", "",
                  f"Number of Observations: {self.n['left'] + self.n['right']:>22d}",
                  f"Polynomial Order Est. (p): {self.summary_info['p']:>19d}",
