@@ -348,3 +348,18 @@ def test_monte_carlo_robust_coverage():
     conventional, robust = hits / 500
     assert 0.95 - 3 * 0.0097 <= robust <= 0.95 + 3 * 0.0097
     assert conventional < 0.92
+
+
+def test_plot_rd_weights():
+    import matplotlib
+    matplotlib.use("Agg")
+    import attnreg.plot
+    y, x, _ = _sim(n=400, seed=16)
+    res = _ours(y, x, h=0.4)
+    ax = attnreg.plot.rd_weights(res)
+    lines = ax.get_lines()[:2]
+    a = res.attention_weights().weights
+    np.testing.assert_allclose(np.sort(np.r_[lines[0].get_ydata(), lines[1].get_ydata()]),
+                               np.sort(a[a != 0]))
+    with pytest.raises(ValueError, match="result: pass the result"):
+        attnreg.plot.rd_weights(object())
