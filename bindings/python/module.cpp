@@ -31,6 +31,7 @@ void init_montecarlo(py::module_& m);
 void init_rfactor(py::module_& m);
 void init_distributions(py::module_& m);
 void init_options(py::module_& m);
+void init_rd(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -134,4 +135,5 @@ PYBIND11_MODULE(_core, m) {
   init_rfactor(m);
   init_distributions(m);
   init_options(m);
+  init_rd(m);
 }

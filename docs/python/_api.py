@@ -14,6 +14,7 @@ import attnreg
 # checks that every public name of every submodule is documented through this list.
 PUBLIC_MODULES = ["attnreg", "attnreg.bandwidth", "attnreg.diagnostics", "attnreg.plot",
                   "attnreg.attention", "attnreg.dask", "attnreg.torch"]
+PUBLIC_MODULES.append("attnreg.rd")  # regression discontinuity
 
 
 def public_names(modname: str) -> list[str]:

@@ -73,6 +73,7 @@ _lazy_submodules = {
     "cluster_inference",
     "instrumental",
 }
+_lazy_submodules.add("rd")  # attnreg.rd: regression discontinuity (rdrobust, rdbwselect)
 
 
 def __getattr__(name: str) -> _typing.Any:

@@ -358,3 +358,42 @@ def attention_heatmap(estimator, X_query, *, max_keys: int | None = 500, sort_by
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return ax
+
+
+def rd_weights(result, ax=None):
+    """Plot the attention weights of a regression discontinuity estimate against x, per side.
+
+    The conventional estimate of :func:`attnreg.rd.rdrobust` is ``a @ y``; this draws ``a``
+    (rows with a nonzero weight) left and right of the cutoff, with the effective number of
+    rows 1 / sum(a^2) of each side in the legend.
+
+    Parameters
+    ----------
+    result : attnreg.rd.RDResult
+        From :func:`attnreg.rd.rdrobust`.
+    ax : matplotlib Axes, optional
+        Drawn into a new figure when omitted.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    if not hasattr(result, "attention_weights") or not hasattr(result, "bandwidths"):
+        raise ValueError("result: pass the result of attnreg.rd.rdrobust")
+    import matplotlib.pyplot as plt
+
+    w = result.attention_weights()
+    if ax is None:
+        _, ax = plt.subplots()
+    nz = w.weights != 0
+    sides = (("left", nz & (w.x < w.c), "C0"), ("right", nz & (w.x >= w.c), "C1"))
+    for side, mask, color in sides:
+        order = np.argsort(w.x[mask])
+        ax.plot(w.x[mask][order], w.weights[mask][order], marker=".", linestyle="-", color=color,
+                label=f"{side}: effective n = {w.effective_n[side]:.1f}")
+    ax.axvline(w.c, color="0.5", linestyle=":")
+    ax.axhline(0, color="0.8", linewidth=0.8)
+    ax.set_xlabel("running variable x")
+    ax.set_ylabel("attention weight a_i (estimate = a @ y)")
+    ax.legend()
+    return ax

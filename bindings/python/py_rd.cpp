@@ -1,0 +1,163 @@
+// Python bindings for regression discontinuity (attnreg/rd/rdrobust.hpp). Thin: convert, call,
+// convert back. The Python API is attnreg.rd (rdrobust, rdbwselect).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnreg/base/error.hpp"
+#include "attnreg/rd/rdrobust.hpp"
+
+namespace py = pybind11;
+namespace rd = attnreg::rd;
+
+namespace {
+
+using darray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using iarray = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+
+std::vector<double> to_vec(const py::object& o) {
+  if (o.is_none()) return {};
+  darray a = o.cast<darray>();
+  return std::vector<double>(a.data(), a.data() + a.size());
+}
+
+rd::RdData make_data(const py::object& y, const py::object& x, const py::object& t,
+                     const py::object& z, const py::object& w, const py::object& cluster) {
+  rd::RdData d;
+  d.y = to_vec(y);
+  d.x = to_vec(x);
+  d.t = to_vec(t);
+  d.weights = to_vec(w);
+  if (!z.is_none()) {
+    darray a = z.cast<darray>();  // n x dz, row-major -> column-major
+    if (a.ndim() != 2) throw attnreg::InvalidArgument("covs: must be a 2-d array (n x k)");
+    const std::size_t n = a.shape(0), k = a.shape(1);
+    d.dz = k;
+    d.z.resize(n * k);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < k; ++j) d.z[j * n + i] = a.data()[i * k + j];
+  }
+  if (!cluster.is_none()) {
+    iarray a = cluster.cast<iarray>();
+    d.cluster.assign(a.data(), a.data() + a.size());
+  }
+  return d;
+}
+
+rd::RdOptions make_options(const py::dict& o) {
+  rd::RdOptions opt;
+  opt.c = o["c"].cast<double>();
+  opt.p = o["p"].cast<int>();
+  opt.q = o["q"].cast<int>();
+  opt.deriv = o["deriv"].cast<int>();
+  const std::string k = o["kernel"].cast<std::string>();
+  opt.kernel = k == "epanechnikov" ? rd::RdKernel::epanechnikov
+               : k == "uniform"    ? rd::RdKernel::uniform
+                                   : rd::RdKernel::triangular;
+  const std::string v = o["vce"].cast<std::string>();
+  opt.vce = v == "hc0" ? rd::RdVce::hc0
+            : v == "hc1" ? rd::RdVce::hc1
+            : v == "hc2" ? rd::RdVce::hc2
+            : v == "hc3" ? rd::RdVce::hc3
+                         : rd::RdVce::nn;
+  opt.nnmatch = o["nnmatch"].cast<int>();
+  const std::string mp = o["masspoints"].cast<std::string>();
+  opt.masspoints = mp == "off" ? rd::MassPoints::off
+                   : mp == "check" ? rd::MassPoints::check
+                                   : rd::MassPoints::adjust;
+  opt.bwcheck = o["bwcheck"].cast<int>();
+  opt.bwrestrict = o["bwrestrict"].cast<bool>();
+  opt.scaleregul = o["scaleregul"].cast<double>();
+  opt.stdvars = o["stdvars"].cast<bool>();
+  opt.bwselect = o["bwselect"].cast<std::string>();
+  opt.h_left = o["h_left"].cast<double>();
+  opt.h_right = o["h_right"].cast<double>();
+  opt.b_left = o["b_left"].cast<double>();
+  opt.b_right = o["b_right"].cast<double>();
+  opt.rho = o["rho"].cast<double>();
+  opt.level = o["level"].cast<double>();
+  opt.sharpbw = o["sharpbw"].cast<bool>();
+  return opt;
+}
+
+py::dict inference(const rd::RdInference& e) {
+  py::dict d;
+  d["coef"] = std::vector<double>(e.coef, e.coef + 3);
+  d["se"] = std::vector<double>(e.se, e.se + 3);
+  return d;
+}
+
+}  // namespace
+
+void init_rd(py::module_& m) {
+  m.def(
+      "rd_robust",
+      [](const py::object& y, const py::object& x, const py::object& t, const py::object& z,
+         const py::object& w, const py::object& cluster, const py::dict& options) {
+        rd::RdData d = make_data(y, x, t, z, w, cluster);
+        rd::RdOptions opt = make_options(options);
+        rd::RdResult r;
+        {
+          py::gil_scoped_release release;
+          r = rd::rdrobust(d, opt);
+        }
+        py::dict out;
+        out["estimate"] = inference(r.est);
+        out["fuzzy"] = r.fuzzy;
+        if (r.fuzzy) out["first_stage"] = inference(r.first_stage);
+        out["bandwidths"] = std::vector<double>{r.bw.h_left, r.bw.h_right, r.bw.b_left,
+                                                r.bw.b_right};
+        out["bwselect"] = r.bwselect;
+        out["n"] = std::vector<std::size_t>{r.n_left, r.n_right};
+        out["n_h"] = std::vector<std::size_t>{r.nh_left, r.nh_right};
+        out["n_b"] = std::vector<std::size_t>{r.nb_left, r.nb_right};
+        out["n_unique"] = std::vector<std::size_t>{r.m_left, r.m_right};
+        out["n_dropped"] = r.n_dropped;
+        out["clusters"] = std::vector<std::size_t>{r.clusters_left, r.clusters_right,
+                                                   r.clusters};
+        out["mass_points"] = r.mass_points;
+        out["tau_cl"] = std::vector<double>{r.tau_cl_left, r.tau_cl_right};
+        out["tau_bc"] = std::vector<double>{r.tau_bc_left, r.tau_bc_right};
+        out["bias"] = std::vector<double>{r.bias_left, r.bias_right};
+        out["beta_p_left"] = r.beta_p_left;
+        out["beta_p_right"] = r.beta_p_right;
+        out["gamma"] = r.gamma;
+        out["covs_kept"] = r.covs_kept;
+        out["covs_dropped"] = r.covs_dropped;
+        py::array_t<double> a(r.weights.size());
+        std::copy(r.weights.begin(), r.weights.end(), a.mutable_data());
+        out["weights"] = a;
+        return out;
+      },
+      py::arg("y"), py::arg("x"), py::arg("t"), py::arg("z"), py::arg("w"), py::arg("cluster"),
+      py::arg("options"));
+  m.def(
+      "rd_bwselect",
+      [](const py::object& y, const py::object& x, const py::object& t, const py::object& z,
+         const py::object& w, const py::object& cluster, const py::dict& options, bool all) {
+        rd::RdData d = make_data(y, x, t, z, w, cluster);
+        rd::RdOptions opt = make_options(options);
+        rd::RdBwResult r;
+        {
+          py::gil_scoped_release release;
+          r = rd::rdbwselect(d, opt, all);
+        }
+        py::dict out;
+        std::vector<std::vector<double>> rows;
+        for (const auto& b : r.bws) rows.push_back({b.h_left, b.h_right, b.b_left, b.b_right});
+        out["selectors"] = r.selectors;
+        out["bws"] = rows;
+        out["n"] = std::vector<std::size_t>{r.n_left, r.n_right};
+        out["n_unique"] = std::vector<std::size_t>{r.m_left, r.m_right};
+        out["n_dropped"] = r.n_dropped;
+        out["mass_points"] = r.mass_points;
+        out["covs_dropped"] = r.covs_dropped;
+        return out;
+      },
+      py::arg("y"), py::arg("x"), py::arg("t"), py::arg("z"), py::arg("w"), py::arg("cluster"),
+      py::arg("options"), py::arg("all") = false);
+}

@@ -1,0 +1,134 @@
+// attnreg R face: regression discontinuity (attnreg/rd/rdrobust.hpp). Converts, calls the core,
+// converts back; the R API is rd_robust() / rd_bwselect() in R/rd.R.
+#include <Rcpp.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnreg/rd/rdrobust.hpp"
+
+namespace {
+
+attnreg::rd::RdData rd_data(const Rcpp::NumericVector& y, const Rcpp::NumericVector& x,
+                            const Rcpp::Nullable<Rcpp::NumericVector>& t,
+                            const Rcpp::Nullable<Rcpp::NumericMatrix>& z,
+                            const Rcpp::Nullable<Rcpp::NumericVector>& w,
+                            const Rcpp::Nullable<Rcpp::IntegerVector>& cluster) {
+  attnreg::rd::RdData d;
+  d.y.assign(y.begin(), y.end());
+  d.x.assign(x.begin(), x.end());
+  if (t.isNotNull()) {
+    Rcpp::NumericVector tv(t);
+    d.t.assign(tv.begin(), tv.end());
+  }
+  if (z.isNotNull()) {
+    Rcpp::NumericMatrix zm(z);  // column-major, as the core wants
+    d.dz = zm.ncol();
+    d.z.assign(zm.begin(), zm.end());
+  }
+  if (w.isNotNull()) {
+    Rcpp::NumericVector wv(w);
+    d.weights.assign(wv.begin(), wv.end());
+  }
+  if (cluster.isNotNull()) {
+    Rcpp::IntegerVector cv(cluster);  // R factor codes 1..G, NA -> missing
+    d.cluster.resize(cv.size());
+    for (R_xlen_t i = 0; i < cv.size(); ++i)
+      d.cluster[i] = cv[i] == NA_INTEGER ? -1 : static_cast<std::int64_t>(cv[i]) - 1;
+  }
+  return d;
+}
+
+attnreg::rd::RdOptions rd_options(const Rcpp::List& o) {
+  namespace rd = attnreg::rd;
+  rd::RdOptions opt;
+  opt.c = Rcpp::as<double>(o["c"]);
+  opt.p = Rcpp::as<int>(o["p"]);
+  opt.q = Rcpp::as<int>(o["q"]);
+  opt.deriv = Rcpp::as<int>(o["deriv"]);
+  const std::string k = Rcpp::as<std::string>(o["kernel"]);
+  opt.kernel = k == "epanechnikov" ? rd::RdKernel::epanechnikov
+               : k == "uniform"    ? rd::RdKernel::uniform
+                                   : rd::RdKernel::triangular;
+  const std::string v = Rcpp::as<std::string>(o["vce"]);
+  opt.vce = v == "hc0" ? rd::RdVce::hc0
+            : v == "hc1" ? rd::RdVce::hc1
+            : v == "hc2" ? rd::RdVce::hc2
+            : v == "hc3" ? rd::RdVce::hc3
+                         : rd::RdVce::nn;
+  opt.nnmatch = Rcpp::as<int>(o["nnmatch"]);
+  const std::string mp = Rcpp::as<std::string>(o["masspoints"]);
+  opt.masspoints = mp == "off" ? rd::MassPoints::off
+                   : mp == "check" ? rd::MassPoints::check
+                                   : rd::MassPoints::adjust;
+  opt.bwcheck = Rcpp::as<int>(o["bwcheck"]);
+  opt.bwrestrict = Rcpp::as<bool>(o["bwrestrict"]);
+  opt.scaleregul = Rcpp::as<double>(o["scaleregul"]);
+  opt.stdvars = Rcpp::as<bool>(o["stdvars"]);
+  opt.bwselect = Rcpp::as<std::string>(o["bwselect"]);
+  opt.h_left = Rcpp::as<double>(o["h_left"]);
+  opt.h_right = Rcpp::as<double>(o["h_right"]);
+  opt.b_left = Rcpp::as<double>(o["b_left"]);
+  opt.b_right = Rcpp::as<double>(o["b_right"]);
+  opt.rho = Rcpp::as<double>(o["rho"]);
+  opt.level = Rcpp::as<double>(o["level"]);
+  opt.sharpbw = Rcpp::as<bool>(o["sharpbw"]);
+  return opt;
+}
+
+}  // namespace
+
+// [[Rcpp::export(name = ".rd_robust_cpp")]]
+Rcpp::List rd_robust_cpp(const Rcpp::NumericVector& y, const Rcpp::NumericVector& x,
+                         Rcpp::Nullable<Rcpp::NumericVector> t,
+                         Rcpp::Nullable<Rcpp::NumericMatrix> z,
+                         Rcpp::Nullable<Rcpp::NumericVector> w,
+                         Rcpp::Nullable<Rcpp::IntegerVector> cluster, const Rcpp::List& options) {
+  const attnreg::rd::RdResult r =
+      attnreg::rd::rdrobust(rd_data(y, x, t, z, w, cluster), rd_options(options));
+  auto inf = [](const attnreg::rd::RdInference& e) {
+    return Rcpp::List::create(Rcpp::Named("coef") = Rcpp::NumericVector(e.coef, e.coef + 3),
+                              Rcpp::Named("se") = Rcpp::NumericVector(e.se, e.se + 3));
+  };
+  std::vector<int> kept(r.covs_kept.begin(), r.covs_kept.end()),
+      dropped(r.covs_dropped.begin(), r.covs_dropped.end());
+  for (int& k : kept) ++k;
+  for (int& k : dropped) ++k;
+  return Rcpp::List::create(
+      Rcpp::Named("estimate") = inf(r.est), Rcpp::Named("first_stage") = inf(r.first_stage),
+      Rcpp::Named("fuzzy") = r.fuzzy,
+      Rcpp::Named("bandwidths") =
+          Rcpp::NumericVector::create(r.bw.h_left, r.bw.h_right, r.bw.b_left, r.bw.b_right),
+      Rcpp::Named("bwselect") = r.bwselect,
+      Rcpp::Named("n") = Rcpp::NumericVector::create(r.n_left, r.n_right),
+      Rcpp::Named("n_h") = Rcpp::NumericVector::create(r.nh_left, r.nh_right),
+      Rcpp::Named("n_unique") = Rcpp::NumericVector::create(r.m_left, r.m_right),
+      Rcpp::Named("n_dropped") = static_cast<double>(r.n_dropped),
+      Rcpp::Named("clusters") = static_cast<double>(r.clusters),
+      Rcpp::Named("gamma") = Rcpp::NumericVector(r.gamma.begin(), r.gamma.end()),
+      Rcpp::Named("covs_kept") = kept, Rcpp::Named("covs_dropped") = dropped,
+      Rcpp::Named("weights") = Rcpp::NumericVector(r.weights.begin(), r.weights.end()));
+}
+
+// [[Rcpp::export(name = ".rd_bwselect_cpp")]]
+Rcpp::List rd_bwselect_cpp(const Rcpp::NumericVector& y, const Rcpp::NumericVector& x,
+                           Rcpp::Nullable<Rcpp::NumericVector> t,
+                           Rcpp::Nullable<Rcpp::NumericMatrix> z,
+                           Rcpp::Nullable<Rcpp::NumericVector> w,
+                           Rcpp::Nullable<Rcpp::IntegerVector> cluster,
+                           const Rcpp::List& options, bool all) {
+  const attnreg::rd::RdBwResult r =
+      attnreg::rd::rdbwselect(rd_data(y, x, t, z, w, cluster), rd_options(options), all);
+  Rcpp::NumericMatrix bws(r.bws.size(), 4);
+  for (std::size_t i = 0; i < r.bws.size(); ++i) {
+    bws(i, 0) = r.bws[i].h_left;
+    bws(i, 1) = r.bws[i].h_right;
+    bws(i, 2) = r.bws[i].b_left;
+    bws(i, 3) = r.bws[i].b_right;
+  }
+  return Rcpp::List::create(Rcpp::Named("bws") = bws,
+                            Rcpp::Named("selectors") = Rcpp::wrap(r.selectors),
+                            Rcpp::Named("n") = Rcpp::NumericVector::create(r.n_left, r.n_right),
+                            Rcpp::Named("n_dropped") = static_cast<double>(r.n_dropped));
+}

@@ -1,0 +1,103 @@
+// attnreg: the pieces of the regression discontinuity estimators shared by core/src/rd/*.cpp
+// (private; the public API is attnreg/rd/rdrobust.hpp). All local fits use the basis in
+// bandwidth units, t = (x - c) / h, and convert coefficients to the scale of (x - c) at the end
+// (beta_j = beta_t,j / h^j), so the polynomial Gram matrices stay well conditioned for any scale
+// of x and any order.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attnreg/rd/rdrobust.hpp"
+
+namespace attnreg {
+namespace rd {
+namespace detail {
+
+inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline const double kSqrtEps = std::sqrt(std::numeric_limits<double>::epsilon());
+
+double kernel_value(RdKernel k, double u);
+double pilot_constant(RdKernel k);
+double factorial(int k);
+std::vector<double> spd_inverse(const std::vector<double>& g, int k, bool& ok);
+
+// ---------------------------------------------------------------- data on one side
+struct Side {
+  std::vector<double> x;           // sorted ascending (units of the caller)
+  std::vector<double> D;           // row-major n x k: outcome, [treatment], covariates
+  std::size_t k = 1;
+  std::vector<double> fw;          // unit weights (empty: none)
+  std::vector<std::int64_t> cl;    // cluster codes (empty: none)
+  std::vector<std::size_t> row;    // input row of each element
+  std::size_t n() const { return x.size(); }
+};
+
+// The rows of one side with a positive weight at bandwidth h, with their data.
+struct Window {
+  std::vector<std::size_t> idx;    // positions in the side
+  std::vector<double> x, u;        // x and x - c
+  std::vector<double> D;           // row-major n x k
+  std::size_t k = 1;
+  std::vector<std::int64_t> cl;
+  std::size_t n() const { return idx.size(); }
+};
+
+// Weighted polynomial fit of order o in t = u / hs: Gram G, its inverse, coefficients (o+1) x k
+// in t units (row-major).
+struct Fit {
+  int o = 0;
+  double hs = 1;
+  std::vector<double> Ginv;
+  std::vector<double> beta;
+  bool ok = false;
+};
+
+Window gather(const Side& s, double c, double h, RdKernel kern);
+std::vector<double> window_weights(const Side& s, const Window& w, double c, double h,
+                                   RdKernel kern);
+std::size_t distinct_positive(const Window& w, const std::vector<double>& wt);
+Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs);
+std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt, const Fit& f,
+                                 int coef);
+double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& f, int coef);
+std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nnmatch,
+                              const Fit* f, const std::vector<double>* wt, int d);
+double variance_sum(const Window& w, const std::vector<double>& ell,
+                    const std::vector<double>& res, const std::vector<double>& s, int k_df,
+                    std::size_t* n_clusters = nullptr);
+void partial_sums(const Window& w, const std::vector<double>& wt, const Fit& f, std::size_t ny,
+                  std::size_t dz, std::vector<double>& ZZ, std::vector<double>& ZY,
+                  std::vector<double>* Ztil = nullptr);
+std::vector<double> solve_gamma(const std::vector<double>& ZZ, const std::vector<double>& ZY,
+                                std::size_t dz, std::size_t ny);
+
+// The data after the checks: the rows of each side, sorted by x.
+struct Prepared {
+  Side left, right;           // raw units
+  std::size_t n = 0, n_dropped = 0, dz = 0;
+  bool fuzzy = false;
+  double x_min = 0, x_max = 0;
+  std::size_t m_left = 0, m_right = 0;
+  std::vector<double> x_sorted;
+  std::vector<std::size_t> covs_kept, covs_dropped;
+  std::size_t n_input = 0;
+  std::size_t g_left = 0, g_right = 0;
+};
+
+Prepared prepare(const RdData& d, const RdOptions& opt);
+double column_var(const Side& s, std::size_t col);
+double column_mean(const Side& s, std::size_t col);
+void validate(const RdOptions& opt);
+RdOptions normalised(RdOptions opt, bool clustered);
+int effective_bwcheck(const Prepared& P, const RdOptions& opt, bool& mass);
+std::map<std::string, RdBandwidths> select_bandwidths(const Prepared& P, const RdOptions& opt,
+                                                      const std::string& which, int bwcheck);
+
+}  // namespace detail
+}  // namespace rd
+}  // namespace attnreg

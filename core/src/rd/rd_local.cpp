@@ -1,0 +1,377 @@
+// Regression discontinuity: kernel weights, windows, the one-sided polynomial fits, their
+// equivalent-kernel weights, residuals and variance sums (attnreg/detail/rd_local.hpp).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <utility>
+
+#include "attnreg/base/error.hpp"
+#include "attnreg/detail/rd_local.hpp"
+
+namespace attnreg {
+namespace rd {
+namespace detail {
+
+double kernel_value(RdKernel k, double u) {
+  const double a = std::fabs(u);
+  if (!(a <= 1.0)) return 0.0;
+  switch (k) {
+    case RdKernel::epanechnikov: return 0.75 * (1.0 - u * u);
+    case RdKernel::uniform: return 0.5;
+    default: return 1.0 - a;
+  }
+}
+
+// Kernel constant of the pilot bandwidth rule (C_K of CCT 2014, supplement S.2.2).
+double pilot_constant(RdKernel k) {
+  switch (k) {
+    case RdKernel::epanechnikov: return 2.34;
+    case RdKernel::uniform: return 1.843;
+    default: return 2.576;
+  }
+}
+
+double factorial(int k) {
+  double f = 1;
+  for (int i = 2; i <= k; ++i) f *= i;
+  return f;
+}
+
+// ---------------------------------------------------------------- small dense algebra
+// In-place Cholesky of a symmetric positive definite k x k matrix (row-major, lower factor);
+// false when a pivot is not positive.
+bool cholesky(std::vector<double>& a, int k) {
+  for (int j = 0; j < k; ++j) {
+    double d = a[j * k + j];
+    for (int m = 0; m < j; ++m) d -= a[j * k + m] * a[j * k + m];
+    if (!(d > 0) || !std::isfinite(d)) return false;
+    d = std::sqrt(d);
+    a[j * k + j] = d;
+    for (int i = j + 1; i < k; ++i) {
+      double s = a[i * k + j];
+      for (int m = 0; m < j; ++m) s -= a[i * k + m] * a[j * k + m];
+      a[i * k + j] = s / d;
+    }
+  }
+  return true;
+}
+
+// Inverse of an SPD matrix from its Cholesky factor (row-major, k x k).
+std::vector<double> spd_inverse(const std::vector<double>& g, int k, bool& ok) {
+  std::vector<double> l = g;
+  ok = cholesky(l, k);
+  std::vector<double> inv(static_cast<std::size_t>(k) * k, 0.0);
+  if (!ok) return inv;
+  for (int col = 0; col < k; ++col) {
+    std::vector<double> v(k, 0.0);
+    v[col] = 1.0;
+    for (int i = 0; i < k; ++i) {  // L v = e
+      double s = v[i];
+      for (int m = 0; m < i; ++m) s -= l[i * k + m] * v[m];
+      v[i] = s / l[i * k + i];
+    }
+    for (int i = k - 1; i >= 0; --i) {  // L' x = v
+      double s = v[i];
+      for (int m = i + 1; m < k; ++m) s -= l[m * k + i] * v[m];
+      v[i] = s / l[i * k + i];
+    }
+    for (int i = 0; i < k; ++i) inv[i * k + col] = v[i];
+  }
+  return inv;
+}
+
+
+
+// Kernel weight fw_i K((x_i - c) / h) / h, as rdpackages computes it.
+double unit_weight(const Side& s, std::size_t i, double c, double h, RdKernel kern) {
+  double w = kernel_value(kern, (s.x[i] - c) / h) / h;
+  if (!s.fw.empty()) w *= s.fw[i];
+  return w;
+}
+
+Window gather(const Side& s, double c, double h, RdKernel kern) {
+  Window w;
+  w.k = s.k;
+  // Only rows with |x - c| <= h can have a positive weight: a binary search of the sorted side
+  // bounds the candidates (with a margin above the rounding of (x - c) / h), which are then
+  // tested with the weight itself.
+  const double lo_x = c - h * (1 + 1e-9), hi_x = c + h * (1 + 1e-9);
+  const std::size_t first =
+      std::lower_bound(s.x.begin(), s.x.end(), lo_x) - s.x.begin();
+  const std::size_t last = std::upper_bound(s.x.begin(), s.x.end(), hi_x) - s.x.begin();
+  for (std::size_t i = first; i < last; ++i) {
+    if (unit_weight(s, i, c, h, kern) > 0) w.idx.push_back(i);
+  }
+  const std::size_t n = w.idx.size();
+  w.x.resize(n);
+  w.u.resize(n);
+  w.D.resize(n * s.k);
+  if (!s.cl.empty()) w.cl.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t i = w.idx[j];
+    w.x[j] = s.x[i];
+    w.u[j] = s.x[i] - c;
+    for (std::size_t m = 0; m < s.k; ++m) w.D[j * s.k + m] = s.D[i * s.k + m];
+    if (!s.cl.empty()) w.cl[j] = s.cl[i];
+  }
+  return w;
+}
+
+std::vector<double> window_weights(const Side& s, const Window& w, double c, double h,
+                                   RdKernel kern) {
+  std::vector<double> out(w.n());
+  for (std::size_t j = 0; j < w.n(); ++j) out[j] = unit_weight(s, w.idx[j], c, h, kern);
+  return out;
+}
+
+std::size_t distinct_positive(const Window& w, const std::vector<double>& wt) {
+  std::size_t m = 0;
+  double last = kNaN;
+  bool any = false;
+  for (std::size_t j = 0; j < w.n(); ++j) {
+    if (!(wt[j] > 0)) continue;
+    if (!any || w.x[j] != last) ++m;
+    any = true;
+    last = w.x[j];
+  }
+  return m;
+}
+
+
+Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs) {
+  Fit f;
+  f.o = o;
+  f.hs = hs;
+  const int k1 = o + 1;
+  const std::size_t k = w.k;
+  std::vector<double> G(k1 * k1, 0.0), RD(k1 * k, 0.0), s(k1);
+  for (std::size_t j = 0; j < w.n(); ++j) {
+    const double wj = wt[j];
+    if (wj == 0) continue;
+    const double t = w.u[j] / hs;
+    s[0] = 1;
+    for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
+    for (int a = 0; a < k1; ++a) {
+      const double ws = wj * s[a];
+      for (int b = 0; b <= a; ++b) G[a * k1 + b] += ws * s[b];
+      for (std::size_t m = 0; m < k; ++m) RD[a * k + m] += ws * w.D[j * k + m];
+    }
+  }
+  for (int a = 0; a < k1; ++a)
+    for (int b = a + 1; b < k1; ++b) G[a * k1 + b] = G[b * k1 + a];
+  f.Ginv = spd_inverse(G, k1, f.ok);
+  f.beta.assign(k1 * k, 0.0);
+  if (!f.ok) return f;
+  for (int a = 0; a < k1; ++a)
+    for (std::size_t m = 0; m < k; ++m) {
+      double v = 0;
+      for (int b = 0; b < k1; ++b) v += f.Ginv[a * k1 + b] * RD[b * k + m];
+      f.beta[a * k + m] = v;
+    }
+  return f;
+}
+
+// Equivalent-kernel weights of coefficient `coef` (scale of (x - c)): l_j = e' Ginv s_j w_j.
+std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt, const Fit& f,
+                                 int coef) {
+  const int k1 = f.o + 1;
+  std::vector<double> out(w.n(), 0.0), s(k1);
+  const double scale = std::pow(f.hs, -coef);
+  for (std::size_t j = 0; j < w.n(); ++j) {
+    if (wt[j] == 0) continue;
+    const double t = w.u[j] / f.hs;
+    s[0] = 1;
+    for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
+    double v = 0;
+    for (int b = 0; b < k1; ++b) v += f.Ginv[coef * k1 + b] * s[b];
+    out[j] = v * wt[j] * scale;
+  }
+  return out;
+}
+
+// (Ginv sum_j w_j s_j t_j^(o+1))[coef]: the leading bias term of coefficient `coef`.
+double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& f, int coef) {
+  const int k1 = f.o + 1;
+  std::vector<double> L(k1, 0.0), s(k1 + 1);
+  for (std::size_t j = 0; j < w.n(); ++j) {
+    if (wt[j] == 0) continue;
+    const double t = w.u[j] / f.hs;
+    s[0] = 1;
+    for (int a = 1; a <= k1; ++a) s[a] = s[a - 1] * t;
+    for (int a = 0; a < k1; ++a) L[a] += wt[j] * s[a] * s[k1];
+  }
+  double v = 0;
+  for (int b = 0; b < k1; ++b) v += f.Ginv[coef * k1 + b] * L[b];
+  return v;
+}
+
+// Residuals (row-major n x k) for the variance: nearest-neighbour (Abadie and Imbens 2006;
+// CCT 2014, section 3: the mean of at least `nnmatch` nearest neighbours within the window, ties
+// in x taken together, distances equal up to sqrt(eps) relative taken from both sides, scaled
+// by sqrt(J / (J + 1))) or the fit's residuals with the HC0-HC3 factors.
+std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nnmatch,
+                              const Fit* f, const std::vector<double>* wt, int d) {
+  const std::size_t n = w.n(), k = w.k;
+  std::vector<double> res(n * k, 0.0);
+  if (vce == RdVce::nn) {
+    // Tie groups in the sorted window.
+    std::vector<std::size_t> gstart, gid(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == 0 || w.x[j] != w.x[j - 1]) gstart.push_back(j);
+      gid[j] = gstart.size() - 1;
+    }
+    gstart.push_back(n);
+    const std::size_t cap = std::min<std::size_t>(nnmatch, n - 1);
+    std::vector<double> sum(k);
+    for (std::size_t g = 0; g + 1 < gstart.size(); ++g) {
+      std::size_t lo = gstart[g], hi = gstart[g + 1];
+      const double xg = w.x[lo];
+      while (hi - lo - 1 < cap) {
+        if (lo == 0) {
+          hi = gstart[gid[hi] + 1];
+        } else if (hi >= n) {
+          lo = gstart[gid[lo - 1]];
+        } else {
+          const double dl = xg - w.x[lo - 1], dr = w.x[hi] - xg;
+          const double tol = std::max(dl, dr) * kSqrtEps;
+          if (dl - dr > tol) {
+            hi = gstart[gid[hi] + 1];
+          } else if (dr - dl > tol) {
+            lo = gstart[gid[lo - 1]];
+          } else {
+            hi = gstart[gid[hi] + 1];
+            lo = gstart[gid[lo - 1]];
+          }
+        }
+      }
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (std::size_t j = lo; j < hi; ++j)
+        for (std::size_t m = 0; m < k; ++m) sum[m] += w.D[j * k + m];
+      const double J = static_cast<double>(hi - lo - 1);
+      const double sf = std::sqrt(J / (J + 1));
+      for (std::size_t j = gstart[g]; j < gstart[g + 1]; ++j)
+        for (std::size_t m = 0; m < k; ++m) {
+          const double yj = w.D[j * k + m];
+          res[j * k + m] = sf * (yj - (sum[m] - yj) / J);
+        }
+    }
+    return res;
+  }
+  const int k1 = f->o + 1;
+  std::vector<double> s(k1);
+  const double nn = static_cast<double>(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const double t = w.u[j] / f->hs;
+    s[0] = 1;
+    for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
+    double fac = 1.0;
+    if (vce == RdVce::hc1) {
+      fac = clustered ? 1.0 : std::sqrt(nn / (nn - d));
+    } else if (vce == RdVce::hc2 || vce == RdVce::hc3) {
+      double hii = 0;
+      for (int a = 0; a < k1; ++a) {
+        double v = 0;
+        for (int b = 0; b < k1; ++b) v += f->Ginv[a * k1 + b] * s[b];
+        hii += s[a] * v;
+      }
+      hii *= (*wt)[j];
+      const double om = std::max(1.0 - hii, 1e-8);
+      fac = vce == RdVce::hc2 ? std::sqrt(1.0 / om) : 1.0 / om;
+    }
+    for (std::size_t m = 0; m < k; ++m) {
+      double pred = 0;
+      for (int a = 0; a < k1; ++a) pred += s[a] * f->beta[a * k + m];
+      res[j * k + m] = fac * (w.D[j * k + m] - pred);
+    }
+  }
+  return res;
+}
+
+// sum_j (l_j r_j)^2 with r_j = s' res_j, or with clusters (CR1) the sum over clusters of
+// (sum_g l_j r_j)^2 times (n - 1) / (n - k_df) * G / (G - 1).
+double variance_sum(const Window& w, const std::vector<double>& ell,
+                    const std::vector<double>& res, const std::vector<double>& s, int k_df,
+                    std::size_t* n_clusters) {
+  const std::size_t n = w.n(), k = w.k;
+  auto comb = [&](std::size_t j) {
+    double r = 0;
+    for (std::size_t m = 0; m < k; ++m) r += s[m] * res[j * k + m];
+    return r;
+  };
+  if (w.cl.empty()) {
+    double v = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const double a = ell[j] * comb(j);
+      v += a * a;
+    }
+    return v;
+  }
+  std::map<std::int64_t, double> by;
+  for (std::size_t j = 0; j < n; ++j) by[w.cl[j]] += ell[j] * comb(j);
+  const double g = static_cast<double>(by.size());
+  if (n_clusters) *n_clusters = by.size();
+  if (by.size() < 2)
+    throw NumericalError("cluster: only one cluster within the bandwidth on a side of the "
+                         "cutoff; cluster-robust variances need at least two (widen h or drop "
+                         "cluster)");
+  double v = 0;
+  for (const auto& kv : by) v += kv.second * kv.second;
+  const double nn = static_cast<double>(n);
+  return v * ((nn - 1) / (nn - k_df)) * (g / (g - 1));
+}
+
+// ---------------------------------------------------------------- covariate adjustment
+// Partial the polynomial out of every column (weights wt): sums over the window of
+// w Ztilde Ztilde' (dz x dz) and w Ztilde Dtilde (dz x (1 + dT)), Dtilde the residuals of the
+// outcome/treatment columns (CCFT 2019, eq. 4).
+void partial_sums(const Window& w, const std::vector<double>& wt, const Fit& f, std::size_t ny,
+                  std::size_t dz, std::vector<double>& ZZ, std::vector<double>& ZY,
+                  std::vector<double>* Ztil) {
+  const std::size_t k = w.k;
+  const int k1 = f.o + 1;
+  std::vector<double> s(k1), r(k);
+  if (Ztil) Ztil->assign(w.n() * dz, 0.0);
+  for (std::size_t j = 0; j < w.n(); ++j) {
+    const double t = w.u[j] / f.hs;
+    s[0] = 1;
+    for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
+    for (std::size_t m = 0; m < k; ++m) {
+      double pred = 0;
+      for (int a = 0; a < k1; ++a) pred += s[a] * f.beta[a * k + m];
+      r[m] = w.D[j * k + m] - pred;
+    }
+    if (Ztil)
+      for (std::size_t a = 0; a < dz; ++a) (*Ztil)[j * dz + a] = r[ny + a];
+    if (wt[j] == 0) continue;
+    for (std::size_t a = 0; a < dz; ++a) {
+      const double wz = wt[j] * r[ny + a];
+      for (std::size_t b = 0; b < dz; ++b) ZZ[a * dz + b] += wz * r[ny + b];
+      for (std::size_t m = 0; m < ny; ++m) ZY[a * ny + m] += wz * r[m];
+    }
+  }
+}
+
+// gamma = ZZ^{-1} ZY (dz x ny, row-major).
+std::vector<double> solve_gamma(const std::vector<double>& ZZ, const std::vector<double>& ZY,
+                                std::size_t dz, std::size_t ny) {
+  bool ok = false;
+  std::vector<double> inv = spd_inverse(ZZ, static_cast<int>(dz), ok);
+  if (!ok)
+    throw NumericalError("covs: the covariates are collinear with the local polynomial within "
+                         "the bandwidth; drop covariates that are constant or collinear there");
+  std::vector<double> g(dz * ny, 0.0);
+  for (std::size_t a = 0; a < dz; ++a)
+    for (std::size_t m = 0; m < ny; ++m) {
+      double v = 0;
+      for (std::size_t b = 0; b < dz; ++b) v += inv[a * dz + b] * ZY[b * ny + m];
+      g[a * ny + m] = v;
+    }
+  return g;
+}
+
+}  // namespace detail
+}  // namespace rd
+}  // namespace attnreg

@@ -1,0 +1,462 @@
+"""Regression discontinuity designs: local polynomial RD estimates with robust bias-corrected
+inference, their bandwidth selectors, and the attention weights behind each estimate.
+
+``rdrobust`` and ``rdbwselect`` follow the rdpackages software of Calonico, Cattaneo and
+Titiunik (2014, Econometrica 82(6); 2015, JASA 110(512)), Calonico, Cattaneo and Farrell (2020,
+Econometrics Journal 23(2)) and Calonico, Cattaneo, Farrell and Titiunik (2019, REStat 101(3)).
+The formulas live in the C++ core (``core/include/attnreg/rd/rdrobust.hpp``); docs/rd.md lists
+the conventions and the differences from rdrobust 2.1.1.
+
+Every RD estimate is linear in the outcome: the conventional estimate is ``a @ y`` with the
+equivalent-kernel weights ``a`` of the two one-sided fits, returned by
+``RDResult.attention_weights()`` (Gelman and Imbens 2019, J. Bus. Econ. Stat. 37(3), on why
+these weights deserve a look).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["rdrobust", "rdbwselect", "RDResult", "RDBandwidths", "RDAttentionWeights"]
+
+#: The ten bandwidth selectors, in rdbwselect's order.
+SELECTORS = ("mserd", "msetwo", "msesum", "msecomb1", "msecomb2", "cerrd", "certwo", "cersum",
+             "cercomb1", "cercomb2")
+_KERNELS = {"triangular": "triangular", "tri": "triangular", "epanechnikov": "epanechnikov",
+            "epa": "epanechnikov", "uniform": "uniform", "uni": "uniform"}
+_VCE = ("nn", "hc0", "hc1", "hc2", "hc3", "cr1")
+
+
+def _vector(v, name: str, n: int | None = None) -> np.ndarray:
+    if v is None:
+        return None
+    a = np.asarray(v)
+    if a.ndim == 2 and 1 in a.shape:
+        a = a.reshape(-1)
+    if a.ndim != 1:
+        raise ValueError(f"{name}: must be one-dimensional, got shape {a.shape}")
+    if a.dtype == bool or not (np.issubdtype(a.dtype, np.number) or a.dtype == object):
+        raise ValueError(f"{name}: must be numeric, got dtype {a.dtype}")
+    try:
+        a = a.astype(float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: must be numeric (None/NaN mark missing rows)") from None
+    if np.iscomplexobj(a):
+        raise ValueError(f"{name}: must be real")
+    if n is not None and a.shape[0] != n:
+        raise ValueError(f"{name}: has {a.shape[0]} rows, x has {n}; pass one value per row")
+    return a
+
+
+def _covs(covs, n: int):
+    if covs is None:
+        return None, []
+    names = None
+    if hasattr(covs, "columns"):
+        names = [str(c) for c in covs.columns]
+        z = covs.to_numpy()
+    elif hasattr(covs, "name") and hasattr(covs, "to_numpy"):
+        names = [str(covs.name) if covs.name is not None else "z1"]
+        z = covs.to_numpy().reshape(-1, 1)
+    else:
+        z = np.asarray(covs)
+        if z.ndim == 1:
+            z = z.reshape(-1, 1)
+    if z.ndim != 2 or z.shape[0] != n:
+        raise ValueError(f"covs: must have one row per observation ({n}), got shape {z.shape}")
+    if z.dtype == bool or not (np.issubdtype(z.dtype, np.number) or z.dtype == object):
+        raise ValueError(f"covs: must be numeric, got dtype {z.dtype}")
+    z = z.astype(float)
+    if names is None:
+        names = [f"z{j + 1}" for j in range(z.shape[1])]
+    return z, names
+
+
+def _groups(groups, n: int):
+    if groups is None:
+        return None
+    import pandas as pd
+    g = pd.Series(np.asarray(groups).reshape(-1) if not hasattr(groups, "to_numpy")
+                  else groups.to_numpy().reshape(-1))
+    if len(g) != n:
+        raise ValueError(f"groups: has {len(g)} rows, x has {n}; pass one cluster id per row")
+    codes, _ = pd.factorize(g)  # missing ids -> -1 (dropped)
+    return codes.astype(np.int64)
+
+
+def _pair(v, name: str):
+    if v is None:
+        return math.nan, math.nan
+    a = np.asarray(v, dtype=float).reshape(-1)
+    if a.size not in (1, 2) or not np.all(np.isfinite(a)) or np.any(a <= 0):
+        raise ValueError(f"{name}: must be one or two (left, right) positive finite numbers")
+    return (float(a[0]), float(a[0])) if a.size == 1 else (float(a[0]), float(a[1]))
+
+
+def _check_level(level) -> float:
+    if not (np.isscalar(level) and np.isfinite(level)) or not 0 < level < 1:
+        raise ValueError(f"level: level is a fraction: 0.95 for a 95% interval, got {level!r} "
+                         "(rdrobust's level=95 is level=0.95 here)")
+    return float(level)
+
+
+def _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs, kernel, weights, bwselect, vce,
+             groups, nnmatch, level, masspoints, bwcheck, bwrestrict, scaleregul, stdvars,
+             subset, sharpbw):
+    xv = _vector(x, "x")
+    if xv is None:
+        raise ValueError("x: the running variable is required")
+    n = xv.shape[0]
+    yv = _vector(y, "y", n)
+    tv = _vector(fuzzy, "fuzzy", n)
+    wv = _vector(weights, "weights", n)
+    z, names = _covs(covs, n)
+    cl = _groups(groups, n)
+    rows = np.arange(n)
+    if subset is not None:
+        s = np.asarray(subset)
+        if s.dtype == bool:
+            if s.shape != (n,):
+                raise ValueError(f"subset: a boolean mask needs {n} values")
+            rows = np.flatnonzero(s)
+        elif np.issubdtype(s.dtype, np.integer):
+            if s.ndim != 1 or np.any(s < 0) or np.any(s >= n):
+                raise ValueError(f"subset: integer positions must lie in 0..{n - 1}")
+            rows = s
+        else:
+            raise ValueError("subset: pass a boolean mask or integer positions")
+    take = (lambda a: None if a is None else a[rows])
+    for name, val in (("p", p), ("deriv", deriv), ("nnmatch", nnmatch)):
+        if not isinstance(val, (int, np.integer)) or isinstance(val, bool):
+            raise ValueError(f"{name}: must be an integer, got {val!r}")
+    if q is None:
+        q = p + 1
+    if not isinstance(q, (int, np.integer)) or q <= p:
+        raise ValueError(f"q: must be an integer greater than p = {p}, got {q!r}")
+    kname = _KERNELS.get(str(kernel).lower())
+    if kname is None:
+        raise ValueError(f"kernel: {kernel!r} is not one of triangular, epanechnikov, uniform")
+    bws = str(bwselect).lower()
+    if bws not in SELECTORS:
+        raise ValueError(f"bwselect: {bwselect!r} is not one of {', '.join(SELECTORS)}")
+    v = str(vce).lower()
+    if v not in _VCE:
+        raise ValueError(f"vce: {vce!r} is not one of nn, hc0, hc1, hc2, hc3 (cr1 with groups)")
+    if v == "cr1":
+        if cl is None:
+            raise ValueError("vce: 'cr1' needs groups= (the cluster ids)")
+        v = "hc1"
+    mp = "off" if masspoints in (False, None) else str(masspoints).lower()
+    if mp not in ("off", "check", "adjust"):
+        raise ValueError(f"masspoints: {masspoints!r} is not one of adjust, check, off")
+    if bwcheck is None:
+        bwcheck = 0
+    elif not isinstance(bwcheck, (int, np.integer)) or bwcheck < 1:
+        raise ValueError(f"bwcheck: must be a positive integer or None, got {bwcheck!r}")
+    hl, hr = _pair(h, "h")
+    bl, br = _pair(b, "b")
+    if rho is not None and not (np.isscalar(rho) and np.isfinite(rho) and rho > 0):
+        raise ValueError(f"rho: must be a positive number, got {rho!r}")
+    if not (np.isscalar(c) and np.isfinite(c)):
+        raise ValueError(f"c: the cutoff must be a finite number, got {c!r}")
+    opts = dict(c=float(c), p=int(p), q=int(q), deriv=int(deriv), kernel=kname, vce=v,
+                nnmatch=int(nnmatch), masspoints=mp, bwcheck=int(bwcheck),
+                bwrestrict=bool(bwrestrict), scaleregul=float(scaleregul), stdvars=bool(stdvars),
+                bwselect=bws, h_left=hl, h_right=hr, b_left=bl, b_right=br,
+                rho=math.nan if rho is None else float(rho), level=_check_level(level),
+                sharpbw=bool(sharpbw))
+    data = dict(y=take(yv), x=take(xv), t=take(tv), z=None if z is None else z[rows],
+                w=take(wv), cluster=take(cl))
+    return data, opts, names, rows, n, xv
+
+
+@dataclasses.dataclass
+class RDAttentionWeights:
+    """The weights a over the input rows with ``conventional estimate = a @ y``.
+
+    ``weights`` is 0 outside the windows and for dropped rows; ``effective_n`` is 1 / sum(a^2)
+    per side (the number of equally weighted rows that would give the same variance under
+    homoskedasticity, as in Kish's effective sample size).
+    """
+
+    weights: np.ndarray
+    x: np.ndarray
+    c: float
+    effective_n: dict
+
+
+@dataclasses.dataclass
+class RDBandwidths:
+    """rdbwselect's result: ``bws`` a DataFrame indexed by selector with columns h_left, h_right,
+    b_left, b_right; ``n`` per side; ``n_dropped``."""
+
+    bws: typing.Any
+    n: dict
+    n_dropped: int
+    mass_points: bool
+    summary_info: dict
+
+    def summary(self) -> str:
+        """Print (and return) the bandwidths in rdbwselect's layout."""
+        lines = ["Call: rdbwselect", "",
+                 f"Number of Observations: {self.n['left'] + self.n['right']:>22d}",
+                 f"Polynomial Order Est. (p): {self.summary_info['p']:>19d}",
+                 f"Polynomial Order Bias (q): {self.summary_info['q']:>19d}",
+                 f"Kernel: {self.summary_info['kernel'].capitalize():>38s}",
+                 f"Var-Cov Estimator: {self.summary_info['vce'].upper():>27s}", "",
+                 f"{'':15s}{'BW est. (h)':>24s}{'BW bias (b)':>24s}",
+                 f"{'Method':15s}{'Left':>12s}{'Right':>12s}{'Left':>12s}{'Right':>12s}",
+                 "-" * 63]
+        for name, row in self.bws.iterrows():
+            lines.append(f"{name:15s}" + "".join(f"{v:12.3f}" for v in row.to_numpy()))
+        text = "\n".join(lines)
+        print(text)
+        return text
+
+
+class RDResult:
+    """The result of :func:`rdrobust`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Indexed ``conventional``, ``bias_corrected``, ``robust``; columns ``coef``, ``se``,
+        ``z``, ``p_value``, ``ci_low``, ``ci_high`` (bias-corrected: the bias-corrected estimate
+        with the conventional standard error; robust: with the robust one).
+    first_stage : pandas.DataFrame or None
+        Fuzzy designs: the same table for the jump in the treatment.
+    bandwidths : dict
+        ``h_left``, ``h_right``, ``b_left``, ``b_right``.
+    n, n_effective : dict
+        Rows per side (``left``, ``right``) used, and within h.
+    n_dropped : int
+        Rows dropped for a missing y, x, treatment, covariate, weight or cluster id.
+    coef_covs : pandas.Series or None
+        The common covariate coefficients (outcome equation), named.
+    """
+
+    def __init__(self, raw, names, rows, n_total, x_all, opts, level):
+        import pandas as pd
+        from scipy import stats
+        self._raw = raw
+        self.level = level
+        self.c = opts["c"]
+        self.p, self.q, self.deriv = opts["p"], opts["q"], opts["deriv"]
+        self.kernel = opts["kernel"]
+        self.vce = opts["vce"]
+        self.bwselect = raw["bwselect"]
+        quant = stats.norm.ppf(0.5 + level / 2)
+
+        def table(e):
+            coef = np.asarray(e["coef"], dtype=float)
+            se = np.asarray(e["se"], dtype=float)
+            z = coef / se
+            return pd.DataFrame({"coef": coef, "se": se, "z": z,
+                                 "p_value": 2 * stats.norm.sf(np.abs(z)),
+                                 "ci_low": coef - quant * se, "ci_high": coef + quant * se},
+                                index=pd.Index(["conventional", "bias_corrected", "robust"]))
+        self.table = table(raw["estimate"])
+        self.fuzzy = bool(raw["fuzzy"])
+        self.first_stage = table(raw["first_stage"]) if self.fuzzy else None
+        hl, hr, bl, br = raw["bandwidths"]
+        self.bandwidths = {"h_left": hl, "h_right": hr, "b_left": bl, "b_right": br}
+        self.n = {"left": int(raw["n"][0]), "right": int(raw["n"][1])}
+        self.n_effective = {"left": int(raw["n_h"][0]), "right": int(raw["n_h"][1])}
+        self.n_bias = {"left": int(raw["n_b"][0]), "right": int(raw["n_b"][1])}
+        self.n_unique = {"left": int(raw["n_unique"][0]), "right": int(raw["n_unique"][1])}
+        self.n_dropped = int(raw["n_dropped"])
+        self.n_clusters = int(raw["clusters"][2]) if opts.get("_clustered") else None
+        self.mass_points = bool(raw["mass_points"])
+        self.bias = {"left": raw["bias"][0], "right": raw["bias"][1]}
+        self.beta_p_left = np.asarray(raw["beta_p_left"])
+        self.beta_p_right = np.asarray(raw["beta_p_right"])
+        kept = [names[j] for j in raw["covs_kept"]]
+        self.covs_dropped = [names[j] for j in raw["covs_dropped"]]
+        self.coef_covs = (pd.Series(raw["gamma"], index=kept, name="coef")
+                          if kept else None)
+        w = np.zeros(n_total)
+        w[rows] = raw["weights"]
+        self._weights = w
+        self._x = x_all
+
+    @property
+    def coef(self) -> float:
+        """The conventional estimate."""
+        return float(self.table.loc["conventional", "coef"])
+
+    def attention_weights(self) -> RDAttentionWeights:
+        """The vector a over all input rows with ``conventional estimate = a @ y``.
+
+        For fuzzy designs the same vector gives the reduced form (``a @ y``) and the first stage
+        (``a @ fuzzy``); the estimate is their ratio.
+        """
+        a = self._weights
+        with np.errstate(invalid="ignore"):
+            left = a[self._x < self.c]
+            right = a[self._x >= self.c]
+        eff = {"left": 1.0 / float(np.sum(left ** 2)), "right": 1.0 / float(np.sum(right ** 2))}
+        return RDAttentionWeights(weights=a.copy(), x=self._x.copy(), c=self.c, effective_n=eff)
+
+    def summary(self) -> str:
+        """Print (and return) the estimates in rdrobust's layout."""
+        design = "Fuzzy" if self.fuzzy else "Sharp"
+        kink = " Kink" if self.deriv == 1 else ""
+        adj = "Covariate-adjusted " if self.coef_covs is not None else ""
+        vce = "CR1" if self.n_clusters is not None else self.vce.upper()
+        b = self.bandwidths
+        lines = ["Call: rdrobust", "",
+                 f"{adj}{design}{kink} RD estimates using local polynomial regression.", "",
+                 f"Number of Observations: {self.n['left'] + self.n['right']:>22d}",
+                 f"Polynomial Order Est. (p): {self.p:>19d}",
+                 f"Polynomial Order Bias (q): {self.q:>19d}",
+                 f"Kernel: {self.kernel.capitalize():>38s}",
+                 f"Bandwidth Selection: {self.bwselect:>25s}",
+                 f"Var-Cov Estimator: {vce:>27s}", "",
+                 f"{'':27s}{'Left':>9s}{'Right':>11s}",
+                 "-" * 48,
+                 f"{'Number of Observations':27s}{self.n['left']:>9d}{self.n['right']:>11d}",
+                 f"{'Number of Unique Obs.':27s}{self.n_unique['left']:>9d}"
+                 f"{self.n_unique['right']:>11d}",
+                 f"{'Number of Effective Obs.':27s}{self.n_effective['left']:>9d}"
+                 f"{self.n_effective['right']:>11d}",
+                 f"{'Bandwidth Estimation':27s}{b['h_left']:>9.3f}{b['h_right']:>11.3f}",
+                 f"{'Bandwidth Bias':27s}{b['b_left']:>9.3f}{b['b_right']:>11.3f}",
+                 f"{'rho (h/b)':27s}{b['h_left'] / b['b_left']:>9.3f}"
+                 f"{b['h_right'] / b['b_right']:>11.3f}", ""]
+        if self.n_dropped:
+            lines.insert(4, f"Rows dropped (missing values): {self.n_dropped:>15d}")
+        pct = f"{100 * self.level:g}% CI"
+        lines += [f"{'Method':13s}{'Coef.':>9s}{'S.E.':>9s}{'z-stat':>9s}{'P>|z|':>12s}"
+                  f"{pct:>17s}", "-" * 73]
+        for name, label in (("conventional", "Conventional"), ("robust", "Robust")):
+            r = self.table.loc[name]
+            ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]"
+            if name == "conventional":
+                lines.append(f"{label:13s}{r.coef:>9.3f}{r.se:>9.3f}{r.z:>9.3f}"
+                             f"{r.p_value:>12.3e}    {ci}")
+            else:
+                lines.append(f"{label:13s}{'-':>9s}{'-':>9s}{r.z:>9.3f}{r.p_value:>12.3e}"
+                             f"    {ci}")
+        if self.fuzzy:
+            fs = self.first_stage.loc["conventional"]
+            lines += ["", f"First stage (treatment jump): {fs.coef:.3f} (s.e. {fs.se:.3f})"]
+        text = "\n".join(lines)
+        print(text)
+        return text
+
+    def __repr__(self) -> str:
+        t = self.table
+        return (f"RDResult(coef={t.loc['conventional', 'coef']:.6g}, "
+                f"robust CI=[{t.loc['robust', 'ci_low']:.6g}, {t.loc['robust', 'ci_high']:.6g}], "
+                f"h=({self.bandwidths['h_left']:.6g}, {self.bandwidths['h_right']:.6g}))")
+
+
+def rdrobust(y, x, c: float = 0.0, fuzzy=None, deriv: int = 0, p: int = 1, q: int | None = None,
+             h=None, b=None, rho: float | None = None, covs=None, kernel: str = "triangular",
+             weights=None, bwselect: str = "mserd", vce: str = "nn", groups=None,
+             nnmatch: int = 3, level: float = 0.95, masspoints: str = "adjust",
+             bwcheck: int | None = None, bwrestrict: bool = True, scaleregul: float = 1.0,
+             stdvars: bool = True, subset=None, sharpbw: bool = False) -> RDResult:
+    """Local polynomial RD estimate with robust bias-corrected inference.
+
+    Parameters
+    ----------
+    y, x : array-like
+        Outcome and running variable (numpy arrays or pandas Series). Rows with a missing value
+        in any input are dropped and counted (``n_dropped``); infinite values are an error.
+    c : float
+        Cutoff; must lie strictly inside the range of x.
+    fuzzy : array-like, optional
+        Treatment take-up: a fuzzy design (the ratio of the outcome and treatment jumps).
+    deriv : int
+        0 for the jump in the level, 1 for a kink design (the jump in the slope).
+    p, q : int
+        Orders of the point-estimate and bias-correction polynomials (q > p; default p + 1).
+    h, b : float or (float, float), optional
+        Fixed bandwidths (one, or left and right). With h alone b = h (or h / rho).
+    rho : float, optional
+        b = h / rho.
+    covs : array-like or DataFrame, optional
+        Covariates entering linearly with one coefficient (CCFT 2019); names are kept in
+        ``coef_covs``. Covariates collinear with earlier ones are dropped with a warning; one
+        collinear with x is an error.
+    kernel : {"triangular", "epanechnikov", "uniform"}
+    weights : array-like, optional
+        Nonnegative unit weights multiplying the kernel.
+    bwselect : str
+        One of ``SELECTORS`` (mserd, msetwo, msesum, msecomb1, msecomb2, cerrd, certwo, cersum,
+        cercomb1, cercomb2), as rdbwselect defines them.
+    vce : {"nn", "hc0", "hc1", "hc2", "hc3"}
+        rdrobust's variance names (kept because rdrobust users know them; attnreg's
+        ``cov_type`` vocabulary elsewhere): nearest-neighbour residuals with ``nnmatch``
+        neighbours, or HC0-HC3. With ``groups`` the variance is CR1 (cluster-robust with
+        rdrobust's small-sample factor); CR2/CR3 are not available yet.
+    groups : array-like, optional
+        Cluster ids (rdrobust's ``cluster``).
+    level : float
+        Confidence level as a fraction (0.95). rdrobust's ``level=95`` is ``level=0.95`` here.
+    masspoints : {"adjust", "check", "off"}
+        With ``adjust`` and at least 20% repeated x values on a side, pilot bandwidths keep
+        ``bwcheck`` (default 10) distinct values, and the pilot uses the number of distinct x.
+    bwcheck, bwrestrict, scaleregul, stdvars, sharpbw
+        As in rdrobust 2.1.1 (``stdvars`` standardises x and y inside the bandwidth rule; the
+        rule is scale-equivariant, so this changes only rounding).
+    subset : boolean mask or integer positions, optional
+        Rows to use; the attention weights of the others are 0.
+    """
+    data, opts, names, rows, n, xv = _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs,
+                                               kernel, weights, bwselect, vce, groups, nnmatch,
+                                               level, masspoints, bwcheck, bwrestrict,
+                                               scaleregul, stdvars, subset, sharpbw)
+    import warnings
+    if groups is not None and str(vce).lower() in ("hc2", "hc3"):
+        raise ValueError("vce: with groups only CR1 is available ('nn', 'hc0', 'hc1' or 'cr1'); "
+                         "CR2/CR3 are not implemented yet")
+    raw = _core.rd_robust(data["y"], data["x"], data["t"], data["z"], data["w"],
+                          data["cluster"], opts)
+    opts["_clustered"] = groups is not None
+    res = RDResult(raw, names, rows, n, xv, opts, opts["level"])
+    if res.covs_dropped:
+        warnings.warn("covs: dropped collinear covariates: " + ", ".join(res.covs_dropped),
+                      stacklevel=2)
+    if res.mass_points and opts["masspoints"] != "off":
+        warnings.warn("x has mass points (>= 20% repeated values on a side)"
+                      + ("; bandwidths keep at least bwcheck distinct values"
+                         if opts["masspoints"] == "adjust" else
+                         "; consider masspoints='adjust'"), stacklevel=2)
+    return res
+
+
+def rdbwselect(y, x, c: float = 0.0, fuzzy=None, deriv: int = 0, p: int = 1,
+               q: int | None = None, covs=None, kernel: str = "triangular", weights=None,
+               bwselect: str = "mserd", vce: str = "nn", groups=None, nnmatch: int = 3,
+               masspoints: str = "adjust", bwcheck: int | None = None, bwrestrict: bool = True,
+               scaleregul: float = 1.0, stdvars: bool = True, subset=None,
+               sharpbw: bool = False, all: bool = False) -> RDBandwidths:
+    """The bandwidths of :func:`rdrobust`: one selector, or all ten with ``all=True``.
+
+    Arguments as in :func:`rdrobust`. Returns :class:`RDBandwidths` whose ``bws`` DataFrame is
+    indexed by selector with columns h_left, h_right, b_left, b_right.
+    """
+    import pandas as pd
+    data, opts, names, rows, n, xv = _prepare(y, x, c, fuzzy, deriv, p, q, None, None, None,
+                                               covs, kernel, weights, bwselect, vce, groups,
+                                               nnmatch, 0.95, masspoints, bwcheck, bwrestrict,
+                                               scaleregul, stdvars, subset, sharpbw)
+    if groups is not None and str(vce).lower() in ("hc2", "hc3"):
+        raise ValueError("vce: with groups only CR1 is available; CR2/CR3 are not implemented "
+                         "yet")
+    raw = _core.rd_bwselect(data["y"], data["x"], data["t"], data["z"], data["w"],
+                            data["cluster"], opts, bool(all))
+    bws = pd.DataFrame(np.asarray(raw["bws"], dtype=float).reshape(-1, 4),
+                       index=pd.Index(raw["selectors"], name="bwselect"),
+                       columns=["h_left", "h_right", "b_left", "b_right"])
+    return RDBandwidths(bws=bws, n={"left": int(raw["n"][0]), "right": int(raw["n"][1])},
+                        n_dropped=int(raw["n_dropped"]), mass_points=bool(raw["mass_points"]),
+                        summary_info={"p": opts["p"], "q": opts["q"], "kernel": opts["kernel"],
+                                      "vce": "cr1" if groups is not None else opts["vce"]})
