@@ -35,9 +35,7 @@ AbsorbedOLS& AbsorbedOLS::fit(const arma::mat& X, const arma::mat& Y, const arma
                               const arma::vec& weights) {
   check_options(opt_);
   check::require(X.n_rows >= 1, "X", "needs at least one row");
-  check::require(X.n_cols >= 1, "X",
-                 "needs at least one regressor with absorbed fixed effects (the fixed effects "
-                 "take the place of the intercept)");
+  // X may have no columns: the fixed effects alone (within R^2 0), as every column absorbed.
   check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
   check::rows_match(Y, X.n_rows, "y", "X");
   check::require(factors.n_rows == X.n_rows, "absorb",
@@ -49,6 +47,7 @@ AbsorbedOLS& AbsorbedOLS::fit(const arma::mat& X, const arma::mat& Y, const arma
   f_ = Factors::from_codes(factors);
   w_ = positive_weights_or_ones(weights, X.n_rows);
   weighted_ = !weights.is_empty();
+  if (weighted_ && opt_.frequency_weights) check_frequency_weights(weights);
   df_ = absorbed_df(f_, opt_);
   X_ = X;
   y_ = Y;
@@ -57,7 +56,7 @@ AbsorbedOLS& AbsorbedOLS::fit(const arma::mat& X, const arma::mat& Y, const arma
   const WithinResult wx = within_transform(arma::join_rows(X, Y), f_, w_, opt_);
   iterations_ = wx.iterations;
   converged_ = wx.converged;
-  const arma::mat Xt = wx.x.cols(0, p - 1);
+  const arma::mat Xt = p > 0 ? arma::mat(wx.x.cols(0, p - 1)) : arma::mat(n, 0);
   ytil_ = wx.x.cols(p, p + k - 1);
 
   const Sweeper sw(f_, w_, f_.n_factors());
