@@ -34,17 +34,28 @@
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, env)
   w <- .ls_weights(mf)
-  if (!is.null(w) && any(!is.finite(w) | w <= 0)) {
-    i <- which(!is.finite(w) | w <= 0)[1L]
-    stop("weights: must be finite and > 0 with absorbed fixed effects, got ", w[i], " in row ",
-         i, " (drop rows of weight 0 with subset = w > 0; lm leaves them out the same way)",
-         call. = FALSE)
+  if (!is.null(w) && any(!is.finite(w) | w < 0)) {
+    i <- which(!is.finite(w) | w < 0)[1L]
+    stop("weights: must be finite and >= 0, got ", w[i], " in row ", i, call. = FALSE)
+  }
+  n_zero <- 0L
+  if (!is.null(w) && any(w == 0)) {
+    # Rows of weight 0 carry no information: as lm, they count in neither n nor the degrees of
+    # freedom, and here in no level count of a fixed effect either. They are left out of the
+    # fit like missing values (no fitted value: a level seen only in them has no estimate).
+    if (all(w == 0)) {
+      stop("weights: all weights are zero; at least one row needs a positive weight",
+           call. = FALSE)
+    }
+    n_zero <- sum(w == 0)
+    mt <- attr(mf, "terms")
+    na <- attr(mf, "na.action")
+    mf <- mf[w > 0, , drop = FALSE]
+    attr(mf, "terms") <- mt
+    attr(mf, "na.action") <- na
+    w <- w[w > 0]
   }
   d <- .ls_design(mf)
-  if (ncol(d$X) == 0L) {
-    stop("formula: needs at least one regressor besides the absorbed fixed effects ",
-         "(they take the place of the intercept)", call. = FALSE)
-  }
   n <- nrow(d$X)
   codes <- matrix(0L, n, length(parts$exprs))
   levels_ <- vector("list", length(parts$exprs))
@@ -106,7 +117,8 @@
     weights = w, weight_type = if (!is.null(w)) weight_type,
     terms = d$terms, xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
     na.action = attr(mf, "na.action"), call = cl, nobs = n, model = mf,
-    data = if (!is.null(cl$data)) eval(cl$data, env), fe_env = environment(formula)
+    data = if (!is.null(cl$data)) eval(cl$data, env), fe_env = environment(formula),
+    n_zero_weight = n_zero
   ), class = c("ols_attention_fe", "ols_attention"))
 }
 
