@@ -114,3 +114,25 @@ def test_tall_path_drops_the_same_rows():
         m = attnreg.OLS(cov_type=cov_type).fit(X, y)
         want, cond = oracle_se(X, y, cov_type, rows)
         np.testing.assert_allclose(m.standard_errors(), want, rtol=1e3 * 24000 * EPS * cond)
+
+
+@pytest.mark.parametrize("n,seed", [(60, 0), (80, 1), (200, 2)])
+@pytest.mark.parametrize("cov_type", ["HC2", "HC3"])
+def test_the_other_paths_leave_out_the_same_rows(n, seed, cov_type):
+    # PCR with every component is OLS (its leverages come from the SVD), and absorbed fixed
+    # effects equal OLS with the factor as dummy columns: the same standard errors, so the same
+    # rows are left out. Tolerance as above, with the condition number of the dummy design.
+    X, y, rows = event_design(n, seed)
+    m = attnreg.OLS(cov_type=cov_type).fit(X, y)
+    want, cond = oracle_se(X, y, cov_type, rows)
+    s = attnreg.PCR(cov_type=cov_type).fit(X, y).summary()
+    np.testing.assert_allclose(s.coefficients["std_error"].to_numpy(), want,
+                               rtol=1e3 * n * EPS * cond)
+    g = np.arange(n) % 5
+    dummies = (g[:, None] == np.arange(1, 5)[None, :]).astype(float)
+    fe = attnreg.OLS(cov_type=cov_type).fit(X, y, absorb=g)
+    full = attnreg.OLS(cov_type=cov_type).fit(np.column_stack([X, dummies]), y)
+    want_fe, cond_fe = oracle_se(np.column_stack([X, dummies]), y, cov_type, rows)
+    np.testing.assert_allclose(full.standard_errors(), want_fe, rtol=1e3 * n * EPS * cond_fe)
+    np.testing.assert_allclose(fe.coef_se_, want_fe[1:1 + X.shape[1]],
+                               rtol=1e3 * n * EPS * cond_fe)
