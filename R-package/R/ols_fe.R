@@ -211,18 +211,43 @@ print.summary.ols_attention_fe <- function(x, digits = max(3L, getOption("digits
 #' @export
 predict.ols_attention_fe <- function(object, newdata, se.fit = FALSE,
                                      interval = c("none", "confidence", "prediction"),
-                                     level = 0.95, vcov = "nonrobust", ...) {
+                                     level = 0.95, vcov = "nonrobust",
+                                     na.action = stats::na.pass, ...) {
   interval <- match.arg(interval)
   if (isTRUE(se.fit) || interval != "none") {
     stop("se.fit, interval: not available with absorbed fixed effects (the fixed effects' ",
          "sampling variance is not estimated); use predict(fit, newdata)", call. = FALSE)
   }
   if (missing(newdata) || is.null(newdata)) return(fitted(object))
-  X <- .ls_newdesign(object, newdata)
-  p <- drop(.fe_new_cpp(object$X, object$y, object$codes, .fe_w(object), object$opt, X,
-                        .fe_new_codes(object, newdata), "predict"))
-  if (!is.matrix(p)) names(p) <- rownames(newdata)
+  # Rows with a missing value in the model's variables or a fixed effect: NA (na.pass, as
+  # predict.lm) or left out (na.omit).
+  X <- .ls_newdesign(object, newdata, na_ok = TRUE, na.action = na.action)
+  nd <- newdata[match(rownames(X), rownames(newdata)), , drop = FALSE]
+  ok <- stats::complete.cases(X) & !.fe_label_missing(object, nd)
+  if (!identical(match.fun(na.action), stats::na.pass)) {
+    X <- X[ok, , drop = FALSE]
+    nd <- nd[ok, , drop = FALSE]
+    ok <- ok[ok]
+  }
+  p <- matrix(NA_real_, nrow(X), NCOL(object$y), dimnames = list(rownames(X), colnames(object$y)))
+  if (any(ok)) {
+    p[ok, ] <- .fe_new_cpp(object$X, object$y, object$codes, .fe_w(object), object$opt,
+                           X[ok, , drop = FALSE], .fe_new_codes(object, nd[ok, , drop = FALSE]),
+                           "predict")
+  }
+  p <- drop(p)
+  if (!is.matrix(p)) names(p) <- rownames(X)
   p
+}
+
+# Which rows of newdata have a missing label in some absorbed fixed effect.
+.fe_label_missing <- function(object, newdata) {
+  miss <- rep(FALSE, nrow(newdata))
+  for (j in seq_along(object$fe_exprs)) {
+    v <- tryCatch(eval(object$fe_exprs[[j]], newdata, object$fe_env), error = function(e) NULL)
+    if (!is.null(v) && length(v) == nrow(newdata)) miss <- miss | is.na(v)
+  }
+  miss
 }
 
 #' @rdname attention_weights

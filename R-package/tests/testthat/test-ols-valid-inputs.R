@@ -112,3 +112,17 @@ test_that("frequency weights that are not whole numbers are refused, pointing to
   expect_error(ols_attention(y ~ x, d, weights = w, weight_type = "frequency"), "analytic")
   expect_silent(ols_attention(y ~ x, d, weights = w))  # analytic: any weight >= 0
 })
+
+test_that("predict with absorbed fixed effects gives NA for incomplete rows, as predict.lm", {
+  set.seed(21)
+  n <- 50
+  d <- data.frame(x = rnorm(n), f = factor(sample(letters[1:4], n, TRUE)))
+  d$y <- d$x + as.integer(d$f) + rnorm(n)
+  fit <- ols_attention(y ~ x | f, d)
+  ref <- lm(y ~ x + f, d)
+  nd <- data.frame(x = c(1, NA, 0.5), f = factor(c("a", "b", NA), levels = levels(d$f)))
+  p <- predict(fit, nd)
+  expect_equal(is.na(p), is.na(predict(ref, nd)))
+  expect_lt(abs(p[[1]] - predict(ref, nd)[[1]]), tol_n(n) * 10)
+  expect_equal(names(predict(fit, nd, na.action = na.omit)), "1")
+})
