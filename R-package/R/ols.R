@@ -387,7 +387,9 @@ print.summary.ols_attention <- function(x, digits = max(3L, getOption("digits") 
   cat("Multiple R-squared: ", formatC(x$r.squared, digits = digits),
       ",\tAdjusted R-squared: ", formatC(x$adj.r.squared, digits = digits), "\n", sep = "")
   if (any(x$aliased)) cat("(", sum(x$aliased), " coefficient(s) aliased: NA)\n", sep = "")
-  if (isTRUE(x$n_leverage_one > 0)) cat(.leverage_one_note(x$n_leverage_one, x$vcov), "\n")
+  if (isTRUE(x$n_leverage_one > 0)) {
+    writeLines(strwrap(.leverage_one_note(x$n_leverage_one, x$vcov), exdent = 6))
+  }
   invisible(x)
 }
 
