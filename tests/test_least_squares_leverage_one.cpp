@@ -170,3 +170,33 @@ TEST(FrequencyWeights, EveryPathRefusesWeightsThatAreNotWholeNumbers) {
   w(4) = 0.5;
   EXPECT_NO_THROW(OLS().fit(X, y, w));
 }
+
+// ---------------------------------------------------------------- fixed effects alone
+
+TEST(AbsorbedOLSFixedEffectsOnly, GroupMeansWithinRSquaredZeroAndTheDummyDf) {
+  // X without columns: the fixed effects alone are the (weighted) group means; the within R^2
+  // is 0, the residual df n - G, predictions and attention weights reproduce the means.
+  for (unsigned seed : {1u, 2u}) {
+    arma::arma_rng::set_seed(seed);
+    const arma::uword n = 50, G = 4;
+    arma::umat codes(n, 1);
+    for (arma::uword i = 0; i < n; ++i) codes(i, 0) = (i * 7 + seed) % G;
+    const arma::vec y = arma::randn(n) + arma::conv_to<arma::vec>::from(codes.col(0));
+    const arma::vec w = 0.5 + arma::randu(n);
+    AbsorbedOLS m;
+    m.fit(arma::mat(n, 0), y, codes, w);
+    arma::vec mean(G, arma::fill::zeros), wsum(G, arma::fill::zeros);
+    for (arma::uword i = 0; i < n; ++i) {
+      mean(codes(i, 0)) += w(i) * y(i);
+      wsum(codes(i, 0)) += w(i);
+    }
+    mean /= wsum;
+    const arma::mat p = m.predict(arma::mat(n, 0), codes);
+    for (arma::uword i = 0; i < n; ++i) EXPECT_NEAR(p(i, 0), mean(codes(i, 0)), 1e3 * n * kEps);
+    EXPECT_NEAR(m.r_squared_within()(0), 0.0, 1e3 * n * kEps);
+    EXPECT_EQ(m.df_residual(), static_cast<double>(n - G));
+    const arma::mat A = m.attention_weights(arma::mat(n, 0), codes);
+    EXPECT_LT(arma::abs(A * y - p.col(0)).max(), 1e3 * n * kEps);
+    EXPECT_EQ(m.std_errors().n_rows, 0u);
+  }
+}
