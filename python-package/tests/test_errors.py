@@ -425,3 +425,10 @@ def test_formula_without_regressors_or_intercept_is_named():
     d = pd.DataFrame({"y": y, "x": X[:, 0]})
     with pytest.raises(ValueError, match=r"^formula: 'y ~ 0' has no regressors and no intercept"):
         attnreg.ols("y ~ 0", d)
+
+
+def test_ridge_formula_without_regressors_points_to_ols():
+    d = pd.DataFrame({"y": y, "x": X[:, 0]})
+    with pytest.raises(ValueError, match=r"^formula: 'y ~ 1' has no regressors, so Ridge has "
+                                         r"nothing to penalise: for the mean use attnreg.ols"):
+        attnreg.ridge("y ~ 1", d)

@@ -365,6 +365,9 @@ def _linear(cls, formula, data, weights, groups, kwargs, allow_absorb: bool):
     if rhs.shape[1] == 0 and fe is None:
         raise ValueError(f"formula: {formula!r} has no regressors and no intercept: nothing to "
                          "estimate (write 'y ~ 1' for the mean, or add terms)")
+    if list(rhs.columns) == ["Intercept"] and not issubclass(cls, OLS):
+        raise ValueError(f"formula: {formula!r} has no regressors, so {_public_name(cls)} has "
+                         "nothing to penalise: for the mean use attnreg.ols('y ~ 1', data)")
     X = rhs.drop(columns=["Intercept"]) if fit_intercept else rhs
     X = X.astype(np.float64)
     est = cls(fit_intercept=fit_intercept, **kwargs)
