@@ -69,6 +69,17 @@
     codes[, j] <- as.integer(f) - 1L
     levels_[[j]] <- levels(f)
   }
+  # Named as the user passed them (the core's option names are tol and max_iter).
+  if (!is.numeric(fe_tol) || length(fe_tol) != 1L || !is.finite(fe_tol) || fe_tol <= 0 ||
+      fe_tol >= 1) {
+    stop("fe_tol: must be one number in (0, 1) (the relative accuracy of the within ",
+         "transformation; default 1e-10), got ", format(fe_tol), call. = FALSE)
+  }
+  if (!is.numeric(fe_max_iter) || length(fe_max_iter) != 1L || !is.finite(fe_max_iter) ||
+      fe_max_iter < 1 || fe_max_iter != round(fe_max_iter)) {
+    stop("fe_max_iter: must be one whole number >= 1 (default 10000), got ",
+         format(fe_max_iter), call. = FALSE)
+  }
   opt <- list(tol = as.double(fe_tol), max_iter = as.integer(fe_max_iter),
               rank_tol = as.double(rank_tol), n_threads = as.integer(n_threads),
               precision = precision, frequency = !is.null(w) && weight_type == "frequency")

@@ -126,3 +126,11 @@ test_that("predict with absorbed fixed effects gives NA for incomplete rows, as 
   expect_lt(abs(p[[1]] - predict(ref, nd)[[1]]), tol_n(n) * 10)
   expect_equal(names(predict(fit, nd, na.action = na.omit)), "1")
 })
+
+test_that("the absorbed fit's options are named as passed", {
+  d <- data.frame(x = rnorm(20), y = rnorm(20), f = rep(letters[1:4], 5))
+  expect_error(ols_attention(y ~ x | f, d, fe_tol = 0), "^fe_tol: must be one number in \\(0, 1\\)")
+  expect_error(ols_attention(y ~ x | f, d, fe_tol = NA), "^fe_tol: must be one number")
+  expect_error(ols_attention(y ~ x | f, d, fe_max_iter = 0), "^fe_max_iter: must be one whole")
+  expect_error(ols_attention(y ~ x | f, d, fe_max_iter = 2.5), "^fe_max_iter: must be one whole")
+})
