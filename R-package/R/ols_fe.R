@@ -194,7 +194,8 @@ summary.ols_attention_fe <- function(object, vcov = "nonrobust", maxlags = NULL,
                  rank = object$rank, aliased = object$aliased, vcov = inf$cov_type,
                  maxlags = inf$maxlags, cov = V, extended = FALSE, fe_names = object$fe_names,
                  n_fe_levels = object$n_fe_levels, df_absorbed = object$df_absorbed,
-                 df_exact = object$df_exact, nobs = object$nobs),
+                 df_exact = object$df_exact, nobs = object$nobs,
+                 n_leverage_one = as.integer(inf$n_leverage_one %||% 0)),
             class = c("summary.ols_attention_fe", "summary.ols_attention"))
 }
 
@@ -215,6 +216,9 @@ print.summary.ols_attention_fe <- function(x, digits = max(3L, getOption("digits
       ",\tAdjusted R-squared: ", formatC(x$adj.r.squared, digits = digits),
       "\nWithin R-squared: ", formatC(x$r.squared.within, digits = digits), "\n", sep = "")
   if (any(x$aliased)) cat("(", sum(x$aliased), " coefficient(s) aliased: NA)\n", sep = "")
+  if (isTRUE(x$n_leverage_one > 0)) {
+    writeLines(strwrap(.leverage_one_note(x$n_leverage_one, x$vcov), exdent = 6))
+  }
   invisible(x)
 }
 

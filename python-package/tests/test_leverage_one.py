@@ -136,3 +136,14 @@ def test_the_other_paths_leave_out_the_same_rows(n, seed, cov_type):
     np.testing.assert_allclose(full.standard_errors(), want_fe, rtol=1e3 * n * EPS * cond_fe)
     np.testing.assert_allclose(fe.coef_se_, want_fe[1:1 + X.shape[1]],
                                rtol=1e3 * n * EPS * cond_fe)
+
+
+@pytest.mark.parametrize("cov_type", ["HC2", "HC3"])
+def test_absorbed_fit_notes_its_leverage_one_rows(cov_type):
+    # A singleton level and an event dummy: both rows are fitted exactly and left out.
+    X, y, rows = event_design(60, 4)
+    g = np.arange(60) % 5
+    g[(rows[0] + 1) % 60] = 9  # a singleton level on another row
+    m = attnreg.OLS(cov_type=cov_type).fit(X, y, absorb=g)
+    note = [t for t in m.summary().notes if "leverage 1" in t]
+    assert len(note) == 1 and note[0].startswith("2 rows"), note

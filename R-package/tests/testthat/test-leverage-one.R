@@ -67,3 +67,14 @@ test_that("weighted event dummies match the weighted oracle", {
     expect_lt(max(abs(se - want) / want), 1e3 * n * .Machine$double.eps * kappa(D * sqrt(w)))
   }
 })
+
+test_that("an absorbed fit notes its leverage-one rows (a singleton level, an event dummy)", {
+  ed <- event_data(60, 4)
+  d <- ed$data
+  d$g <- factor(seq_len(60) %% 5)
+  levels(d$g) <- c(levels(d$g), "single")
+  d$g[(ed$rows[1] %% 60) + 1] <- "single"
+  s <- summary(ols_attention(y ~ x1 + x2 + ev1 | g, d), vcov = "HC3")
+  expect_equal(s$n_leverage_one, 2L)
+  expect_output(print(s), "Note: 2 rows")
+})
