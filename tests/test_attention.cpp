@@ -243,6 +243,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"window_noncausal", 1, 2, 33, 33, 3, 3, false, 6, LLAKernel::rbf, 0.2, false},
         Case{"cross_noncausal", 2, 1, 19, 45, 4, 5, false, 0, LLAKernel::dot, 0.1, false},
         Case{"cross_causal_bottom_right", 1, 2, 20, 45, 4, 3, true, 0, LLAKernel::dot, 0.1, false},
+        // Windows with n_q != n_k: aligned at the bottom right (a_i = i + n_k - n_q), as
+        // FlashAttention's window_size; n_q > n_k needs a window wide enough for query 0.
+        Case{"cross_window_causal", 1, 1, 20, 45, 3, 2, true, 6, LLAKernel::dot, 0.2, false},
+        Case{"cross_window_noncausal", 1, 1, 20, 45, 3, 2, false, 6, LLAKernel::rbf, 0.2, false},
+        Case{"cross_window_more_queries", 1, 1, 45, 20, 3, 2, false, 30, LLAKernel::dot, 0.2,
+             false},
         Case{"per_query_ridge", 1, 2, 37, 37, 4, 3, true, 0, LLAKernel::rbf, 0.3, true},
         Case{"ridge_zero_full", 1, 1, 30, 60, 3, 2, false, 0, LLAKernel::rbf, 0.0, false},
         Case{"d16_one_block", 1, 1, 8, 64, 16, 4, false, 0, LLAKernel::dot, 0.5, false}),
@@ -817,6 +823,42 @@ TEST(Direct, FinalizeRefusesPartialsThatMissKeysAndMergeRefusesOverlaps) {
   lla_finalize<double>(Q.cv(), all, out.v(), o);
   const auto ref = run(Q, K, V, o);
   EXPECT_LT(max_abs_diff(out, ref), 1e-12 * max_abs(ref));
+}
+
+TEST(Direct, FinalizeAndMergeRefuseAMaskOtherThanThePartials) {
+  // The mask is baked into the statistics: for every pair of masks (partial, finalize) the
+  // finalisation either equals the one-shot direct LLA under that mask (same mask) or is an
+  // InvalidArgument naming the argument that differs; merging partials of different masks is
+  // refused too. n_q < n_k so that the alignment matters.
+  const i64 nq = 9, nk = 14, d = 2, dv = 2;
+  const auto Q = randn(1, 1, nq, d, 201), K = randn(1, 1, nk, d, 202), V = randn(1, 1, nk, dv, 203);
+  const std::pair<bool, i64> masks[] = {{false, 0}, {true, 0}, {false, 3}, {true, 3}, {true, 5}};
+  for (const auto& [pc, pw] : masks) {
+    Options po = lla_opts(LLAAlgorithm::direct, 0.3, pc);
+    po.window = pw;
+    const LLAPartial part = lla_partial<double>(Q.cv(), K.cv(), V.cv(), 0, nk, po);
+    EXPECT_EQ(part.causal, pc);
+    EXPECT_EQ(part.window, pw);
+    for (const auto& [fc, fw] : masks) {
+      Options fo = lla_opts(LLAAlgorithm::direct, 0.3, fc);
+      fo.window = fw;
+      Tensor<double> out(1, 1, nq, dv);
+      if (pc == fc && pw == fw) {
+        lla_finalize<double>(Q.cv(), part, out.v(), fo);
+        const auto ref = run(Q, K, V, fo);
+        EXPECT_LT(max_abs_diff(out, ref), 1e-12 * max_abs(ref)) << pc << " " << pw;
+      } else {
+        expect_invalid([&] { lla_finalize<double>(Q.cv(), part, out.v(), fo); },
+                       pc != fc ? "causal: differs from the statistics'"
+                                : "window: differs from the statistics'");
+        Options mo = fo;
+        const LLAPartial other = lla_partial<double>(Q.cv(), K.cv(), V.cv(), 0, nk, mo);
+        LLAPartial into = lla_partial<double>(Q.cv(), K.cv(), V.cv(), 0, nk, po);
+        // (overlapping slices too, but the mask is checked first and named)
+        expect_invalid([&] { merge(into, other); }, "other: was computed under another mask");
+      }
+    }
+  }
 }
 
 // ================================================================== diagnostics and bad input

@@ -25,6 +25,18 @@
   as.double(x)
 }
 
+# A window: NULL or 0 = none, otherwise one whole number >= 0 (2.5 is an error, never 2).
+.attn_window <- function(window) {
+  if (is.null(window)) return(0L)
+  if (!is.numeric(window) || length(window) != 1L || !is.finite(window) ||
+      window != round(window) || window < 0 || window > .Machine$integer.max) {
+    stop("window: must be one whole number >= 0 (0 or NULL = no window), got ",
+         if (length(window) == 1L) format(window) else paste("length", length(window)),
+         call. = FALSE)
+  }
+  as.integer(window)
+}
+
 # The same check for an entry of the core's option list, where NULL (not NA) is the default.
 .attn_opt <- function(x, name = deparse(substitute(x))) {
   if (is.null(x)) NULL else .attn_num(x, name)
@@ -45,7 +57,7 @@
   Q <- .attn_array(Q, "Q")
   K <- .attn_array(K, "K")
   V <- .attn_array(V, "V")
-  if (is.null(window)) window <- 0L
+  window <- .attn_window(window)
   # The core's keywords (its option table, attnreg:::.option_spec()); NULL = the default.
   options <- list(method = method, causal = isTRUE(causal), window = as.integer(window),
                   scale = .attn_opt(scale), bandwidth = .attn_opt(bandwidth),
@@ -133,9 +145,12 @@
 #'   rows and `dim_v` columns. The output has `Q`'s layout with `dim_v` columns. A matrix `K`
 #'   or `V` is shared by every batch and head. Arrays are read in place (no copy).
 #'
-#' @section Masks: `causal = TRUE` lets query `i` use keys `j <= i + n_k - n_q` (with
-#'   `n_q == n_k`, `j <= i`). `window = w` keeps the last `w` keys (causal) or the keys with
-#'   `|j - i| < w` (not causal).
+#' @section Masks: query `i` sits at key position `a_i = i + n_k - n_q` (bottom-right
+#'   alignment: the last query meets the last key; with `n_q == n_k`, `a_i = i`), as
+#'   FlashAttention aligns its causal mask and `window_size` when the lengths differ.
+#'   `causal = TRUE` lets query `i` use keys `j <= a_i` (needs `n_q <= n_k`). `window = w` (a
+#'   whole number; 0 = none) keeps the keys `a_i - w < j <= a_i` (causal: the last `w`) or
+#'   `|j - a_i| < w` (not causal). A query that sees no key is an error naming the window.
 #'
 #' @param Q,K,V Queries, keys and values (see Shapes).
 #' @param scale The inverse temperature \eqn{s} (default `1 / sqrt(dim)`).
@@ -319,7 +334,7 @@ attn_weights <- function(Q, K, method = c("softmax", "nw_rbf", "lla", "linear", 
                          tau = 4, normalize = TRUE, n_threads = 0L) {
   method <- match.arg(method)
   if (is.null(ridge)) ridge <- if (method == "mesa") 1 else 0
-  options <- list(method = method, causal = isTRUE(causal), window = as.integer(window),
+  options <- list(method = method, causal = isTRUE(causal), window = .attn_window(window),
                   scale = .attn_opt(scale), bandwidth = .attn_opt(bandwidth),
                   kernel = match.arg(kernel), feature_map = match.arg(feature_map),
                   feature_tau = as.double(tau), normalize = isTRUE(normalize),

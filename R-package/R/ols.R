@@ -30,7 +30,14 @@
 #' get 0). `weight_type` follows Stata: `"analytic"` (aweight, what `lm` does) counts the rows of
 #' positive weight as the N of the residual degrees of freedom \eqn{N - r}; `"frequency"`
 #' (fweight) treats row i as \eqn{w_i} identical observations, \eqn{N = \sum w_i}, and every
-#' statistic equals the unweighted one on the data with rows repeated (HAC is refused).
+#' statistic equals the unweighted one on the data with rows repeated (HAC is refused); its
+#' weights must be whole numbers (for others use `"analytic"`).
+#'
+#' Offsets: `offset()` terms in the formula are honoured as by `lm` (without absorbed fixed
+#' effects): the coefficients are those of `y - offset`, fitted values and predictions (with
+#' `newdata`: its offset) add the offset back, and the attention weights apply to `y - offset`;
+#' R-squared is that of the working response `y - offset` (R 4.2's `summary.lm` counts the
+#' offset as fitted instead).
 #'
 #' Fixed effects: a formula `y ~ x1 + x2 | f1 + f2` absorbs the factors after `|` (terms
 #' `a:b` absorb the interaction), as fixest's `feols()`: the within transformation by
@@ -44,9 +51,11 @@
 #' coefficient with a warning naming it. The fit (class `ols_attention_fe`) reports the within
 #' R-squared; [fixed_effects()] returns the fixed-effect values, `predict()` needs the factor
 #' levels in `newdata` (seen in the fit), and [attention_weights()] stays exact: the absorbed
-#' fit is a linear smoother. `weights` (all > 0 here; drop rows of weight 0 with `subset`)
-#' give weighted projections and weighted least squares, as `lm()` with the dummies and
-#' `weights`, with `weight_type` as above.
+#' fit is a linear smoother. `weights` give weighted projections and weighted least squares, as
+#' `lm()` with the dummies and `weights`, with `weight_type` as above; rows of weight 0 are left
+#' out of the fit (of n, the degrees of freedom and the level counts, as `lm` leaves them out of
+#' n; they get no fitted value; `n_zero_weight` says how many). A formula `y ~ 1 | f` fits the
+#' fixed effects alone (within R-squared 0).
 #'
 #' @param formula A model formula, as for [stats::lm()] (factors become dummy columns).
 #' @param data A data frame.
@@ -111,9 +120,13 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, parent.frame())
   w <- .ls_weights(mf)
-  d <- .ls_design(mf)
+  d <- .ls_design(mf, offset_ok = TRUE)
+  # offset() terms, as lm: the fit is of y - offset (the working response the core, its
+  # inference and its attention weights see); fitted values add the offset back.
+  if (!is.null(d$offset)) d$Y <- d$Y - d$offset
   res <- .kreg_core(.ols_fit_cpp(d$X, d$Y, d$intercept, as.double(rank_tol),
                                  as.integer(n_threads), precision, w, weight_type))
+  if (!is.null(d$offset)) res$fitted <- res$fitted + d$offset
   nm <- d$names
   coef <- drop(res$coefficients)
   se <- drop(res$std_errors)
@@ -137,23 +150,30 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
     extended = res$extended, intercept = d$intercept, y = d$Y, state = res$state,
     terms = d$terms, xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
     na.action = attr(mf, "na.action"), call = cl, nobs = nrow(d$X), model = mf,
-    data = if (!missing(data)) data
+    data = if (!missing(data)) data, offset = d$offset
   ), class = "ols_attention")
 }
 
 # Response and design (without the intercept column) of a model frame; shared by every
 # least-squares fitter.
-.ls_design <- function(mf) {
+# offset() terms: honoured by ols_attention (offset_ok = TRUE, as lm), refused by the others.
+.ls_design <- function(mf, offset_ok = FALSE) {
   mt <- attr(mf, "terms")
   y <- model.response(mf, "numeric")
   if (is.null(y)) stop("formula: needs a response on the left of '~'", call. = FALSE)
+  off <- model.offset(mf)
+  if (!is.null(off) && !offset_ok) {
+    stop("formula: offset() terms are honoured by ols_attention() without absorbed fixed ",
+         "effects only; here subtract the offset from the response instead (e.g. ",
+         "I(y - z) ~ x)", call. = FALSE)
+  }
   X <- model.matrix(mt, mf)
   intercept <- attr(mt, "intercept") == 1L
   Xc <- if (intercept) X[, colnames(X) != "(Intercept)", drop = FALSE] else X
   Y <- as.matrix(y)
   storage.mode(Y) <- "double"
   list(X = Xc, Y = Y, intercept = intercept, terms = mt, contrasts = attr(X, "contrasts"),
-       names = c(if (intercept) "(Intercept)", colnames(Xc)))
+       names = c(if (intercept) "(Intercept)", colnames(Xc)), offset = off)
 }
 
 # Model frame for a least-squares fitter called as f(formula, data, subset, na.action, ...).
@@ -167,19 +187,29 @@ ols_attention <- function(formula, data, subset, weights, na.action, rank_tol = 
 }
 
 # Design matrix of new data without the intercept column, in the training column order.
-.ls_newdesign <- function(object, newdata) {
+# With na_ok (predict, as predict.lm), rows with missing values go through `na.action` (na.pass
+# keeps them: their predictions are NA); attr "offset" holds the offset() terms of new rows.
+.ls_newdesign <- function(object, newdata, na_ok = FALSE, na.action = stats::na.pass) {
   if (missing(newdata) || is.null(newdata)) {
     stop("newdata: needed here (pass a data frame with the model's variables)", call. = FALSE)
   }
   tt <- delete.response(object$terms)
   .check_newdata(tt, newdata)
-  mf <- model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
+  mf <- model.frame(tt, newdata, na.action = if (na_ok) na.action else stats::na.pass,
+                    xlev = object$xlevels)
   X <- model.matrix(tt, mf, contrasts.arg = object$contrasts)
   if (object$intercept) X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
-  if (anyNA(X)) {
+  if (!na_ok && anyNA(X)) {
     stop("newdata: contains missing values in the model's variables; remove or impute them",
          call. = FALSE)
   }
+  if (nrow(X) != nrow(mf)) {  # model.matrix left out rows (a factor NA): put them back as NA
+    Xf <- matrix(NA_real_, nrow(mf), ncol(X), dimnames = list(rownames(mf), colnames(X)))
+    Xf[rownames(X), ] <- X
+    X <- Xf
+  }
+  off <- model.offset(mf)
+  attr(X, "offset") <- if (!is.null(off)) off
   X
 }
 .ols_newdesign <- .ls_newdesign
@@ -308,7 +338,9 @@ print.ols_attention <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #'   error, t value, p value with `df_inference` degrees of freedom), `r.squared`,
 #'   `adj.r.squared`, `sigma`, `df` (residual degrees of freedom), `df_inference`, `vcov` (the
 #'   type used), `n_clusters`, `cov` (the covariance matrix) and `cov_fixed` (`TRUE` when an
-#'   indefinite two-way clustered covariance was eigenvalue-fixed, see `vcov`).
+#'   indefinite two-way clustered covariance was eigenvalue-fixed, see `vcov`) and
+#'   `n_leverage_one` (HC2/HC3: rows of leverage 1, e.g. of a dummy that is 1 on one row, whose
+#'   0/0 terms \eqn{e_i^2 / (1 - h_i)^k} are left out of the covariance; printed as a note).
 #'   With no residual degrees of freedom (as many observations as estimated coefficients) the
 #'   standard errors, t and p values are `NaN`, with a warning, as in [stats::summary.lm()].
 #' @examples
@@ -343,7 +375,8 @@ summary.ols_attention <- function(object, vcov = "nonrobust", maxlags = NULL,
                  rank = object$rank, aliased = object$aliased, vcov = inf$cov_type,
                  maxlags = inf$maxlags, cov = V, extended = object$extended,
                  n_clusters = if (length(inf$n_clusters)) setNames(inf$n_clusters, a$cluster_vars),
-                 cov_fixed = cov_fixed, weighted = !is.null(object$weights)),
+                 cov_fixed = cov_fixed, weighted = !is.null(object$weights),
+                 n_leverage_one = as.integer(inf$n_leverage_one %||% 0)),
             class = "summary.ols_attention")
 }
 
@@ -365,6 +398,9 @@ print.summary.ols_attention <- function(x, digits = max(3L, getOption("digits") 
   cat("Multiple R-squared: ", formatC(x$r.squared, digits = digits),
       ",\tAdjusted R-squared: ", formatC(x$adj.r.squared, digits = digits), "\n", sep = "")
   if (any(x$aliased)) cat("(", sum(x$aliased), " coefficient(s) aliased: NA)\n", sep = "")
+  if (isTRUE(x$n_leverage_one > 0)) {
+    writeLines(strwrap(.leverage_one_note(x$n_leverage_one, x$vcov), exdent = 6))
+  }
   invisible(x)
 }
 
@@ -384,6 +420,9 @@ print.summary.ols_attention <- function(x, digits = max(3L, getOption("digits") 
 #' @param vcov Covariance type: `"nonrobust"`, `"HC0"` to `"HC3"`, `"HAC"` or a clustering
 #'   formula such as `~firm` (see [summary.ols_attention()]; intervals then use t with
 #'   \eqn{G - 1} degrees of freedom).
+#' @param na.action What to do with rows of `newdata` that have a missing value in the
+#'   model's variables: [stats::na.pass()] (default, as [stats::predict.lm()]) predicts `NA` for
+#'   them; [stats::na.omit()] leaves them out.
 #' @param ... Passed to [summary.ols_attention()] (`maxlags`, `hac_adjust`, `cluster_type`).
 #' @return A named vector (a matrix for several responses); with `interval`, a matrix with
 #'   columns `fit, lwr, upr`; with `se.fit = TRUE` a list `fit`, `se.fit`, `df`,
@@ -398,14 +437,15 @@ print.summary.ols_attention <- function(x, digits = max(3L, getOption("digits") 
 #' @export
 predict.ols_attention <- function(object, newdata, se.fit = FALSE,
                                   interval = c("none", "confidence", "prediction"),
-                                  level = 0.95, vcov = "nonrobust", ...) {
+                                  level = 0.95, vcov = "nonrobust", na.action = stats::na.pass,
+                                  ...) {
   interval <- match.arg(interval)
   no_new <- missing(newdata) || is.null(newdata)
   if (!isTRUE(se.fit) && interval == "none") {
     if (no_new) return(fitted(object))
-    p <- .ols_predict_cpp(object$state, object$y, .ls_newdesign(object, newdata))
-    p <- drop(p)
-    if (!is.matrix(p)) names(p) <- rownames(newdata)
+    X <- .ls_newdesign(object, newdata, na_ok = TRUE, na.action = na.action)
+    p <- drop(.ols_predict_rows(object, X))
+    if (!is.matrix(p)) names(p) <- rownames(X)
     return(p)
   }
   if (is.matrix(object$coefficients)) {
@@ -416,17 +456,20 @@ predict.ols_attention <- function(object, newdata, se.fit = FALSE,
   if (no_new) {  # the training design, from the stored model frame (as model.matrix(lm))
     X <- model.matrix(object$terms, object$model, contrasts.arg = object$contrasts)
     if (object$intercept) X <- X[, colnames(X) != "(Intercept)", drop = FALSE]
+    attr(X, "offset") <- object$offset
   } else {
-    X <- .ls_newdesign(object, newdata)
+    X <- .ls_newdesign(object, newdata, na_ok = TRUE, na.action = na.action)
   }
-  fit <- drop(.ols_predict_cpp(object$state, object$y, X))
-  names(fit) <- if (no_new) rownames(object$model) else rownames(newdata)
+  fit <- drop(.ols_predict_rows(object, X))
+  names(fit) <- if (no_new) rownames(object$model) else rownames(X)
   D <- if (object$intercept) cbind(1, X) else X
   keep <- !object$aliased
   s <- summary(object, vcov = vcov, ...)
   V <- s$cov[keep, keep, drop = FALSE]
   Dk <- D[, keep, drop = FALSE]
-  se <- sqrt(.row_quadratic_forms_cpp(Dk, V))
+  ok <- stats::complete.cases(Dk)
+  se <- rep(NA_real_, nrow(Dk))
+  if (any(ok)) se[ok] <- sqrt(.row_quadratic_forms_cpp(Dk[ok, , drop = FALSE], V))
   names(se) <- names(fit)
   df <- s$df_inference
   if (interval != "none") {
@@ -436,6 +479,20 @@ predict.ols_attention <- function(object, newdata, se.fit = FALSE,
   }
   if (!isTRUE(se.fit)) return(fit)
   list(fit = fit, se.fit = se, df = df, residual.scale = object$sigma)
+}
+
+# d(x)'b + offset at the rows of X (attr "offset": their offset() terms); NA for rows with a
+# missing value (as predict.lm with na.pass). A matrix, one column per response.
+.ols_predict_rows <- function(object, X) {
+  ok <- stats::complete.cases(X)
+  k <- NCOL(object$y)
+  p <- matrix(NA_real_, nrow(X), k, dimnames = list(rownames(X), colnames(object$y)))
+  if (any(ok)) {
+    p[ok, ] <- .ols_predict_cpp(object$state, object$y, X[ok, , drop = FALSE])
+  }
+  off <- attr(X, "offset")
+  if (!is.null(off)) p <- p + off
+  p
 }
 
 # level: one number strictly between 0 and 1.
@@ -565,6 +622,7 @@ attention_embedding.ols_attention <- function(object, ...) {
 #' @export
 loo_predict.ols_attention <- function(object, ...) {
   p <- drop(.ols_view_cpp(object$state, object$y, "loo", matrix(0, 0, 0)))
+  if (!is.null(object$offset)) p <- p + object$offset  # LOO of y - offset, plus the offset
   if (!is.matrix(p)) names(p) <- .ls_rownames(object)
   p
 }
@@ -587,4 +645,12 @@ masked_attention.ols_attention <- function(object, strict = FALSE, weights = FAL
   p <- drop(call("masked"))
   if (!is.matrix(p)) names(p) <- nm
   p
+}
+
+# HC2/HC3 rows of leverage one: the core leaves their 0/0 terms e^2 / (1 - h)^k out.
+.leverage_one_note <- function(m, vcov) {
+  paste0("Note: ", m, " row", if (m != 1) "s", " with leverage 1 (fitted exactly, e.g. by a ",
+         "dummy that is 1 on one row) left out of the ", vcov, " covariance (residual 0, term ",
+         "e^2 / (1 - h)^k = 0/0); the standard error of such a dummy's coefficient leaves out ",
+         "that row's own error variance, which no other row estimates.")
 }

@@ -59,17 +59,28 @@
   mf[[1L]] <- quote(stats::model.frame)
   mf <- eval(mf, env)
   w <- .ls_weights(mf)
-  if (!is.null(w) && any(!is.finite(w) | w <= 0)) {
-    i <- which(!is.finite(w) | w <= 0)[1L]
-    stop("weights: must be finite and > 0 with absorbed fixed effects, got ", w[i], " in row ",
-         i, " (drop rows of weight 0 with subset = w > 0; lm leaves them out the same way)",
-         call. = FALSE)
+  if (!is.null(w) && any(!is.finite(w) | w < 0)) {
+    i <- which(!is.finite(w) | w < 0)[1L]
+    stop("weights: must be finite and >= 0, got ", w[i], " in row ", i, call. = FALSE)
+  }
+  n_zero <- 0L
+  if (!is.null(w) && any(w == 0)) {
+    # Rows of weight 0 carry no information: as lm, they count in neither n nor the degrees of
+    # freedom, and here in no level count of a fixed effect either. They are left out of the
+    # fit like missing values (no fitted value: a level seen only in them has no estimate).
+    if (all(w == 0)) {
+      stop("weights: all weights are zero; at least one row needs a positive weight",
+           call. = FALSE)
+    }
+    n_zero <- sum(w == 0)
+    mt <- attr(mf, "terms")
+    na <- attr(mf, "na.action")
+    mf <- mf[w > 0, , drop = FALSE]
+    attr(mf, "terms") <- mt
+    attr(mf, "na.action") <- na
+    w <- w[w > 0]
   }
   d <- .ls_design(mf)
-  if (ncol(d$X) == 0L) {
-    stop("formula: needs at least one regressor besides the absorbed fixed effects ",
-         "(they take the place of the intercept)", call. = FALSE)
-  }
   n <- nrow(d$X)
   codes <- matrix(0L, n, length(parts$exprs))
   levels_ <- vector("list", length(parts$exprs))
@@ -82,6 +93,17 @@
     }
     codes[, j] <- as.integer(f) - 1L
     levels_[[j]] <- levels(f)
+  }
+  # Named as the user passed them (the core's option names are tol and max_iter).
+  if (!is.numeric(fe_tol) || length(fe_tol) != 1L || !is.finite(fe_tol) || fe_tol <= 0 ||
+      fe_tol >= 1) {
+    stop("fe_tol: must be one number in (0, 1) (the relative accuracy of the within ",
+         "transformation; default 1e-10), got ", format(fe_tol), call. = FALSE)
+  }
+  if (!is.numeric(fe_max_iter) || length(fe_max_iter) != 1L || !is.finite(fe_max_iter) ||
+      fe_max_iter < 1 || fe_max_iter != round(fe_max_iter)) {
+    stop("fe_max_iter: must be one whole number >= 1 (default 10000), got ",
+         format(fe_max_iter), call. = FALSE)
   }
   opt <- list(tol = as.double(fe_tol), max_iter = as.integer(fe_max_iter),
               rank_tol = as.double(rank_tol), n_threads = as.integer(n_threads),
@@ -133,7 +155,8 @@
     weights = w, weight_type = if (!is.null(w)) weight_type,
     terms = d$terms, xlevels = .getXlevels(d$terms, mf), contrasts = d$contrasts,
     na.action = attr(mf, "na.action"), call = cl, nobs = n, model = mf,
-    data = if (!is.null(cl$data)) eval(cl$data, env), fe_env = environment(formula)
+    data = if (!is.null(cl$data)) eval(cl$data, env), fe_env = environment(formula),
+    n_zero_weight = n_zero
   ), class = c("ols_attention_fe", "ols_attention"))
 }
 
@@ -199,7 +222,8 @@ summary.ols_attention_fe <- function(object, vcov = "nonrobust", maxlags = NULL,
                  maxlags = inf$maxlags, cov = V, extended = FALSE, fe_names = object$fe_names,
                  n_fe_levels = object$n_fe_levels, df_absorbed = object$df_absorbed,
                  df_exact = object$df_exact, nobs = object$nobs,
-                 n_singletons = if (is.null(object$n_singletons)) 0 else object$n_singletons),
+                 n_singletons = if (is.null(object$n_singletons)) 0 else object$n_singletons,
+                 n_leverage_one = as.integer(inf$n_leverage_one %||% 0)),
             class = c("summary.ols_attention_fe", "summary.ols_attention"))
 }
 
@@ -225,6 +249,9 @@ print.summary.ols_attention_fe <- function(x, digits = max(3L, getOption("digits
       ",\tAdjusted R-squared: ", formatC(x$adj.r.squared, digits = digits),
       "\nWithin R-squared: ", formatC(x$r.squared.within, digits = digits), "\n", sep = "")
   if (any(x$aliased)) cat("(", sum(x$aliased), " coefficient(s) aliased: NA)\n", sep = "")
+  if (isTRUE(x$n_leverage_one > 0)) {
+    writeLines(strwrap(.leverage_one_note(x$n_leverage_one, x$vcov), exdent = 6))
+  }
   invisible(x)
 }
 
@@ -232,18 +259,43 @@ print.summary.ols_attention_fe <- function(x, digits = max(3L, getOption("digits
 #' @export
 predict.ols_attention_fe <- function(object, newdata, se.fit = FALSE,
                                      interval = c("none", "confidence", "prediction"),
-                                     level = 0.95, vcov = "nonrobust", ...) {
+                                     level = 0.95, vcov = "nonrobust",
+                                     na.action = stats::na.pass, ...) {
   interval <- match.arg(interval)
   if (isTRUE(se.fit) || interval != "none") {
     stop("se.fit, interval: not available with absorbed fixed effects (the fixed effects' ",
          "sampling variance is not estimated); use predict(fit, newdata)", call. = FALSE)
   }
   if (missing(newdata) || is.null(newdata)) return(fitted(object))
-  X <- .ls_newdesign(object, newdata)
-  p <- drop(.fe_new_cpp(object$X, object$y, object$codes, .fe_w(object), object$opt, X,
-                        .fe_new_codes(object, newdata), "predict"))
-  if (!is.matrix(p)) names(p) <- rownames(newdata)
+  # Rows with a missing value in the model's variables or a fixed effect: NA (na.pass, as
+  # predict.lm) or left out (na.omit).
+  X <- .ls_newdesign(object, newdata, na_ok = TRUE, na.action = na.action)
+  nd <- newdata[match(rownames(X), rownames(newdata)), , drop = FALSE]
+  ok <- stats::complete.cases(X) & !.fe_label_missing(object, nd)
+  if (!identical(match.fun(na.action), stats::na.pass)) {
+    X <- X[ok, , drop = FALSE]
+    nd <- nd[ok, , drop = FALSE]
+    ok <- ok[ok]
+  }
+  p <- matrix(NA_real_, nrow(X), NCOL(object$y), dimnames = list(rownames(X), colnames(object$y)))
+  if (any(ok)) {
+    p[ok, ] <- .fe_new_cpp(object$X, object$y, object$codes, .fe_w(object), object$opt,
+                           X[ok, , drop = FALSE], .fe_new_codes(object, nd[ok, , drop = FALSE]),
+                           "predict")
+  }
+  p <- drop(p)
+  if (!is.matrix(p)) names(p) <- rownames(X)
   p
+}
+
+# Which rows of newdata have a missing label in some absorbed fixed effect.
+.fe_label_missing <- function(object, newdata) {
+  miss <- rep(FALSE, nrow(newdata))
+  for (j in seq_along(object$fe_exprs)) {
+    v <- tryCatch(eval(object$fe_exprs[[j]], newdata, object$fe_env), error = function(e) NULL)
+    if (!is.null(v) && length(v) == nrow(newdata)) miss <- miss | is.na(v)
+  }
+  miss
 }
 
 #' @rdname attention_weights

@@ -158,13 +158,14 @@ py::tuple partial_to_tuple(const at::LLAPartial& p) {
   for (std::size_t k = 0; k < p.key_ranges.size(); ++k) ranges[k] = p.key_ranges[k];
   return py::make_tuple(py::make_tuple(p.batch, p.heads, p.n_query, p.dim, p.dim_v,
                                        p.n_keys_total),
-                        mx, st, ranges);
+                        mx, st, ranges, py::make_tuple(p.causal, p.window));
 }
 
 at::LLAPartial partial_from_tuple(const py::tuple& t) {
-  if (t.size() != 4) {
+  if (t.size() != 5) {
     throw attnreg::InvalidArgument("partial: not an LLA partial (pass what lla_partial or "
-                                   "lla_merge returned)");
+                                   "lla_merge returned; one without its mask entry was made by "
+                                   "an older version: recompute it)");
   }
   const py::tuple dims = t[0].cast<py::tuple>();
   at::LLAPartial p;
@@ -185,6 +186,9 @@ at::LLAPartial partial_from_tuple(const py::tuple& t) {
   p.moments.max.assign(mx.data(), mx.data() + mx.size());
   p.moments.stats.assign(st.data(), st.data() + st.size());
   p.key_ranges = t[3].cast<std::vector<std::int64_t>>();
+  const py::tuple mask = t[4].cast<py::tuple>();
+  p.causal = mask[0].cast<bool>();
+  p.window = mask[1].cast<std::int64_t>();
   return p;
 }
 
@@ -278,6 +282,9 @@ static void init_attention_weights_partials(py::module_& m) {
          const py::kwargs& kw) {
         const at::LLAPartial p = partial_from_tuple(partial);
         at::Options o = make_options(kw, ridge);
+        // A mask not given is the statistics' own; one given must match it (lla_finalize).
+        if (!kw.contains("causal") || kw["causal"].is_none()) o.causal = p.causal;
+        if (!kw.contains("window") || kw["window"].is_none()) o.window = p.window;
         o.method = at::Method::lla;
         o.lla_algorithm = at::LLAAlgorithm::direct;
         const bool f = dtype_is_float(Q, "Q");

@@ -112,6 +112,7 @@ py::dict py_inference_dict(const attnreg::Inference& inf) {
   d["maxlags"] = inf.maxlags;
   d["psd_fixed"] = inf.psd_fixed;
   d["psd_min_eigenvalue"] = inf.psd_min_eigenvalue;
+  d["n_leverage_one"] = inf.n_leverage_one;
   return d;
 }
 

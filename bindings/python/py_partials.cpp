@@ -118,6 +118,8 @@ py::dict softmax_to_dict(const attnreg::SoftmaxPartial& p) {
   d["max"] = mx;
   d["stats"] = st;
   d["key_ranges"] = py::cast(p.key_ranges);
+  d["causal"] = p.causal;
+  d["window"] = p.window;
   return d;
 }
 
@@ -143,6 +145,12 @@ attnreg::SoftmaxPartial softmax_from_dict(const py::dict& d, const char* name) {
     throw attnreg::InvalidArgument(std::string(name) +
                                    ": not a softmax partial (made by softmax_partial)");
   p.key_ranges = d["key_ranges"].cast<std::vector<std::int64_t>>();
+  if (!d.contains("causal") || !d.contains("window"))
+    throw attnreg::InvalidArgument(std::string(name) +
+                                   ": has no mask entries (made by an older softmax_partial: "
+                                   "recompute it)");
+  p.causal = d["causal"].cast<bool>();
+  p.window = d["window"].cast<std::int64_t>();
   if (static_cast<std::int64_t>(p.moments.max.size()) != p.batch * p.heads * p.n_query ||
       static_cast<std::int64_t>(p.moments.stats.size()) !=
           p.batch * p.heads * p.n_query * p.n_stats())

@@ -122,6 +122,7 @@ Rcpp::List fe_inference_cpp(const arma::mat& X, const arma::mat& Y,
       Rcpp::Named("cov_type") = attnreg::cov_type_name(inf.cov_type),
       Rcpp::Named("psd_fixed") = inf.psd_fixed,
       Rcpp::Named("psd_min_eigenvalue") = inf.psd_min_eigenvalue,
+      Rcpp::Named("n_leverage_one") = static_cast<double>(inf.n_leverage_one),
       Rcpp::Named("maxlags") = inf.maxlags,
       Rcpp::Named("vcov") = m.covariance(c, static_cast<arma::uword>(output - 1)));
 }

@@ -132,6 +132,7 @@ Rcpp::List ols_inference_cpp(const Rcpp::List& state, const arma::mat& Y, std::s
       Rcpp::Named("cov_type") = attnreg::cov_type_name(inf.cov_type),
       Rcpp::Named("psd_fixed") = inf.psd_fixed,
       Rcpp::Named("psd_min_eigenvalue") = inf.psd_min_eigenvalue,
+      Rcpp::Named("n_leverage_one") = static_cast<double>(inf.n_leverage_one),
       Rcpp::Named("maxlags") = inf.maxlags, Rcpp::Named("vcov") = m.covariance(c, j));
 }
 

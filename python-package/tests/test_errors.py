@@ -350,3 +350,85 @@ def test_dpi_refuses_a_2d_x_instead_of_ravelling_it():
 def test_integer_arguments_are_named_not_pybind_signature_errors(call, msg):
     with pytest.raises((TypeError, ValueError), match=msg):
         call()
+
+
+# ---------------------------------------------------------------- core decisions: refused
+# (masks of split-key partials, frequency weights, the absorbed fit's options). Each message
+# names the argument and the fix.
+
+def _lla_partial_for(causal, window):
+    rng_ = np.random.default_rng(4)
+    Q = rng_.normal(size=(5, 2))
+    K = rng_.normal(size=(9, 2))
+    V = rng_.normal(size=(9, 1))
+    return Q, K, V, _A.lla_partial(Q, K, V, key_offset=0, n_keys_total=9, causal=causal,
+                                   window=window)
+
+
+@pytest.mark.parametrize("pmask,fmask,msg", [
+    ((False, None), dict(causal=True), r"^causal: differs from the statistics' \(lla_partial ran "
+                                       r"with causal = false\)"),
+    ((True, None), dict(causal=False), r"^causal: differs from the statistics'"),
+    ((True, 3), dict(window=2), r"^window: differs from the statistics' \(lla_partial ran with "
+                                r"window = 3\)"),
+    ((False, None), dict(window=4), r"^window: differs"),
+    ((False, 4), dict(window=0), r"^window: differs"),
+])
+def test_lla_finalize_refuses_a_mask_other_than_the_partials(pmask, fmask, msg):
+    Q, K, V, part = _lla_partial_for(*pmask)
+    with pytest.raises(ValueError, match=msg):
+        _A.lla_finalize(Q, part, ridge=0.5, **fmask)
+
+
+def test_lla_merge_refuses_partials_of_different_masks():
+    Q, K, V, a = _lla_partial_for(True, None)
+    b = _A.lla_partial(Q, K[5:], V[5:], key_offset=5, n_keys_total=9)
+    with pytest.raises(ValueError, match=r"^other: was computed under another mask"):
+        _A.lla_merge(a, b)
+
+
+@pytest.mark.parametrize("make", [
+    lambda w: attnreg.OLS(weight_type="frequency").fit(X, y, sample_weight=w),
+    lambda w: attnreg.OLS(weight_type="frequency").fit(X, y, sample_weight=w,
+                                                        absorb=np.arange(30) % 3),
+    lambda w: attnreg.Ridge(weight_type="frequency", alpha=1.0).fit(X, y, sample_weight=w),
+    lambda w: attnreg.PCR(weight_type="frequency").fit(X, y, sample_weight=w),
+])
+def test_non_integer_frequency_weights_are_refused_pointing_to_analytic(make):
+    w = np.ones(30)
+    w[4] = 0.5
+    with pytest.raises(ValueError, match=r"^weights: weight 5 is 0.5; frequency weights count "
+                                         r"copies of a row and must be whole numbers.*analytic"):
+        make(w)
+    make(np.full(30, 2.0))  # whole numbers are copies
+    make(np.where(np.arange(30) == 4, 0.0, 3.0))  # and 0 is no copy
+
+
+@pytest.mark.parametrize("kw,msg", [
+    (dict(fe_tol=0), r"^fe_tol: must be a number in \(0, 1\)"),
+    (dict(fe_tol=1.5), r"^fe_tol: must be a number in \(0, 1\)"),
+    (dict(fe_max_iter=0), r"^fe_max_iter: must be an integer >= 1"),
+    (dict(fe_max_iter=2.5), r"^fe_max_iter: must be an integer >= 1"),
+])
+def test_absorbed_fit_options_are_named_as_passed(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        attnreg.OLS(**kw).fit(X, y, absorb=np.arange(30) % 3)
+
+
+def test_duplicate_absorb_columns_are_named():
+    fe = pd.DataFrame(np.column_stack([np.arange(30) % 3, np.arange(30) % 2]), columns=["g", "g"])
+    with pytest.raises(ValueError, match=r"^absorb: column names must be distinct, got 'g'"):
+        attnreg.OLS().fit(X, y, absorb=fe)
+
+
+def test_formula_without_regressors_or_intercept_is_named():
+    d = pd.DataFrame({"y": y, "x": X[:, 0]})
+    with pytest.raises(ValueError, match=r"^formula: 'y ~ 0' has no regressors and no intercept"):
+        attnreg.ols("y ~ 0", d)
+
+
+def test_ridge_formula_without_regressors_points_to_ols():
+    d = pd.DataFrame({"y": y, "x": X[:, 0]})
+    with pytest.raises(ValueError, match=r"^formula: 'y ~ 1' has no regressors, so Ridge has "
+                                         r"nothing to penalise: for the mean use attnreg.ols"):
+        attnreg.ridge("y ~ 1", d)

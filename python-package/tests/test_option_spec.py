@@ -24,7 +24,8 @@ FACES = {
     attnreg.attention.mesa: ("mesa", {}),
     attnreg.attention.attention_weights: (ATTN, {"tau": "feature_tau"}),
     attnreg.attention.lla_partial: (ATTN, {}),
-    attnreg.attention.lla_finalize: (ATTN, {}),
+    # lla_finalize's causal defaults to the mask its partials were computed under (None).
+    attnreg.attention.lla_finalize: (ATTN, {"causal": "causal of the partial"}),
     attnreg.attention.softmax_vjp: (ATTN, {}),
     attnreg.attention.nw_rbf_vjp: (ATTN, {}),
     attnreg.attention.lla_vjp: (ATTN, {"method": "algorithm"}),

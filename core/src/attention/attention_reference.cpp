@@ -361,6 +361,8 @@ KeyPartial empty_key_partial(const Plan& p, std::int64_t key_offset, std::int64_
   part.dim = p.d;
   part.dim_v = p.dv;
   part.n_keys_total = n_keys_total;
+  part.causal = p.geo.causal;
+  part.window = p.geo.window;
   if (n_k > 0) part.key_ranges = {key_offset, key_offset + n_k};
   part.moments = moments::LocalMoments::empty(
       p.B * p.H * p.geo.n_q,
@@ -454,6 +456,12 @@ void merge(KeyPartial& into, const KeyPartial& other) {
   check::require(same, "other",
                  "describes different queries or keys (merge partials computed with the same Q, "
                  "the same options and slices of the same key sequence)");
+  check::require(into.causal == other.causal && into.window == other.window, "other",
+                 "was computed under another mask (causal = " +
+                     std::string(other.causal ? "true" : "false") + ", window = " +
+                     std::to_string(other.window) + " vs causal = " +
+                     std::string(into.causal ? "true" : "false") + ", window = " +
+                     std::to_string(into.window) + "; compute every partial with the same mask)");
   std::vector<i64> ranges = merge_key_ranges(into.key_ranges, other.key_ranges);
   into.moments.merge(other.moments);
   into.key_ranges = std::move(ranges);
@@ -471,6 +479,16 @@ Diagnostics lla_finalize(const View<const T>& Q, const LLAPartial& stats, const 
                       out.shape[2] == stats.n_query && out.shape[3] == stats.dim_v;
   check::require(out_ok, "out", "must have shape (batch, heads, n_q, dim of V)");
   require_all_keys(stats.key_ranges, stats.n_keys_total, "LLA");
+  // The mask is baked into the statistics: finalising them under another one would return the
+  // estimate of the partial's mask as if it were the one asked for.
+  check::require(opt.causal == stats.causal, "causal",
+                 std::string("differs from the statistics' (lla_partial ran with causal = ") +
+                     (stats.causal ? "true" : "false") +
+                     "): pass the mask of lla_partial, or recompute the partials with this one");
+  check::require(opt.window == stats.window, "window",
+                 "differs from the statistics' (lla_partial ran with window = " +
+                     std::to_string(stats.window) +
+                     "): pass the mask of lla_partial, or recompute the partials with this one");
   check::require(stats.moments.layout.p == stats.dim && stats.moments.layout.packed &&
                      stats.moments.layout.n_deriv == 0,
                  "stats", "are not LLA statistics (make them with lla_partial)");

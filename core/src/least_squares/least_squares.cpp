@@ -195,6 +195,7 @@ OLS& OLS::fit(const arma::mat& X, const arma::mat& Yin, const arma::vec& weights
   check::all_finite(Yin, "y");
   const bool weighted = !weights.is_empty();
   if (weighted) check_weights(weights, X.n_rows, "weights");
+  if (weighted && opt_.weight_type == WeightType::Frequency) check_frequency_weights(weights);
   const int threads = resolve_threads(opt_.n_threads);
   check::require(X.n_cols + (opt_.fit_intercept ? 1 : 0) >= 1, "X",
                  "has no columns and fit_intercept is false: nothing to fit");

@@ -35,9 +35,7 @@ AbsorbedOLS& AbsorbedOLS::fit(const arma::mat& X, const arma::mat& Y, const arma
                               const arma::vec& weights) {
   check_options(opt_);
   check::require(X.n_rows >= 1, "X", "needs at least one row");
-  check::require(X.n_cols >= 1, "X",
-                 "needs at least one regressor with absorbed fixed effects (the fixed effects "
-                 "take the place of the intercept)");
+  // X may have no columns: the fixed effects alone (within R^2 0), as every column absorbed.
   check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
   check::rows_match(Y, X.n_rows, "y", "X");
   check::require(factors.n_rows == X.n_rows, "absorb",
@@ -50,6 +48,7 @@ AbsorbedOLS& AbsorbedOLS::fit(const arma::mat& X, const arma::mat& Y, const arma
   w_ = positive_weights_or_ones(weights, X.n_rows);
   weighted_ = !weights.is_empty();
   const arma::uword n = X.n_rows, p = X.n_cols, k = Y.n_cols;
+  if (weighted_ && opt_.frequency_weights) check_frequency_weights(weights);
   singleton_.assign(n, false);
   n_singletons_ = 0;
   if (opt_.drop_singletons) {
@@ -72,7 +71,7 @@ AbsorbedOLS& AbsorbedOLS::fit(const arma::mat& X, const arma::mat& Y, const arma
   for (arma::uword i = 0; i < n && n_singletons_ > 0; ++i) {
     if (singleton_[i]) wx.x.row(i).zeros();
   }
-  const arma::mat Xt = wx.x.cols(0, p - 1);
+  const arma::mat Xt = p > 0 ? arma::mat(wx.x.cols(0, p - 1)) : arma::mat(n, 0);
   ytil_ = wx.x.cols(p, p + k - 1);
 
   const Sweeper sw(f_, w_, f_.n_factors());

@@ -38,6 +38,27 @@ void require_cr2_nested(const Factors& f, const arma::umat& clusters) {
     }
   }
 }
+// HC2/HC3: the rows whose full leverage h_inner + h_dummies (per copy under frequency weights)
+// is one to 1e-10, which covariance() leaves out (a singleton level, or a row a regressor fits
+// exactly): the count Inference::n_leverage_one reports.
+arma::uword leverage_one_rows(const Factors& f, const arma::vec& w, const arma::vec& h_inner,
+                              bool freq) {
+  arma::vec h;
+  if (f.n_factors() == 1) {
+    arma::vec wsum(f.n_levels[0], arma::fill::zeros);
+    for (arma::uword i = 0; i < w.n_elem; ++i) wsum(f.codes(i, 0)) += w(i);
+    h.set_size(w.n_elem);
+    for (arma::uword i = 0; i < w.n_elem; ++i) h(i) = w(i) / wsum(f.codes(i, 0));
+  } else {
+    h = dummy_leverage(f, w);
+  }
+  if (!h_inner.is_empty()) h += h_inner;
+  arma::uword m = 0;
+  for (arma::uword i = 0; i < h.n_elem; ++i) {
+    if (!(1.0 - (freq ? h(i) / w(i) : h(i)) > 1e-10)) ++m;
+  }
+  return m;
+}
 }  // namespace
 
 arma::mat AbsorbedOLS::std_errors(const CovOptions& cov, Inference* fix) const {
@@ -237,6 +258,9 @@ Inference AbsorbedOLS::inference(const CovOptions& cov) const {
   }
   out.estimate = coef_;
   out.std_error = std_errors(cov, &out);
+  if ((cov.type == CovType::HC2 || cov.type == CovType::HC3) && inner_fitted_ && rank_ > 0) {
+    out.n_leverage_one = leverage_one_rows(f_, w_, inner_.hat_diagonal(), frequency_hc(cov));
+  }
   ls_detail::t_tests(out);
   out.r_squared = r_squared();
   out.adj_r_squared = adj_r_squared();

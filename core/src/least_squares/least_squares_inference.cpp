@@ -51,6 +51,19 @@ WeightType parse_weight_type(const std::string& name) {
                         "(Stata's fweight), got '" + name + "'");
 }
 
+void check_frequency_weights(const arma::vec& w, const std::string& arg) {
+  for (arma::uword i = 0; i < w.n_elem; ++i) {
+    if (std::isfinite(w(i)) && w(i) != std::floor(w(i))) {
+      std::ostringstream msg;
+      msg << arg << ": weight " << (i + 1) << " is " << w(i)
+          << "; frequency weights count copies of a row and must be whole numbers (as Stata's "
+             "fweight). For non-integer weights use analytic weights (weight_type = "
+             "\"analytic\", Stata's aweight), or round them if they are counts";
+      throw InvalidArgument(msg.str());
+    }
+  }
+}
+
 void check_weights(const arma::vec& w, arma::uword n, const std::string& arg) {
   if (w.n_elem != n) {
     std::ostringstream msg;
@@ -245,7 +258,8 @@ bool clip_negative_eigenvalues(arma::mat& V, double* min_ratio) {
 
 arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec& e,
                         const arma::vec& weights, bool freq, double N, double dfres,
-                        const CovOptions& cov, std::vector<arma::uword>* n_clusters) {
+                        const CovOptions& cov, std::vector<arma::uword>* n_clusters,
+                        double leverage_tol) {
   const arma::uword n = F.n_rows;
   const bool weighted = !weights.is_empty();
   freq = freq && weighted;
@@ -334,6 +348,7 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
   arma::vec sc = freq ? e : ew;
   if (cov.type == CovType::HC1) sc *= dfres > 0 ? std::sqrt(N / dfres) : kNaN;
   const bool lev = cov.type == CovType::HC2 || cov.type == CovType::HC3;
+  const double lev_tol = leverage_tol < 0 ? leverage_one_tol(F.n_cols, 1.0) : leverage_tol;
   // Row blocks: leverages, scaled scores and their cross-product block by block (no n x r
   // temporaries; the blocks are summed in order, so the result does not depend on threads).
   constexpr arma::uword kRows = 8192;
@@ -347,7 +362,8 @@ arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec
         double hi = h(b);
         if (freq) hi = weights(i0 + b) > 0.0 ? hi / weights(i0 + b) : 0.0;
         const double om = 1.0 - hi;
-        sb(b) /= cov.type == CovType::HC2 ? std::sqrt(om) : om;
+        // Leverage one (leverage_one_tol): the 0/0 term is left out.
+        sb(b) = om > lev_tol ? sb(b) / (cov.type == CovType::HC2 ? std::sqrt(om) : om) : 0.0;
       }
     }
     const arma::mat Z = F.rows(i0, i1).eval().each_col() % sb;
@@ -410,10 +426,27 @@ void finish_inference(Inference& out, const arma::mat& y, const arma::mat& e,
 
 }  // namespace ls_detail
 
+namespace {
+
+// HC2/HC3's leverage-one tolerance (ls_detail::leverage_one_tol) for the factor R_11 of the
+// scaled, pivoted design (the leading r x r block of qr) and its inverse.
+double ols_leverage_tol(const arma::mat& qr, const arma::mat& Rinv) {
+  const arma::uword r = Rinv.n_rows;
+  if (r == 0) return ls_detail::leverage_one_tol(0, 1.0);
+  const arma::mat R = arma::trimatu(qr.submat(0, 0, r - 1, r - 1));
+  return ls_detail::leverage_one_tol(r, ls_detail::triangular_condition(R, Rinv));
+}
+
+}  // namespace
+
 arma::mat OLS::robust_meat(const arma::mat& Q1, const arma::vec& e, const CovOptions& cov,
                            std::vector<arma::uword>* n_clusters) const {
+  double tol = -1.0;
+  if ((cov.type == CovType::HC2 || cov.type == CovType::HC3) && rank() > 0) {
+    tol = ols_leverage_tol(st_.qr, solve_r(arma::eye(rank(), rank())));
+  }
   return ls_detail::sandwich_meat(Q1, Q1, e, st_.weights, st_.frequency_weights, n_effective(),
-                                  n_effective() - st_.rank, cov, n_clusters);
+                                  n_effective() - st_.rank, cov, n_clusters, tol);
 }
 
 arma::mat OLS::covariance(const CovOptions& cov, arma::uword output) const {
@@ -549,6 +582,16 @@ Inference OLS::inference(const CovOptions& cov) const {
     arma::uword gmin = out.n_clusters.empty() ? 0 : out.n_clusters[0];
     for (arma::uword g : out.n_clusters) gmin = std::min(gmin, g);
     out.df_inference = static_cast<double>(gmin) - 1.0;
+  }
+  if ((cov.type == CovType::HC2 || cov.type == CovType::HC3) && rank() > 0) {
+    // Rows the sandwich left out as leverage one (the same test as sandwich_meat's).
+    const double tol = ols_leverage_tol(st_.qr, solve_r(arma::eye(rank(), rank())));
+    const arma::vec h = hat_diagonal();
+    for (arma::uword i = 0; i < n; ++i) {
+      double hi = h(i);
+      if (st_.frequency_weights) hi = st_.weights(i) > 0.0 ? hi / st_.weights(i) : 0.0;
+      if (!(1.0 - hi > tol)) ++out.n_leverage_one;
+    }
   }
   const arma::mat e = residuals();
   out.sigma = arma::sqrt(sigma2());

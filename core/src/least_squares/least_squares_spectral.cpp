@@ -372,6 +372,9 @@ double Ridge::null_space_weight() const { return opt_.lambda > 0.0 ? 1.0 / opt_.
 
 Ridge& Ridge::fit(const arma::mat& X, const arma::mat& Y, const arma::vec& weights) {
   check_lambda(opt_.lambda);
+  if (!weights.is_empty() && opt_.weight_type == WeightType::Frequency) {
+    check_frequency_weights(weights);
+  }
   decompose(X, Y, opt_.fit_intercept, opt_.n_threads, weights);
   weight_type_ = opt_.weight_type;
   refresh_fit();
@@ -423,6 +426,9 @@ RidgeSelection Ridge::fit_select(const arma::mat& X, const arma::mat& Y, const a
                                  RidgeCriterion criterion, const arma::vec& weights) {
   check::require(lambdas.n_elem >= 1, "alpha", "the grid of penalties is empty");
   for (arma::uword g = 0; g < lambdas.n_elem; ++g) check_lambda(lambdas(g));
+  if (!weights.is_empty() && opt_.weight_type == WeightType::Frequency) {
+    check_frequency_weights(weights);
+  }
   decompose(X, Y, opt_.fit_intercept, opt_.n_threads, weights);
   weight_type_ = opt_.weight_type;
   const arma::uword n = n_obs(), k = y_.n_cols, G = lambdas.n_elem, r = s_.n_elem;
@@ -530,6 +536,9 @@ PCR& PCR::fit(const arma::mat& X, const arma::mat& Y, const arma::vec& weights) 
   if (opt_.rank < -1) {
     throw InvalidArgument("rank: the number of principal components must be >= 0 (or -1 for "
                           "all), got " + std::to_string(opt_.rank));
+  }
+  if (!weights.is_empty() && opt_.weight_type == WeightType::Frequency) {
+    check_frequency_weights(weights);
   }
   decompose(X, Y, opt_.fit_intercept, opt_.n_threads, weights);
   weight_type_ = opt_.weight_type;

@@ -100,6 +100,7 @@ struct PassOut {
   arma::vec e, g;
   arma::mat S;
   long double wss = 0.0L;
+  arma::uword n_leverage_one = 0;  // HC2/HC3 rows left out (ls_detail::leverage_one_tol)
 };
 
 double hc_factor(const CovOptions& cov, double N, double dfres) {
@@ -115,6 +116,12 @@ PassOut residual_pass(const Problem& P, const Kept& K, const arma::vec& x, bool 
   std::vector<long double> g(r, 0.0L);
   if (meat) out.S.zeros(r, r);
   const bool lev = cov.type == CovType::HC2 || cov.type == CovType::HC3;
+  const double lev_tol =
+      lev && meat && r > 0
+          ? ls_detail::leverage_one_tol(
+                r, ls_detail::triangular_condition(
+                       K.R11, arma::solve(arma::trimatu(K.R11), arma::eye(r, r))))
+          : 0.0;
   const double f1 = hc_factor(cov, N, dfres);
   arma::mat A(kPanel, r);
   std::vector<long double> gp(r);
@@ -163,7 +170,13 @@ PassOut residual_pass(const Problem& P, const Kept& K, const arma::vec& x, bool 
       double s = (freq ? 1.0 : std::sqrt(wi)) * out.e(i) * f1;
       if (lev) {
         const double hi = freq ? (wi > 0.0 ? h[b] / wi : 0.0) : h[b];
-        s /= cov.type == CovType::HC2 ? std::sqrt(1.0 - hi) : 1.0 - hi;
+        const double om = 1.0 - hi;
+        if (om > lev_tol) {
+          s /= cov.type == CovType::HC2 ? std::sqrt(om) : om;
+        } else {  // leverage one: the 0/0 term is left out
+          s = 0.0;
+          ++out.n_leverage_one;
+        }
       }
       h[b] = s;
     }
@@ -240,6 +253,7 @@ TallOLS ols_tall(const StridedMatrix& X, const arma::vec& y, const arma::vec& we
   const bool weighted = !weights.is_empty();
   if (weighted) check_weights(weights, n, "weights");
   const bool freq = weighted && opt.weight_type == WeightType::Frequency;
+  if (freq) check_frequency_weights(weights);
   const Problem P{X, y, weights, opt.fit_intercept, q};
   TallOLS out;
 
@@ -305,6 +319,7 @@ TallOLS ols_tall(const StridedMatrix& X, const arma::vec& y, const arma::vec& we
   out.cov = unpivot(Cp, st, q);
   out.std_errors = arma::sqrt(out.cov.diag());
   tall_inference(out, y, weights, opt.fit_intercept, cov, N, dfres);
+  out.inf.n_leverage_one = last.n_leverage_one;
   out.done = true;
   return out;
 }

@@ -14,7 +14,14 @@ import pandas as pd
 def _columns(absorb, n: int):
     """absorb -> list of (name, 1-D array of labels)."""
     if isinstance(absorb, pd.DataFrame):
-        cols = [(str(c), absorb[c].to_numpy()) for c in absorb.columns]
+        labels = [str(c) for c in absorb.columns]
+        dup = sorted({c for c in labels if labels.count(c) > 1})
+        if dup:
+            raise ValueError(
+                f"absorb: column names must be distinct, got {', '.join(map(repr, dup))} more "
+                "than once (rename or drop the duplicate columns)"
+            )
+        cols = [(labels[j], absorb.iloc[:, j].to_numpy()) for j in range(absorb.shape[1])]
     elif isinstance(absorb, pd.Series):
         cols = [(str(absorb.name) if absorb.name is not None else "fe0", absorb.to_numpy())]
     else:

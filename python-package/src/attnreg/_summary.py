@@ -240,6 +240,18 @@ def fit_weights(core):
     return w if w.size else None
 
 
+def leverage_one_note(inf) -> str | None:
+    """The note for HC2/HC3 rows of leverage one (the core leaves their 0/0 terms out)."""
+    m = int(inf.get("n_leverage_one", 0) or 0)
+    if not m:
+        return None
+    return (f"{m} row{'s' if m != 1 else ''} with leverage 1 (fitted exactly, e.g. by a dummy "
+            f"that is 1 on one row) left out of the {inf['cov_type']} covariance: "
+            f"{'its' if m == 1 else 'their'} residual is 0 and the term e^2 / (1 - h)^k is 0/0. "
+            "The standard error of such a dummy's coefficient leaves out that row's own error "
+            "variance, which no other row estimates.")
+
+
 def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> RegressionSummary:
     """Build the RegressionSummary of a fitted single-output attnreg.OLS from the core's
     inference dict ``inf`` and the coefficient covariance ``V`` of the same covariance type."""
@@ -347,6 +359,9 @@ def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> Regress
         notes.append(f"Aliased (coefficient nan, left out of the fit): {', '.join(dropped)}.")
     if df_resid == 0:
         notes.append("No residual degrees of freedom: standard errors, t and p-values are nan.")
+    lev_note = leverage_one_note(inf)
+    if lev_note:
+        notes.append(lev_note)
     dropped = getattr(model, "n_dropped_", 0)
     if dropped:
         notes.append(f"{dropped} row{'s' if dropped != 1 else ''} with missing values dropped.")

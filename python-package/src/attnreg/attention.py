@@ -7,9 +7,12 @@ Keys and values share their length ``n_k``; queries may differ (cross-attention)
 broadcast (one ``K, V`` may serve every batch). float32 inputs give float32 outputs (computed in
 float32 by the blockwise paths); anything else is computed and returned as float64.
 
-Masks: ``causal=True`` lets query ``i`` use keys ``j <= i + n_k - n_q`` (bottom-right aligned;
-with ``n_q == n_k`` this is ``j <= i``). ``window=w`` keeps the last ``w`` keys (causal) or
-``|j - i| < w`` (not causal).
+Masks: query ``i`` sits at key position ``a_i = i + n_k - n_q`` (bottom-right alignment: the
+last query meets the last key; with ``n_q == n_k``, ``a_i = i``), as FlashAttention aligns its
+causal mask and ``window_size`` when ``seqlen_q != seqlen_k``. ``causal=True`` lets query ``i``
+use keys ``j <= a_i`` (needs ``n_q <= n_k``). ``window=w`` keeps keys ``a_i - w < j <= a_i``
+(causal: the last ``w``) or ``|j - a_i| < w`` (not causal). A query that sees no key is a
+``ValueError`` naming the window.
 
 Methods (seed documents: 000 "Regression is all you need", 002 "Local Linear Attention"):
 
@@ -293,13 +296,22 @@ def lla_merge(a, b):
     return _core.lla_merge(a, b)
 
 
-def lla_finalize(Q, partial, *, ridge: Any = 0.0, causal: bool = False,
+def lla_finalize(Q, partial, *, ridge: Any = 0.0, causal: bool | None = None,
                  window: int | None = None, n_threads: int | None = None,
                  return_info: bool = False):
-    """LLA output from merged statistics (one Cholesky solve per query)."""
+    """LLA output from merged statistics (one Cholesky solve per query).
+
+    The mask is part of the statistics: ``causal`` and ``window`` default (``None``) to the ones
+    :func:`lla_partial` ran with, and a different value is a ``ValueError`` naming it (the
+    statistics cannot be re-masked; recompute the partials with the mask you want).
+    """
     (Q,) = _arrays(Q, names=("Q",))
-    out, info = _core.lla_finalize(Q, partial, ridge=_ridge(ridge), causal=causal,
-                                   window=_window(window),
+    mask: dict[str, Any] = {}
+    if causal is not None:
+        mask["causal"] = causal
+    if window is not None:
+        mask["window"] = _window(window)
+    out, info = _core.lla_finalize(Q, partial, ridge=_ridge(ridge), **mask,
                                    n_threads=0 if n_threads is None else n_threads)
     _warn(info)
     return (out, info) if return_info else out

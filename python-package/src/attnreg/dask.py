@@ -439,7 +439,8 @@ def _design_r(X, y, fit_intercept: bool):
         cuts = list(range(0, int(A.shape[0]), step))
         sizes = [min(step, int(A.shape[0]) - c) for c in cuts]
         if len(sizes) > 1 and sizes[-1] < A.shape[1]:
-            sizes[-2] += sizes.pop()
+            last = sizes.pop()  # (not sizes[-2] += sizes.pop(): the target is indexed first)
+            sizes[-1] += last
         A = A.rechunk({0: tuple(sizes)})
     A = A.map_blocks(_check_finite_block, dtype=np.float64)
     _, R = da.linalg.tsqr(A)

@@ -392,7 +392,8 @@ class _FormulaMixin:
 def _formula_class(base):
     """A subclass of base whose predict / attention_weights apply the formula. It keeps the
     base's name (repr, messages), its qualified name stays unique so pickling finds it."""
-    cls = type(f"_Formula{base.__name__}", (_FormulaMixin, base), {"__doc__": base.__doc__})
+    cls = type(f"_Formula{base.__name__}", (_FormulaMixin, base),
+               {"__doc__": base.__doc__, "_formula_no_columns_ok": True})
     cls.__module__ = __name__
     cls.__name__ = base.__name__
     return cls
@@ -454,6 +455,12 @@ def _linear(cls, formula, data, weights, groups, kwargs, allow_absorb: bool):
                          f"({list(lhs.columns)})")
     y = lhs.iloc[:, 0].to_numpy(dtype=np.float64)
     fit_intercept = "Intercept" in rhs.columns
+    if rhs.shape[1] == 0 and fe is None:
+        raise ValueError(f"formula: {formula!r} has no regressors and no intercept: nothing to "
+                         "estimate (write 'y ~ 1' for the mean, or add terms)")
+    if list(rhs.columns) == ["Intercept"] and not issubclass(cls, OLS):
+        raise ValueError(f"formula: {formula!r} has no regressors, so {_public_name(cls)} has "
+                         "nothing to penalise: for the mean use attnreg.ols('y ~ 1', data)")
     X = rhs.drop(columns=["Intercept"]) if fit_intercept else rhs
     X = X.astype(np.float64)
     est = cls(fit_intercept=fit_intercept, **kwargs)

@@ -72,6 +72,38 @@ def _warn_cov_fixed(name: str, ratio: float, stacklevel: int = 3) -> None:
     )
 
 
+def _no_columns_as_array(X):
+    """A table without columns (a DataFrame from a formula 'y ~ 1') -> an (n, 0) array, which
+    scikit-learn's validation takes (it cannot infer a dtype from no columns)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2 and shape[1] == 0 and not isinstance(X, np.ndarray):
+        return np.empty((shape[0], 0))
+    return X
+
+
+def _recode_levels(codes, levels):
+    """Codes of a subset of the rows -> dense codes over the levels that remain."""
+    out = np.empty_like(codes)
+    kept_levels = []
+    for j in range(codes.shape[1]):
+        uniq, inv = np.unique(codes[:, j], return_inverse=True)
+        out[:, j] = inv
+        kept_levels.append(levels[j][uniq])
+    return out, kept_levels
+
+
+def _check_fe_options(fe_tol, fe_max_iter) -> None:
+    """The absorbed fit's options, named as the user passed them (the core says tol, max_iter)."""
+    if (isinstance(fe_tol, (bool, np.bool_)) or not isinstance(fe_tol, (int, float, np.number))
+            or not (0.0 < float(fe_tol) < 1.0)):
+        raise ValueError(f"fe_tol: must be a number in (0, 1) (the relative accuracy of the "
+                         f"within transformation; default 1e-10), got {fe_tol!r}")
+    if (isinstance(fe_max_iter, (bool, np.bool_)) or not isinstance(fe_max_iter, (int, np.integer))
+            or fe_max_iter < 1):
+        raise ValueError(f"fe_max_iter: must be an integer >= 1 (default 10000), got "
+                         f"{fe_max_iter!r}")
+
+
 def _maxlags_arg(maxlags) -> int:
     if maxlags is None:
         return -1
@@ -159,16 +191,23 @@ def _cluster_codes(groups, n: int) -> np.ndarray:
 class _AttentionEstimator(RegressorMixin, BaseEstimator):
     """Shared plumbing: validation, output shapes, predict and attention weights."""
 
-    def _validate_fit(self, X, y, fortran: bool = True):
+    def _validate_fit(self, X, y, fortran: bool = True, min_features: int = 1):
         require_numeric_columns(X, type(self).__name__)
-        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
+        X = _no_columns_as_array(X) if min_features == 0 else X
+        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64,
+                             ensure_min_features=min_features)
         y2, self._y_1d = as_2d_y(y)
         return (np.asfortranarray(X) if fortran else X), np.asfortranarray(y2)
 
     def _check_X(self, X):
         check_is_fitted(self)
         require_numeric_columns(X, type(self).__name__)
-        return validate_data(self, X, reset=False, dtype=np.float64)
+        # A model of no columns (the mean from a formula 'y ~ 1'; fixed effects only) takes X
+        # with no columns too.
+        none = getattr(self, "n_features_in_", None) == 0
+        X = _no_columns_as_array(X) if none else X
+        return validate_data(self, X, reset=False, dtype=np.float64,
+                             ensure_min_features=0 if none else 1)
 
     def _outputs(self, a: np.ndarray) -> np.ndarray:
         """(m, k) core result -> (m,) or (m, k)."""
@@ -337,6 +376,10 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         2023, J. Econometrics 232(2)) in closed form from the per-cluster blocks of the design,
         never a refit; with ``absorb`` for factors nested in the clusters and for one factor
         that is not (pyfixest's CRV3 multiplies the sum by its CR1 factor instead of (G-1)/G).
+        HC2/HC3 divide by 1 - h_i: a row of leverage one (an event dummy that is 1 on one row fits
+        it exactly) has residual 0 and the term 0/0, which is left out (as for a singleton level of
+        an absorbed factor; rows within 16 r u cond(R) of leverage one count as such); ``summary()``
+        notes how many.
     maxlags : int or None, default=None
         HAC lags, 0 to n - 1; None uses floor(4 (n/100)^(2/9)).
     hac_adjust : bool, default=False
@@ -361,8 +404,11 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         proportional to 1/w_i; N = the number of rows with positive weight (rows of weight 0
         are left out, as ``lm``). "frequency" (Stata's fweight): row i stands for w_i identical
         observations, N = sum(w), and every statistic equals the unweighted one on the data
-        with row i repeated w_i times (HAC is refused). N enters the residual degrees of freedom
+        with row i repeated w_i times (HAC is refused); the weights must then be whole numbers
+        (for others use "analytic"). N enters the residual degrees of freedom
         N - rank, sigma2 = sum w_i e_i^2 / (N - rank), the HC1/CR1 factors and adjusted R^2.
+        With ``absorb=``, rows of weight 0 are left out of the fit (``n_zero_weight_`` says
+        how many), so they count in neither N, the degrees of freedom nor the level counts.
     fe_tol : float, default=1e-10
         With ``fit(..., absorb=...)`` and two or more factors: stopping tolerance of the
         alternating projections, about the accuracy of the within-transformed data relative to
@@ -521,7 +567,12 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
                 f"cov_type: {self.cov_type!r} needs cluster ids; pass groups= (one or two columns "
                 "of ids, one row per observation) to fit"
             )
-        X, y2 = self._validate_fit(X, y, fortran=False)  # the tall path reads X in place
+        # No columns: fixed effects only (absorb=), or the mean from a formula 'y ~ 1' (the
+        # array interface keeps scikit-learn's error for X without columns).
+        no_cols_ok = absorb is not None or (self.fit_intercept and
+                                            getattr(self, "_formula_no_columns_ok", False))
+        X, y2 = self._validate_fit(X, y, fortran=False,  # the tall path reads X in place
+                                   min_features=0 if no_cols_ok else 1)
         w = _sample_weight_arg(sample_weight, X.shape[0])
         self._groups = None if groups is None else _cluster_codes(groups, X.shape[0])
         for name in ("fe_names_", "n_fe_levels_", "rsquared_within_", "df_absorbed_", "n_singletons_",
@@ -632,6 +683,22 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         drop = getattr(self, "drop_singletons", True)
         if not isinstance(drop, (bool, np.bool_)):
             raise ValueError(f"drop_singletons: must be True or False, got {drop!r}")
+        _check_fe_options(self.fe_tol, self.fe_max_iter)
+        # Rows of weight 0 carry no information: as in the fit without fixed effects they count
+        # in neither n nor the degrees of freedom, and here in no level count either; they are
+        # left out of the absorbed fit (n_zero_weight_ says how many).
+        self.n_zero_weight_ = 0
+        if sample_weight is not None:
+            sw = np.asarray(sample_weight, dtype=np.float64)
+            zero = sw == 0
+            if zero.any() and not zero.all():
+                self.n_zero_weight_ = int(zero.sum())
+                keep = ~zero
+                X, y2, sample_weight = (np.asfortranarray(X[keep]), np.asfortranarray(y2[keep]),
+                                        sw[keep])
+                codes, levels = _recode_levels(codes[keep], levels)
+                if getattr(self, "_groups", None) is not None:
+                    self._groups = np.asfortranarray(np.asarray(self._groups)[keep])
         model = _core.AbsorbedOLS(
             float(self.fe_tol), int(self.fe_max_iter), True, float(self.rank_tol),
             str(self.precision), int(self.n_threads),

@@ -236,8 +236,8 @@ def softmax(q, k, v, *, scale: float | None = None, causal: bool = False,
     """Softmax attention ``softmax(scale q k') v`` on ``(batch, heads, seq, dim)`` tensors.
 
     ``scale`` defaults to ``1/sqrt(dim)``. ``causal`` aligns queries to the last ``n_q`` keys
-    (query ``i`` sees keys ``j <= i + n_k - n_q``); ``window=w`` keeps the last ``w`` keys
-    (``|j - i| < w`` without ``causal``). Differentiable on CPU tensors; see the module
+    (query ``i`` sees keys ``j <= a_i = i + n_k - n_q``); ``window=w`` keeps the last ``w`` keys
+    (``|j - a_i| < w`` without ``causal``; the alignment of :mod:`attnreg.attention`). Differentiable on CPU tensors; see the module
     documentation for CUDA tensors.
     """
     _check("softmax", q, k, v)

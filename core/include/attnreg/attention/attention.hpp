@@ -242,6 +242,11 @@ struct KeyPartial {
   /// and the finalisations refuse anything short of [0, n_keys_total) (a silently partial
   /// estimate).
   std::vector<std::int64_t> key_ranges;
+  /// The mask the statistics were accumulated under (Options::causal, Options::window): it is
+  /// baked into them, so merge() refuses partials of different masks and lla_finalize() a
+  /// mask other than this one.
+  bool causal = false;
+  std::int64_t window = 0;
 
   std::int64_t n_stats() const { return moments.layout.n_stats(); }
 };
@@ -270,7 +275,8 @@ LLAPartial lla_partial(const View<const T>& Q, const View<const T>& K, const Vie
 void merge(KeyPartial& into, const KeyPartial& other);
 
 /// Solve and write the LLA output from complete statistics (Cholesky of Sigma per query).
-/// Throws InvalidArgument when the statistics do not cover every key [0, n_keys_total).
+/// Throws InvalidArgument when the statistics do not cover every key [0, n_keys_total) or
+/// when opt.causal or opt.window differs from the mask the statistics were computed under.
 template <class T>
 Diagnostics lla_finalize(const View<const T>& Q, const LLAPartial& stats, const View<T>& out,
                          const Options& opt);

@@ -47,9 +47,35 @@ ExtendedLS extended_least_squares(const arma::mat& A, const arma::mat& Y, double
 /// e: raw residuals (n); weights: empty or n; freq: frequency weights; N and dfres: the
 /// observation count and residual df of the small-sample factors (HC1, CR1, HAC adjust). All
 /// covariance types but Classical. n_clusters receives the clusters per dimension.
+/// HC2/HC3: rows with 1 - h_i <= leverage_tol are leverage one and add nothing (see
+/// leverage_one_tol); a negative leverage_tol means leverage_one_tol(F.n_cols, 1) (orthonormal
+/// SVD factors, whose leverages are accurate to about r u).
 arma::mat sandwich_meat(const arma::mat& F, const arma::mat& Fh, const arma::vec& e,
                         const arma::vec& weights, bool freq, double N, double dfres,
-                        const CovOptions& cov, std::vector<arma::uword>* n_clusters = nullptr);
+                        const CovOptions& cov, std::vector<arma::uword>* n_clusters = nullptr,
+                        double leverage_tol = -1.0);
+
+/// Leverage-one rows in HC2/HC3. A row with leverage h_i = 1 is fitted exactly (a column of the
+/// design is nonzero on that row alone, e.g. an event dummy): its residual is 0 and its term
+/// e_i^2 / (1 - h_i)^{1 or 2} is 0/0, taken as 0 (the row tells nothing about its own error
+/// variance), as for a singleton level of an absorbed factor (least_squares_fe_covariance.cpp).
+/// In floating point, h_i = ||row i of Q_1||^2 with Q_1 = D R^{-1} carries an absolute error of
+/// about r u cond(R) (Householder QR is backward stable, Higham 2002, "Accuracy and Stability of
+/// Numerical Algorithms", Thm 19.4; a triangular solve with R loses cond(R)), and e_i one of
+/// about u cond(R) |y|: when 1 - h_i is below a small multiple of r u cond(R), e_i / (1 - h_i)
+/// has no correct digit and the row is taken as leverage one. r: the rank; cond: an estimate of
+/// cond(R) of the scaled design (1 for orthonormal SVD factors).
+inline double leverage_one_tol(arma::uword r, double cond) {
+  const double rr = static_cast<double>(r > 0 ? r : 1);
+  return 16.0 * rr * std::numeric_limits<double>::epsilon() * (cond > 1.0 ? cond : 1.0);
+}
+
+/// The 1-norm condition number ||R||_1 ||R^{-1}||_1 of an upper-triangular R (r x r; its
+/// inverse given), an estimate of cond_2(R) within a factor r.
+inline double triangular_condition(const arma::mat& R, const arma::mat& Rinv) {
+  if (R.is_empty()) return 1.0;
+  return arma::norm(arma::trimatu(R), 1) * arma::norm(arma::trimatu(Rinv), 1);
+}
 
 /// The eigenvalue fix of Cameron, Gelbach and Miller (2011, JBES 29(2), sec. 2.3) for a
 /// two-way clustered covariance V = V_1 + V_2 - V_12, which can be indefinite: when V (symmetric,

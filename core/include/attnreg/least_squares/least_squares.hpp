@@ -88,6 +88,11 @@ WeightType parse_weight_type(const std::string& name);
 /// argument in the message (faces call it sample_weight or weights).
 void check_weights(const arma::vec& w, arma::uword n, const std::string& arg = "weights");
 
+/// Frequency weights count copies of a row: each must be a whole number (as Stata's fweight);
+/// 0.5 would make N = sum(w) and the residual df fractional. The error names `arg` and points
+/// to analytic weights (weight_type "analytic") for non-integer weights.
+void check_frequency_weights(const arma::vec& w, const std::string& arg = "weights");
+
 struct CovOptions {
   CovType type = CovType::Classical;
   /// HAC only: number of lags L (0 <= L <= n - 1); -1 = the Newey-West (1994) rule floor(4
@@ -128,6 +133,9 @@ struct Inference {
   bool psd_fixed = false;
   /// When psd_fixed: the most negative lambda_min / lambda_max of the raw V over the outputs.
   double psd_min_eigenvalue = 0;
+  /// HC2/HC3 only: rows of leverage one (an event dummy fits its row exactly), whose 0/0 terms
+  /// e_i^2 / (1 - h_i)^{1 or 2} the sandwich leaves out (ls_detail::leverage_one_tol).
+  arma::uword n_leverage_one = 0;
 };
 
 struct OLSOptions {
