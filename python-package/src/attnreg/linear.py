@@ -25,6 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _core, _ols_tall
+from ._deprecation import alpha_to_level, renamed
 from ._validation import as_2d_y, require_numeric_columns, squeeze_outputs
 
 _COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "HAC", "cluster", "CR0", "CR1", "CR2")
@@ -974,10 +975,12 @@ class _SpectralInference(_CovArgs):
             _warn_cov_fixed(type(self).__name__, float(inf["psd_min_eigenvalue"]))
         return spectral_summary(self, inf)
 
-    def conf_int(self, alpha: float = 0.05, cov_type=None, maxlags=None, hac_adjust=None):
+    @renamed({"alpha": alpha_to_level}, alpha="level")
+    def conf_int(self, level: float = 0.95, cov_type=None, maxlags=None, hac_adjust=None):
         """Not available: the coefficients are shrunk (ridge) or truncated (PCR), so
         ``b +- t se`` covers E[b], not the coefficients. Raises ValueError naming what to use
-        (:class:`OLS` and its ``conf_int``); the standard errors are in ``summary()``."""
+        (:class:`OLS` and its ``conf_int``); the standard errors are in ``summary()``.
+        ``level`` (formerly ``alpha = 1 - level``, which collided with Ridge's penalty)."""
         raise ValueError(
             f"conf_int: {type(self).__name__} coefficients are biased (shrunk or truncated), so "
             "b +- t se would cover their expectation, not the coefficients; for confidence "
