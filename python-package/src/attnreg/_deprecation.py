@@ -11,7 +11,8 @@ import functools
 import inspect
 import warnings
 
-__all__ = ["renamed", "alpha_to_level", "check_level", "kernel_cov_type", "seed_from_random_state"]
+__all__ = ["renamed", "renamed_in_errors", "alpha_to_level", "check_level", "kernel_cov_type",
+           "seed_from_random_state"]
 
 
 def renamed(_convert=None, **old_to_new):
@@ -117,3 +118,23 @@ def seed_from_random_state(random_state, name: str = "random_state") -> int:
     if v < 0 or v >= 2 ** 63:
         raise ValueError(f"{name}: must be a non-negative integer, got {random_state!r}")
     return v
+
+
+class renamed_in_errors:
+    """Context manager: a core ``ValueError`` that names an argument by the core's name
+    (``"n_boot: must be ..."``) is re-raised with the face's name (``"replications: ..."``)."""
+
+    def __init__(self, **core_to_face):
+        self.names = core_to_face
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None or not issubclass(exc_type, ValueError):
+            return False
+        text = str(exc)
+        for core, face in self.names.items():
+            if text.startswith(core + ":"):
+                raise exc_type(face + text[len(core):]) from None
+        return False

@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._deprecation import renamed, seed_from_random_state
+from ._deprecation import renamed, renamed_in_errors, seed_from_random_state
 
 __all__ = ["marginal_effects"]
 
@@ -94,8 +94,9 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
                 vals, counts = np.unique(Xc[:, j], return_counts=True)
                 row[j] = vals[np.argmax(counts)]
         Xc = row.reshape(1, -1)
-    r = _core.local_gradient(model._model, np.ascontiguousarray(Xc), str(se), int(replications),
-                             seed, kind == "average", int(model.n_threads))
+    with renamed_in_errors(n_boot="replications"):
+        r = _core.local_gradient(model._model, np.ascontiguousarray(Xc), str(se),
+                                 int(replications), seed, kind == "average", int(model.n_threads))
     z = _core.normal_quantile(0.5 + level / 2)
     if kind == "average":
         est = np.asarray(r["average"]).ravel()

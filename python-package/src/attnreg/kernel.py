@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _core
-from ._deprecation import renamed, seed_from_random_state
+from ._deprecation import renamed, renamed_in_errors, seed_from_random_state
 from ._encoding import KernelInput
 from ._encoding import is_categorical_series as _is_categorical_series  # noqa: F401 (density.py)
 from ._validation import as_2d_y, squeeze_outputs
@@ -322,8 +322,9 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
         if not isinstance(replications, numbers.Integral):
             raise ValueError(f"replications: must be an integer >= 2, got {replications!r}")
         seed = seed_from_random_state(random_state)
-        d = _core.local_gradient(model, Xc, str(se) if return_se else "none",
-                                 int(replications), seed, False, int(self.n_threads))
+        with renamed_in_errors(n_boot="replications"):
+            d = _core.local_gradient(model, Xc, str(se) if return_se else "none",
+                                     int(replications), seed, False, int(self.n_threads))
         G = np.asarray(d["gradient"])
         S = np.asarray(d["se"]) if return_se else None
         if hasattr(X, "columns"):
