@@ -151,7 +151,7 @@ def test_monte_carlo_lab():
     rc = D.monte_carlo(lambda X: X.sum(axis=1) ** 2, n=200, d=2, design="cone",
                        replications=20, random_state=2, estimators=("nw", "ll"))
     assert np.all(np.isfinite(rc["integrated"]["mse"]))
-    Xc = D.simulate_design(500, 3, "cone", rng=0, cone_dims=2)
+    Xc = D.simulate_design(500, 3, "cone", random_state=0, cone_dims=2)
     assert np.all(Xc[:, :2] >= 0) and np.any(Xc[:, 2] < 0)
 
 
