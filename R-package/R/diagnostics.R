@@ -237,11 +237,15 @@ imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = 
   if (!is.numeric(bwregul) || length(bwregul) != 1L) {
     stop("bwregul: must be one number >= 0", call. = FALSE)
   }
-  r <- .kreg_core(.lp_bwselect_cpp(d$x, d$y, ev, imse, p, deriv, kernel,
-                                   .diag_kind(if (is.null(kind)) "nn" else kind),
-                                   if (is.null(bwcheck)) 0L else .diag_int(bwcheck, "bwcheck"),
-                                   as.double(bwregul), isTRUE(interior)),
-                  rename = c(kind = "vcov"))
+  r <- tryCatch(.lp_bwselect_cpp(d$x, d$y, ev, imse, p, deriv, kernel,
+                                 .diag_kind(if (is.null(kind)) "nn" else kind),
+                                 if (is.null(bwcheck)) 0L else .diag_int(bwcheck, "bwcheck"),
+                                 as.double(bwregul), isTRUE(interior)),
+                error = function(e) {  # the core's "kind:" is the R argument vcov
+                  m <- conditionMessage(e)
+                  if (!startsWith(m, "kind:")) stop(e)
+                  stop(sub("^kind:", "vcov:", m), call. = FALSE)
+                })
   if (imse) {
     if (isTRUE(pilot)) list(h = r$h_imse, b = r$b_imse) else r$h_imse
   } else {

@@ -166,7 +166,7 @@ def test_rate_study_small():
 def test_bad_inputs():
     X, y = _data(40)
     m = attnreg.LocalLinear(bandwidth=0.2).fit(X, y)
-    with pytest.raises(ValueError, match="kind"):
+    with pytest.raises(ValueError, match="cov_type"):
         m.diagnose(X[:2], cov_type="hc7")
     with pytest.raises(ValueError, match="level"):
         m.diagnose(X[:2], level=1.2)

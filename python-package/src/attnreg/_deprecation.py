@@ -75,7 +75,8 @@ def check_level(level, name: str = "level") -> float:
     except (TypeError, ValueError):
         raise ValueError(f"{name}: must be a number in (0, 1), got {level!r}") from None
     if not 0.0 < v < 1.0:
-        raise ValueError(f"{name}: level is a fraction: 0.95 for a 95% interval; got {level!r}")
+        raise ValueError(f"{name}: must be in (0, 1), e.g. 0.95 (level is a fraction: 0.95 for "
+                         f"a 95% interval); got {level!r}")
     return v
 
 

@@ -190,7 +190,7 @@ def bootstrap_bands(estimator, X, y=None, *, grid=None, replications: int = 999,
     ax.plot(g, b["uniform_high"], "--", color="C3")
     artists["pointwise"] = ax.fill_between(
         g, b["low"], b["high"], alpha=0.3, color="C0",
-        label=f"{level:.0%} pointwise ({type} bootstrap, B = {replications})")
+        label=f"{level:.0%} pointwise ({bootstrap} bootstrap, B = {replications})")
     if y is not None:
         ax.scatter(xt, np.asarray(y, dtype=np.float64).ravel(), s=6, alpha=0.4, color="grey",
                    zorder=0)
