@@ -50,7 +50,7 @@ def test_specification_test_and_bootstraps_report(capsys):
     g = np.linspace(0.1, 0.9, 5)[:, None]
     for kind, label in (("pairs", "pairs bootstrap"), ("rademacher", "wild bootstrap")):
         seen = []
-        diagnostics.bootstrap_bands(fit, g, replications=59, type=kind,
+        diagnostics.bootstrap_bands(fit, g, replications=59, bootstrap=kind,
                                     progress=lambda d, t, l: seen.append((d, t, l)))
         _one_task(seen, label, 59)
     diagnostics.bootstrap_bands(fit, g, replications=59, bootstrap="pairs", progress="stderr")
