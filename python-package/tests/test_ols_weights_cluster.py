@@ -306,8 +306,8 @@ def test_weighted_ridge_grid_equals_repeated_rows(cv):
     np.testing.assert_allclose(a.cv_results_[cv], b.cv_results_[cv], rtol=1e-10)
     assert a.alpha_ == b.alpha_
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10)
-    # Single alpha: integer weights = repeated rows (scikit-learn's equivalence check cannot run:
-    # it replaces the ``cv`` criterion by splitter folds).
+    # Single alpha: integer weights = repeated rows (also scikit-learn's
+    # check_sample_weight_equivalence, run by test_sklearn_api.py).
     np.testing.assert_allclose(attnreg.Ridge(alpha=0.5).fit(X, y, sample_weight=fw).coef_,
                                attnreg.Ridge(alpha=0.5).fit(X[rep], y[rep]).coef_, rtol=1e-10)
 
