@@ -99,7 +99,7 @@ def main():
     # ------------------------------------------------------------------ 2. ridge path
     alphas = np.logspace(-2, 4, a.alphas) * n / 1000
     rows = []
-    t, r_ours = best_of(lambda: attnreg.Ridge(alpha=alphas, cv="loo").fit(X, y), a.repeat)
+    t, r_ours = best_of(lambda: attnreg.Ridge(alpha=alphas, criterion="loo").fit(X, y), a.repeat)
     rows.append((f"attnreg.Ridge, {a.alphas} alphas, LOO+GCV+AICc", t, f"alpha_ {r_ours.alpha_:.4g}"))
     t, rcv = best_of(lambda: RidgeCV(alphas=alphas).fit(X, y), a.repeat)
     rows.append((f"sklearn RidgeCV, {a.alphas} alphas (exact LOO)", t,

@@ -148,3 +148,24 @@ TEST(OptionSpec, LeastSquaresOptions) {
   expect_number("attention_regression", "init_scale", a.init_scale);
   expect_number("attention_regression", "n_threads", a.n_threads);
 }
+
+TEST(OptionSpec, InferenceVocabulary) {
+  // One name per concept and face (README "One vocabulary"): Python statsmodels / scikit-learn,
+  // R fixest / base R.
+  const std::vector<std::vector<std::string>> rows = {
+      {"cov_type", "cov_type", "vcov"},         {"level", "level", "level"},
+      {"groups", "groups", "cluster"},          {"random_state", "random_state", "seed"},
+      {"replications", "replications", "R"},    {"bootstrap", "bootstrap", "bootstrap"}};
+  for (const auto& v : rows) {
+    const auto& r = row("inference", v[0]);
+    EXPECT_EQ(r.python, v[1]) << v[0];
+    EXPECT_EQ(r.r, v[2]) << v[0];
+  }
+  expect_number("inference", "level", 0.95);
+  EXPECT_EQ(text("inference", "cov_type"), "HC3");
+  EXPECT_EQ(text("inference", "bootstrap"), "rademacher");
+  EXPECT_EQ(row("ridge", "alpha").r, "lambda");
+  // Every other row is spelled as its name in both faces.
+  EXPECT_EQ(row("attention", "block_q").python, "block_q");
+  EXPECT_EQ(row("attention", "block_q").r, "block_q");
+}

@@ -98,7 +98,7 @@ def main() -> None:
 
     # ------------------------------------------------------------------ 3. bands
     rep.h(2, "3. Conventional and robust bias-corrected intervals")
-    dg = diagnostics.diagnose(ll, pd.DataFrame({"experience": grid}), kind="hc3")
+    dg = diagnostics.diagnose(ll, pd.DataFrame({"experience": grid}), cov_type="HC3")
     w_conv = (dg.ci_high - dg.ci_low).to_numpy()
     w_rbc = (dg.rbc_high - dg.rbc_low).to_numpy()
     rep.output(f"HC3, 95%: mean width conventional {w_conv.mean():.4f}, RBC {w_rbc.mean():.4f};"
@@ -121,7 +121,7 @@ def main() -> None:
     # setting the scale; the OLS parabola is added on top.
     fig, ax = plt.subplots(figsize=(7, 4.2))
     attnreg.plot.fit_with_bands(ll, x1, pd.Series(y1, name="log weekly wage"), grid=grid,
-                                kind="hc3", ax=ax)
+                                cov_type="HC3", ax=ax)
     ax.get_lines()[0].set_label(f"local linear, cv_ls h = {h:.2f}")
     ax.plot(grid, m_ols, color="black", ls="--", label="OLS quadratic (all rows)")
     ax.set_xlabel("experience (years)")

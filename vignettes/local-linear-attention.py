@@ -127,7 +127,7 @@ def section_bias(rep: Report, full: bool) -> None:
                           f"estimator", np.abs(eng - fit).max(), 1e-9)
     # Monte Carlo on the first design: simulated bias equals the exact conditional bias
     reps = 400 if full else 200
-    mc = D.monte_carlo(lambda Z: m1(Z[:, 0]), n=n, d=1, noise=SIGMA, replications=reps, seed=7,
+    mc = D.monte_carlo(lambda Z: m1(Z[:, 0]), n=n, d=1, noise=SIGMA, replications=reps, random_state=7,
                        estimators=("nw", "ll"), bandwidth=h, eval_points=xe)
     # monte_carlo draws its own design from its seed: recompute the exact bias on that design
     Xmc = mc["X"][:, 0]
@@ -252,11 +252,11 @@ def section_rates(rep: Report, full: bool) -> None:
         uses $-6/(d+6)$ for LL at the boundary point, and the checks compare with it.
         """)
     t0 = time.perf_counter()
-    r = D.rate_study(lambda Z: m1(Z[:, 0]), ns=ns, d=1, replications=reps, seed=1)
+    r = D.rate_study(lambda Z: m1(Z[:, 0]), ns=ns, d=1, replications=reps, random_state=1)
     runs = [("d = 1, uniform", r)]
     if full:
         r2 = D.rate_study(lambda Z: Z[:, 0] + np.sin(2 * Z[:, 1]), ns=(200, 400, 800, 1600, 3200),
-                          d=2, design="cone", replications=reps, seed=2)
+                          d=2, design="cone", replications=reps, random_state=2)
         runs.append(("d = 2, cone (App. E.1 design), apex", r2))
     tab = r["table"].copy()
     rep.table(tab, floatfmt="{:.4g}")

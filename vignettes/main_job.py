@@ -95,7 +95,7 @@ def main() -> None:
           f" {np.sqrt(np.mean((y - ols.predict(X)) ** 2)):.4f})")
     pts = np.array([0.0, 5, 10, 20, 30, 40, 50])
     t0 = time.perf_counter()
-    dg = attnreg.diagnostics.diagnose(ll1, pts[:, None], kind="hc3")
+    dg = attnreg.diagnostics.diagnose(ll1, pts[:, None], cov_type="HC3")
     t_dg = time.perf_counter() - t0
     print(f"  95% intervals, HC3 standard errors; RBC = robust bias-corrected (Calonico,"
           f" Cattaneo and Farrell), pilot local quadratic ({t_dg:.2f} s):")
@@ -119,7 +119,7 @@ def main() -> None:
         Z = np.column_stack([xs ** k for k in range(deg + 1)])
         t0 = time.perf_counter()
         st = attnreg.diagnostics.specification_test(xs[:, None], ys, design=Z, replications=399,
-                                                    seed=1)
+                                                    random_state=1)
         print(f"  {label:24s} J_n = {st.statistic:7.2f}  bootstrap p = {st.p_value:.4f}"
               f"  (h = {st.bandwidth[0]:.2f}, {time.perf_counter() - t0:.2f} s)")
 
@@ -176,7 +176,7 @@ def main() -> None:
     ax.set_title("CPS1988 wage-experience profile")
     ax.legend(loc="lower right", fontsize=8)
     fine = np.linspace(0, 60, 121)
-    band = attnreg.diagnostics.diagnose(ll1, fine[:, None], kind="hc3")
+    band = attnreg.diagnostics.diagnose(ll1, fine[:, None], cov_type="HC3")
     ax2.fill_between(fine, band.ci_low, band.ci_high, color="C1", alpha=0.35,
                      label="95% conventional (HC3)")
     ax2.plot(fine, band.rbc_low, color="C2", ls="--", label="95% robust bias-corrected")

@@ -230,7 +230,7 @@ def main() -> None:
     ll = attnreg.LocalLinear().fit(Xl, w["lwage"])
     ame = attnreg.marginal_effects(ll, kind="average")
     n_boot = 399 if args.full else 199
-    ame_b = attnreg.marginal_effects(ll, kind="average", se="bootstrap", n_boot=n_boot,
+    ame_b = attnreg.marginal_effects(ll, kind="average", se="bootstrap", replications=n_boot,
                                      random_state=1)
     t_ame = time.perf_counter() - t0
     ols3 = attnreg.OLS().fit(Xl, w["lwage"])

@@ -3,10 +3,11 @@
 
 .diag_kind <- function(kind) {
   kinds <- c("hc3", "hc2", "hc1", "hc0", "const", "cr1", "nn")
-  if (!is.character(kind) || length(kind) != 1L || !tolower(kind) %in% kinds) {
-    stop("kind: must be one of ", paste0("\"", kinds, "\"", collapse = ", "), call. = FALSE)
+  if (!is.character(kind) || length(kind) != 1L || !tolower(kind) %in% c(kinds, "nonrobust")) {
+    stop("vcov: must be one of \"HC3\", \"HC2\", \"HC1\", \"HC0\", \"nonrobust\" (also ",
+         "\"const\"), \"CR1\", \"nn\" (any case)", call. = FALSE)
   }
-  tolower(kind)
+  if (tolower(kind) == "nonrobust") "const" else tolower(kind)
 }
 
 .diag_output <- function(object) {
@@ -19,7 +20,7 @@
 #' Fit, standard error, estimated bias and MSE, conventional and robust bias-corrected (RBC)
 #' confidence intervals at new points. The estimator is a linear smoother
 #' \eqn{m(x) = \sum_i l_i(x) y_i}; its variance is \eqn{\sum_i l_i(x)^2 \omega_i} with
-#' \eqn{\omega_i = \sigma^2 = RSS/(n - 2 tr L + tr L'L)} (`kind = "const"`), or the
+#' \eqn{\omega_i = \sigma^2 = RSS/(n - 2 tr L + tr L'L)} (`vcov = "nonrobust"`), or the
 #' heteroskedasticity-robust \eqn{e_i^2} (HC0), \eqn{e_i^2 n/(n - tr L)} (HC1),
 #' \eqn{e_i^2/(1 - L_{ii})} (HC2), \eqn{e_i^2/(1 - L_{ii})^2} (HC3), or cluster-robust CR1.
 #' The bias is \eqn{\sum_{k>p} m^{(k)}(x)/k! \sum_i l_i(x)(x_i - x)^k} with the derivatives
@@ -33,7 +34,8 @@
 #' @param fit A `kreg` fit (single response).
 #' @param newdata A data frame with the regressors; missing: the training data.
 #' @param level Confidence level.
-#' @param kind Variance estimator: `"hc3"`, `"hc2"`, `"hc1"`, `"hc0"`, `"const"`, `"cr1"`, or
+#' @param vcov Variance estimator (any case): `"HC3"`, `"HC2"`, `"HC1"`, `"HC0"`, `"nonrobust"`
+#'   (also `"const"`), `"CR1"`, or
 #'   `"nn"`: nearest-neighbour residuals (one continuous regressor; nprobust's default
 #'   `vce = "nn"` with 3 neighbours, Calonico, Cattaneo and Farrell 2018,
 #'   \doi{10.1080/01621459.2017.1285776}), \eqn{\sigma_i^2 = J/(J+1) (y_i - \bar y_{J(i)})^2}
@@ -41,10 +43,11 @@
 #'   evaluation point's kernel window, as nprobust's `lprobust`.
 #' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth).
 #' @param pilot_degree Pilot degree (> the fit's degree).
-#' @param cluster Cluster ids, one per training row, for `kind = "cr1"`: integers or labels
+#' @param cluster Cluster ids, one per training row, for `vcov = "CR1"`: integers or labels
 #'   (a factor or character vector); `NA` and non-integer numbers are errors.
 #' @return A data frame with columns `fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high,
 #'   fit_bc, se_bc`.
+#' @param kind Deprecated name of `vcov` (a warning; removed in the next release).
 #' @examples
 #' set.seed(1)
 #' d <- data.frame(x = runif(200))
@@ -52,9 +55,10 @@
 #' f <- kreg(y ~ x, data = d, bw = 0.08)
 #' diagnose(f, data.frame(x = c(0, 0.5, 1)))
 #' @export
-diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
-                     pilot_degree = NULL, cluster = NULL) {
-  res <- .diagnose_frame(fit, if (missing(newdata)) NULL else newdata, level, kind, pilot_bw,
+diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
+                     pilot_degree = NULL, cluster = NULL, kind) {
+  if (!missing(kind)) vcov <- .renamed_arg("diagnose", "kind", "vcov", kind, missing(vcov))
+  res <- .diagnose_frame(fit, if (missing(newdata)) NULL else newdata, level, vcov, pilot_bw,
                          pilot_degree, cluster)
   note <- attr(res, "bias_note")
   if (nzchar(note)) warning("diagnose: ", note, "; those columns are NA", call. = FALSE)
@@ -90,7 +94,7 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
     }
     cl <- as.numeric(as.integer(factor(cluster)))
   } else if (kind == "cr1") {
-    stop("cluster: kind = \"cr1\" needs one cluster id per training row", call. = FALSE)
+    stop("cluster: vcov = \"CR1\" needs one cluster id per training row", call. = FALSE)
   }
   r <- .diag_pointwise_cpp(fit$state, X, kind, as.double(level),
                            if (is.null(pilot_degree)) -1L else as.integer(pilot_degree),
@@ -135,7 +139,7 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
 #' a rule-of-thumb bandwidth, then pilot bandwidths for the derivatives of order \eqn{q+1} and
 #' \eqn{q+2} (\eqn{q = p + 1}), then the bias-correction bandwidth \eqn{b} and the bandwidth
 #' \eqn{h}, each \eqn{[(2\nu+1) V / (2(o+1-\nu) n (B^2 + \code{bwregul}\, R))]^{1/(2o+3)}} with
-#' the variance \eqn{V} from nearest-neighbour residuals (`kind = "nn"`, 3 neighbours; or
+#' the variance \eqn{V} from nearest-neighbour residuals (`vcov = "nn"`, 3 neighbours; or
 #' `"hc0"`..`"hc3"`), the bias \eqn{B} from the equivalent-kernel moments times a pilot
 #' derivative and a regularisation \eqn{R} (the pilot's variance); every bandwidth reaches at
 #' least `bwcheck` observations and at most the far end of the data. For even \eqn{p - \nu}
@@ -148,7 +152,7 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
 #' (\eqn{r = p+1} for odd \eqn{p}, \eqn{p+2} for even) and
 #' \eqn{h = [\sum_j V(x_j) / (2rn \sum_j B(x_j)^2)]^{1/(2r+1)}}, with \eqn{V} and \eqn{B}
 #' estimated once at a rule-of-thumb preliminary bandwidth `h0` with a pilot polynomial of
-#' bandwidth `pilot_bw` (default `2 * h0`); default `kind = "const"` and, for `imse_dpi`, 30
+#' bandwidth `pilot_bw` (default `2 * h0`); default `vcov = "nonrobust"` and, for `imse_dpi`, 30
 #' quantiles of `x` from 5% to 95%.
 #'
 #' @param x,y Numeric vectors (one continuous regressor).
@@ -156,7 +160,8 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
 #'   described above (`imse_dpi`).
 #' @param method `"ll"` (local linear, degree 1) or `"lc"` (local constant, degree 0).
 #' @param kernel Kernel name.
-#' @param kind Variance estimator: `NULL` for the algorithm's default (`"nn"` / `"const"`).
+#' @param vcov Variance estimator: `NULL` for the algorithm's default (`"nn"` / `"const"`).
+#' @param kind Deprecated name of `vcov` (a warning; removed in the next release).
 #' @param h0,pilot_bw Preliminary and pilot bandwidths of `algorithm = "one_step"` (default
 #'   rule of thumb and `2 * h0`).
 #' @param algorithm `"nprobust"` or `"one_step"`.
@@ -174,9 +179,11 @@ diagnose <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
 #' imse_dpi(x, y, kernel = "epanechnikov", pilot = TRUE)
 #' @export
 mse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "gaussian",
-                    kind = NULL, h0 = NULL, pilot_bw = NULL, algorithm = c("nprobust", "one_step"),
+                    vcov = NULL, h0 = NULL, pilot_bw = NULL, algorithm = c("nprobust", "one_step"),
                     degree = NULL, deriv = 0L, bwcheck = 21L, bwregul = 1, interior = FALSE,
-                    pilot = FALSE) {
+                    pilot = FALSE, kind) {
+  if (!missing(kind)) vcov <- .renamed_arg("mse_dpi", "kind", "vcov", kind, missing(vcov))
+  kind <- vcov
   d <- .diag_xy(x, y)
   if (is.null(eval_points)) eval_points <- stats::median(d$x)
   .diag_lpbw(d, as.double(eval_points), FALSE, match.arg(method), kernel, kind, h0, pilot_bw,
@@ -186,9 +193,11 @@ mse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "
 #' @rdname mse_dpi
 #' @export
 imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "gaussian",
-                     kind = NULL, h0 = NULL, pilot_bw = NULL,
+                     vcov = NULL, h0 = NULL, pilot_bw = NULL,
                      algorithm = c("nprobust", "one_step"), degree = NULL, deriv = 0L,
-                     bwcheck = 21L, bwregul = 1, interior = FALSE, pilot = FALSE) {
+                     bwcheck = 21L, bwregul = 1, interior = FALSE, pilot = FALSE, kind) {
+  if (!missing(kind)) vcov <- .renamed_arg("imse_dpi", "kind", "vcov", kind, missing(vcov))
+  kind <- vcov
   d <- .diag_xy(x, y)
   algorithm <- match.arg(algorithm)
   if (is.null(eval_points)) {
@@ -228,10 +237,15 @@ imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = 
   if (!is.numeric(bwregul) || length(bwregul) != 1L) {
     stop("bwregul: must be one number >= 0", call. = FALSE)
   }
-  r <- .lp_bwselect_cpp(d$x, d$y, ev, imse, p, deriv, kernel,
-                        .diag_kind(if (is.null(kind)) "nn" else kind),
-                        if (is.null(bwcheck)) 0L else .diag_int(bwcheck, "bwcheck"),
-                        as.double(bwregul), isTRUE(interior))
+  r <- tryCatch(.lp_bwselect_cpp(d$x, d$y, ev, imse, p, deriv, kernel,
+                                 .diag_kind(if (is.null(kind)) "nn" else kind),
+                                 if (is.null(bwcheck)) 0L else .diag_int(bwcheck, "bwcheck"),
+                                 as.double(bwregul), isTRUE(interior)),
+                error = function(e) {  # the core's "kind:" is the R argument vcov
+                  m <- conditionMessage(e)
+                  if (!startsWith(m, "kind:")) stop(e)
+                  stop(sub("^kind:", "vcov:", m), call. = FALSE)
+                })
   if (imse) {
     if (isTRUE(pilot)) list(h = r$h_imse, b = r$b_imse) else r$h_imse
   } else {
@@ -250,7 +264,8 @@ imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = 
 #' @param bandwidths Bandwidth grid.
 #' @param eval_points Evaluation points (default 50 points over the range of a single `x`,
 #'   else the training rows).
-#' @param kind Variance estimator (see [diagnose()]).
+#' @param vcov Variance estimator (see [diagnose()]).
+#' @param kind Deprecated name of `vcov` (a warning; removed in the next release).
 #' @param kernel Kernel name.
 #' @return A data frame: `method, bandwidth, bias2, variance, mse, cv, gcv, df`, class
 #'   `kreg_tradeoff` (with a `plot` method).
@@ -258,7 +273,10 @@ imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = 
 #' set.seed(1); x <- runif(200); y <- sin(2 * pi * x) + rnorm(200, sd = 0.3)
 #' tradeoff(x, y, c(0.03, 0.06, 0.12, 0.24))
 #' @export
-tradeoff <- function(x, y, bandwidths, eval_points = NULL, kind = "const", kernel = "gaussian") {
+tradeoff <- function(x, y, bandwidths, eval_points = NULL, vcov = "nonrobust",
+                     kernel = "gaussian", kind) {
+  if (!missing(kind)) vcov <- .renamed_arg("tradeoff", "kind", "vcov", kind, missing(vcov))
+  kind <- vcov
   X <- as.matrix(x)
   storage.mode(X) <- "double"
   if (nrow(X) != length(y)) stop("y: must have one value per row of x", call. = FALSE)
@@ -410,13 +428,15 @@ monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), nois
 #' @param fit A `kreg` fit (single response).
 #' @param newdata Data frame of evaluation points.
 #' @param R Bootstrap replications.
-#' @param type `"rademacher"`, `"mammen"` or `"pairs"`.
+#' @param bootstrap `"rademacher"`, `"mammen"` or `"pairs"`.
 #' @param level Confidence level.
 #' @param seed `NULL` (default): seed the core's generator from R's (`set.seed()` reproduces
 #'   the bands); or a whole number, used as is (R's generator is not touched).
 #' @param progress Show a text progress bar (on stderr) over the replications.
 #' @param bias_corrected Resample the RBC estimator (wild only).
-#' @param kind Variance estimator of the studentising se (see [diagnose()]).
+#' @param vcov Variance estimator of the studentising se (see [diagnose()]).
+#' @param type,kind Deprecated names of `bootstrap` and `vcov` (a warning; removed in the next
+#'   release).
 #' @return A data frame `center, se, low, high, uniform_low, uniform_high` with attributes
 #'   `critical_value` and `draws`.
 #' @examples
@@ -424,12 +444,18 @@ monte_carlo <- function(f, n = 200L, d = 1L, design = c("uniform", "cone"), nois
 #' b <- bootstrap_bands(kreg(y ~ x, data = d, bw = 0.1), data.frame(x = seq(0, 1, 0.1)), R = 199)
 #' attr(b, "critical_value")
 #' @export
-bootstrap_bands <- function(fit, newdata, R = 999L, type = c("rademacher", "mammen", "pairs"),
-                            level = 0.95, seed = NULL, bias_corrected = FALSE, kind = "hc3",
-                            progress = FALSE) {
+bootstrap_bands <- function(fit, newdata, R = 999L,
+                            bootstrap = c("rademacher", "mammen", "pairs"), level = 0.95,
+                            seed = NULL, bias_corrected = FALSE, vcov = "HC3", progress = FALSE,
+                            type, kind) {
+  if (!missing(type)) {
+    bootstrap <- .renamed_arg("bootstrap_bands", "type", "bootstrap", type, missing(bootstrap))
+  }
+  if (!missing(kind)) vcov <- .renamed_arg("bootstrap_bands", "kind", "vcov", kind, missing(vcov))
+  kind <- vcov
   if (!inherits(fit, "kreg")) stop("fit: must be a kreg fit", call. = FALSE)
   .diag_output(fit)
-  type <- match.arg(type)
+  type <- match.arg(bootstrap, c("rademacher", "mammen", "pairs"))
   X <- .kreg_newx(fit, newdata)
   seed <- .attnreg_seed(seed)
   done <- .attnreg_progress_on(progress)

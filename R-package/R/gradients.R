@@ -12,7 +12,7 @@
 #' bandwidth fixed: `se_method = "asymptotic"` is the linear-smoother (sandwich) variance
 #' \eqn{\sum_i g_i(x)^2 e_i^2} with the fit's residuals (heteroskedasticity-consistent; np's
 #' `gerr` comes from its own asymptotic formula, which this does not reproduce);
-#' `"bootstrap"` the wild bootstrap with Mammen's (1993) two-point weights, `n_boot`
+#' `"bootstrap"` the wild bootstrap with Mammen's (1993) two-point weights, `R`
 #' replications reproducible from `seed`. `average = TRUE` gives the average marginal effects
 #' over the rows, whose standard errors use the averaged weights
 #' \eqn{\sqrt{\sum_i (\bar g_i)^2 e_i^2}} and so account for the correlation of the rows'
@@ -23,7 +23,8 @@
 #'   TRUE)`).
 #' @param newdata Optional data frame of regressors; default the observations.
 #' @param se_method `"asymptotic"` or `"bootstrap"`.
-#' @param n_boot,seed Bootstrap replications and seed.
+#' @param R,seed Bootstrap replications and seed.
+#' @param n_boot Deprecated name of `R` (a warning; removed in the next release).
 #' @param average `TRUE`: a data frame of average marginal effects (`estimate`, `std_error`,
 #'   `ci_lower`, `ci_upper`, one row per regressor) instead of the matrix.
 #' @param level Confidence level of the normal intervals (with `average = TRUE`).
@@ -42,8 +43,9 @@ gradients <- function(x, ...) UseMethod("gradients")
 #' @rdname gradients
 #' @export
 gradients.kreg <- function(x, se = FALSE, newdata = NULL,
-                           se_method = c("asymptotic", "bootstrap"), n_boot = 399L,
-                           seed = 0L, average = FALSE, level = 0.95, ...) {
+                           se_method = c("asymptotic", "bootstrap"), R = 399L,
+                           seed = 0L, average = FALSE, level = 0.95, ..., n_boot) {
+  if (!missing(n_boot)) R <- .renamed_arg("gradients", "n_boot", "R", n_boot, missing(R))
   se_method <- match.arg(se_method)
   if (!is.logical(se) || length(se) != 1L || is.na(se)) {
     stop("se: must be TRUE or FALSE", call. = FALSE)
@@ -57,7 +59,7 @@ gradients.kreg <- function(x, se = FALSE, newdata = NULL,
   }
   X <- if (is.null(newdata)) x$state$X else .kreg_newx(x, newdata)
   rn <- if (is.null(newdata)) names(x$residuals) else rownames(newdata)
-  r <- .kreg_gradients(x, X, se_method, n_boot, seed, isTRUE(average))
+  r <- .kreg_gradients(x, X, se_method, R, seed, isTRUE(average))
   if (isTRUE(average)) {
     z <- stats::qnorm(0.5 + level / 2)
     return(data.frame(estimate = r$average, std_error = r$average_se,
@@ -77,12 +79,12 @@ gradients.kreg <- function(x, se = FALSE, newdata = NULL,
     stop("gradients: need a single response (fit one model per response)", call. = FALSE)
   }
   if (!is.numeric(n_boot) || length(n_boot) != 1L) {
-    stop("n_boot: must be a single integer >= 2", call. = FALSE)
+    stop("R: must be a single integer >= 2", call. = FALSE)
   }
   if (!is.numeric(seed) || length(seed) != 1L || seed < 0) {
     stop("seed: must be a single non-negative number", call. = FALSE)
   }
   .kreg_core(.kreg_gradient_cpp(fit$state, X, se_method, as.integer(n_boot), as.double(seed),
                                 average, as.integer(fit$state$n_threads)),
-             fit$spec, rename = c(se_method = "se_method", X = "newdata"))
+             fit$spec, rename = c(se_method = "se_method", X = "newdata", n_boot = "R"))
 }

@@ -133,12 +133,13 @@ kplm <- function(formula, data, subset, na.action, bw = "cv.ls", regtype = c("lc
 coef.kplm <- function(object, ...) object$coefficients
 
 #' @export
-vcov.kplm <- function(object, type = NULL, ...) {
-  if (is.null(type)) return(object$vcov)
-  if (!type %in% names(object$vcov_all)) {
-    stop("type: one of ", paste(names(object$vcov_all), collapse = ", "), call. = FALSE)
+vcov.kplm <- function(object, vcov = NULL, ..., type) {
+  if (!missing(type)) vcov <- .renamed_arg("vcov", "type", "vcov", type, missing(vcov))
+  if (is.null(vcov)) return(object$vcov)
+  if (!vcov %in% names(object$vcov_all)) {
+    stop("vcov: one of ", paste(names(object$vcov_all), collapse = ", "), call. = FALSE)
   }
-  object$vcov_all[[type]]
+  object$vcov_all[[vcov]]
 }
 
 #' @export

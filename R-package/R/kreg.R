@@ -546,7 +546,8 @@ print.summary.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 #' @param interval `"none"`, `"confidence"` (fit +- z se) or `"rbc"` (robust bias-corrected,
 #'   see [diagnose()]).
 #' @param level Confidence level.
-#' @param kind Variance estimator for `se.fit` and intervals (see [diagnose()]).
+#' @param vcov Variance estimator for `se.fit` and intervals (see [diagnose()]).
+#' @param kind Deprecated name of `vcov` (a warning; removed in the next release).
 #' @param ... Unused.
 #' @return `"response"`: a vector (a matrix for several responses). `"gradient"`: a matrix
 #'   with one column per regressor (an array rows x regressors x responses for several).
@@ -563,7 +564,9 @@ print.summary.kreg <- function(x, digits = max(3L, getOption("digits") - 3L), ..
 #' @export
 predict.kreg <- function(object, newdata, type = c("response", "gradient"), se.fit = FALSE,
                          interval = c("none", "confidence", "rbc"), level = 0.95,
-                         kind = "hc3", ...) {
+                         vcov = "HC3", ..., kind) {
+  if (!missing(kind)) vcov <- .renamed_arg("predict.kreg", "kind", "vcov", kind, missing(vcov))
+  kind <- vcov
   type <- match.arg(type)
   interval <- match.arg(interval)
   if (type == "response" && (isTRUE(se.fit) || interval != "none")) {
@@ -661,7 +664,8 @@ loo_predict.kreg <- function(object, ...) {
 #'   the fit and the bands, but a band running more than a quarter of the data's range beyond
 #'   them (an RBC band at a boundary, where the data thin out) is clipped, and its legend
 #'   entry says so.
-#' @param level,kind Confidence level and variance estimator of the bands.
+#' @param level,vcov Confidence level and variance estimator of the bands.
+#' @param kind Deprecated name of `vcov` (a warning; removed in the next release).
 #' @param R,seed `bands = "bootstrap"`: replications, and the seed of the core's generator
 #'   (`NULL`: drawn from R's, so `set.seed()` decides), as in [bootstrap_bands()].
 #' @param ... Passed to [graphics::plot()].
@@ -683,7 +687,9 @@ loo_predict.kreg <- function(object, ...) {
 plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NULL,
                       query = NULL, n_grid = 200L,
                       bands = c("none", "confidence", "rbc", "bootstrap"),
-                      level = 0.95, kind = "hc3", R = 999L, seed = NULL, ...) {
+                      level = 0.95, vcov = "HC3", R = 999L, seed = NULL, ..., kind) {
+  if (!missing(kind)) vcov <- .renamed_arg("plot.kreg", "kind", "vcov", kind, missing(vcov))
+  kind <- vcov
   type <- match.arg(type)
   bands <- match.arg(bands)
   if (is.matrix(x$fitted.values)) stop("plot: only for a single response", call. = FALSE)

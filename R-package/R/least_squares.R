@@ -218,7 +218,7 @@ print.ridge_attention <- function(x, digits = max(3L, getOption("digits") - 3L),
 #'   covariance is replaced by its positive semi-definite part \eqn{U \max(\Lambda, 0) U'}
 #'   (Cameron, Gelbach and Miller 2011, J. Bus. Econ. Stat. 29(2), sec. 2.3), with a warning
 #'   and `cov_fixed = TRUE`, as for [summary.ols_attention()].
-#' @param type Same as `vcov` (for `vcov()`); `vcov` overrides it when given.
+#' @param type Deprecated name of `vcov` in `vcov()` (a warning; removed in the next release).
 #' @param ... Unused.
 #' @return `summary()`: an object of class `summary.ridge_attention` or `summary.pcr_attention`
 #'   with `coefficients` (a matrix: estimate, standard error, t value, p value on
@@ -302,10 +302,10 @@ print.summary.ridge_attention <- function(x, digits = max(3L, getOption("digits"
 
 #' @rdname summary.ridge_attention
 #' @export
-vcov.ridge_attention <- function(object, type = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
-                                 cluster_type = "CR1", vcov = NULL, ...) {
-  if (!is.null(vcov)) type <- vcov
-  summary(object, vcov = type, maxlags = maxlags, hac_adjust = hac_adjust,
+vcov.ridge_attention <- function(object, vcov = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
+                                 cluster_type = "CR1", ..., type) {
+  if (!missing(type)) vcov <- .renamed_arg("vcov", "type", "vcov", type, missing(vcov))
+  summary(object, vcov = vcov, maxlags = maxlags, hac_adjust = hac_adjust,
           cluster_type = cluster_type)$cov
 }
 
@@ -500,10 +500,10 @@ print.summary.pcr_attention <- function(x, digits = max(3L, getOption("digits") 
 
 #' @rdname summary.ridge_attention
 #' @export
-vcov.pcr_attention <- function(object, type = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
-                               cluster_type = "CR1", vcov = NULL, ...) {
-  if (!is.null(vcov)) type <- vcov
-  summary(object, vcov = type, maxlags = maxlags, hac_adjust = hac_adjust,
+vcov.pcr_attention <- function(object, vcov = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
+                               cluster_type = "CR1", ..., type) {
+  if (!missing(type)) vcov <- .renamed_arg("vcov", "type", "vcov", type, missing(vcov))
+  summary(object, vcov = vcov, maxlags = maxlags, hac_adjust = hac_adjust,
           cluster_type = cluster_type)$cov
 }
 

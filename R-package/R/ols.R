@@ -549,21 +549,22 @@ coef.ols_attention <- function(object, ...) object$coefficients
 #' Covariance of OLS-as-attention coefficients
 #'
 #' @param object An `ols_attention` fit (single response).
-#' @param type,maxlags,hac_adjust,cluster_type As `vcov`, `maxlags`, `hac_adjust` and
-#'   `cluster_type` of [summary.ols_attention()] (`type` may be a clustering formula).
-#' @param vcov Same as `type` (as fixest's `vcov(est, vcov = ~firm)`); overrides it when given.
+#' @param vcov,maxlags,hac_adjust,cluster_type As `vcov`, `maxlags`, `hac_adjust` and
+#'   `cluster_type` of [summary.ols_attention()] (`vcov` may be a clustering formula, as
+#'   fixest's `vcov(est, vcov = ~firm)`).
+#' @param type Deprecated name of `vcov` (a warning; removed in the next release).
 #' @param ... Unused.
 #' @return The q x q covariance matrix (NA rows and columns where aliased).
 #' @examples
 #' fit <- ols_attention(mpg ~ wt + hp, data = mtcars)
 #' vcov(fit)
-#' vcov(fit, type = "HC3")
+#' vcov(fit, vcov = "HC3")
 #' vcov(fit, vcov = ~cyl, cluster_type = "CR2")
 #' @export
-vcov.ols_attention <- function(object, type = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
-                               cluster_type = "CR1", vcov = NULL, ...) {
-  if (!is.null(vcov)) type <- vcov
-  summary(object, vcov = type, maxlags = maxlags, hac_adjust = hac_adjust,
+vcov.ols_attention <- function(object, vcov = "nonrobust", maxlags = NULL, hac_adjust = FALSE,
+                               cluster_type = "CR1", ..., type) {
+  if (!missing(type)) vcov <- .renamed_arg("vcov", "type", "vcov", type, missing(vcov))
+  summary(object, vcov = vcov, maxlags = maxlags, hac_adjust = hac_adjust,
           cluster_type = cluster_type)$cov
 }
 

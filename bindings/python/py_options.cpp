@@ -67,10 +67,13 @@ void init_options(py::module_& m) {
           d["none_ok"] = r.none_ok;
           d["allowed"] = r.allowed;
           d["doc"] = r.doc;
+          d["python"] = r.python;
+          d["r"] = r.r;
           out.append(d);
         }
         return out;
       },
-      "The user-facing options (family, name, type, default, none_ok, allowed, doc), one dict "
+      "The user-facing options (family, name, type, default, none_ok, allowed, doc, and the "
+      "faces' spellings python and r), one dict "
       "each, from the C++ option tables.");
 }

@@ -55,13 +55,14 @@ attnreg::OptionValues option_values(const Rcpp::List& options) {
 
 }  // namespace attnreg_r
 
-// The option tables as a data frame (family, name, type, none_ok, allowed, doc) with the
+// The option tables as a data frame (family, name, type, none_ok, allowed, doc, and the faces'
+// spellings python and r) with the
 // defaults in a list column `default` (NULL for "not given").
 // [[Rcpp::export(name = ".option_spec")]]
 Rcpp::List option_spec_r() {
   const std::vector<attnreg::OptionSpec> rows = attnreg::option_spec();
   const R_xlen_t n = static_cast<R_xlen_t>(rows.size());
-  Rcpp::CharacterVector family(n), name(n), type(n), allowed(n), doc(n);
+  Rcpp::CharacterVector family(n), name(n), type(n), allowed(n), doc(n), python(n), rname(n);
   Rcpp::LogicalVector none_ok(n);
   Rcpp::List def(n);
   for (R_xlen_t i = 0; i < n; ++i) {
@@ -71,6 +72,8 @@ Rcpp::List option_spec_r() {
     type[i] = r.type;
     allowed[i] = r.allowed;
     doc[i] = r.doc;
+    python[i] = r.python;
+    rname[i] = r.r;
     none_ok[i] = r.none_ok;
     if (r.type == "int") {
       def[i] = Rcpp::IntegerVector::create(static_cast<int>(r.number));
@@ -89,5 +92,6 @@ Rcpp::List option_spec_r() {
   return Rcpp::List::create(Rcpp::Named("family") = family, Rcpp::Named("name") = name,
                             Rcpp::Named("type") = type, Rcpp::Named("default") = def,
                             Rcpp::Named("none_ok") = none_ok, Rcpp::Named("allowed") = allowed,
-                            Rcpp::Named("doc") = doc);
+                            Rcpp::Named("doc") = doc, Rcpp::Named("python") = python,
+                            Rcpp::Named("r") = rname);
 }

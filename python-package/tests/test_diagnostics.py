@@ -33,7 +33,7 @@ def test_se_against_explicit_smoother(cls, kind):
              "hc2": e**2 / (1 - lev), "hc3": e**2 / (1 - lev) ** 2}[kind]
     Xe = np.array([[0.0], [0.33], [1.0]])
     Le = m.attention_weights(Xe)
-    df = m.diagnose(Xe, kind=kind)
+    df = m.diagnose(Xe, cov_type=kind)
     assert list(df.columns[:8]) == ["fit", "se", "bias", "mse", "ci_low", "ci_high",
                                     "rbc_low", "rbc_high"]
     np.testing.assert_allclose(df["fit"], Le @ y, atol=1e-12)
@@ -70,7 +70,7 @@ def test_bias_exact_on_quadratic(cls):
     f = lambda t: 1 - t + 4 * t**2  # noqa: E731
     m = cls(bandwidth=0.25).fit(x[:, None], f(x))
     g = np.linspace(0, 1, 7)
-    df = D.diagnose(m, g[:, None], kind="hc0", pilot_bandwidth=0.4)
+    df = D.diagnose(m, g[:, None], cov_type="hc0", pilot_bandwidth=0.4)
     np.testing.assert_allclose(df["bias"], df["fit"] - f(g), atol=1e-9)
     np.testing.assert_allclose(df["fit_bc"], f(g), atol=1e-9)
 
@@ -87,8 +87,8 @@ def test_coverage_small_simulation():
     for _ in range(R):
         y = np.sin(2 * np.pi * x) + 0.3 * rng.standard_normal(n)
         m = attnreg.LocalLinear(bandwidth=0.1).fit(x[:, None], y)
-        d = m.diagnose(g[:, None], kind="hc3")
-        dc = m.diagnose(g[:, None], kind="const")
+        d = m.diagnose(g[:, None], cov_type="hc3")
+        dc = m.diagnose(g[:, None], cov_type="const")
         hits["conv"] += np.sum((d.ci_low <= truth) & (truth <= d.ci_high))
         hits["rbc"] += np.sum((d.rbc_low <= truth) & (truth <= d.rbc_high))
         hits["rbc_const"] += np.sum((dc.rbc_low <= truth) & (truth <= dc.rbc_high))
@@ -107,7 +107,7 @@ def test_cluster_robust():
     S = np.stack([L[:, cl == g] @ e[cl == g] for g in range(20)], axis=1)
     tr = m.effective_df_
     v = (20 / 19) * (59 / (60 - tr)) * np.sum(S**2, axis=1)
-    d = D.diagnose(m, X[:3], kind="cr1", cluster=cl)
+    d = D.diagnose(m, X[:3], cov_type="cr1", groups=cl)
     np.testing.assert_allclose(d["se"], np.sqrt(v), rtol=1e-10)
 
 
@@ -141,23 +141,23 @@ def test_tradeoff_table():
 
 def test_monte_carlo_lab():
     f = lambda X: np.sin(2 * np.pi * X[:, 0])  # noqa: E731
-    r = D.monte_carlo(f, n=150, replications=60, seed=1)
+    r = D.monte_carlo(f, n=150, replications=60, random_state=1)
     t = r["integrated"].set_index("estimator")
     np.testing.assert_allclose(t["mse"], t["bias2"] + t["variance"], rtol=1e-12)
     assert t.loc["ols", "bias2"] > 10 * t.loc["ll", "mse"]  # misspecified global linear
     assert t.loc["ll", "mse"] < t.loc["nw", "mse"]  # boundary bias of NW
-    r2 = D.monte_carlo(f, n=150, replications=60, seed=1)
+    r2 = D.monte_carlo(f, n=150, replications=60, random_state=1)
     pd.testing.assert_frame_equal(r["integrated"], r2["integrated"])  # reproducible
     rc = D.monte_carlo(lambda X: X.sum(axis=1) ** 2, n=200, d=2, design="cone",
-                       replications=20, seed=2, estimators=("nw", "ll"))
+                       replications=20, random_state=2, estimators=("nw", "ll"))
     assert np.all(np.isfinite(rc["integrated"]["mse"]))
-    Xc = D.simulate_design(500, 3, "cone", rng=0, cone_dims=2)
+    Xc = D.simulate_design(500, 3, "cone", random_state=0, cone_dims=2)
     assert np.all(Xc[:, :2] >= 0) and np.any(Xc[:, 2] < 0)
 
 
 def test_rate_study_small():
     f = lambda X: np.exp(X[:, 0])  # noqa: E731
-    r = D.rate_study(f, ns=(100, 200, 400, 800), replications=40, seed=3)
+    r = D.rate_study(f, ns=(100, 200, 400, 800), replications=40, random_state=3)
     s = r["slopes"].set_index(["estimator", "target"])
     assert s.loc[("ll", "point"), "slope"] < 0 and s.loc[("nw", "point"), "slope"] < 0
     assert np.all(s["se"] >= 0)
@@ -166,14 +166,14 @@ def test_rate_study_small():
 def test_bad_inputs():
     X, y = _data(40)
     m = attnreg.LocalLinear(bandwidth=0.2).fit(X, y)
-    with pytest.raises(ValueError, match="kind"):
-        m.diagnose(X[:2], kind="hc7")
+    with pytest.raises(ValueError, match="cov_type"):
+        m.diagnose(X[:2], cov_type="hc7")
     with pytest.raises(ValueError, match="level"):
         m.diagnose(X[:2], level=1.2)
     with pytest.raises(ValueError, match="cluster"):
-        D.diagnose(m, X[:2], kind="cr1")
+        D.diagnose(m, X[:2], cov_type="cr1")
     with pytest.raises(ValueError, match="cluster"):
-        D.diagnose(m, X[:2], kind="cr1", cluster=[1, 2])
+        D.diagnose(m, X[:2], cov_type="cr1", groups=[1, 2])
     with pytest.raises(ValueError, match="pilot_bandwidth"):
         D.diagnose(m, X[:2], pilot_bandwidth=-1.0)
     with pytest.raises(ValueError, match="pilot_degree"):
@@ -194,17 +194,17 @@ def test_bootstrap_bands():
     X, y = _data(100, seed=6)
     m = attnreg.LocalLinear(bandwidth=0.1).fit(X, y)
     g = np.linspace(0, 1, 15)[:, None]
-    b = D.bootstrap_bands(m, g, replications=2000, seed=3, kind="hc0")
+    b = D.bootstrap_bands(m, g, replications=2000, random_state=3, cov_type="hc0")
     v = np.var(b.attrs["draws"], axis=1, ddof=1)
     np.testing.assert_allclose(v / b["se"] ** 2, 1.0, atol=0.12)  # Rademacher: Var* = HC0
     assert 1.96 < b.attrs["critical_value"] < 3.3
     assert np.all(b.uniform_low <= b.low + 1e-12)
-    b2 = D.bootstrap_bands(m, g, replications=2000, seed=3, kind="hc0")
+    b2 = D.bootstrap_bands(m, g, replications=2000, random_state=3, cov_type="hc0")
     np.testing.assert_array_equal(b.attrs["draws"], b2.attrs["draws"])
-    bp = D.bootstrap_bands(m, g[2:13], replications=100, type="pairs", seed=1)
+    bp = D.bootstrap_bands(m, g[2:13], replications=100, bootstrap="pairs", random_state=1)
     assert np.all(np.isfinite(bp.uniform_high))
     with pytest.raises(ValueError, match="type"):
-        D.bootstrap_bands(m, g, type="jackknife")
+        D.bootstrap_bands(m, g, bootstrap="jackknife")
     with pytest.raises(ValueError, match="replications"):
         D.bootstrap_bands(m, g, replications=3)
 

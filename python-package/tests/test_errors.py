@@ -308,16 +308,16 @@ _cl = np.repeat(np.arange(10), 3)
 def test_cr1_cluster_ids_missing_or_fractional_are_errors(bad, msg):
     m1 = attnreg.LocalLinear(bandwidth=0.3).fit(X[:, :1], y)
     with pytest.raises(ValueError, match=msg):
-        attnreg.diagnostics.diagnose(m1, X[:2, :1], kind="cr1", cluster=bad)
+        attnreg.diagnostics.diagnose(m1, X[:2, :1], cov_type="cr1", groups=bad)
 
 
 def test_cr1_cluster_labels_are_factorised():
     m1 = attnreg.LocalLinear(bandwidth=0.3).fit(X[:, :1], y)
-    ref = attnreg.diagnostics.diagnose(m1, X[:3, :1], kind="cr1", cluster=_cl)["se"]
+    ref = attnreg.diagnostics.diagnose(m1, X[:3, :1], cov_type="cr1", groups=_cl)["se"]
     for c in (_cl.astype(float), np.array(list("abcdefghij"))[_cl],
               pd.Categorical(np.array(list("abcdefghij"))[_cl])):
         np.testing.assert_array_equal(
-            attnreg.diagnostics.diagnose(m1, X[:3, :1], kind="cr1", cluster=c)["se"], ref)
+            attnreg.diagnostics.diagnose(m1, X[:3, :1], cov_type="cr1", groups=c)["se"], ref)
 
 
 def test_select_bandwidth_grid_size_is_capped_with_the_reason():
@@ -336,12 +336,12 @@ def test_dpi_refuses_a_2d_x_instead_of_ravelling_it():
 @pytest.mark.parametrize("call,msg", [
     (lambda: attnreg.diagnostics.diagnose(ll().fit(X[:, :1], y), X[:2, :1], output=-1),
      r"^output: must be a non-negative integer, got -1"),
-    (lambda: attnreg.diagnostics.bootstrap_bands(ll().fit(X[:, :1], y), X[:2, :1], seed=-1,
-                                                 replications=19),
-     r"^seed: must be a non-negative integer, got -1"),
-    (lambda: attnreg.diagnostics.bootstrap_bands(ll().fit(X[:, :1], y), X[:2, :1], seed=1.5,
-                                                 replications=19),
-     r"^seed: must be a non-negative integer, got 1.5"),
+    (lambda: attnreg.diagnostics.bootstrap_bands(ll().fit(X[:, :1], y), X[:2, :1],
+                                                 random_state=-1, replications=19),
+     r"^random_state: must be a non-negative integer, got -1"),
+    (lambda: attnreg.diagnostics.bootstrap_bands(ll().fit(X[:, :1], y), X[:2, :1],
+                                                 random_state=1.5, replications=19),
+     r"^random_state: must be a non-negative integer, None or a numpy Generator, got 1.5"),
     (lambda: _A.softmax(_Q, _K, _V, window=2.5), r"^window: must be a non-negative integer"),
     (lambda: _A.attention_weights(_Q, _K, window=2.5), r"^window: must be a non-negative"),
     (lambda: _A.lla_partial(_Q, _K, _V, key_offset=0, n_keys_total=8, window=-1),

@@ -15,23 +15,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import attnreg
 
 
-def _ridge_cv_is_a_criterion(estimator):
-    # Ridge's ``cv`` names the selection criterion ("loo", "gcv", "aicc"), not a scikit-learn
-    # splitter; this check replaces it with LeaveOneGroupOut folds, which Ridge rejects. Weighted
-    # = repeated rows is tested directly in test_ols_weights_cluster.py.
-    if isinstance(estimator, attnreg.Ridge):
-        return {"check_sample_weight_equivalence_on_dense_data":
-                "Ridge's cv is a criterion name, not a splitter"}
-    return {}
-
-
 @parametrize_with_checks([
     attnreg.OLS(cov_type="HC1"),
     attnreg.Ridge(alpha=0.5),
-    attnreg.Ridge(alpha=[0.1, 1.0, 10.0], cv="gcv"),
+    attnreg.Ridge(alpha=[0.1, 1.0, 10.0], criterion="gcv"),
     attnreg.PCR(),
     attnreg.AttentionRegression(n_starts=2, max_iter=100),
-], expected_failed_checks=_ridge_cv_is_a_criterion)
+])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -92,13 +82,13 @@ def test_ridge_loo_equals_refitting_and_ridgecv(intercept):
         one = attnreg.Ridge(alpha=2.0, fit_intercept=intercept).fit(X[keep], Y[keep])
         np.testing.assert_allclose(one.predict(X[i:i + 1])[0], loo[i], atol=1e-11)
     alphas = np.logspace(-2, 3, 11)
-    grid = attnreg.Ridge(alpha=alphas, fit_intercept=intercept, cv="loo").fit(X, Y)
+    grid = attnreg.Ridge(alpha=alphas, fit_intercept=intercept, criterion="loo").fit(X, Y)
     sk = RidgeCV(alphas=alphas, fit_intercept=intercept, store_cv_results=True).fit(X, Y)
     np.testing.assert_allclose(grid.cv_results_["loo_mse"], sk.cv_results_.mean(axis=(0, 1)),
                                rtol=1e-9)
     assert grid.alpha_ == pytest.approx(sk.alpha_)
     for crit in ("gcv", "aicc"):
-        g = attnreg.Ridge(alpha=alphas, cv=crit).fit(X, Y)
+        g = attnreg.Ridge(alpha=alphas, criterion=crit).fit(X, Y)
         assert g.alpha_ == alphas[np.argmin(g.cv_results_[crit])]
 
 

@@ -183,7 +183,7 @@ def test_hc_kinds_and_deriv_run():
     x = rng.uniform(0, 1, 250)
     y = np.sin(5 * x) + 0.2 * rng.standard_normal(250)
     for kind in ("hc0", "hc1", "hc2", "hc3"):
-        assert D.imse_dpi(x, y, kind=kind, kernel="epanechnikov") > 0
+        assert D.imse_dpi(x, y, cov_type=kind, kernel="epanechnikov") > 0
     assert D.mse_dpi(x, y, 0.5, degree=2, deriv=1, kernel="epanechnikov") > 0
 
 
@@ -203,7 +203,7 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="^algorithm: "):
         D.mse_dpi(x, y, algorithm="rsw")
     with pytest.raises(ValueError, match="^kind: 'const' is not available"):
-        D.mse_dpi(x, y, kind="const")
+        D.mse_dpi(x, y, cov_type="const")
     with pytest.raises(ValueError, match="^kernel: 'biweight' has no rule-of-thumb"):
         D.mse_dpi(x, y, kernel="biweight")
     with pytest.raises(ValueError, match="^bwcheck: must be between 0"):
@@ -242,7 +242,7 @@ def test_diagnose_nn_at_the_imse_bandwidth_is_lprobust(cps71):
     h = D.imse_dpi(x, y, kernel="epanechnikov")
     m = attnreg.LocalLinear(bandwidth=h, kernel="epanechnikov").fit(x[:, None], y)
     ev = np.linspace(x.min(), x.max(), 8)
-    d = D.diagnose(m, ev[:, None], kind="nn")
+    d = D.diagnose(m, ev[:, None], cov_type="nn")
     want = np.array([_lprobust_oracle(x, y, c, h) for c in ev])
     np.testing.assert_allclose(d["fit"], want[:, 0], rtol=1e-10)
     np.testing.assert_allclose(d["fit_bc"], want[:, 1], rtol=1e-10)
@@ -258,7 +258,7 @@ def test_diagnose_nn_seeks_neighbours_inside_the_window(seed):
     h = 0.12
     m = attnreg.LocalLinear(bandwidth=h, kernel="epanechnikov").fit(x[:, None], y)
     ev = np.array([0.02, 0.3, 0.55, 0.97])
-    d = D.diagnose(m, ev[:, None], kind="nn")
+    d = D.diagnose(m, ev[:, None], cov_type="nn")
     want = np.array([_lprobust_oracle(x, y, c, h) for c in ev])
     np.testing.assert_allclose(d["se"], want[:, 2], rtol=1e-10)
     np.testing.assert_allclose(d["se_bc"], want[:, 3], rtol=1e-10)

@@ -119,11 +119,11 @@ def test_bootstrap_standard_errors():
     X, y = _data(6)
     m = attnreg.LocalLinear(bandwidth=[0.2, 0.3]).fit(X, y)
     _, sa = m.gradient(X[:4], return_se=True)
-    _, sb = m.gradient(X[:4], return_se=True, se="bootstrap", n_boot=3000, random_state=3)
+    _, sb = m.gradient(X[:4], return_se=True, se="bootstrap", replications=3000, random_state=3)
     np.testing.assert_allclose(sb, sa, rtol=0.08)  # E v^2 = 1: the same variance
-    _, sb2 = m.gradient(X[:4], return_se=True, se="bootstrap", n_boot=3000, random_state=3)
+    _, sb2 = m.gradient(X[:4], return_se=True, se="bootstrap", replications=3000, random_state=3)
     np.testing.assert_array_equal(sb, sb2)
-    t = attnreg.marginal_effects(m, se="bootstrap", n_boot=500, random_state=1)
+    t = attnreg.marginal_effects(m, se="bootstrap", replications=500, random_state=1)
     ta = attnreg.marginal_effects(m)
     np.testing.assert_allclose(t["std_error"], ta["std_error"], rtol=0.15)
 
@@ -137,8 +137,8 @@ def test_bad_input():
         attnreg.marginal_effects(m, level=95)
     with pytest.raises(ValueError, match="se: unknown standard-error method 'jackknife'"):
         m.gradient(X[:2], return_se=True, se="jackknife")
-    with pytest.raises(ValueError, match="n_boot: must be between 2 and 100000"):
-        m.gradient(X[:2], return_se=True, se="bootstrap", n_boot=1)
+    with pytest.raises(ValueError, match="replications: must be between 2 and 100000"):
+        m.gradient(X[:2], return_se=True, se="bootstrap", replications=1)
     mo = attnreg.NadarayaWatson(bandwidth=[0.2, 0.3]).fit(X, np.column_stack([y, y]))
     with pytest.raises(ValueError, match="y: marginal effects .* need a single response"):
         mo.gradient(X[:2])

@@ -20,7 +20,8 @@ MSE = [0.13186568550097572, 0.13186568550097572, 0.13755502233042136, 0.22798123
 
 def _study():
     return D.monte_carlo(lambda X: np.sin(2 * np.pi * X[:, 0]) + X[:, 1], n=40, d=2,
-                         replications=6, seed=SEED, estimators=("nw", "lc", "ll", "ols", "ridge"),
+                         replications=6, random_state=SEED,
+                         estimators=("nw", "lc", "ll", "ols", "ridge"),
                          bandwidth_grid=[0.15, 0.3, 0.6], ridge_alpha=0.5)
 
 

@@ -1,4 +1,4 @@
-"""diagnose(..., kind="nn"): nprobust's nearest-neighbour residual variance (3 neighbours)
+"""diagnose(..., cov_type="nn"): nprobust's nearest-neighbour residual variance (3 neighbours)
 against a direct numpy oracle."""
 import numpy as np
 import pytest
@@ -28,9 +28,9 @@ def test_diagnose_nn_standard_errors(ties):
     y = np.cos(4 * x) + (0.1 + 0.3 * x) * rng.normal(size=90)
     m = attnreg.LocalLinear(bandwidth=0.15).fit(x.reshape(-1, 1), y)
     Xe = np.array([[0.2], [0.5], [0.8]])
-    d = diagnose(m, Xe, kind="nn")
+    d = diagnose(m, Xe, cov_type="nn")
     L = m.attention_weights(Xe)
     np.testing.assert_allclose(d["se"], np.sqrt(L ** 2 @ nn_sigma2(x, y)), rtol=1e-12)
     with pytest.raises(ValueError, match="kind: 'nn' .* needs one continuous regressor"):
         m2 = attnreg.LocalLinear(bandwidth=[0.2, 0.3]).fit(np.column_stack([x, x ** 2]), y)
-        diagnose(m2, np.column_stack([x, x ** 2])[:2], kind="nn")
+        diagnose(m2, np.column_stack([x, x ** 2])[:2], cov_type="nn")

@@ -301,13 +301,13 @@ def test_weighted_ridge_grid_equals_repeated_rows(cv):
     fw[0] = max(fw[0], 1)
     rep = np.repeat(np.arange(150), fw.astype(int))
     grid = np.logspace(-2, 3, 25)
-    a = attnreg.Ridge(alpha=grid, cv=cv).fit(X, y, sample_weight=fw)
-    b = attnreg.Ridge(alpha=grid, cv=cv).fit(X[rep], y[rep])
+    a = attnreg.Ridge(alpha=grid, criterion=cv).fit(X, y, sample_weight=fw)
+    b = attnreg.Ridge(alpha=grid, criterion=cv).fit(X[rep], y[rep])
     np.testing.assert_allclose(a.cv_results_[cv], b.cv_results_[cv], rtol=1e-10)
     assert a.alpha_ == b.alpha_
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10)
-    # Single alpha: integer weights = repeated rows (scikit-learn's equivalence check cannot run:
-    # it replaces the ``cv`` criterion by splitter folds).
+    # Single alpha: integer weights = repeated rows (also scikit-learn's
+    # check_sample_weight_equivalence, run by test_sklearn_api.py).
     np.testing.assert_allclose(attnreg.Ridge(alpha=0.5).fit(X, y, sample_weight=fw).coef_,
                                attnreg.Ridge(alpha=0.5).fit(X[rep], y[rep]).coef_, rtol=1e-10)
 
@@ -315,7 +315,7 @@ def test_weighted_ridge_grid_equals_repeated_rows(cv):
 def test_weighted_ridge_loo_criterion_is_weighted_refit():
     X, y, w, _, _ = _data(60, 2, 32, zero_weights=True)
     grid = np.array([0.1, 1.0, 10.0])
-    m = attnreg.Ridge(alpha=grid, cv="loo").fit(X, y, sample_weight=w)
+    m = attnreg.Ridge(alpha=grid, criterion="loo").fit(X, y, sample_weight=w)
     from sklearn.linear_model import Ridge as SkRidge
 
     for g, lam in enumerate(grid):

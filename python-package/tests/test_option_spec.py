@@ -162,3 +162,71 @@ def test_attention_keywords_go_through_the_core_table():
         _core.attention_forward(Q, K, V, block_q="8")
     with pytest.raises(ValueError, match="scale: must be a finite number or None"):
         _core.attention_forward(Q, K, V, scale=float("nan"))
+
+
+# The inference vocabulary (the option table's "inference" family): every public callable that
+# takes one of these concepts spells it the table's Python way, and no public signature keeps an
+# old spelling (those live only as deprecated aliases, outside the signature).
+INFERENCE = {
+    attnreg.diagnostics.diagnose: {"cov_type", "level", "groups"},
+    attnreg.LocalLinear.diagnose: {"cov_type", "level"},
+    attnreg.diagnostics.plot_bands: {"cov_type", "level"},
+    attnreg.diagnostics.tradeoff: {"cov_type"},
+    attnreg.diagnostics.mse_dpi: {"cov_type"},
+    attnreg.diagnostics.imse_dpi: {"cov_type"},
+    attnreg.diagnostics.bootstrap_bands: {"replications", "bootstrap", "level", "random_state",
+                                          "cov_type"},
+    attnreg.plot.bootstrap_bands: {"replications", "bootstrap", "level", "random_state",
+                                   "cov_type"},
+    attnreg.plot.fit_with_bands: {"level", "cov_type"},
+    attnreg.diagnostics.significance_test: {"replications", "bootstrap", "random_state"},
+    attnreg.diagnostics.specification_test: {"replications", "bootstrap", "random_state"},
+    attnreg.diagnostics.monte_carlo: {"replications", "random_state"},
+    attnreg.diagnostics.rate_study: {"replications", "random_state"},
+    attnreg.diagnostics.simulate_design: {"random_state"},
+    attnreg.LocalLinear.gradient: {"replications", "random_state"},
+    attnreg.marginal_effects: {"replications", "random_state"},
+    attnreg.Ridge.conf_int: {"level"},
+    attnreg.PCR.conf_int: {"level"},
+    attnreg.OLS.__init__: {"cov_type"},
+    attnreg.Ridge.__init__: {"cov_type"},
+    attnreg.PCR.__init__: {"cov_type"},
+    attnreg.OLS.fit: {"groups"},
+    attnreg.Ridge.fit: {"groups"},
+    attnreg.PCR.fit: {"groups"},
+}
+OLD_SPELLINGS = {"kind", "seed", "rng", "n_boot", "cluster", "type"}
+
+
+def _inference_rows():
+    return {name: row for (family, name), row in SPEC.items() if family == "inference"}
+
+
+def test_inference_family_names_both_faces():
+    rows = _inference_rows()
+    assert {n: (r["python"], r["r"]) for n, r in rows.items()} == {
+        "cov_type": ("cov_type", "vcov"), "level": ("level", "level"),
+        "groups": ("groups", "cluster"), "random_state": ("random_state", "seed"),
+        "replications": ("replications", "R"), "bootstrap": ("bootstrap", "bootstrap")}
+    assert rows["level"]["default"] == 0.95
+    # Rows outside ATTNREG_FACE_SPELLINGS are spelled as their name in both faces.
+    assert SPEC[(ATTN, "block_q")]["python"] == SPEC[(ATTN, "block_q")]["r"] == "block_q"
+    assert SPEC[("ridge", "alpha")]["r"] == "lambda"
+
+
+@pytest.mark.parametrize("fn", list(INFERENCE), ids=lambda f: f.__qualname__)
+def test_inference_keywords_use_the_vocabulary(fn):
+    rows = _inference_rows()
+    params = inspect.signature(fn).parameters
+    for concept in INFERENCE[fn]:
+        spelled = rows[concept]["python"]
+        assert spelled in params, f"{fn.__qualname__} has no {spelled}= ({concept})"
+    old = OLD_SPELLINGS & set(params)
+    if fn in (attnreg.marginal_effects,):
+        old -= {"kind"}  # average / at_mean / pointwise: not a covariance type
+    assert not old, f"{fn.__qualname__} still spells {sorted(old)} the old way"
+    if "level" in params:
+        assert params["level"].default == rows["level"]["default"]
+    # A kernel cov_type default is the table's; OLS / Ridge / PCR default to "nonrobust".
+    if "cov_type" in params and params["cov_type"].default not in (None, "nonrobust"):
+        assert params["cov_type"].default == rows["cov_type"]["default"], fn.__qualname__

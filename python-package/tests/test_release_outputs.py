@@ -50,13 +50,13 @@ def test_specification_test_and_bootstraps_report(capsys):
     g = np.linspace(0.1, 0.9, 5)[:, None]
     for kind, label in (("pairs", "pairs bootstrap"), ("rademacher", "wild bootstrap")):
         seen = []
-        diagnostics.bootstrap_bands(fit, g, replications=59, type=kind,
+        diagnostics.bootstrap_bands(fit, g, replications=59, bootstrap=kind,
                                     progress=lambda d, t, l: seen.append((d, t, l)))
         _one_task(seen, label, 59)
-    diagnostics.bootstrap_bands(fit, g, replications=59, type="pairs", progress="stderr")
+    diagnostics.bootstrap_bands(fit, g, replications=59, bootstrap="pairs", progress="stderr")
     err = capsys.readouterr().err
     assert "attnreg: pairs bootstrap: 59/59" in err
-    diagnostics.bootstrap_bands(fit, g, replications=59, type="pairs")
+    diagnostics.bootstrap_bands(fit, g, replications=59, bootstrap="pairs")
     assert capsys.readouterr().err == ""
 
 
@@ -146,7 +146,7 @@ def test_summary_and_bootstrap_bands_keep_names():
     # Bands and diagnostics at DataFrame rows keep the rows' index.
     f1 = attnreg.LocalLinear(bandwidth=4.0).fit(df[["experience"]], y)
     Xe = df[["experience"]].iloc[[3, 7, 11]]
-    b = diagnostics.bootstrap_bands(f1, Xe, replications=59, seed=2)
+    b = diagnostics.bootstrap_bands(f1, Xe, replications=59, random_state=2)
     assert list(b.index) == [3, 7, 11]
     assert list(diagnostics.diagnose(f1, Xe).index) == [3, 7, 11]
 
@@ -209,9 +209,9 @@ def test_bootstrap_band_plot_draws_the_bootstrap_table(plt):
     df, y = _boundary_data()
     m = attnreg.LocalLinear(bandwidth=2.0).fit(df, y)
     grid = np.linspace(1, 40, 30)
-    ax = attnreg.plot.bootstrap_bands(m, df, y, grid=grid, replications=199, seed=4)
+    ax = attnreg.plot.bootstrap_bands(m, df, y, grid=grid, replications=199, random_state=4)
     b = diagnostics.bootstrap_bands(m, pd.DataFrame({"experience": grid}), replications=199,
-                                    seed=4)
+                                    random_state=4)
     lines = ax.get_lines()
     np.testing.assert_allclose(lines[0].get_xdata(), grid)
     np.testing.assert_allclose(lines[0].get_ydata(), b.center, rtol=1e-12)

@@ -70,18 +70,13 @@ def test_sklearn_compatible_selectors(estimator, check):
 
 
 # Default constructions not checked elsewhere (OLS() and PCR() are in test_ols.py and
-# test_least_squares.py).
-def _ridge_cv_is_a_criterion(estimator):
-    # Ridge's ``cv`` is a criterion name; the check replaces it with splitter folds (weighted =
-    # repeated rows is tested in test_ols_weights_cluster.py).
-    if isinstance(estimator, attnreg.Ridge):
-        return {"check_sample_weight_equivalence_on_dense_data":
-                "Ridge's cv is a criterion name, not a splitter"}
-    return {}
-
-
-@parametrize_with_checks([attnreg.Ridge(), attnreg.AttentionRegression()],
-                         expected_failed_checks=_ridge_cv_is_a_criterion)
+# test_least_squares.py), and representative non-default ones: a rank-restricted PCR (a poor
+# score by design, tagged poor_score) and Ridge choosing alpha with scikit-learn splits.
+@parametrize_with_checks([attnreg.Ridge(), attnreg.AttentionRegression(), attnreg.PCR(rank=1),
+                          attnreg.Ridge(alpha=[0.1, 1.0, 10.0], cv=3),
+                          attnreg.Ridge(alpha=[0.1, 1.0, 10.0], cv=KFold(4, shuffle=True,
+                                                                        random_state=0)),
+                          attnreg.Ridge(alpha=[0.1, 1.0, 10.0], criterion="aicc")])
 def test_sklearn_compatible_linear_defaults(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -245,3 +240,75 @@ def test_selection_survives_starts_where_the_objective_is_undefined():
     assert np.isfinite(r.objective) and np.all(r.bandwidth >= rot)
     m = attnreg.LocalLinear(kernel="epanechnikov").fit(X, y)
     assert m.cv_score_ == pytest.approx(r.objective, rel=1e-10)
+
+
+def _ridge_cv_mse_numpy(X, Y, alphas, splits, w=None):
+    """Direct oracle: ridge with an unpenalised intercept by the normal equations on each
+    training fold, (weighted) test mean squared error averaged over outputs, then folds."""
+    out = np.zeros(len(alphas))
+    for train, test in splits:
+        wt = np.ones(len(train)) if w is None else w[train]
+        xm = np.average(X[train], axis=0, weights=wt)
+        ym = np.average(Y[train], axis=0, weights=wt)
+        Xc, Yc = X[train] - xm, Y[train] - ym
+        for g, a in enumerate(alphas):
+            B = np.linalg.solve(Xc.T @ (wt[:, None] * Xc) + a * np.eye(X.shape[1]),
+                                Xc.T @ (wt[:, None] * Yc))
+            err = (ym + (X[test] - xm) @ B - Y[test]) ** 2
+            ws = None if w is None else w[test]
+            out[g] += np.average(err, axis=0, weights=ws).mean() / len(splits)
+    return out
+
+
+@pytest.mark.parametrize("seed,n,p,k", [(0, 40, 3, 1), (1, 57, 6, 2), (2, 25, 10, 1)])
+def test_ridge_cv_splitter_matches_ridgecv_and_a_direct_loop(seed, n, p, k):
+    from sklearn.linear_model import RidgeCV
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p)) + 3.0  # shifted origin: the intercept matters
+    B = rng.standard_normal((p, k))
+    Y = X @ B + rng.standard_normal((n, k))
+    y = Y[:, 0] if k == 1 else Y
+    alphas = np.logspace(-3, 3, 13)
+    for cv in (5, KFold(4, shuffle=True, random_state=seed),
+               list(KFold(3).split(X))):
+        ours = attnreg.Ridge(alpha=alphas, cv=cv).fit(X, y)
+        splits = list(cv.split(X)) if hasattr(cv, "split") else (
+            cv if isinstance(cv, list) else list(KFold(cv).split(X)))
+        mse = _ridge_cv_mse_numpy(X, Y, alphas, splits)
+        # Each fold's solve is well conditioned (cond(X'X) < 1e4 on these shapes): the MSEs
+        # agree to ~1e4 unit roundoffs relative.
+        np.testing.assert_allclose(ours.cv_results_["mse"], mse, rtol=1e-10)
+        assert ours.alpha_ == alphas[np.argmin(mse)]
+        # RidgeCV scores a splitter by the estimator's R^2 unless told the MSE.
+        ref = RidgeCV(alphas=alphas, cv=cv, scoring="neg_mean_squared_error").fit(X, y)
+        assert ours.alpha_ == ref.alpha_
+        np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-9, atol=1e-12)
+    # Weighted: fit and test MSE weighted (integer weights = repeated rows, test rows too).
+    w = rng.integers(1, 4, n).astype(float)
+    splits = list(KFold(4).split(X))
+    ours = attnreg.Ridge(alpha=alphas, cv=splits).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.cv_results_["mse"],
+                               _ridge_cv_mse_numpy(X, Y, alphas, splits, w), rtol=1e-10)
+
+
+def test_ridge_criterion_rename_and_bad_cv():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 2))
+    y = X @ [1.0, -1.0] + rng.standard_normal(30)
+    grid = [0.1, 1.0, 10.0]
+    new = attnreg.Ridge(alpha=grid, criterion="gcv").fit(X, y)
+    with pytest.warns(FutureWarning, match=r"cv='gcv' is deprecated.*criterion='gcv'"):
+        old = attnreg.Ridge(alpha=grid, cv="gcv").fit(X, y)
+    assert old.alpha_ == new.alpha_
+    np.testing.assert_array_equal(old.cv_results_["gcv"], new.cv_results_["gcv"])
+    with pytest.raises(TypeError, match="both cv='gcv'.*criterion='loo'"):
+        attnreg.Ridge(alpha=grid, cv="gcv", criterion="loo").fit(X, y)
+    with pytest.raises(ValueError, match="criterion: must be 'loo', 'gcv' or 'aicc'"):
+        attnreg.Ridge(alpha=grid, criterion="aic").fit(X, y)
+    with pytest.raises(ValueError, match="cv: must be None, an int"):
+        attnreg.Ridge(alpha=grid, cv="kfold").fit(X, y)
+    # criterion default: exact leave-one-out, as before the rename.
+    loo = attnreg.Ridge(alpha=grid).fit(X, y)
+    assert loo.alpha_ == attnreg.Ridge(alpha=grid, criterion="loo").fit(X, y).alpha_

@@ -67,7 +67,7 @@ def test_categorical_column_from_pandas_uses_level_contrasts():
 def test_significance_decisions_and_p_value_definition(cls, bootstrap):
     X, y = _two_col()
     fit = cls(bandwidth=[0.08, 0.3]).fit(X, y)
-    res = D.significance_test(fit, replications=99, bootstrap=bootstrap, seed=5)
+    res = D.significance_test(fit, replications=99, bootstrap=bootstrap, random_state=5)
     p = res.table["p_value"].to_numpy()
     assert p[0] <= 0.02
     assert p[1] > 0.05
@@ -80,9 +80,9 @@ def test_significance_decisions_and_p_value_definition(cls, bootstrap):
 def test_significance_reproducible_with_seed():
     X, y = _two_col(100, 2)
     fit = attnreg.LocalLinear(bandwidth=[0.1, 0.3]).fit(X, y)
-    a = D.significance_test(fit, replications=29, seed=3)
-    b = D.significance_test(fit, replications=29, seed=3)
-    c = D.significance_test(fit, replications=29, seed=4)
+    a = D.significance_test(fit, replications=29, random_state=3)
+    b = D.significance_test(fit, replications=29, random_state=3)
+    c = D.significance_test(fit, replications=29, random_state=4)
     np.testing.assert_array_equal(a.draws, b.draws)
     assert np.any(a.draws != c.draws)
 

@@ -22,12 +22,12 @@ test_that("standard errors match the explicit smoother matrix for every kind", {
     nd <- data.frame(x = c(0, 0.33, 1))
     Le <- unname(attention_weights(f, nd))
     for (k in names(om)) {
-      r <- diagnose(f, nd, kind = k)
+      r <- diagnose(f, nd, vcov = k)
       expect_equal(r$se, sqrt(drop(Le^2 %*% om[[k]])), tolerance = 1e-10)
       expect_equal(r$ci_high - r$ci_low, 2 * qnorm(0.975) * r$se, tolerance = 1e-9)
       expect_equal(r$mse, r$bias^2 + r$se^2, tolerance = 1e-12)
     }
-    p <- predict(f, nd, se.fit = TRUE, interval = "confidence", kind = "const")
+    p <- predict(f, nd, se.fit = TRUE, interval = "confidence", vcov = "const")
     expect_equal(unname(p$fit[, "fit"]), drop(Le %*% y), tolerance = 1e-10)
     expect_equal(p$df, n - 2 * tr + tll, tolerance = 1e-10)
     expect_equal(p$residual.scale, sqrt(s2), tolerance = 1e-10)
@@ -47,7 +47,7 @@ test_that("the bias estimate is exact on a quadratic and RBC recovers the truth"
   g <- data.frame(x = seq(0, 1, length.out = 7))
   for (method in c("ll", "lc")) {
     f <- kreg(y ~ x, data = d, bw = 0.25, method = method)
-    r <- diagnose(f, g, kind = "hc0", pilot_bw = 0.4)
+    r <- diagnose(f, g, vcov = "hc0", pilot_bw = 0.4)
     expect_equal(r$bias, r$fit - q(g$x), tolerance = 1e-8)
     expect_equal(r$fit_bc, q(g$x), tolerance = 1e-8)
   }
@@ -102,10 +102,10 @@ test_that("tradeoff and monte_carlo give consistent tables", {
 test_that("bad input is reported with the argument's name", {
   d <- sim(40, 1)
   f <- kreg(y ~ x, data = d, bw = 0.2)
-  expect_error(diagnose(f, d[1:2, ], kind = "hc9"), "kind")
+  expect_error(diagnose(f, d[1:2, ], vcov = "hc9"), "^vcov: must be one of")
   expect_error(diagnose(f, d[1:2, ], level = 2), "level")
-  expect_error(diagnose(f, d[1:2, ], kind = "cr1"), "cluster")
-  expect_error(diagnose(f, d[1:2, ], kind = "cr1", cluster = 1:3), "cluster")
+  expect_error(diagnose(f, d[1:2, ], vcov = "cr1"), "cluster")
+  expect_error(diagnose(f, d[1:2, ], vcov = "cr1", cluster = 1:3), "cluster")
   expect_error(diagnose(f, d[1:2, ], pilot_bw = -1), "pilot_bw")
   expect_error(diagnose(f, d[1:2, ], pilot_degree = 1), "pilot_degree")
   expect_error(mse_dpi(1:20, 1:19), "y")
@@ -116,11 +116,11 @@ test_that("bootstrap bands: wild variance equals HC0, sup-t wider, seeded", {
   d <- sim(100, 6)
   f <- kreg(y ~ x, data = d, bw = 0.1)
   g <- data.frame(x = seq(0, 1, length.out = 15))
-  b <- bootstrap_bands(f, g, R = 2000, seed = 3, kind = "hc0")
+  b <- bootstrap_bands(f, g, R = 2000, seed = 3, vcov = "hc0")
   v <- apply(attr(b, "draws"), 1, var)
   expect_equal(v / b$se^2, rep(1, 15), tolerance = 0.12)
   expect_gt(attr(b, "critical_value"), qnorm(0.975))
-  b2 <- bootstrap_bands(f, g, R = 2000, seed = 3, kind = "hc0")
+  b2 <- bootstrap_bands(f, g, R = 2000, seed = 3, vcov = "hc0")
   expect_identical(attr(b, "draws"), attr(b2, "draws"))
   expect_error(bootstrap_bands(f, g, R = 5), "R: must be at least 19")
   expect_true(all(is.finite(bootstrap_bands(f, g[3:13, , drop = FALSE], R = 50,

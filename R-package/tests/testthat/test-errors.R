@@ -166,12 +166,12 @@ test_that("cr1 cluster ids: NA and non-integer numbers are errors, labels are fa
   d <- data.frame(x = runif(30)); d$y <- d$x + rnorm(30, sd = 0.1)
   f <- kreg(y ~ x, data = d, bw = 0.3)
   cl <- rep(1:10, each = 3)
-  ref <- diagnose(f, d[1:3, , drop = FALSE], kind = "cr1", cluster = cl)$se
-  expect_equal(diagnose(f, d[1:3, , drop = FALSE], kind = "cr1",
+  ref <- diagnose(f, d[1:3, , drop = FALSE], vcov = "cr1", cluster = cl)$se
+  expect_equal(diagnose(f, d[1:3, , drop = FALSE], vcov = "cr1",
                         cluster = letters[cl])$se, ref)
   clna <- cl; clna[4] <- NaN
-  expect_error(diagnose(f, kind = "cr1", cluster = clna), "^cluster: is NA/NaN at row 4")
-  expect_error(diagnose(f, kind = "cr1", cluster = cl + 0.5),
+  expect_error(diagnose(f, vcov = "cr1", cluster = clna), "^cluster: is NA/NaN at row 4")
+  expect_error(diagnose(f, vcov = "cr1", cluster = cl + 0.5),
                "^cluster: must be integer ids or labels")
 })
 

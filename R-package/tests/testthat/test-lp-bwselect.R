@@ -83,7 +83,7 @@ test_that("mse_dpi equals a direct oracle of the chain", {
 test_that("the one-step selector is kept and errors name the argument", {
   set.seed(3); x <- runif(200); y <- x^2 + rnorm(200, sd = 0.2)
   expect_gt(mse_dpi(x, y, 0.5, algorithm = "one_step"), 0)
-  expect_error(mse_dpi(x, y, kind = "const"), "^kind: 'const' is not available")
+  expect_error(mse_dpi(x, y, vcov = "const"), "^vcov: 'const' is not available")
   expect_error(mse_dpi(x, y, kernel = "biweight"), "^kernel: 'biweight' has no rule-of-thumb")
   expect_error(imse_dpi(x, y, h0 = 0.2), "^h0: is an option of algorithm")
   expect_error(mse_dpi(x, y, deriv = 2), "^deriv: must be between 0 and the degree")

@@ -58,7 +58,7 @@ test_that("heteroskedasticity-robust covariances equal the dummy regression's", 
   fit <- ols_attention(y ~ x1 + x2 | f1, d)
   ref <- lm(y ~ x1 + x2 + f1, d)
   for (type in c("HC0", "HC1", "HC3")) {
-    expect_equal(unname(vcov(fit, type = type)),
+    expect_equal(unname(vcov(fit, vcov = type)),
                  unname(sandwich::vcovHC(ref, type = type)[c("x1", "x2"), c("x1", "x2")]),
                  tolerance = 1e-9)
   }

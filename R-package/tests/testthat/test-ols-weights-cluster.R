@@ -42,7 +42,7 @@ test_that("weighted fits equal lm(weights = ): coefficients, classical and HC st
     # so compare with the fit on the rows of positive weight.
     ref_pos <- lm(y ~ x1 + x2, data = d[d$w > 0, ], weights = w)
     for (type in c("HC0", "HC1", "HC2", "HC3")) {
-      expect_equal(unname(vcov(fit, type = type)), unname(sandwich::vcovHC(ref_pos, type = type)),
+      expect_equal(unname(vcov(fit, vcov = type)), unname(sandwich::vcovHC(ref_pos, type = type)),
                    tolerance = 1e-10, info = type)
     }
     # Prediction intervals as predict.lm (weight 1 for the new observation).
@@ -69,7 +69,7 @@ test_that("frequency weights equal the data with repeated rows", {
   expect_equal(fit$df.residual, ref$df.residual)
   expect_equal(nobs(fit), nrow(rep_d))
   for (type in c("nonrobust", "HC1", "HC3")) {
-    expect_equal(vcov(fit, type = type), vcov(ref, type = type), tolerance = 1e-10, info = type)
+    expect_equal(vcov(fit, vcov = type), vcov(ref, vcov = type), tolerance = 1e-10, info = type)
   }
   expect_equal(vcov(fit, vcov = ~firm), vcov(ref, vcov = ~firm), tolerance = 1e-10)
 })

@@ -79,7 +79,7 @@ test_that("HC0-HC3 and HAC standard errors match sandwich to 1e-10", {
   l <- lm(log(wage) ~ education + experience + I(experience^2), data = d)
   for (type in c("HC0", "HC1", "HC2", "HC3")) {
     V <- sandwich::vcovHC(l, type = type)
-    expect_equal(unname(vcov(f, type = type)), unname(V), tolerance = 1e-10)
+    expect_equal(unname(vcov(f, vcov = type)), unname(V), tolerance = 1e-10)
     s <- summary(f, vcov = type)
     expect_equal(unname(s$coefficients[, 2]), unname(sqrt(diag(V))), tolerance = 1e-10)
   }
@@ -92,7 +92,7 @@ test_that("HC0-HC3 and HAC standard errors match sandwich to 1e-10", {
   for (L in c(0, 1, 4, 8)) {
     for (adj in c(FALSE, TRUE)) {
       V <- sandwich::NeweyWest(l2, lag = L, prewhite = FALSE, adjust = adj)
-      expect_equal(unname(vcov(f2, type = "HAC", maxlags = L, hac_adjust = adj)), unname(V),
+      expect_equal(unname(vcov(f2, vcov = "HAC", maxlags = L, hac_adjust = adj)), unname(V),
                    tolerance = 1e-10)
     }
   }

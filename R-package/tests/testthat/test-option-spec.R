@@ -85,3 +85,50 @@ test_that("the attention keywords go through the core's table", {
   expect_error(attnreg:::attn_forward_cpp(Q, Q, Q, 0, list(block_q = "8"), "cpu"),
                "block_q: must be an integer")
 })
+
+# The inference vocabulary (the table's "inference" family): every R function that takes one of
+# these concepts spells it the table's R way (vcov, level, cluster, seed, R, bootstrap); an old
+# spelling (kind, type, n_boot) survives only as a deprecated argument without a default.
+inference <- list(
+  diagnose = list(attnreg::diagnose, c("vcov", "level", "cluster")),
+  predict.kreg = list(attnreg:::predict.kreg, c("vcov", "level")),
+  plot.kreg = list(attnreg:::plot.kreg, c("vcov", "level", "R", "seed")),
+  mse_dpi = list(attnreg::mse_dpi, "vcov"),
+  imse_dpi = list(attnreg::imse_dpi, "vcov"),
+  tradeoff = list(attnreg::tradeoff, "vcov"),
+  bootstrap_bands = list(attnreg::bootstrap_bands, c("R", "bootstrap", "level", "seed", "vcov")),
+  gradients.kreg = list(attnreg:::gradients.kreg, c("R", "seed", "level")),
+  sigtest = list(attnreg::sigtest, c("R", "bootstrap", "seed")),
+  summary.ols_attention = list(attnreg:::summary.ols_attention, "vcov"),
+  vcov.ols_attention = list(attnreg:::vcov.ols_attention, "vcov"),
+  vcov.ridge_attention = list(attnreg:::vcov.ridge_attention, "vcov"),
+  vcov.pcr_attention = list(attnreg:::vcov.pcr_attention, "vcov"),
+  vcov.kplm = list(attnreg:::vcov.kplm, "vcov"),
+  confint.ols_attention = list(attnreg:::confint.ols_attention, c("level", "vcov"))
+)
+r_name <- function(concept) spec$r[spec$family == "inference" & spec$name == concept]
+
+test_that("the inference family names each concept in both faces", {
+  expect_identical(vapply(c("cov_type", "level", "groups", "random_state", "replications",
+                            "bootstrap"), r_name, ""),
+                   c(cov_type = "vcov", level = "level", groups = "cluster",
+                     random_state = "seed", replications = "R", bootstrap = "bootstrap"))
+  expect_identical(spec$python[spec$family == "inference" & spec$name == "groups"], "groups")
+  expect_identical(spec_row("inference", "level")$default, 0.95)
+})
+
+for (fname in names(inference)) {
+  test_that(paste0(fname, " spells the inference arguments the R way"), {
+    fa <- formals(inference[[fname]][[1]])
+    for (a in inference[[fname]][[2]]) expect_true(a %in% names(fa), info = paste(fname, a))
+    for (old in intersect(c("kind", "type", "n_boot"), names(fa))) {
+      if (fname %in% c("predict.kreg", "plot.kreg") && old == "type") next  # response/gradient
+      expect_true(identical(fa[[old]], quote(expr = )),
+                  info = paste0(fname, "(", old, ") must be a deprecated alias without default"))
+    }
+    if ("level" %in% names(fa)) {
+      expect_equal(eval(fa$level, baseenv()), spec_row("inference", "level")$default,
+                   info = fname)
+    }
+  })
+}

@@ -27,7 +27,7 @@ test_that("frequency-weighted ridge and PCR inference equals the fit on repeated
         b <- summary(f[[2]], vcov = v)
         expect_equal(a$coefficients, b$coefficients, tolerance = 1e-9, info = v)
         expect_equal(a$df, b$df, tolerance = 1e-9, info = v)
-        expect_equal(unname(vcov(f[[1]], type = v)), unname(vcov(f[[2]], type = v)),
+        expect_equal(unname(vcov(f[[1]], vcov = v)), unname(vcov(f[[2]], vcov = v)),
                      tolerance = 1e-9, info = v)
       }
     }

@@ -36,10 +36,10 @@ test_that("set.seed decides every bootstrap (bands, significance and specificati
   fit <- kreg(y ~ x, data = d, bw = 0.1)
   g <- data.frame(x = seq(0.1, 0.9, 0.2))
   for (type in c("rademacher", "pairs")) {
-    set.seed(1); a <- bootstrap_bands(fit, g, R = 99, type = type)
-    set.seed(1); b <- bootstrap_bands(fit, g, R = 99, type = type)
+    set.seed(1); a <- bootstrap_bands(fit, g, R = 99, bootstrap = type)
+    set.seed(1); b <- bootstrap_bands(fit, g, R = 99, bootstrap = type)
     expect_identical(a, b)
-    set.seed(2); c <- bootstrap_bands(fit, g, R = 99, type = type)
+    set.seed(2); c <- bootstrap_bands(fit, g, R = 99, bootstrap = type)
     expect_false(identical(attr(a, "draws"), attr(c, "draws")))
   }
   # A given seed is used as is and leaves R's stream alone.
@@ -87,7 +87,7 @@ test_that("plot.kreg: bands far beyond the data are clipped with a note; bootstr
   pdf(NULL)
   on.exit(grDevices::dev.off(), add = TRUE)
   f <- kreg(lwage ~ experience, data = d, bw = 0.6)
-  p <- plot(f, bands = "rbc", kind = "hc1")
+  p <- plot(f, bands = "rbc", vcov = "hc1")
   span <- diff(range(d$lwage))
   # The RBC band leaves the data's range by far; the plot's range does not follow it.
   expect_true(max(p$rbc_upr) > max(d$lwage) + 0.25 * span ||
@@ -97,7 +97,7 @@ test_that("plot.kreg: bands far beyond the data are clipped with a note; bootstr
   expect_lte(diff(usr), 1.1 * (max(p$fit, d$lwage + 0.25 * span) -
                                  min(p$fit, d$lwage - 0.25 * span)))
   # A wide bandwidth: nothing clipped, the whole band is inside the plot.
-  p2 <- plot(kreg(lwage ~ experience, data = d, bw = 3), bands = "rbc", kind = "hc1")
+  p2 <- plot(kreg(lwage ~ experience, data = d, bw = 3), bands = "rbc", vcov = "hc1")
   expect_length(attr(p2, "clipped"), 0)
   usr <- par("usr")[3:4]
   expect_true(usr[1] <= min(p2$rbc_lwr) && usr[2] >= max(p2$rbc_upr))

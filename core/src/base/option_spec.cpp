@@ -14,6 +14,8 @@ OptionSpec row(const char* family, const char* name, bool none_ok, const char* a
   r.none_ok = none_ok;
   r.allowed = allowed;
   r.doc = doc;
+  r.python = name;
+  r.r = name;
   return r;
 }
 
@@ -51,6 +53,15 @@ std::vector<OptionSpec> option_spec() {
   ATTNREG_OPTION_FAMILIES(ATTNREG_SPEC_FAMILY)
 #undef ATTNREG_SPEC_FAMILY
 #undef ATTNREG_SPEC_ROW
+#define ATTNREG_SPEC_SPELLING(fam, key, python_name, r_name) \
+  for (OptionSpec & row_ : out) {                            \
+    if (row_.family == #fam && row_.name == #key) {          \
+      row_.python = python_name;                             \
+      row_.r = r_name;                                       \
+    }                                                        \
+  }
+  ATTNREG_FACE_SPELLINGS(ATTNREG_SPEC_SPELLING)
+#undef ATTNREG_SPEC_SPELLING
   return out;
 }
 

@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import _core, _progress
+from ._deprecation import check_level, kernel_cov_type, renamed, seed_from_random_state
 from ._encoding import KernelInput, encode_frame, resolve_var_types
 
 __all__ = [
@@ -106,8 +107,9 @@ def _cluster_codes(cluster):
     return codes
 
 
-def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwidth=None,
-             pilot_degree: int | None = None, cluster=None, output: int = 0):
+@renamed(kind="cov_type", cluster="groups")
+def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_bandwidth=None,
+             pilot_degree: int | None = None, groups=None, output: int = 0):
     """Pointwise fit, standard error, bias, MSE and confidence intervals at the rows of ``X``.
 
     Parameters
@@ -116,10 +118,12 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
     X : array-like of shape (m, d)
         Evaluation points.
     level : float, default 0.95
-        Confidence level of both intervals.
-    kind : {"hc3", "hc2", "hc1", "hc0", "const", "cr1", "nn"}
-        Variance estimator: heteroskedasticity-robust with leverage adjustment, homoskedastic
-        (``"const"``), cluster-robust CR1 (needs ``cluster``), or ``"nn"``: nearest-neighbour
+        Confidence level of both intervals, a fraction in (0, 1).
+    cov_type : {"HC3", "HC2", "HC1", "HC0", "nonrobust", "CR1", "nn"}, default "HC3"
+        Variance estimator (any case; formerly ``kind=``, which still works for one release
+        with a ``FutureWarning``): heteroskedasticity-robust with leverage adjustment,
+        homoskedastic (``"nonrobust"``, also ``"const"``), cluster-robust CR1 (needs
+        ``groups``), or ``"nn"``: nearest-neighbour
         residuals (one continuous regressor; nprobust's default ``vce = "nn"`` with 3
         neighbours, Calonico, Cattaneo and Farrell 2018, doi:10.1080/01621459.2017.1285776):
         ``sigma_i^2 = J/(J+1) (y_i - mean of y over the J nearest x)^2``, whole tie groups,
@@ -130,8 +134,8 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
         bias; default the estimator's bandwidth (``rho = h / b = 1`` as nprobust).
     pilot_degree : int, optional
         Degree ``q`` of the pilot (> the estimator's degree); default ``max(p + 1, 2)``.
-    cluster : array-like of shape (n_train,), optional
-        Cluster ids for ``kind="cr1"``: integers, or labels (strings, a pandas Categorical)
+    groups : array-like of shape (n_train,), optional
+        Cluster ids for ``cov_type="CR1"`` (formerly ``cluster=``): integers, or labels (strings, a pandas Categorical)
         that are factorised as ``pandas.factorize`` does. Missing ids and non-integer floats
         raise ``ValueError``.
     output : int, default 0
@@ -152,7 +156,9 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
 
     model = _fitted_core(estimator)
     Xa = estimator._check_X(X)
-    kind = _check_kind(kind)
+    kind = _check_kind(kernel_cov_type(cov_type))
+    level = check_level(level)
+    cluster = groups
     if pilot_bandwidth is None:
         pilot_bandwidth = 0.0
     elif not np.isfinite(pilot_bandwidth) or pilot_bandwidth <= 0:
@@ -161,7 +167,7 @@ def diagnose(estimator, X, level: float = 0.95, kind: str = "hc3", pilot_bandwid
     if cluster is not None:
         cl = [int(v) for v in _cluster_codes(cluster)]
     elif kind == "cr1":
-        raise ValueError("cluster: kind='cr1' needs one cluster id per training row")
+        raise ValueError("groups: cov_type='CR1' needs one cluster id per training row")
     r = _core.pointwise_diagnostics(
         model, Xa, kind=kind, level=float(level),
         pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
@@ -397,8 +403,9 @@ def _lp_bwselect(x, y, eval_points, imse, degree, kernel, kind, preliminary_band
     return algorithm, r
 
 
+@renamed(kind="cov_type")
 def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
-            kind=None, preliminary_bandwidth=None, pilot_bandwidth=None,
+            cov_type=None, preliminary_bandwidth=None, pilot_bandwidth=None,
             pilot_degree=None, *, algorithm: str = "nprobust", deriv: int = 0,
             bwcheck=21, bwregul: float = 1.0, interior: bool = False,
             return_pilot: bool = False):
@@ -411,7 +418,7 @@ def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
     rule-of-thumb bandwidth, then pilot bandwidths for the derivatives of order ``q+1`` and
     ``q+2`` (``q = degree + 1``), then the bias-correction bandwidth ``b`` and the bandwidth
     ``h``, each ``[(2 nu + 1) V / (2 (o + 1 - nu) n (B^2 + bwregul R))]^(1/(2o+3))`` with the
-    variance ``V`` from nearest-neighbour residuals (``kind="nn"``, 3 neighbours; or
+    variance ``V`` from nearest-neighbour residuals (``cov_type="nn"``, 3 neighbours; or
     ``"hc0"``..``"hc3"``), the bias ``B`` from the equivalent-kernel moments times a pilot
     derivative and a regularisation ``R`` (the pilot's variance); every bandwidth is clipped to
     reach at least ``bwcheck`` observations (0 or None: no clipping) and at most the far end of
@@ -422,7 +429,7 @@ def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
     ``algorithm="one_step"`` is the simpler plug-in ``h(x) = [V(x) / (2 r n B(x)^2)]^(1/(2r+1))``
     (``r = p + 1`` for odd degree ``p``, ``p + 2`` for even ``p``) with ``V`` and ``B`` estimated
     once at a rule-of-thumb ``preliminary_bandwidth`` ``h0`` with a pilot polynomial of degree
-    ``pilot_degree`` and bandwidth ``pilot_bandwidth`` (default ``2 h0``), variance ``kind``
+    ``pilot_degree`` and bandwidth ``pilot_bandwidth`` (default ``2 h0``), variance ``cov_type``
     default ``"const"``.
 
     Returns a float when ``eval_points`` is None (the median of ``x``) or a scalar, otherwise
@@ -432,7 +439,9 @@ def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
     x, y = _xy_1d(x, y)
     scalar = eval_points is None or np.ndim(eval_points) == 0
     pts = [float(np.median(x))] if eval_points is None else np.atleast_1d(eval_points)
-    alg, r = _lp_bwselect(x, y, pts, False, degree, kernel, kind, preliminary_bandwidth,
+    alg, r = _lp_bwselect(x, y, pts, False, degree, kernel,
+                          None if cov_type is None else kernel_cov_type(cov_type),
+                          preliminary_bandwidth,
                           pilot_bandwidth, pilot_degree, algorithm, deriv, bwcheck, bwregul,
                           interior)
     if alg == "one_step":
@@ -446,8 +455,9 @@ def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
     return (h, b) if return_pilot else h
 
 
+@renamed(kind="cov_type")
 def imse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
-             kind=None, preliminary_bandwidth=None, pilot_bandwidth=None,
+             cov_type=None, preliminary_bandwidth=None, pilot_bandwidth=None,
              pilot_degree=None, *, algorithm: str = "nprobust", deriv: int = 0,
              bwcheck=21, bwregul: float = 1.0, interior: bool = False,
              return_pilot: bool = False):
@@ -472,7 +482,9 @@ def imse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
                else np.quantile(x, np.linspace(0.05, 0.95, 30)))
     else:
         pts = eval_points
-    alg, r = _lp_bwselect(x, y, pts, True, degree, kernel, kind, preliminary_bandwidth,
+    alg, r = _lp_bwselect(x, y, pts, True, degree, kernel,
+                          None if cov_type is None else kernel_cov_type(cov_type),
+                          preliminary_bandwidth,
                           pilot_bandwidth, pilot_degree, algorithm, deriv, bwcheck, bwregul,
                           interior)
     if alg == "one_step":
@@ -483,14 +495,17 @@ def imse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
 
 
 # ---------------------------------------------------------------------------- trade-off
-def tradeoff(X, y, bandwidths, eval_points=None, kind: str = "const", kernel: str = "gaussian",
+@renamed(kind="cov_type")
+def tradeoff(X, y, bandwidths, eval_points=None, cov_type: str = "nonrobust",
+             kernel: str = "gaussian",
              degrees: Sequence[int] = (0, 1), pilot_bandwidth=None, pilot_degree=None):
     """Estimated integrated bias^2, variance and MSE with CV/GCV over a bandwidth grid.
 
     For each degree (0 = Nadaraya-Watson, 1 = local linear) and bandwidth, the integrals are
     means over ``eval_points`` (default: 50 points evenly spaced over the range of a single
     regressor, else the training rows); the bias uses one pilot fixed across the grid
-    (default bandwidth twice the rule of thumb). Returns a long pandas DataFrame with columns
+    (default bandwidth twice the rule of thumb); the variance is of ``cov_type`` (as
+    :func:`diagnose`; default homoskedastic). Returns a long pandas DataFrame with columns
     ``estimator, degree, bandwidth, bias2, variance, mse, cv, gcv, df``.
     """
     import pandas as pd
@@ -512,7 +527,8 @@ def tradeoff(X, y, bandwidths, eval_points=None, kind: str = "const", kernel: st
     names = {0: "NadarayaWatson", 1: "LocalLinear"}
     for p in degrees:
         t = _core.tradeoff_curve(
-            X, y, hs, degree=int(p), kernel=str(kernel), X_eval=E, kind=_check_kind(kind),
+            X, y, hs, degree=int(p), kernel=str(kernel), X_eval=E,
+            kind=_check_kind(kernel_cov_type(cov_type)),
             pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
             pilot_bandwidth=pilot)
         frames.append(pd.DataFrame({
@@ -521,17 +537,20 @@ def tradeoff(X, y, bandwidths, eval_points=None, kind: str = "const", kernel: st
 
 
 # ---------------------------------------------------------------------------- Monte Carlo
-def simulate_design(n: int, d: int = 1, design: str = "uniform", rng=None, cone_dims=None):
+@renamed(rng="random_state")
+def simulate_design(n: int, d: int = 1, design: str = "uniform", random_state=None,
+                    cone_dims=None):
     """Draw an (n, d) design.
 
     ``"uniform"``: U[0, 1]^d. ``"cone"``: Zuo et al. 2025, arXiv:2510.01450, App. E.1 eq. 51 for one segment with the
     all-positive sign pattern: ``X_j = |Z_j|`` for ``j <= m`` (``m = cone_dims``, default d) and
     ``X_j = Z_j`` otherwise, ``Z ~ N(0, I_d)``: a Gaussian truncated to the cone
     ``{x_j >= 0, j <= m}``, whose faces are a boundary where the density does not vanish.
-    (:func:`monte_carlo` draws its designs in the core, from its ``seed``; this function uses
-    NumPy's generator ``rng``.)
+    (:func:`monte_carlo` draws its designs in the core, from its ``random_state``; this function uses
+    NumPy's generator from ``random_state``: an int, None or a numpy Generator; formerly
+    ``rng=``.)
     """
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(random_state)
     if design == "uniform":
         return rng.random((n, d))
     if design == "cone":
@@ -558,8 +577,9 @@ def _eval_func(func, X, name):
     return v
 
 
+@renamed(seed="random_state")
 def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform",
-                noise: float = 0.3, replications: int = 200, seed: int = 0,
+                noise: float = 0.3, replications: int = 200, random_state=0,
                 estimators: Sequence[str] = ("nw", "ll", "ols", "ridge"), bandwidth="oracle",
                 bandwidth_grid=None, eval_points=None, ridge_alpha: float = 1.0,
                 kernel: str = "gaussian", cone_dims=None, progress=False):
@@ -578,8 +598,9 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
     Evaluation points: default 100 fresh draws from the design (Monte Carlo integration
     against the design density; for d = 1 uniform, 101 points evenly spaced on [0, 1]).
 
-    Every draw comes from the core's generator seeded with ``seed``: R's ``monte_carlo`` with
-    the same ``seed`` (and the same function and settings) gives the same numbers.
+    Every draw comes from the core's generator seeded with ``random_state`` (an int; a numpy
+    Generator or None draws one; formerly ``seed=``): R's ``monte_carlo`` with the same
+    ``seed`` (and the same function and settings) gives the same numbers.
 
     ``progress`` (True, "tqdm", "stderr" or a callable ``f(done, total, label)``) reports after
     each fit; Ctrl-C interrupts with ``KeyboardInterrupt``.
@@ -593,7 +614,7 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
     n = _mc_int(n, "n", 3)
     d = _mc_int(d, "d", 1)
     replications = _mc_int(replications, "replications", 2)
-    seed = _nonneg_int(seed, "seed")
+    seed = seed_from_random_state(random_state)
     cone = 0 if cone_dims is None else _mc_int(cone_dims, "cone_dims", 1)
     X, Xe = _core.monte_carlo_sample(n, d, design=str(design), cone_dims=cone,
                                      n_eval=-1 if eval_points is None else 0, seed=seed)
@@ -633,9 +654,10 @@ def monte_carlo(func: Callable, n: int = 200, d: int = 1, design: str = "uniform
             "eval_points": Xe, "X": X}
 
 
+@renamed(seed="random_state")
 def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d: int = 1,
                design: str = "uniform", boundary_point=None, noise: float = 0.3,
-               replications: int = 100, seed: int = 0, estimators: Sequence[str] = ("nw", "ll"),
+               replications: int = 100, random_state=0, estimators: Sequence[str] = ("nw", "ll"),
                kernel: str = "gaussian", grid_points: int = 24, progress=False):
     """Convergence rates of NW and local linear at the boundary and integrated over D.
 
@@ -647,7 +669,7 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
     support: ``n^(-3/(d+3))`` for NW (boundary strip of width h with O(h) bias) and
     ``n^(-4/(d+4))`` for local linear; at a boundary point itself the classical pointwise rates
     are ``n^(-2/(d+2))`` (NW) and ``n^(-4/(d+4))`` (LL). The draws for the k-th sample size
-    come from the core's generator seeded with ``seed`` (study k, as :func:`monte_carlo` is
+    come from the core's generator seeded with ``random_state`` (study k, as :func:`monte_carlo` is
     study 0).
 
     ``progress`` (True, "tqdm", "stderr" or a callable ``f(done, total, label)``) reports after
@@ -658,7 +680,7 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
     """
     import pandas as pd
 
-    seed = _nonneg_int(seed, "seed")
+    seed = seed_from_random_state(random_state)
     d = _mc_int(d, "d", 1)
     replications = _mc_int(replications, "replications", 2)
     b = np.zeros(d) if boundary_point is None else np.asarray(boundary_point, dtype=np.float64)
@@ -699,17 +721,21 @@ def rate_study(func: Callable, ns: Sequence[int] = (100, 200, 400, 800, 1600), d
 
 
 # ---------------------------------------------------------------------------- bootstrap
-def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademacher",
-                    level: float = 0.95, seed: int = 1, bias_corrected: bool = False,
-                    kind: str = "hc3", output: int = 0, progress=False):
+@renamed(type="bootstrap", seed="random_state", kind="cov_type")
+def bootstrap_bands(estimator, X, replications: int = 999, bootstrap: str = "rademacher",
+                    level: float = 0.95, random_state=1, bias_corrected: bool = False,
+                    cov_type: str = "HC3", output: int = 0, progress=False):
     """Pointwise and simultaneous (sup-t) bootstrap bands at the rows of ``X``.
 
-    ``type="rademacher"``/``"mammen"``: wild bootstrap ``y*_i = m(x_i) + e_i v_i`` (the fit is
+    ``bootstrap="rademacher"``/``"mammen"``: wild bootstrap ``y*_i = m(x_i) + e_i v_i`` (the fit is
     linear in y, so no refit); ``"pairs"``: rows resampled and refitted with the same
     bandwidth. Pointwise: basic bootstrap interval; uniform: ``center -+ c se`` with ``c`` the
-    ``level``-quantile of ``max_x |m*(x) - m(x)| / se(x)`` (``se`` of ``kind``). The bands are
+    ``level``-quantile of ``max_x |m*(x) - m(x)| / se(x)`` (``se`` of ``cov_type``, as
+    :func:`diagnose`). The bands are
     variability bands around ``E m(x)`` unless ``bias_corrected`` (wild only), which resamples
-    the robust bias-corrected estimator. Reproducible with ``seed``. ``progress`` (True,
+    the robust bias-corrected estimator. Reproducible with an int ``random_state``
+    (formerly ``seed=``; ``type=`` and ``kind=`` are now ``bootstrap=`` and ``cov_type=``).
+    ``progress`` (True,
     "tqdm", "stderr" or a callable ``f(done, total, label)``) reports the replications done, as
     does an enclosing ``with attnreg.show_progress():``.
 
@@ -721,9 +747,11 @@ def bootstrap_bands(estimator, X, replications: int = 999, type: str = "rademach
     model = _fitted_core(estimator)
     Xa = estimator._check_X(X)
     with _progress.reporting(progress):
-        r = _core.bootstrap_bands(model, Xa, type=str(type), replications=int(replications),
-                                  level=float(level), seed=_nonneg_int(seed, "seed"),
-                                  bias_corrected=bool(bias_corrected), kind=_check_kind(kind),
+        r = _core.bootstrap_bands(model, Xa, type=str(bootstrap), replications=int(replications),
+                                  level=check_level(level),
+                                  seed=seed_from_random_state(random_state),
+                                  bias_corrected=bool(bias_corrected),
+                                  kind=_check_kind(kernel_cov_type(cov_type)),
                                   output=_nonneg_int(output, "output"))
     cols = ["center", "se", "low", "high", "uniform_low", "uniform_high"]
     index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
@@ -783,8 +811,9 @@ class SignificanceTestResult:
     __str__ = __repr__
 
 
+@renamed(seed="random_state")
 def significance_test(estimator, replications: int = 399, bootstrap: str = "mammen",
-                      seed: int = 1, columns=None, output: int = 0,
+                      random_state=1, columns=None, output: int = 0,
                       progress=False) -> SignificanceTestResult:
     """Bootstrap test that the regression does not depend on each regressor (np's ``npsigtest``).
 
@@ -804,8 +833,9 @@ def significance_test(estimator, replications: int = 399, bootstrap: str = "mamm
         Bootstrap replications B (at least 19); p-value ``(1 + #{lambda* >= lambda}) / (B + 1)``.
     bootstrap : {"mammen", "rademacher", "iid"}, default "mammen"
         Wild bootstrap (robust to heteroskedasticity) or iid residual resampling (np's default).
-    seed : int, default 1
-        Seed of the core's random number generator: results are reproducible.
+    random_state : int, None or numpy Generator, default 1
+        Seed of the core's random number generator (formerly ``seed=``): with an int, results
+        are reproducible.
     columns : sequence of int or str, optional
         Columns to test (0-based positions or DataFrame column names); default all.
     output : int, default 0
@@ -853,7 +883,7 @@ def significance_test(estimator, replications: int = 399, bootstrap: str = "mamm
         raise ValueError("bootstrap: use 'mammen', 'rademacher' or 'iid'")
     with _progress.reporting(progress):
         r = _core.significance_test(model, replications=int(replications), bootstrap=bootstrap,
-                                    seed=_nonneg_int(seed, "seed"), columns=cols,
+                                    seed=seed_from_random_state(random_state), columns=cols,
                                     output=_nonneg_int(output, "output"))
     table = pd.DataFrame({"statistic": np.asarray(r["statistic"]).ravel(),
                           "p_value": np.asarray(r["p_value"]).ravel()},
@@ -925,9 +955,10 @@ class SpecificationTestResult:
     __str__ = __repr__
 
 
+@renamed(seed="random_state")
 def specification_test(X, y, design=None, var_types: str | None = None, bandwidth=None,
                        kernel: str = "gaussian", degree: int = 0, replications: int = 399,
-                       bootstrap: str = "mammen", seed: int = 1,
+                       bootstrap: str = "mammen", random_state=1,
                        unordered_kernel: str = "aitchison_aitken",
                        ordered_kernel: str = "li_racine", n_threads: int = 0,
                        reselect_bandwidth: bool | None = None,
@@ -962,7 +993,8 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
         the test meaningless): that raises ``ArithmeticError`` naming the fix.
     replications : int, default 399
     bootstrap : {"mammen", "rademacher", "iid"}, default "mammen"
-    seed : int, default 1
+    random_state : int, None or numpy Generator, default 1
+        Seed of the bootstrap (formerly ``seed=``).
     unordered_kernel, ordered_kernel : str
     n_threads : int, default 0
     reselect_bandwidth : bool, optional
@@ -1016,7 +1048,7 @@ def specification_test(X, y, design=None, var_types: str | None = None, bandwidt
                                          unordered_kernel=str(unordered_kernel),
                                          ordered_kernel=str(ordered_kernel), bandwidth=bw,
                                          degree=int(degree), replications=int(replications),
-                                         bootstrap=bootstrap, seed=_nonneg_int(seed, "seed"),
+                                         bootstrap=bootstrap, seed=seed_from_random_state(random_state),
                                          n_threads=int(n_threads),
                                          reselect=-1 if reselect_bandwidth is None
                                          else int(bool(reselect_bandwidth)))
@@ -1067,8 +1099,9 @@ def _clip_note(artists: dict, clipped) -> None:
         a.set_label(f"{a.get_label()}, clipped to the plot range")
 
 
-def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95, kind: str = "hc3",
-               ax=None, rbc: bool = True):
+@renamed(kind="cov_type")
+def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95,
+               cov_type: str = "HC3", ax=None, rbc: bool = True):
     """Plot the fit with conventional and (optionally) RBC pointwise bands (one regressor).
 
     The y axis spans the data (or the fit) and the bands, but a band that runs far beyond the
@@ -1084,7 +1117,7 @@ def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95, kind
         xt = np.asarray(X, dtype=np.float64).ravel()
         X_grid = np.linspace(xt.min(), xt.max(), 200)
     g = np.asarray(X_grid, dtype=np.float64).ravel()
-    df = diagnose(estimator, g[:, None], level=level, kind=kind)
+    df = diagnose(estimator, g[:, None], level=level, cov_type=cov_type)
     if ax is None:
         _, ax = plt.subplots()
     if X is not None and y is not None:

@@ -10,13 +10,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._validation import numbers_only
+from ._deprecation import renamed, renamed_in_errors, seed_from_random_state
 
 __all__ = ["marginal_effects"]
 
 
-@numbers_only("n_boot", "random_state", "level")
+@renamed(n_boot="replications")
+@numbers_only("replications", "random_state", "level")
 def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asymptotic",
-                     n_boot: int = 399, random_state: int = 0,
+                     replications: int = 399, random_state=0,
                      level: float = 0.95) -> pd.DataFrame:
     """Marginal effects of a fitted :class:`NadarayaWatson` or :class:`LocalLinear` with
     standard errors and normal confidence intervals.
@@ -44,7 +46,8 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         (observation, feature).
     se : {"asymptotic", "bootstrap"}
         Linear-smoother (sandwich) variance with the fit's residuals, or the wild bootstrap
-        (Mammen 1993) with ``n_boot`` replications reproducible from ``random_state``.
+        (Mammen 1993) with ``replications`` draws (formerly ``n_boot=``) reproducible from
+        ``random_state``.
     level : float
         Confidence level of the normal interval ``estimate +- z * std_error``.
 
@@ -75,10 +78,9 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         raise ValueError(f"kind: {kind!r} is not one of {', '.join(map(repr, kinds))}")
     if not (isinstance(level, numbers.Real) and 0 < level < 1):
         raise ValueError(f"level: must be in (0, 1), got {level!r}")
-    if not isinstance(n_boot, numbers.Integral):
-        raise ValueError(f"n_boot: must be an integer >= 2, got {n_boot!r}")
-    if random_state is None or int(random_state) < 0:
-        raise ValueError("random_state: must be a non-negative integer")
+    if not isinstance(replications, numbers.Integral):
+        raise ValueError(f"replications: must be an integer >= 2, got {replications!r}")
+    seed = seed_from_random_state(random_state)
     names = getattr(model, "feature_names_in_", None)
     core_model = model._stats_model()  # the exact model (a binned fit's exact twin)
     if X is None:
@@ -98,8 +100,9 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
                 vals, counts = np.unique(Xc[:, j], return_counts=True)
                 row[j] = vals[np.argmax(counts)]
         Xc = row.reshape(1, -1)
-    r = _core.local_gradient(core_model, np.ascontiguousarray(Xc), str(se), int(n_boot),
-                             int(random_state), kind == "average", int(model.n_threads))
+    with renamed_in_errors(n_boot="replications"):
+        r = _core.local_gradient(core_model, np.ascontiguousarray(Xc), str(se),
+                                 int(replications), seed, kind == "average", int(model.n_threads))
     z = _core.normal_quantile(0.5 + level / 2)
     if kind == "average":
         est = np.asarray(r["average"]).ravel()

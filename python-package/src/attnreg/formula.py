@@ -525,8 +525,8 @@ def ridge(formula: str, data, *, weights=None, groups=None, **kwargs) -> Ridge:
 
     The columns the formula builds are penalised as they come (no standardisation): scale
     them in the formula (``scale(x)``) when their units differ. ``**kwargs`` go to
-    :class:`attnreg.Ridge` (``alpha``, ``cv``, ``cov_type``, ...); ``groups`` (cluster
-    column(s) or an array) to ``Ridge.fit`` for ``cov_type="cluster"`` etc.
+    :class:`attnreg.Ridge` (``alpha``, ``criterion``, ``cv``, ``cov_type``, ...); ``groups``
+    (cluster column(s) or an array) to ``Ridge.fit`` for ``cov_type="cluster"`` etc.
     """
     return _linear(_FormulaRidge, formula, data, weights, groups, kwargs, allow_absorb=False)
 

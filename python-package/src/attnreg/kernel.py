@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
+from ._deprecation import renamed, renamed_in_errors, seed_from_random_state
 from ._encoding import KernelInput
 from ._encoding import is_categorical_series as _is_categorical_series  # noqa: F401 (density.py)
 from ._validation import (as_2d_y, numbers_only, per_column_bandwidth, refuse_non_number_params,
@@ -253,9 +254,10 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
             self._cv_score = float(self._stats_model().cv_score())
         return self._cv_score
 
-    @numbers_only("n_boot", "random_state")
+    @renamed(n_boot="replications")
+    @numbers_only("replications", "random_state")
     def gradient(self, X: ArrayLike, return_se: bool = False, *, se: str = "asymptotic",
-                 n_boot: int = 399, random_state: int = 0):
+                 replications: int = 399, random_state=0):
         """Marginal effects at new rows, optionally with standard errors.
 
         Continuous columns: ``d m / d x_j``, for :class:`NadarayaWatson` the analytic
@@ -270,7 +272,7 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
         ``sum_i g_i(x)^2 e_i^2`` with the fit's residuals ``e`` (heteroskedasticity-consistent;
         R np's ``gerr`` uses its own asymptotic formula, which this does not reproduce);
         ``se="bootstrap"`` is the wild bootstrap with Mammen's (1993) two-point weights,
-        ``n_boot`` replications reproducible from ``random_state`` (cost O(m n n_boot)).
+        ``replications`` draws reproducible from ``random_state`` (cost O(m n replications)).
 
         Parameters
         ----------
@@ -278,8 +280,9 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
         return_se : bool, default=False
             Also return the standard errors.
         se : {"asymptotic", "bootstrap"}
-        n_boot : int, default=399
-        random_state : int, default=0
+        replications : int, default=399
+            Bootstrap replications (formerly ``n_boot=``).
+        random_state : int, None or numpy Generator, default=0
 
         Returns
         -------
@@ -311,12 +314,12 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
                 )
             G = model.gradient(Xc)  # (m, d, k)
             return np.transpose(G, (0, 2, 1))
-        if not isinstance(n_boot, numbers.Integral):
-            raise ValueError(f"n_boot: must be an integer >= 2, got {n_boot!r}")
-        if random_state is None or int(random_state) < 0:
-            raise ValueError("random_state: must be a non-negative integer")
-        d = _core.local_gradient(model, Xc, str(se) if return_se else "none",
-                                 int(n_boot), int(random_state), False, int(self.n_threads))
+        if not isinstance(replications, numbers.Integral):
+            raise ValueError(f"replications: must be an integer >= 2, got {replications!r}")
+        seed = seed_from_random_state(random_state)
+        with renamed_in_errors(n_boot="replications"):
+            d = _core.local_gradient(model, Xc, str(se) if return_se else "none",
+                                     int(replications), seed, False, int(self.n_threads))
         G = np.asarray(d["gradient"])
         S = np.asarray(d["se"]) if return_se else None
         if hasattr(X, "columns"):
@@ -384,13 +387,14 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         return squeeze_outputs(self._stats_model().loo_fitted(), self._y_1d)
 
-    def diagnose(self, X: ArrayLike, level: float = 0.95, kind: str = "hc3") -> pd.DataFrame:
+    @renamed(kind="cov_type")
+    def diagnose(self, X: ArrayLike, level: float = 0.95, cov_type: str = "HC3") -> pd.DataFrame:
         """Pointwise fit, se, bias, MSE, conventional and RBC intervals at the rows of X.
 
         A thin wrapper of :func:`attnreg.diagnostics.diagnose` (see there)."""
         from .diagnostics import diagnose
 
-        return diagnose(self, X, level=level, kind=kind)
+        return diagnose(self, X, level=level, cov_type=cov_type)
 
     def summary(self) -> KernelSummary:
         """Global summary (tr L, residual df, sigma, R^2, CV, GCV, AICc), printed like R's

@@ -25,6 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core, _ols_tall
+from ._deprecation import alpha_to_level, renamed
 from ._validation import (as_2d_y, numbers_only, refuse_non_number_params,
                           require_numeric_columns, squeeze_outputs, validate_data)
 
@@ -1084,10 +1085,12 @@ class _SpectralInference(_CovArgs):
             _warn_cov_fixed(type(self).__name__, float(inf["psd_min_eigenvalue"]))
         return spectral_summary(self, inf)
 
-    def conf_int(self, alpha: float = 0.05, cov_type=None, maxlags=None, hac_adjust=None):
+    @renamed({"alpha": alpha_to_level}, alpha="level")
+    def conf_int(self, level: float = 0.95, cov_type=None, maxlags=None, hac_adjust=None):
         """Not available: the coefficients are shrunk (ridge) or truncated (PCR), so
         ``b +- t se`` covers E[b], not the coefficients. Raises ValueError naming what to use
-        (:class:`OLS` and its ``conf_int``); the standard errors are in ``summary()``."""
+        (:class:`OLS` and its ``conf_int``); the standard errors are in ``summary()``.
+        ``level`` (formerly ``alpha = 1 - level``, which collided with Ridge's penalty)."""
         raise ValueError(
             f"conf_int: {type(self).__name__} coefficients are biased (shrunk or truncated), so "
             "b +- t se would cover their expectation, not the coefficients; for confidence "
@@ -1107,13 +1110,16 @@ class Ridge(_SpectralInference, _FactorMixin, _AttentionEstimator):
     ----------
     alpha : float or array-like of floats, default=1.0
         Penalty (>= 0; 0 is least squares, minimum-norm when rank-deficient). Given several
-        values, the one minimising ``cv`` is chosen in one pass over the rows from one SVD (exact
-        leave-one-out, as scikit-learn's RidgeCV) and stored in ``alpha_``.
+        values, the one minimising ``criterion`` is chosen in one pass over the rows from one SVD
+        (exact leave-one-out, as scikit-learn's RidgeCV), or the one minimising the
+        cross-validated mean squared error of the splits ``cv``, and stored in ``alpha_``.
     fit_intercept : bool, default=True
-    cv : {"loo", "gcv", "aicc"}, default="loo"
-        Criterion for a grid of alphas: exact leave-one-out mean squared error; generalised
-        cross-validation n RSS / (n - tr H)^2; or AICc of Hurvich, Simonoff and Tsai (1998),
-        ln(RSS/n) + (1 + tr H / n) / (1 - (tr H + 2) / n) (summed over outputs).
+    criterion : {"loo", "gcv", "aicc"} or None, default=None
+        Criterion for a grid of alphas when ``cv`` is None: exact leave-one-out mean squared
+        error (None means "loo"); generalised cross-validation n RSS / (n - tr H)^2; or AICc of
+        Hurvich, Simonoff and Tsai (1998), ln(RSS/n) + (1 + tr H / n) / (1 - (tr H + 2) / n)
+        (summed over outputs). Before this release the criterion was passed as ``cv="loo"``
+        etc.; that spelling still works for one release with a ``FutureWarning``.
     n_threads : int, default=0
     weight_type : {"analytic", "frequency"}, default="analytic"
         Meaning of ``sample_weight`` (Stata's aweight / fweight, see :class:`OLS`). Both give
@@ -1138,6 +1144,13 @@ class Ridge(_SpectralInference, _FactorMixin, _AttentionEstimator):
         HAC lags (see :class:`OLS`).
     hac_adjust : bool, default=False
         HAC small-sample factor N/(N - tr H).
+    cv : int, cross-validation splitter or iterable of (train, test) splits, optional
+        As scikit-learn's RidgeCV: with a grid of alphas, each alpha is scored by the mean over
+        the splits of the test rows' mean squared error (averaged over outputs; weighted by
+        ``sample_weight`` on the test rows when given), the smallest wins (the first on ties)
+        and the model is refitted on all rows: RidgeCV with ``scoring="neg_mean_squared_error"``
+        (RidgeCV's own default scores splits by R^2). An int k is k-fold (``KFold(k)``, no shuffling).
+        None (the default) uses ``criterion`` instead.
 
     Attributes
     ----------
@@ -1149,22 +1162,49 @@ class Ridge(_SpectralInference, _FactorMixin, _AttentionEstimator):
     cov_fixed_ : bool, True when the two-way clustered covariance was eigenvalue-fixed (see
         ``cov_type``).
     alpha_ : float, the penalty in use.
-    cv_results_ : dict (only for a grid): alphas, loo_mse, gcv, aicc, effective_df, best.
+    cv_results_ : dict (only for a grid): alphas, loo_mse, gcv, aicc, effective_df, best; with
+        ``cv`` splits: alphas, mse (mean over splits), split_mse (alphas x splits), best.
     effective_df_ : float, tr(H) (intercept included).
     singular_values_ : singular values of the centred design.
     """
 
-    def __init__(self, alpha=1.0, fit_intercept: bool = True, cv: str = "loo", n_threads: int = 0,
-                 weight_type: str = "analytic", cov_type: str = "nonrobust", maxlags=None,
-                 hac_adjust: bool = False):
+    def __init__(self, alpha=1.0, fit_intercept: bool = True, criterion: str | None = None,
+                 n_threads: int = 0, weight_type: str = "analytic", cov_type: str = "nonrobust",
+                 maxlags=None, hac_adjust: bool = False, cv=None):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
-        self.cv = cv
+        self.criterion = criterion
         self.n_threads = n_threads
         self.weight_type = weight_type
         self.cov_type = cov_type
         self.maxlags = maxlags
         self.hac_adjust = hac_adjust
+        self.cv = cv
+
+    def _selection(self):
+        """(criterion, splitter or None) from ``criterion`` and ``cv`` (the old ``cv="loo"``)."""
+        criteria = ("loo", "gcv", "aicc")
+        cv = self.cv
+        criterion = self.criterion
+        if isinstance(cv, str):
+            if cv not in criteria:
+                raise ValueError(f"cv: must be None, an int, a scikit-learn splitter or an "
+                                 f"iterable of (train, test) splits, got {cv!r}; the criteria "
+                                 f"'loo', 'gcv', 'aicc' go to criterion=")
+            if criterion is not None:
+                raise TypeError(f"Ridge: got both cv={cv!r} (the deprecated spelling of the "
+                                f"criterion) and criterion={criterion!r}; pass criterion= only")
+            import warnings
+
+            warnings.warn(f"Ridge: cv={cv!r} is deprecated and will be removed in the next "
+                          f"release; use criterion={cv!r} (cv= now takes scikit-learn "
+                          f"cross-validation splits, as RidgeCV)", FutureWarning, stacklevel=3)
+            return cv, None
+        if criterion is None:
+            criterion = "loo"
+        if criterion not in criteria:
+            raise ValueError(f"criterion: must be 'loo', 'gcv' or 'aicc', got {criterion!r}")
+        return criterion, cv
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None, *,
             groups=None):
@@ -1198,16 +1238,18 @@ class Ridge(_SpectralInference, _FactorMixin, _AttentionEstimator):
         alphas = np.atleast_1d(np.asarray(self.alpha, dtype=np.float64)).ravel()
         if alphas.size == 0:
             raise ValueError("alpha: the grid of penalties is empty")
-        if self.cv not in ("loo", "gcv", "aicc"):
-            raise ValueError(f"cv: must be 'loo', 'gcv' or 'aicc', got {self.cv!r}")
+        criterion, cv = self._selection()
+        if alphas.size > 1 and cv is not None:
+            self.cv_results_ = self._split_scores(X, y2, w, alphas, cv, wt)
+            alphas = alphas[self.cv_results_["best"]: self.cv_results_["best"] + 1]
         model = _core.Ridge(float(alphas[0]), bool(self.fit_intercept), int(self.n_threads),
                             weight_type=wt)
         if alphas.size == 1:
             model.fit(X, y2, w)
-            if hasattr(self, "cv_results_"):
+            if hasattr(self, "cv_results_") and cv is None:
                 del self.cv_results_
         else:
-            res = model.fit_select(X, y2, alphas, str(self.cv), w)
+            res = model.fit_select(X, y2, alphas, criterion, w)
             self.cv_results_ = {k: (int(v) if k == "best" else np.asarray(v)) for k, v in res.items()}
         self._model = model
         self.alpha_ = float(model.alpha)
@@ -1221,6 +1263,34 @@ class Ridge(_SpectralInference, _FactorMixin, _AttentionEstimator):
         """Exact leave-one-out predictions (refitting without row i, intercept included)."""
         check_is_fitted(self)
         return self._outputs(self._model.loo_predictions())
+
+    def _split_scores(self, X, y2, w, alphas, cv, wt) -> dict:
+        """Mean squared error of each alpha on the test rows of each split of ``cv``."""
+        from sklearn.model_selection import check_cv
+
+        splits = list(check_cv(cv).split(X, y2[:, 0] if y2.shape[1] == 1 else y2))
+        if not splits:
+            raise ValueError("cv: gave no splits")
+        mse = np.empty((alphas.size, len(splits)))
+        for j, (train, test) in enumerate(splits):
+            train, test = np.asarray(train), np.asarray(test)
+            if train.size == 0 or test.size == 0:
+                raise ValueError(f"cv: split {j} has an empty training or test set")
+            model = _core.Ridge(float(alphas[0]), bool(self.fit_intercept), int(self.n_threads),
+                                weight_type=wt)
+            model.fit(np.asfortranarray(X[train]), np.asfortranarray(y2[train]),
+                      None if w is None else w[train])
+            Xt = np.asfortranarray(X[test])
+            wt_test = None if w is None else w[test]
+            for g, a in enumerate(alphas):
+                model.set_alpha(float(a))
+                err = (model.predict(Xt) - y2[test]) ** 2
+                per_output = (np.average(err, axis=0, weights=wt_test)
+                              if wt_test is not None and wt_test.sum() > 0 else err.mean(axis=0))
+                mse[g, j] = per_output.mean()
+        mean = mse.mean(axis=1)
+        return {"alphas": alphas.copy(), "mse": mean, "split_mse": mse,
+                "best": int(np.argmin(mean))}
 
     def coef_path(self, alphas: ArrayLike) -> np.ndarray:
         """Coefficients for each alpha from the stored SVD: (G, q) or (G, n_targets, q), design
@@ -1333,6 +1403,16 @@ class PCR(_SpectralInference, _FactorMixin, _AttentionEstimator):
         self.explained_variance_ratio_ = model.explained_variance_ratio()
         self._set_inference()
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # A fixed rank keeps the leading principal components of X, whatever y is: on data
+        # whose signal lies in other directions the fit is poor by design (scikit-learn's
+        # check_regressors_train data has 10 features of about equal variance, where the first
+        # component carries R^2 = 0.05, as PCA(1) + LinearRegression gives), so the score
+        # threshold of that check does not apply; with all components (rank=None) it is OLS.
+        tags.regressor_tags.poor_score = self.rank is not None
+        return tags
 
 
 class AttentionRegression(_AttentionEstimator):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._deprecation import renamed
+
 
 def cv_curve(result, ax=None):
     """Plot the bandwidth-selection objective curve with the chosen bandwidth marked.
@@ -49,8 +51,9 @@ def cv_curve(result, ax=None):
     return ax
 
 
-def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95, kind: str = "hc3",
-                   rbc: bool = True, ax=None, ylabel: str | None = None):
+@renamed(kind="cov_type")
+def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95,
+                   cov_type: str = "HC3", rbc: bool = True, ax=None, ylabel: str | None = None):
     """Plot a one-regressor kernel fit with pointwise confidence bands and the data.
 
     The fit and its conventional (and robust bias-corrected) pointwise intervals come from
@@ -69,8 +72,8 @@ def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95, kind
         Where to draw the fit; default 200 points across the range of ``X``.
     level : float, default=0.95
         Confidence level.
-    kind : {"hc3", "hc2", "hc1", "hc0", "const", "nn"}, default="hc3"
-        Variance estimator behind the bands.
+    cov_type : {"HC3", "HC2", "HC1", "HC0", "nonrobust", "nn"}, default="HC3"
+        Variance estimator behind the bands (any case; formerly ``kind=``).
     rbc : bool, default=True
         Also draw the robust bias-corrected interval. Near a boundary, where the data thin
         out, it can be far wider than the data's range: it is then clipped (a quarter of the
@@ -93,7 +96,7 @@ def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95, kind
     with warnings.catch_warnings():
         # The grid is built from the one fitted column: fine for a DataFrame-fitted estimator.
         warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
-        ax = plot_bands(estimator, X_grid=grid, X=Xa.ravel(), y=y, level=level, kind=kind,
+        ax = plot_bands(estimator, X_grid=grid, X=Xa.ravel(), y=y, level=level, cov_type=cov_type,
                         ax=ax, rbc=rbc)
     name = _feature_names(estimator)[0]
     ax.set_xlabel(name)
@@ -120,9 +123,10 @@ def _one_column(X, what: str) -> np.ndarray:
     return Xa.ravel()
 
 
+@renamed(type="bootstrap", seed="random_state", kind="cov_type")
 def bootstrap_bands(estimator, X, y=None, *, grid=None, replications: int = 999,
-                    type: str = "rademacher", level: float = 0.95, seed: int = 1,
-                    bias_corrected: bool = False, kind: str = "hc3", ax=None,
+                    bootstrap: str = "rademacher", level: float = 0.95, random_state=1,
+                    bias_corrected: bool = False, cov_type: str = "HC3", ax=None,
                     ylabel: str | None = None, progress=False):
     """Plot a one-regressor kernel fit with pointwise and simultaneous bootstrap bands.
 
@@ -142,7 +146,7 @@ def bootstrap_bands(estimator, X, y=None, *, grid=None, replications: int = 999,
         Responses to scatter; a named Series names the y axis.
     grid : array-like of shape (m,), optional
         Default 100 points across the range of ``X``.
-    replications, type, level, seed, bias_corrected, kind, progress
+    replications, bootstrap, level, random_state, bias_corrected, cov_type, progress
         As :func:`attnreg.diagnostics.bootstrap_bands`.
     ax : matplotlib Axes, optional
     ylabel : str, optional
@@ -169,9 +173,11 @@ def bootstrap_bands(estimator, X, y=None, *, grid=None, replications: int = 999,
           else g[:, None])
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
-        b = diagnostics.bootstrap_bands(estimator, Xg, replications=replications, type=type,
-                                        level=level, seed=seed, bias_corrected=bias_corrected,
-                                        kind=kind, progress=progress)
+        b = diagnostics.bootstrap_bands(estimator, Xg, replications=replications,
+                                        bootstrap=bootstrap, level=level,
+                                        random_state=random_state,
+                                        bias_corrected=bias_corrected, cov_type=cov_type,
+                                        progress=progress)
     if ax is None:
         _, ax = plt.subplots()
     what = "bias-corrected fit" if bias_corrected else "fit"
@@ -184,7 +190,7 @@ def bootstrap_bands(estimator, X, y=None, *, grid=None, replications: int = 999,
     ax.plot(g, b["uniform_high"], "--", color="C3")
     artists["pointwise"] = ax.fill_between(
         g, b["low"], b["high"], alpha=0.3, color="C0",
-        label=f"{level:.0%} pointwise ({type} bootstrap, B = {replications})")
+        label=f"{level:.0%} pointwise ({bootstrap} bootstrap, B = {replications})")
     if y is not None:
         ax.scatter(xt, np.asarray(y, dtype=np.float64).ravel(), s=6, alpha=0.4, color="grey",
                    zorder=0)

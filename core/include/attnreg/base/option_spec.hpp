@@ -127,6 +127,31 @@ inline constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   X(init_scale, Real, 1.0, false, "> 0", "Scale of the random starting embeddings")             \
   X(n_threads, Int, 0, true, ">= 0", "OpenMP threads (0: the OpenMP default)")
 
+/// Inference options, shared by every estimator with intervals, clusters or resampling. The row
+/// name is the Python spelling; each face's spelling is in ATTNREG_FACE_SPELLINGS below. A row
+/// whose default is not fixed across functions (the seed, the number of resamples) is none_ok
+/// with a kNone default: each function documents its own, and the drift tests check the names.
+#define ATTNREG_OPTIONS_INFERENCE(X)                                                            \
+  X(cov_type, Text, "HC3", false, "nonrobust|HC0|HC1|HC2|HC3|CR1|CR2|CR3|nn",                   \
+    "Covariance type of the pointwise kernel intervals (OLS/Ridge: nonrobust)")                 \
+  X(level, Real, 0.95, false, "(0, 1)", "Interval level, a fraction: 0.95 for a 95% interval")  \
+  X(groups, Text, "", true, "one id per training row", "Cluster ids (None / NULL: no clusters)") \
+  X(random_state, Real, kNone, true, "int, None or a numpy Generator", "Seed of the resampling") \
+  X(replications, Real, kNone, true, ">= 1", "Number of resamples (bootstrap or Monte Carlo)")  \
+  X(bootstrap, Text, "rademacher", false, "rademacher|webb|mammen",                             \
+    "Wild-bootstrap weight scheme")
+
+/// The faces' spellings of the rows whose names differ by face: S(family, name, python, r).
+/// Rows not listed here are spelled as their name in both faces.
+#define ATTNREG_FACE_SPELLINGS(S)                        \
+  S(inference, cov_type, "cov_type", "vcov")             \
+  S(inference, level, "level", "level")                  \
+  S(inference, groups, "groups", "cluster")              \
+  S(inference, random_state, "random_state", "seed")     \
+  S(inference, replications, "replications", "R")        \
+  S(inference, bootstrap, "bootstrap", "bootstrap")      \
+  S(ridge, alpha, "alpha", "lambda")
+
 /// Every family: X(family, table).
 #define ATTNREG_OPTION_FAMILIES(F)                            \
   F(attention, ATTNREG_OPTIONS_ATTENTION)                     \
@@ -136,7 +161,8 @@ inline constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
   F(bandwidth, ATTNREG_OPTIONS_BANDWIDTH)                     \
   F(ridge, ATTNREG_OPTIONS_RIDGE)                             \
   F(pcr, ATTNREG_OPTIONS_PCR)                                 \
-  F(attention_regression, ATTNREG_OPTIONS_ATTENTION_REGRESSION)
+  F(attention_regression, ATTNREG_OPTIONS_ATTENTION_REGRESSION) \
+  F(inference, ATTNREG_OPTIONS_INFERENCE)
 
 // Typed constants: spec::attention::block_q == 64, spec::local_fit::kernel == "gaussian", ...
 #define ATTNREG_SPEC_CONSTANT(name, type, value, none_ok, allowed, doc) \
@@ -163,6 +189,8 @@ struct OptionSpec {
   std::string text;     ///< the default of a string option
   std::string allowed;  ///< allowed values, e.g. "[1, 65536]" or "dot|rbf"
   std::string doc;      ///< one line
+  std::string python;   ///< the Python face's keyword (the name unless ATTNREG_FACE_SPELLINGS)
+  std::string r;        ///< the R face's argument (the name unless ATTNREG_FACE_SPELLINGS)
 };
 
 /// Every row of every family, in table order.
