@@ -216,13 +216,21 @@ double binomial_test(std::size_t k, std::size_t n, double prob) {
   return std::min(1.0, pv);
 }
 
-RdDensityResult rddensity(const std::vector<double>& xin, const RdDensityOptions& opt) {
-  const int p = opt.p;
-  const int q = opt.q < 0 ? p + 1 : opt.q;
-  if (p < 1 || p > 7) throw InvalidArgument("rddensity: p must be an integer from 1 to 7");
-  if (q < p || q > 8) throw InvalidArgument("rddensity: q must be an integer from p to 8");
-  const double c = opt.c;
-  if (!std::isfinite(c)) throw InvalidArgument("rddensity: c must be a finite number");
+namespace {
+
+// The sorted, centred sample: the ECDF per row, the distinct values, and |x - c| per side.
+struct Sample {
+  std::vector<double> X, Y, U, XL, XR, UL, UR;
+  std::size_t n = 0, nl = 0, nr = 0;
+  bool mass = false;
+  void window(double hl, double hr, std::size_t& lo, std::size_t& hi) const {
+    lo = std::lower_bound(X.begin(), X.end(), -hl) - X.begin();
+    hi = std::upper_bound(X.begin(), X.end(), hr) - X.begin();
+  }
+};
+
+Sample prepare(const std::vector<double>& xin, double c, bool masspoints) {
+  Sample smp;
   for (double v : xin)
     if (!std::isfinite(v))
       throw InvalidArgument("rddensity: x has an infinite or missing value; drop those rows");
@@ -249,17 +257,15 @@ RdDensityResult rddensity(const std::vector<double>& xin, const RdDensityOptions
     ++nunique;
     i = j;
   }
-  RdDensityResult res;
-  res.mass_points = opt.masspoints && nunique != n;
+  const bool mass = masspoints && nunique != n;
   for (std::size_t i = 0; i < n;) {
     std::size_t j = i + 1;
     while (j < n && X[j] == X[i]) ++j;
     for (std::size_t m = i; m < j; ++m)
-      Y[m] = static_cast<double>(res.mass_points ? j - 1 : m) / static_cast<double>(n - 1);
+      Y[m] = static_cast<double>(mass ? j - 1 : m) / static_cast<double>(n - 1);
     i = j;
   }
   const std::size_t nlu = std::lower_bound(U.begin(), U.end(), 0.0) - U.begin();
-  const std::size_t nru = nunique - nlu;
   // |x - c| of each side, ascending (R rddensity's sort(abs(X[X < 0])); the Python port of
   // rddensity 3.0 indexes the unsorted left values, docs/rd.md).
   std::vector<double> XL(X.begin(), X.begin() + nl), XR(X.begin() + nl, X.end());
@@ -268,137 +274,128 @@ RdDensityResult rddensity(const std::vector<double>& xin, const RdDensityOptions
   std::vector<double> UL(U.begin(), U.begin() + nlu), UR(U.begin() + nlu, U.end());
   for (double& v : UL) v = -v;
   std::reverse(UL.begin(), UL.end());
+  smp.n = n;
+  smp.nl = nl;
+  smp.nr = nr;
+  smp.mass = mass;
+  smp.X = std::move(X);
+  smp.Y = std::move(Y);
+  smp.U = std::move(U);
+  smp.XL = std::move(XL);
+  smp.XR = std::move(XR);
+  smp.UL = std::move(UL);
+  smp.UR = std::move(UR);
+  return smp;
+}
+
+// rdbwdensity's table and the bandwidths of bwselect (sets hl/hr where they are NaN).
+void select_bandwidths(const Sample& smp, const RdDensityOptions& opt, RdDensityResult& res,
+                       double& hl, double& hr) {
+  const std::vector<double>&X = smp.X, &Y = smp.Y, &U = smp.U, &XL = smp.XL, &XR = smp.XR,
+                            &UL = smp.UL, &UR = smp.UR;
+  const std::size_t n = smp.n, nl = smp.nl;
+  const int p = opt.p;
+  const std::string& bs = opt.bwselect;
   const std::size_t nlocal = opt.nlocalmin < 0 ? 20 + p + 1 : opt.nlocalmin;
   const std::size_t nuniq = opt.nuniquemin < 0 ? 20 + p + 1 : opt.nuniquemin;
-
-  auto window = [&](double hl, double hr, std::size_t& lo, std::size_t& hi) {
-    lo = std::lower_bound(X.begin(), X.end(), -hl) - X.begin();
-    hi = std::upper_bound(X.begin(), X.end(), hr) - X.begin();
-  };
-
-  double hl = opt.h_left, hr = opt.h_right;
-  const bool manual = std::isfinite(hl) && std::isfinite(hr);
-  if ((std::isfinite(hl) && !(hl > 0)) || (std::isfinite(hr) && !(hr > 0)))
-    throw InvalidArgument("rddensity: h must be positive");
-  if (manual) {
-    res.bwselect = "manual";
-  } else {
-    const std::string& bs = opt.bwselect;
-    if (bs != "each" && bs != "diff" && bs != "sum" && bs != "comb")
-      throw InvalidArgument("rddensity: bwselect must be one of 'each', 'diff', 'sum', 'comb'");
-    res.bwselect = bs;
-    // rdbwdensity (Cattaneo, Jansson and Ma 2018, Stata Journal 18(1)): normal-reference pilots
-    // b (order p + 2, for the (p+1)-th derivative) and c (order p, for the variance).
-    double mu = 0.0;
-    for (double v : X) mu += v;
-    mu /= n;
-    double ss = 0.0;
-    for (double v : X) ss += (v - mu) * (v - mu);
-    const double sd = std::sqrt(ss / (n - 1));
-    const double z = mu / sd;
-    static const double Cb[7] = {25884.444444494150957, 3430865.4551236177795,
-                                 845007948.04262602329, 330631733667.03808594,
-                                 187774809656037.3125,  145729502641999264.0,
-                                 146013502974449876992.0};
-    static const double Cc[7] = {4.8000000000000246914, 548.57142857155463389,
-                                 100800.00000020420703, 29558225.458100609481,
-                                 12896196859.612621307, 7890871468221.609375,
-                                 6467911284037581.0};
-    const double hb = hermite(z, p + 2), hc = hermite(z, p);
-    const double fb = 1.0 / (hb * hb * norm_pdf(z)), fc = 1.0 / (hc * hc * norm_pdf(z));
-    double bn = std::pow((2.0 * p + 1) / 4.0 * fb * Cb[p - 1] / n, 1.0 / (2 * p + 5)) * sd;
-    double cn = std::pow(1.0 / (2 * p) * fc * Cc[p - 1] / n, 1.0 / (2 * p + 1)) * sd;
-    if (opt.regularize) {
-      const double umax = std::max(std::fabs(U.front()), std::fabs(U.back()));
-      bn = std::min(bn, umax);
-      cn = std::min(cn, umax);
-      if (nlocal > 0) {
-        bn = std::max({bn, kth(XL, 20 + p + 3), kth(XR, 20 + p + 3)});
-        cn = std::max({cn, kth(XL, 20 + p + 1), kth(XR, 20 + p + 1)});
-      }
-      if (nuniq > 0) {
-        bn = std::max({bn, kth(UL, 20 + p + 3), kth(UR, 20 + p + 3)});
-        cn = std::max({cn, kth(UL, 20 + p + 1), kth(UR, 20 + p + 1)});
-      }
+  // rdbwdensity (Cattaneo, Jansson and Ma 2018, Stata Journal 18(1)): normal-reference pilots
+  // b (order p + 2, for the (p+1)-th derivative) and c (order p, for the variance).
+  double mu = 0.0;
+  for (double v : X) mu += v;
+  mu /= n;
+  double ss = 0.0;
+  for (double v : X) ss += (v - mu) * (v - mu);
+  const double sd = std::sqrt(ss / (n - 1));
+  const double z = mu / sd;
+  static const double Cb[7] = {25884.444444494150957, 3430865.4551236177795,
+                               845007948.04262602329, 330631733667.03808594,
+                               187774809656037.3125,  145729502641999264.0,
+                               146013502974449876992.0};
+  static const double Cc[7] = {4.8000000000000246914, 548.57142857155463389,
+                               100800.00000020420703, 29558225.458100609481,
+                               12896196859.612621307, 7890871468221.609375,
+                               6467911284037581.0};
+  const double hb = hermite(z, p + 2), hc = hermite(z, p);
+  const double fb = 1.0 / (hb * hb * norm_pdf(z)), fc = 1.0 / (hc * hc * norm_pdf(z));
+  double bn = std::pow((2.0 * p + 1) / 4.0 * fb * Cb[p - 1] / n, 1.0 / (2 * p + 5)) * sd;
+  double cn = std::pow(1.0 / (2 * p) * fc * Cc[p - 1] / n, 1.0 / (2 * p + 1)) * sd;
+  if (opt.regularize) {
+    const double umax = std::max(std::fabs(U.front()), std::fabs(U.back()));
+    bn = std::min(bn, umax);
+    cn = std::min(cn, umax);
+    if (nlocal > 0) {
+      bn = std::max({bn, kth(XL, 20 + p + 3), kth(XR, 20 + p + 3)});
+      cn = std::max({cn, kth(XL, 20 + p + 1), kth(XR, 20 + p + 1)});
     }
-    std::size_t lo, hi;
-    window(bn, bn, lo, hi);
-    const Fit fbv = density_fit(X.data() + lo, Y.data() + lo, hi - lo, nl - lo, n, bn, bn, p + 2,
-                                p + 1, opt.kernel, res.mass_points);
-    window(cn, cn, lo, hi);
-    const Fit fcv = density_fit(X.data() + lo, Y.data() + lo, hi - lo, nl - lo, n, cn, cn, p, 1,
-                                opt.kernel, res.mass_points);
-    // Bias constant e_1' S^{-1} C of the boundary equivalent kernel on [0, 1].
-    const int d = p + 1;
-    std::vector<double> S(d * d), C(d);
-    for (int a = 0; a < d; ++a) {
-      C[a] = kmoment(opt.kernel, a + p + 1);
-      for (int b = 0; b < d; ++b) S[a * d + b] = kmoment(opt.kernel, a + b);
+    if (nuniq > 0) {
+      bn = std::max({bn, kth(UL, 20 + p + 3), kth(UR, 20 + p + 3)});
+      cn = std::max({cn, kth(UL, 20 + p + 1), kth(UR, 20 + p + 1)});
     }
-    chol_solve(S, C, d);
-    const double bc = C[1];
-    double tab[4][3];
-    for (int r = 0; r < 4; ++r) tab[r][1] = n * cn * fcv.jk[r];
-    tab[0][2] = fbv.s[0] * bc * ((p % 2) ? -1.0 : 1.0);
-    tab[1][2] = fbv.s[1] * bc;
-    tab[2][2] = tab[1][2] - tab[0][2];
-    tab[3][2] = tab[1][2] + tab[0][2];
-    for (int r = 0; r < 4; ++r) {
-      tab[r][2] *= tab[r][2];
-      tab[r][0] = std::pow(1.0 / (2 * p) * tab[r][1] / tab[r][2] / n, 1.0 / (2 * p + 1));
-      if (!(tab[r][1] >= 0)) tab[r][0] = 0.0;
-      if (std::isnan(tab[r][0])) tab[r][0] = 0.0;
-    }
-    if (opt.regularize) {
-      const double ul = std::fabs(U.front()), ur = U.back(), um = std::max(ul, ur);
-      tab[0][0] = std::min(tab[0][0], ul);
-      tab[1][0] = std::min(tab[1][0], ur);
-      tab[2][0] = std::min(tab[2][0], um);
-      tab[3][0] = std::min(tab[3][0], um);
-      auto floor_at = [&](double lmin, double rmin) {
-        tab[0][0] = std::max(tab[0][0], lmin);
-        tab[1][0] = std::max(tab[1][0], rmin);
-        for (int r = 2; r < 4; ++r) tab[r][0] = std::max({tab[r][0], lmin, rmin});
-      };
-      if (nlocal > 0) floor_at(kth(XL, nlocal), kth(XR, nlocal));
-      if (nuniq > 0) floor_at(kth(UL, nuniq), kth(UR, nuniq));
-    }
-    res.bw_table.assign(&tab[0][0], &tab[0][0] + 12);
-    double sl, sr;
-    if (bs == "each") {
-      sl = tab[0][0];
-      sr = tab[1][0];
-    } else if (bs == "diff") {
-      sl = sr = tab[2][0];
-    } else if (bs == "sum") {
-      sl = sr = tab[3][0];
-    } else {
-      sl = median3(tab[0][0], tab[2][0], tab[3][0]);
-      sr = median3(tab[1][0], tab[2][0], tab[3][0]);
-    }
-    if (!std::isfinite(hl)) hl = sl;
-    if (!std::isfinite(hr)) hr = sr;
   }
-  res.h_left = hl;
-  res.h_right = hr;
-  res.n = n;
-  res.n_left = nl;
-  res.n_right = nr;
   std::size_t lo, hi;
-  window(hl, hr, lo, hi);
-  res.nh_left = nl - lo;
-  res.nh_right = hi - nl;
-  const Fit f = density_fit(X.data() + lo, Y.data() + lo, hi - lo, nl - lo, n, hl, hr, q, 1,
-                            opt.kernel, res.mass_points);
-  res.f_left = f.hat[0];
-  res.f_right = f.hat[1];
-  res.diff = f.hat[2];
-  res.se_left = std::sqrt(f.jk[0]);
-  res.se_right = std::sqrt(f.jk[1]);
-  res.se_diff = std::sqrt(f.jk[2]);
-  res.statistic = f.hat[2] / res.se_diff;
-  res.p_value = std::erfc(std::fabs(res.statistic) / std::sqrt(2.0));
+  smp.window(bn, bn, lo, hi);
+  const Fit fbv = density_fit(X.data() + lo, Y.data() + lo, hi - lo, nl - lo, n, bn, bn, p + 2,
+                              p + 1, opt.kernel, smp.mass);
+  smp.window(cn, cn, lo, hi);
+  const Fit fcv = density_fit(X.data() + lo, Y.data() + lo, hi - lo, nl - lo, n, cn, cn, p, 1,
+                              opt.kernel, smp.mass);
+  // Bias constant e_1' S^{-1} C of the boundary equivalent kernel on [0, 1].
+  const int d = p + 1;
+  std::vector<double> S(d * d), C(d);
+  for (int a = 0; a < d; ++a) {
+    C[a] = kmoment(opt.kernel, a + p + 1);
+    for (int b = 0; b < d; ++b) S[a * d + b] = kmoment(opt.kernel, a + b);
+  }
+  chol_solve(S, C, d);
+  const double bc = C[1];
+  double tab[4][3];
+  for (int r = 0; r < 4; ++r) tab[r][1] = n * cn * fcv.jk[r];
+  tab[0][2] = fbv.s[0] * bc * ((p % 2) ? -1.0 : 1.0);
+  tab[1][2] = fbv.s[1] * bc;
+  tab[2][2] = tab[1][2] - tab[0][2];
+  tab[3][2] = tab[1][2] + tab[0][2];
+  for (int r = 0; r < 4; ++r) {
+    tab[r][2] *= tab[r][2];
+    tab[r][0] = std::pow(1.0 / (2 * p) * tab[r][1] / tab[r][2] / n, 1.0 / (2 * p + 1));
+    if (!(tab[r][1] >= 0)) tab[r][0] = 0.0;
+    if (std::isnan(tab[r][0])) tab[r][0] = 0.0;
+  }
+  if (opt.regularize) {
+    const double ul = std::fabs(U.front()), ur = U.back(), um = std::max(ul, ur);
+    tab[0][0] = std::min(tab[0][0], ul);
+    tab[1][0] = std::min(tab[1][0], ur);
+    tab[2][0] = std::min(tab[2][0], um);
+    tab[3][0] = std::min(tab[3][0], um);
+    auto floor_at = [&](double lmin, double rmin) {
+      tab[0][0] = std::max(tab[0][0], lmin);
+      tab[1][0] = std::max(tab[1][0], rmin);
+      for (int r = 2; r < 4; ++r) tab[r][0] = std::max({tab[r][0], lmin, rmin});
+    };
+    if (nlocal > 0) floor_at(kth(XL, nlocal), kth(XR, nlocal));
+    if (nuniq > 0) floor_at(kth(UL, nuniq), kth(UR, nuniq));
+  }
+  res.bw_table.assign(&tab[0][0], &tab[0][0] + 12);
+  double sl, sr;
+  if (bs == "each") {
+    sl = tab[0][0];
+    sr = tab[1][0];
+  } else if (bs == "diff") {
+    sl = sr = tab[2][0];
+  } else if (bs == "sum") {
+    sl = sr = tab[3][0];
+  } else {
+    sl = median3(tab[0][0], tab[2][0], tab[3][0]);
+    sr = median3(tab[1][0], tab[2][0], tab[3][0]);
+  }
+  if (!std::isfinite(hl)) hl = sl;
+  if (!std::isfinite(hr)) hr = sr;
+}
 
+// Binomial tests (R rddensity's windows).
+void binomial_windows(const Sample& smp, const RdDensityOptions& opt, double hl, double hr,
+                      RdDensityResult& res) {
+  const std::vector<double>&XL = smp.XL, &XR = smp.XR;
+  const std::size_t nl = smp.nl, nr = smp.nr;
   // Binomial tests in windows [c - w_l, c + w_r] (R rddensity's rule): the first window holds
   // at least bino_n rows on each side, later ones grow by its length up to h, in bino_nw steps.
   if (opt.bino_nw > 0) {
@@ -437,6 +434,53 @@ RdDensityResult rddensity(const std::vector<double>& xin, const RdDensityOptions
       res.bino_p_value.push_back(binomial_test(a, a + b, opt.bino_p));
     }
   }
+}
+
+}  // namespace
+
+RdDensityResult rddensity(const std::vector<double>& xin, const RdDensityOptions& opt) {
+  const int p = opt.p;
+  const int q = opt.q < 0 ? p + 1 : opt.q;
+  if (p < 1 || p > 7) throw InvalidArgument("rddensity: p must be an integer from 1 to 7");
+  if (q < p || q > 8) throw InvalidArgument("rddensity: q must be an integer from p to 8");
+  const double c = opt.c;
+  if (!std::isfinite(c)) throw InvalidArgument("rddensity: c must be a finite number");
+  const Sample smp = prepare(xin, c, opt.masspoints);
+  RdDensityResult res;
+  res.mass_points = smp.mass;
+  double hl = opt.h_left, hr = opt.h_right;
+  if ((std::isfinite(hl) && !(hl > 0)) || (std::isfinite(hr) && !(hr > 0)))
+    throw InvalidArgument("rddensity: h must be positive");
+  if (std::isfinite(hl) && std::isfinite(hr)) {
+    res.bwselect = "manual";
+  } else {
+    const std::string& bs = opt.bwselect;
+    if (bs != "each" && bs != "diff" && bs != "sum" && bs != "comb")
+      throw InvalidArgument("rddensity: bwselect must be one of 'each', 'diff', 'sum', 'comb'");
+    res.bwselect = bs;
+    select_bandwidths(smp, opt, res, hl, hr);
+  }
+  const std::size_t nl = smp.nl;
+  res.h_left = hl;
+  res.h_right = hr;
+  res.n = smp.n;
+  res.n_left = nl;
+  res.n_right = smp.nr;
+  std::size_t lo, hi;
+  smp.window(hl, hr, lo, hi);
+  res.nh_left = nl - lo;
+  res.nh_right = hi - nl;
+  const Fit f = density_fit(smp.X.data() + lo, smp.Y.data() + lo, hi - lo, nl - lo, smp.n, hl,
+                            hr, q, 1, opt.kernel, smp.mass);
+  res.f_left = f.hat[0];
+  res.f_right = f.hat[1];
+  res.diff = f.hat[2];
+  res.se_left = std::sqrt(f.jk[0]);
+  res.se_right = std::sqrt(f.jk[1]);
+  res.se_diff = std::sqrt(f.jk[2]);
+  res.statistic = f.hat[2] / res.se_diff;
+  res.p_value = std::erfc(std::fabs(res.statistic) / std::sqrt(2.0));
+  binomial_windows(smp, opt, hl, hr, res);
   return res;
 }
 
