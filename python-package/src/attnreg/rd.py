@@ -496,6 +496,7 @@ class RDDensityResult:
     binomial: typing.Any
 
     def summary(self) -> str:
+        """The test as text: sample, bandwidths, densities, T and p-value, binomial tests."""
         lines = [
             "Manipulation test (Cattaneo, Jansson and Ma 2020)",
             f"  cutoff c = {self.c:g}, p = {self.p}, q = {self.q}, kernel = {self.kernel}, "
