@@ -193,3 +193,11 @@ def test_bad_x():
         rd.rddensity(np.array(["a", "b"]))
     with pytest.raises(ValueError, match="singular"):   # too few rows for a cubic in the window
         rd.rddensity(np.array([-2.0, -1.0, 1.0, 2.0, 3.0]), h=1.5, bino_nw=0)
+
+
+def test_missing_x_is_dropped_and_counted(margin):
+    import pandas as pd
+    x = pd.Series(np.concatenate([margin, [np.nan, np.nan, np.nan]]), name="margin")
+    m, ref_m = rd.rddensity(x), rd.rddensity(margin)
+    assert m.n_dropped == 3 and m.n == ref_m.n
+    assert m.statistic == ref_m.statistic and m.h_left == ref_m.h_left
