@@ -198,3 +198,110 @@ rd_bwselect <- function(y, x, c = 0, fuzzy = NULL, deriv = 0, p = 1, q = NULL, c
   dimnames(bws) <- list(r$selectors, c("h_left", "h_right", "b_left", "b_right"))
   bws
 }
+
+#' Manipulation test of a regression discontinuity design
+#'
+#' Tests whether the density of the running variable is continuous at the cutoff, with the
+#' local polynomial density estimator of Cattaneo, Jansson and Ma (2020, JASA 115(531)): on each
+#' side of `c` the empirical distribution function is regressed on a polynomial of order
+#' `q = p + 1` in `(x - c)/h`, and the slopes (the densities at `c`) are compared with jackknife
+#' standard errors. Bandwidths follow rdbwdensity (Cattaneo, Jansson and Ma 2018, Stata Journal
+#' 18(1)); binomial tests in windows around the cutoff follow R rddensity's window rule (the
+#' first window holds `bino_n` rows on each side). Same core as Python `attnreg.rd.rddensity`;
+#' docs/rd.md lists the conventions.
+#'
+#' @param x The running variable; `NA` values are dropped (`n_dropped`).
+#' @param c The cutoff, within the range of `x`.
+#' @param p Order of the bandwidth-selection fit (1 to 7); the test uses order `q`.
+#' @param q Order of the test fit, default `p + 1`.
+#' @param kernel `"triangular"`, `"epanechnikov"` or `"uniform"`.
+#' @param h One bandwidth or `c(left, right)`; `NULL` selects them.
+#' @param bwselect `"comb"` (median of the three rules per side), `"each"`, `"diff"` or `"sum"`.
+#' @param vce Only `"jackknife"` is implemented.
+#' @param masspoints Adjust the empirical distribution at repeated values.
+#' @param regularize,nlocalmin,nuniquemin Minimum rows and distinct values within the
+#'   bandwidths (default `20 + p + 1`), as rddensity.
+#' @param bino_n,bino_w,bino_nw,bino_p Binomial tests: rows on each side in the first window (or
+#'   `bino_w`, its half-length), the number of windows (0: none) and the null probability.
+#' @return An object of class `rd_density`: `statistic`, `p_value`, `h` (left, right),
+#'   `n_effective`, `density` and `se` (left, right, diff), `bandwidths` (rdbwdensity's table or
+#'   `NULL` for a given `h`), `binomial` (a data frame of windows, counts and p-values), `n`,
+#'   `n_dropped`.
+#' @examples
+#' set.seed(1)
+#' m <- rd_density(rnorm(2000))
+#' m$p_value
+#' @export
+rd_density <- function(x, c = 0, p = 2, q = NULL, kernel = "triangular", h = NULL,
+                       bwselect = "comb", vce = "jackknife", masspoints = TRUE,
+                       regularize = TRUE, nlocalmin = NULL, nuniquemin = NULL, bino_n = 20,
+                       bino_w = NULL, bino_nw = 10, bino_p = 0.5) {
+  if (!is.numeric(x)) stop("x: must be a numeric vector", call. = FALSE)
+  if (any(is.infinite(x))) stop("x: has infinite values; drop or fix those rows", call. = FALSE)
+  miss <- is.na(x)
+  x <- as.numeric(x[!miss])
+  int_ok <- function(v, lo) is.numeric(v) && length(v) == 1 && is.finite(v) && v == round(v) &&
+    v >= lo
+  if (!int_ok(p, 1) || p > 7) stop("p: must be an integer from 1 to 7", call. = FALSE)
+  if (is.null(q)) q <- p + 1
+  if (!int_ok(q, p) || q > 8) stop("q: must be an integer from p to 8", call. = FALSE)
+  if (!is.numeric(c) || length(c) != 1 || !is.finite(c))
+    stop("c: must be a finite number", call. = FALSE)
+  if (length(x) < 2 || c < min(x) || c > max(x))
+    stop("c: the cutoff must lie within the range of x", call. = FALSE)
+  kernel <- match.arg(tolower(kernel), c("triangular", "epanechnikov", "uniform"))
+  bwselect <- match.arg(tolower(bwselect), c("comb", "each", "diff", "sum"))
+  if (!identical(vce, "jackknife"))
+    stop("vce: only 'jackknife' is implemented (rddensity's 'plugin' is not)", call. = FALSE)
+  if (is.null(h)) {
+    hh <- c(NA_real_, NA_real_)
+  } else {
+    if (!is.numeric(h) || !length(h) %in% 1:2 || any(!is.finite(h)) || any(h <= 0))
+      stop("h: must be one or two (left, right) positive finite numbers", call. = FALSE)
+    hh <- if (length(h) == 1) c(h, h) else as.numeric(h)
+  }
+  mins <- vapply(list(nlocalmin = nlocalmin, nuniquemin = nuniquemin), function(v) {
+    if (is.null(v)) return(-1L)
+    if (!int_ok(v, 0)) stop("nlocalmin/nuniquemin: must be non-negative integers", call. = FALSE)
+    as.integer(v)
+  }, integer(1))
+  if (!int_ok(bino_n, 1)) stop("bino_n: must be a positive integer", call. = FALSE)
+  if (!int_ok(bino_nw, 0)) stop("bino_nw: must be a non-negative integer", call. = FALSE)
+  if (!is.null(bino_w) && !(is.numeric(bino_w) && length(bino_w) == 1 && is.finite(bino_w) &&
+                            bino_w > 0))
+    stop("bino_w: must be a positive number", call. = FALSE)
+  if (!is.numeric(bino_p) || length(bino_p) != 1 || !(bino_p >= 0 && bino_p <= 1))
+    stop("bino_p: must be a probability in [0, 1]", call. = FALSE)
+  opt <- list(c = as.numeric(c), p = as.integer(p), q = as.integer(q), kernel = kernel,
+              bwselect = bwselect, h_left = hh[1], h_right = hh[2],
+              masspoints = isTRUE(masspoints), regularize = isTRUE(regularize),
+              nlocalmin = mins[[1]], nuniquemin = mins[[2]], bino_n = as.integer(bino_n),
+              bino_w = if (is.null(bino_w)) NA_real_ else as.numeric(bino_w),
+              bino_nw = as.integer(bino_nw), bino_p = as.numeric(bino_p))
+  r <- .rd_density_cpp(x, opt)
+  tab <- NULL
+  if (length(r$bw_table))
+    tab <- matrix(r$bw_table, 4, 3, byrow = TRUE,
+                  dimnames = list(c("left", "right", "diff", "sum"),
+                                  c("bandwidth", "variance", "bias2")))
+  structure(list(statistic = r$statistic, p_value = r$p_value,
+                 h = c(left = r$h[1], right = r$h[2]),
+                 n_effective = c(left = r$n[4], right = r$n[5]),
+                 density = c(left = r$f[1], right = r$f[2], diff = r$f[3]),
+                 se = c(left = r$se[1], right = r$se[2], diff = r$se[3]),
+                 bandwidths = tab, binomial = r$bino,
+                 n = c(full = r$n[1], left = r$n[2], right = r$n[3]), n_dropped = sum(miss),
+                 c = c, p = p, q = q, kernel = kernel, bwselect = r$bwselect,
+                 mass_points = r$mass_points),
+            class = "rd_density")
+}
+
+#' @export
+print.rd_density <- function(x, digits = 4, ...) {
+  cat("Manipulation test (Cattaneo, Jansson and Ma 2020), cutoff", x$c, "\n")
+  cat("  h:", format(x$h, digits = digits), " effective n:", x$n_effective,
+      " bwselect:", x$bwselect, "\n")
+  cat("  T =", format(x$statistic, digits = digits), " p-value =",
+      format(x$p_value, digits = digits), "\n")
+  invisible(x)
+}

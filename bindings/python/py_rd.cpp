@@ -10,6 +10,7 @@
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/rd/rdrobust.hpp"
+#include "attnreg/rd/rddensity.hpp"
 
 namespace py = pybind11;
 namespace rd = attnreg::rd;
@@ -160,4 +161,50 @@ void init_rd(py::module_& m) {
       },
       py::arg("y"), py::arg("x"), py::arg("t"), py::arg("z"), py::arg("w"), py::arg("cluster"),
       py::arg("options"), py::arg("all") = false);
+  m.def(
+      "rd_density",
+      [](const py::object& x, const py::dict& o) {
+        std::vector<double> xv = to_vec(x);
+        rd::RdDensityOptions opt;
+        opt.c = o["c"].cast<double>();
+        opt.p = o["p"].cast<int>();
+        opt.q = o["q"].cast<int>();
+        const std::string k = o["kernel"].cast<std::string>();
+        opt.kernel = k == "epanechnikov" ? rd::RdKernel::epanechnikov
+                     : k == "uniform"    ? rd::RdKernel::uniform
+                                         : rd::RdKernel::triangular;
+        opt.bwselect = o["bwselect"].cast<std::string>();
+        opt.h_left = o["h_left"].cast<double>();
+        opt.h_right = o["h_right"].cast<double>();
+        opt.masspoints = o["masspoints"].cast<bool>();
+        opt.regularize = o["regularize"].cast<bool>();
+        opt.nlocalmin = o["nlocalmin"].cast<int>();
+        opt.nuniquemin = o["nuniquemin"].cast<int>();
+        opt.bino_n = o["bino_n"].cast<int>();
+        opt.bino_w = o["bino_w"].cast<double>();
+        opt.bino_nw = o["bino_nw"].cast<int>();
+        opt.bino_p = o["bino_p"].cast<double>();
+        rd::RdDensityResult r;
+        {
+          py::gil_scoped_release release;
+          r = rd::rddensity(xv, opt);
+        }
+        py::dict out;
+        out["f"] = std::vector<double>{r.f_left, r.f_right, r.diff};
+        out["se"] = std::vector<double>{r.se_left, r.se_right, r.se_diff};
+        out["statistic"] = r.statistic;
+        out["p_value"] = r.p_value;
+        out["h"] = std::vector<double>{r.h_left, r.h_right};
+        out["bwselect"] = r.bwselect;
+        out["bw_table"] = r.bw_table;
+        out["n"] = std::vector<std::size_t>{r.n, r.n_left, r.n_right, r.nh_left, r.nh_right};
+        out["mass_points"] = r.mass_points;
+        out["bino_w_left"] = r.bino_w_left;
+        out["bino_w_right"] = r.bino_w_right;
+        out["bino_n_left"] = r.bino_n_left;
+        out["bino_n_right"] = r.bino_n_right;
+        out["bino_p_value"] = r.bino_p_value;
+        return out;
+      },
+      py::arg("x"), py::arg("options"));
 }

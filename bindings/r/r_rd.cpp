@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attnreg/rd/rdrobust.hpp"
+#include "attnreg/rd/rddensity.hpp"
 
 namespace {
 
@@ -131,4 +132,44 @@ Rcpp::List rd_bwselect_cpp(const Rcpp::NumericVector& y, const Rcpp::NumericVect
                             Rcpp::Named("selectors") = Rcpp::wrap(r.selectors),
                             Rcpp::Named("n") = Rcpp::NumericVector::create(r.n_left, r.n_right),
                             Rcpp::Named("n_dropped") = static_cast<double>(r.n_dropped));
+}
+
+// [[Rcpp::export(name = ".rd_density_cpp")]]
+Rcpp::List rd_density_cpp(const Rcpp::NumericVector& x, const Rcpp::List& o) {
+  attnreg::rd::RdDensityOptions opt;
+  opt.c = Rcpp::as<double>(o["c"]);
+  opt.p = Rcpp::as<int>(o["p"]);
+  opt.q = Rcpp::as<int>(o["q"]);
+  const std::string k = Rcpp::as<std::string>(o["kernel"]);
+  opt.kernel = k == "epanechnikov" ? attnreg::rd::RdKernel::epanechnikov
+               : k == "uniform"    ? attnreg::rd::RdKernel::uniform
+                                   : attnreg::rd::RdKernel::triangular;
+  opt.bwselect = Rcpp::as<std::string>(o["bwselect"]);
+  opt.h_left = Rcpp::as<double>(o["h_left"]);
+  opt.h_right = Rcpp::as<double>(o["h_right"]);
+  opt.masspoints = Rcpp::as<bool>(o["masspoints"]);
+  opt.regularize = Rcpp::as<bool>(o["regularize"]);
+  opt.nlocalmin = Rcpp::as<int>(o["nlocalmin"]);
+  opt.nuniquemin = Rcpp::as<int>(o["nuniquemin"]);
+  opt.bino_n = Rcpp::as<int>(o["bino_n"]);
+  opt.bino_w = Rcpp::as<double>(o["bino_w"]);
+  opt.bino_nw = Rcpp::as<int>(o["bino_nw"]);
+  opt.bino_p = Rcpp::as<double>(o["bino_p"]);
+  const attnreg::rd::RdDensityResult r =
+      attnreg::rd::rddensity(std::vector<double>(x.begin(), x.end()), opt);
+  const Rcpp::NumericVector nl(r.bino_n_left.begin(), r.bino_n_left.end()),
+      nr(r.bino_n_right.begin(), r.bino_n_right.end());
+  return Rcpp::List::create(
+      Rcpp::Named("f") = Rcpp::NumericVector::create(r.f_left, r.f_right, r.diff),
+      Rcpp::Named("se") = Rcpp::NumericVector::create(r.se_left, r.se_right, r.se_diff),
+      Rcpp::Named("statistic") = r.statistic, Rcpp::Named("p_value") = r.p_value,
+      Rcpp::Named("h") = Rcpp::NumericVector::create(r.h_left, r.h_right),
+      Rcpp::Named("bwselect") = r.bwselect, Rcpp::Named("bw_table") = Rcpp::wrap(r.bw_table),
+      Rcpp::Named("n") = Rcpp::NumericVector::create(r.n, r.n_left, r.n_right, r.nh_left,
+                                                     r.nh_right),
+      Rcpp::Named("mass_points") = r.mass_points,
+      Rcpp::Named("bino") = Rcpp::DataFrame::create(
+          Rcpp::Named("w_left") = Rcpp::wrap(r.bino_w_left),
+          Rcpp::Named("w_right") = Rcpp::wrap(r.bino_w_right), Rcpp::Named("n_left") = nl,
+          Rcpp::Named("n_right") = nr, Rcpp::Named("p_value") = Rcpp::wrap(r.bino_p_value)));
 }

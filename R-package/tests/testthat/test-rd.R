@@ -55,3 +55,57 @@ test_that("rd_robust refuses bad input with messages naming the argument", {
   expect_error(rd_robust(d$y, d$x, covs = cbind(a = 2 * d$x)), "collinear with the running")
   expect_error(rd_robust(d$y, d$x, fuzzy = rep(1, length(d$x))), "no variation")
 })
+
+test_that("rd_density's densities are the slopes of two weighted lm fits of the ECDF", {
+  # Cattaneo, Jansson and Ma (2020): regress F_i = (i - 1)/(n - 1) at the sorted x on a cubic in
+  # (x - c)/h with triangular weights per side; the slope / h is the density at c. lm's QR and
+  # the core's Cholesky of a 4 x 4 Gram in bandwidth units (condition < 1e4): 1e-9.
+  set.seed(3)
+  x <- rexp(800)
+  cc <- 0.7; h <- 0.5
+  m <- rd_density(x, c = cc, h = h)
+  xs <- sort(x); n <- length(xs); F <- (seq_len(n) - 1) / (n - 1)
+  for (side in c("left", "right")) {
+    keep <- if (side == "left") xs < cc & xs >= cc - h else xs >= cc & xs <= cc + h
+    u <- (xs[keep] - cc) / h
+    b <- coef(lm(F[keep] ~ u + I(u^2) + I(u^3), weights = (1 - abs(u)) / h))
+    expect_equal(unname(m$density[side]), unname(b[2]) / h, tolerance = 1e-9)
+  }
+  expect_equal(unname(m$h), c(h, h))
+  expect_null(m$bandwidths)
+  expect_equal(m$statistic, unname(m$density["diff"] / m$se["diff"]), tolerance = 1e-12)
+  expect_equal(m$p_value, 2 * pnorm(-abs(m$statistic)), tolerance = 1e-10)
+})
+
+test_that("rd_density selects bandwidths, drops NA and runs binomial tests by R's rule", {
+  set.seed(4)
+  x <- c(rnorm(3000, 0.2), NA, NA)
+  m <- rd_density(x)
+  expect_equal(m$n_dropped, 2)
+  expect_equal(m$bwselect, "comb")
+  tab <- m$bandwidths
+  expect_equal(unname(m$h["left"]), median(tab[c("left", "diff", "sum"), "bandwidth"]))
+  expect_equal(unname(m$h["right"]), median(tab[c("right", "diff", "sum"), "bandwidth"]))
+  xx <- x[!is.na(x)]
+  XL <- sort(abs(xx[xx < 0])); XR <- sort(xx[xx >= 0])
+  b <- m$binomial
+  expect_equal(b$w_left[1], max(XL[20], XR[20]))
+  for (j in seq_len(nrow(b))) {
+    nl <- sum(XL <= b$w_left[j]); nr <- sum(XR <= b$w_right[j])
+    expect_equal(c(b$n_left[j], b$n_right[j]), c(nl, nr))
+    expect_equal(b$p_value[j], binom.test(nl, nl + nr, 0.5)$p.value, tolerance = 1e-9)
+  }
+  manip <- c(xx, runif(1500, 0, 1))
+  expect_lt(rd_density(manip)$p_value, 1e-3)
+})
+
+test_that("rd_density refuses bad input with a message naming the argument", {
+  x <- seq(-1, 1, length.out = 200)
+  expect_error(rd_density(x, c = 5), "c:")
+  expect_error(rd_density(x, p = 0), "p:")
+  expect_error(rd_density(x, vce = "plugin"), "jackknife")
+  expect_error(rd_density(x, h = -1), "h:")
+  expect_error(rd_density(c(x, Inf)), "infinite")
+  expect_error(rd_density(x, bino_p = 2), "bino_p")
+  expect_error(rd_density(x, bwselect = "mserd"))
+})
