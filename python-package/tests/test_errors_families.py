@@ -133,6 +133,8 @@ _FIT = {
     "PartiallyLinear": lambda e: e.fit(XA[:, :1], YA, Z=ZF.to_numpy()[:, :1]),
     "SmoothCoefficient": lambda e: e.fit(XA[:, :1], YA, Z=ZF.to_numpy()[:, :1]),
     "KernelDensity": lambda e: e.fit(XA),
+    "IV2SLS": lambda e: e.fit(XA[:, 1:], YA, endog=XA[:, :1], instruments=ZF.to_numpy()[:, :1]),
+    "IVLIML": lambda e: e.fit(XA[:, 1:], YA, endog=XA[:, :1], instruments=ZF.to_numpy()[:, :1]),
 }
 
 

@@ -179,8 +179,10 @@ class IV2SLS(RegressorMixin, BaseEstimator):
             Cluster ids for ``cov_type`` "CR0"/"CR1".
         """
         from ._absorb import encode_absorb
+        from ._validation import refuse_non_number_params
         from .linear import _cluster_codes, _sample_weight_arg
 
+        refuse_non_number_params(self)
         cov_type = _check_iv_cov_type(self.cov_type)
         _check_level(self.level)
         yv = np.asarray(y, dtype=np.float64)
