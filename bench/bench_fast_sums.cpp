@@ -60,9 +60,9 @@ void fit_predict(std::size_t n, PairAlgorithm a, bool with_loo) {
   arma::mat X, Y;
   data(n, X, Y, 1);
   LocalFitOptions o;
-  o.kernel = Kernel(KernelType::epanechnikov);
+  o.kernel.kernel = Kernel(KernelType::epanechnikov);
   o.degree = 1;
-  o.algorithm = a;
+  o.kernel.algorithm = a;
   o.compute_fitted = with_loo;
   const arma::vec bw{0.05};
   arma::mat Xn = arma::linspace(0.0, 1.0, 1000);
@@ -86,10 +86,10 @@ void cv_search(std::size_t n, PairAlgorithm a) {
   arma::mat X, Y;
   data(n, X, Y, 2);
   BandwidthSelectOptions o;
-  o.kernel = Kernel(KernelType::epanechnikov);
+  o.kernel.kernel = Kernel(KernelType::epanechnikov);
   o.degree = 1;
   o.method = BandwidthMethod::cv_ls;
-  o.algorithm = a;
+  o.kernel.algorithm = a;
   BandwidthSelectResult r;
   const Timing t = timed([&]() { r = select_bandwidth(X, arma::vec(Y.col(0)), o); });
   char buf[200];
@@ -104,7 +104,7 @@ void economy_search(std::size_t n, KernelType kt, bool exact_curve) {
   arma::mat X, Y;
   data(n, X, Y, 2);
   BandwidthSelectOptions o;
-  o.kernel = Kernel(kt);
+  o.kernel.kernel = Kernel(kt);
   o.degree = 1;
   o.method = BandwidthMethod::cv_ls;
   o.exact_curve = exact_curve;
@@ -131,7 +131,7 @@ void evaluation_cost(std::size_t n, int reps) {
   arma::mat X, Y;
   data(n, X, Y, 2);
   BandwidthSelectOptions o;
-  o.kernel = Kernel(KernelType::epanechnikov);
+  o.kernel.kernel = Kernel(KernelType::epanechnikov);
   o.degree = 1;
   o.method = BandwidthMethod::cv_ls;
   const BandwidthObjective obj(X, arma::vec(Y.col(0)), o);

@@ -239,10 +239,10 @@ int main(int argc, char** argv) {
   auto fit_opts = [&](int degree, attnreg::PairAlgorithm alg, const char* kernel) {
     attnreg::LocalFitOptions o;
     o.degree = degree;
-    o.algorithm = alg;
-    o.kernel = attnreg::Kernel::from_name(kernel);
+    o.kernel.algorithm = alg;
+    o.kernel.kernel = attnreg::Kernel::from_name(kernel);
     o.compute_fitted = false;
-    o.n_threads = threads_req;
+    o.kernel.n_threads = threads_req;
     return o;
   };
   arma::mat pred;

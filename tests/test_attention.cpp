@@ -376,10 +376,10 @@ TEST(LLA, EqualsTheLocalLinearEstimatorOfTheKernelRegressionCore) {
   for (double lam : {0.0, 0.05, 2.0}) {
     attnreg::LocalFitOptions lo;
     lo.degree = 1;
-    lo.kernel = attnreg::Kernel(attnreg::KernelType::gaussian);
+    lo.kernel.kernel = attnreg::Kernel(attnreg::KernelType::gaussian);
     lo.ridge = lam;
-    lo.algorithm = attnreg::PairAlgorithm::all_pairs;
-    lo.truncation = 0.0;
+    lo.kernel.algorithm = attnreg::PairAlgorithm::all_pairs;
+    lo.kernel.truncation = 0.0;
     lo.compute_fitted = false;
     attnreg::LocalPolynomial lp(lo);
     lp.fit(Km, Vm, arma::vec(d, arma::fill::value(h)));

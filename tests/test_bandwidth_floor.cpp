@@ -168,7 +168,7 @@ TEST(BandwidthFloor, LocalLinearFloorKeepsTheDesignNonsingular) {
   const double lo = obj.lower()(0);
   EXPECT_TRUE(std::isfinite(obj(arma::vec{lo})));
   EXPECT_FALSE(std::isfinite(obj(arma::vec{lo * 0.5})));
-  o.kernel = Kernel(KernelType::epanechnikov);
+  o.kernel.kernel = Kernel(KernelType::epanechnikov);
   BandwidthObjective oe(arma::mat(x), y, o);
   const arma::vec xs = arma::sort(x);
   double d2max = 0.0;  // distance to the second-nearest other value
@@ -197,9 +197,9 @@ TEST(BandwidthFloor, SameResultForOneAndTwoThreads) {
   const arma::mat D = attnreg_test::read_csv(kFix + "/np_kernelreg_cc.csv");
   BandwidthSelectOptions o;
   o.degree = 0;
-  o.n_threads = 1;
+  o.kernel.n_threads = 1;
   const BandwidthSelectResult a = select_bandwidth(D.cols(0, 1), D.col(2), o);
-  o.n_threads = 2;
+  o.kernel.n_threads = 2;
   const BandwidthSelectResult b = select_bandwidth(D.cols(0, 1), D.col(2), o);
   EXPECT_EQ(a.bandwidth(0), b.bandwidth(0));
   EXPECT_EQ(a.bandwidth(1), b.bandwidth(1));
@@ -281,9 +281,9 @@ TEST(WeightedBandwidth, SelectionMinimisesTheWeightedCriterionAndRejectsBadWeigh
   EXPECT_NEAR(r.objective, oracle_cv(X, y, arma::vec{h}, w, 1), 1e-11 * r.objective);
   EXPECT_LT(r.objective, oracle_cv(X, y, arma::vec{h * 0.97}, w, 1));
   EXPECT_LT(r.objective, oracle_cv(X, y, arma::vec{h * 1.03}, w, 1));
-  o.n_threads = 1;
+  o.kernel.n_threads = 1;
   const BandwidthSelectResult r1 = select_bandwidth(X, y, o);
-  o.n_threads = 2;
+  o.kernel.n_threads = 2;
   const BandwidthSelectResult r2 = select_bandwidth(X, y, o);
   EXPECT_EQ(r1.bandwidth(0), r2.bandwidth(0));
   EXPECT_EQ(r1.objective, r2.objective);

@@ -68,13 +68,13 @@ TEST(BandwidthSelect, CvEqualsLiteralRefitAndLooFitted) {
         BandwidthSelectOptions o;
         o.degree = degree;
         o.ridge = ridge;
-        o.var_types = types_for(2, cat);
+        o.kernel.var_types = types_for(2, cat);
         BandwidthObjective obj(X, y, o);
         const double cv = obj(bw);
         LocalFitOptions lo;
         lo.degree = degree;
         lo.ridge = ridge;
-        lo.var_types = o.var_types;
+        lo.kernel = o.kernel;
         EXPECT_NEAR(cv, literal_cv(X, y, bw, lo), 1e-10 * cv) << degree << ridge << cat;
         LocalPolynomial lp(lo);
         lp.fit(X, y, bw);
@@ -101,7 +101,7 @@ TEST(BandwidthSelect, TiedRowsGiveTheSameObjectiveAndGradient) {
         BandwidthSelectOptions o;
         o.degree = degree;
         o.ridge = ridge;
-        o.var_types = types_for(2, cat);
+        o.kernel.var_types = types_for(2, cat);
         BandwidthObjective obj(X, y, o);
         ASSERT_LT(obj.n_unique(), X.n_rows);
         arma::vec g;
@@ -109,7 +109,7 @@ TEST(BandwidthSelect, TiedRowsGiveTheSameObjectiveAndGradient) {
         LocalFitOptions lo;
         lo.degree = degree;
         lo.ridge = ridge;
-        lo.var_types = o.var_types;
+        lo.kernel = o.kernel;
         EXPECT_NEAR(cv, literal_cv(X, y, bw, lo), 1e-10 * cv) << degree << ridge << cat;
         LocalPolynomial lp(lo);
         lp.fit(X, y, bw);
@@ -167,14 +167,14 @@ TEST(BandwidthSelect, AicAndGcvEqualTheirFormulas) {
       const arma::vec bw = cat ? arma::vec{0.15, 0.3} : arma::vec{0.15};
       LocalFitOptions lo;
       lo.degree = degree;
-      lo.var_types = types_for(1, cat);
+      lo.kernel.var_types = types_for(1, cat);
       LocalPolynomial lp(lo);
       lp.fit(X, y, bw);
       const double n = 40, tr = lp.effective_df();
       const double rss = arma::accu(arma::square(y - lp.fitted()));
       BandwidthSelectOptions o;
       o.degree = degree;
-      o.var_types = lo.var_types;
+      o.kernel = lo.kernel;
       o.method = BandwidthMethod::aic;
       const double aic = BandwidthObjective(X, y, o)(bw);
       EXPECT_NEAR(aic, std::log(rss / n) + (1 + tr / n) / (1 - (tr + 2) / n), 1e-10);
@@ -198,9 +198,9 @@ TEST(BandwidthSelect, GradientMatchesCentralDifferences) {
         make_data(60, 2, true, 11, X, y);
         BandwidthSelectOptions o;
         o.degree = degree;
-        o.kernel = Kernel(kt);
+        o.kernel.kernel = Kernel(kt);
         o.method = m;
-        o.var_types = "ccu";
+        o.kernel.var_types = "ccu";
         o.ridge = degree == 1 ? 0.05 : 0.0;
         BandwidthObjective obj(X, y, o);
         const bool compact = kt != KernelType::gaussian;
@@ -233,8 +233,8 @@ TEST(BandwidthSelect, OrderedKernelsGradient) {
   make_data(50, 1, true, 5, X, y);
   for (const char* name : {"li_racine", "wang_van_ryzin"}) {
     BandwidthSelectOptions o;
-    o.var_types = "co";
-    o.ordered_kernel = CategoricalKernel::from_name(name, true, "okertype");
+    o.kernel.var_types = "co";
+    o.kernel.ordered_kernel = CategoricalKernel::from_name(name, true, "okertype");
     BandwidthObjective obj(X, y, o);
     const arma::vec bw{0.2, 0.4};
     arma::vec g;
@@ -281,7 +281,7 @@ TEST(BandwidthSelect, MixedOptimumBeatsBruteForceGrid) {
     make_data(120, 1, true, 4, X, y);
     BandwidthSelectOptions o;
     o.degree = degree;
-    o.var_types = "cu";
+    o.kernel.var_types = "cu";
     o.n_starts = 4;
     o.seed = 42;
     const BandwidthSelectResult r = select_bandwidth(X, y, o);
@@ -311,7 +311,7 @@ TEST(BandwidthSelect, TwoContinuousColumnsBeatGrid) {
   arma::vec y;
   make_data(150, 2, false, 9, X, y);
   BandwidthSelectOptions o;
-  o.kernel = Kernel(KernelType::epanechnikov);
+  o.kernel.kernel = Kernel(KernelType::epanechnikov);
   const BandwidthSelectResult r = select_bandwidth(X, y, o);
   BandwidthObjective obj(X, y, o);
   double best = INFINITY;
@@ -340,7 +340,7 @@ TEST(BandwidthSelect, RotAndDpi) {
   o.method = BandwidthMethod::dpi;
   const BandwidthSelectResult d = select_bandwidth(X, y, o);
   EXPECT_NEAR(d.bandwidth(0), dpi_local_linear(X.col(0), y).bandwidth, 1e-15);
-  o.var_types = "cu";
+  o.kernel.var_types = "cu";
   arma::mat Xc;
   make_data(200, 1, true, 2, Xc, y);
   EXPECT_THROW(select_bandwidth(Xc, y, o), InvalidArgument);
@@ -500,9 +500,9 @@ TEST(BandwidthSelect, UndefinedEvaluationsLeaveLaterValuesUnchanged) {
         if (n > 100 && m != BandwidthMethod::cv_ls) continue;
         for (int threads : {1, 2}) {
           BandwidthSelectOptions o;
-          o.var_types = "uuocc";
+          o.kernel.var_types = "uuocc";
           o.method = m;
-          o.n_threads = threads;
+          o.kernel.n_threads = threads;
           const BandwidthObjective warm(X, y, o);
           arma::vec g;
           EXPECT_TRUE(std::isinf(warm(bad, &g))) << n << " " << seed;
@@ -518,7 +518,7 @@ TEST(BandwidthSelect, UndefinedEvaluationsLeaveLaterValuesUnchanged) {
             EXPECT_LE(arma::abs(gw - gf).max(), 1e-12 * std::max(1.0, arma::abs(gf).max()));
             if (m == BandwidthMethod::cv_ls && n < 100) {
               LocalFitOptions lo;
-              lo.var_types = o.var_types;
+              lo.kernel = o.kernel;
               LocalPolynomial lp(lo);
               lp.fit(X, y, bw);
               const double cv = arma::mean(arma::square(y - lp.loo_fitted()));

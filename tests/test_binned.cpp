@@ -122,7 +122,7 @@ TEST(Binned, EqualsExactWhenEveryPointSitsOnANode) {
     for (int degree = 0; degree <= 3; ++degree) {
       LocalFitOptions eo;
       eo.degree = degree;
-      eo.kernel = Kernel(kt);
+      eo.kernel.kernel = Kernel(kt);
       eo.ridge = degree == 1 ? 0.1 : 0.0;
       eo.compute_fitted = false;
       LocalPolynomial ex(eo);
@@ -181,7 +181,7 @@ TEST(Binned, ErrorFallsAsTheGridGrows) {
       for (int degree = 0; degree <= 1; ++degree) {
         LocalFitOptions eo;
         eo.degree = degree;
-        eo.kernel = Kernel(kt);
+        eo.kernel.kernel = Kernel(kt);
         eo.compute_fitted = false;
         LocalPolynomial ex(eo);
         const arma::vec h = d == 1 ? arma::vec{0.08} : arma::vec{0.15, 0.15};
@@ -226,7 +226,7 @@ TEST(Binned, CvObjectiveEqualsExactOnLatticeAndGradientIsExact) {
         if (degree == 0 && ridge > 0) continue;
         BandwidthSelectOptions so;
         so.degree = degree;
-        so.kernel = Kernel(kt);
+        so.kernel.kernel = Kernel(kt);
         so.ridge = ridge;
         BandwidthObjective exact(X, y, so);
         BinnedCVObjective binned(X, y, degree, Kernel(kt), ridge, 60);

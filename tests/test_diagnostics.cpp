@@ -20,7 +20,7 @@ LocalPolynomial fit_lp(const arma::mat& X, const arma::vec& y, double h, int deg
                        KernelType k = KernelType::gaussian) {
   LocalFitOptions o;
   o.degree = degree;
-  o.kernel = Kernel(k);
+  o.kernel.kernel = Kernel(k);
   LocalPolynomial m(o);
   m.fit(X, arma::mat(y), arma::vec(X.n_cols, arma::fill::value(h)));
   return m;

@@ -208,12 +208,12 @@ TEST(FastSums, LocalPolynomialEqualsAllPairs) {
         for (double h : {0.004, 0.08, 0.4, hmax}) {
           for (bool weighted : {false, true}) {
             LocalFitOptions o;
-            o.kernel = Kernel(kt);
+            o.kernel.kernel = Kernel(kt);
             o.degree = degree;
             o.compute_fitted = false;
-            o.n_threads = 2;
+            o.kernel.n_threads = 2;
             LocalPolynomial fast(o);
-            o.algorithm = PairAlgorithm::all_pairs;
+            o.kernel.algorithm = PairAlgorithm::all_pairs;
             LocalPolynomial slow(o);
             arma::mat Xm(x);
             const arma::vec bw{h};
@@ -275,13 +275,13 @@ TEST(FastSums, LocalLinearPublicFitEqualsAllPairs) {
     Y(i, 0) = std::cos(X(i, 0) - 1e6) + 0.2 * N01(rng);
   }
   LocalFitOptions o;
-  o.kernel = Kernel(KernelType::epanechnikov);
+  o.kernel.kernel = Kernel(KernelType::epanechnikov);
   o.degree = 1;
-  o.n_threads = 1;
+  o.kernel.n_threads = 1;
   LocalPolynomial f1(o);
-  o.n_threads = 2;
+  o.kernel.n_threads = 2;
   LocalPolynomial f2(o);
-  o.algorithm = PairAlgorithm::all_pairs;
+  o.kernel.algorithm = PairAlgorithm::all_pairs;
   LocalPolynomial ref(o);
   const arma::vec bw{0.35};
   f1.fit(X, Y, bw);
@@ -317,12 +317,12 @@ TEST(FastSums, BandwidthObjectiveAndGradientEqualAllPairs) {
         for (BandwidthMethod m :
              {BandwidthMethod::cv_ls, BandwidthMethod::aic, BandwidthMethod::gcv}) {
           BandwidthSelectOptions o;
-          o.kernel = Kernel(kt);
+          o.kernel.kernel = Kernel(kt);
           o.degree = degree;
           o.method = m;
-          o.n_threads = 2;
+          o.kernel.n_threads = 2;
           BandwidthObjective fast(X, y, o);
-          o.algorithm = PairAlgorithm::all_pairs;
+          o.kernel.algorithm = PairAlgorithm::all_pairs;
           BandwidthObjective slow(X, y, o);
           for (double h : {0.25, 0.6, 3.0}) {
             arma::vec ga, gb;

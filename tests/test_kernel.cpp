@@ -269,7 +269,7 @@ TEST(KernelSpace, WeightsMatchDirectProductKernel) {
       if (alg == PairAlgorithm::neighbors && !Kernel::from_name(kernel).nonnegative()) continue;
       KernelSpec spec;
       spec.kernel = Kernel::from_name(kernel);
-      spec.var_types = parse_var_types("cuco", 4);
+      spec.var_types = "cuco";
       spec.algorithm = alg;
       KernelSpace ks(X, h, spec, ow);
       EXPECT_EQ(ks.uses_neighbors(), alg == PairAlgorithm::neighbors);
@@ -392,7 +392,7 @@ TEST(KernelSpace, BadInputIsRejectedWithTheArgumentNamed) {
              "sample_weight");
   // Categorical columns: codes must be integers, lambda in range, unseen levels rejected.
   KernelSpec mixed = spec;
-  mixed.var_types = parse_var_types("cu", 2);
+  mixed.var_types = "cu";
   expect_msg([&] { KernelSpace(X, arma::vec{1.0, 0.6}, mixed); }, "bandwidth[2]");  // AA: <= 1/2
   EXPECT_NO_THROW(KernelSpace(X, arma::vec{1.0, 0.5}, mixed));
   expect_msg([&] { KernelSpace(X, arma::vec{1.0}, mixed); }, "bandwidth");
@@ -403,8 +403,8 @@ TEST(KernelSpace, BadInputIsRejectedWithTheArgumentNamed) {
   expect_msg([&] { ks.prepare(arma::mat{{0.5, 2.0}}, "X_new"); }, "X_new");
   expect_msg([&] { ks.prepare(arma::mat{{0.5, 0.0, 1.0}}, "X_new"); }, "columns");
   KernelSpec wvr = spec;
-  wvr.var_types = parse_var_types("co", 2);
-  wvr.ordered = CategoricalKernel(CategoricalKernelType::wang_van_ryzin);
+  wvr.var_types = "co";
+  wvr.ordered_kernel = CategoricalKernel(CategoricalKernelType::wang_van_ryzin);
   expect_msg([&] { KernelSpace(X, arma::vec{1.0, 1.0}, wvr); }, "wang_van_ryzin");
   KernelSpec nb = spec;
   nb.algorithm = PairAlgorithm::neighbors;

@@ -118,7 +118,7 @@ TEST(Gaussian4, LocalConstantAndLinearFitsMatchDirectSums) {
       for (int degree : {0, 1}) {
         LocalFitOptions o;
         o.degree = degree;
-        o.kernel = Kernel::from_name("gaussian4");
+        o.kernel.kernel = Kernel::from_name("gaussian4");
         // Only the queries: with negative weights some training rows' local design is not
         // positive definite (reported as singular there).
         o.compute_fitted = false;
@@ -145,7 +145,7 @@ TEST(Gaussian4, RegressionCvLsAndGradientMatchDirectSums) {
       for (int degree : {0, 1}) {
         BandwidthSelectOptions o;
         o.degree = degree;
-        o.kernel = Kernel::from_name("gaussian4");
+        o.kernel.kernel = Kernel::from_name("gaussian4");
         BandwidthObjective obj(X, y, o);
         arma::vec g;
         const double cv = obj(h, &g);
@@ -219,8 +219,8 @@ TEST(Gaussian4, PathsNeedingNonnegativeWeightsRefuseItByName) {
   EXPECT_FALSE(fast_sums_supported(KernelType::gaussian4));
   EXPECT_TRUE(names_kernel([&] {
     LocalFitOptions o;
-    o.kernel = K;
-    o.algorithm = PairAlgorithm::neighbors;
+    o.kernel.kernel = K;
+    o.kernel.algorithm = PairAlgorithm::neighbors;
     LocalPolynomial(o).fit(X, y, arma::vec{0.5});
   }));
   EXPECT_TRUE(names_kernel([&] {

@@ -136,7 +136,7 @@ TEST(KernelSimd, WeightsDoNotDependOnWhereATileStarts) {
     for (const std::string& kernel : Kernel::names()) {
       KernelSpec spec;
       spec.kernel = Kernel::from_name(kernel);
-      spec.var_types = parse_var_types("cuc", 3);
+      spec.var_types = "cuc";
       spec.algorithm = PairAlgorithm::all_pairs;
       KernelSpace ks(X, arma::vec{0.7, 0.4, 1.3}, spec, ow);
       const PreparedQueries Q = ks.prepare(X.rows(0, 4), "X_new");

@@ -134,11 +134,11 @@ LocalFitOptions options(int degree, const std::string& kernel = "gaussian",
                         PairAlgorithm alg = PairAlgorithm::automatic, int threads = 0) {
   LocalFitOptions o;
   o.degree = degree;
-  o.kernel = Kernel::from_name(kernel);
-  o.var_types = types;
+  o.kernel.kernel = Kernel::from_name(kernel);
+  o.kernel.var_types = types;
   o.ridge = ridge;
-  o.algorithm = alg;
-  o.n_threads = threads;
+  o.kernel.algorithm = alg;
+  o.kernel.n_threads = threads;
   return o;
 }
 

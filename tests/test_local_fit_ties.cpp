@@ -58,11 +58,11 @@ LocalFitOptions options(const Case& c, int degree, const std::string& kernel, do
                         bool eager, int threads) {
   LocalFitOptions o;
   o.degree = degree;
-  o.kernel = Kernel::from_name(kernel, "kernel");
-  o.var_types = c.types;
+  o.kernel.kernel = Kernel::from_name(kernel, "kernel");
+  o.kernel.var_types = c.types;
   o.ridge = ridge;
   o.compute_fitted = eager;
-  o.n_threads = threads;
+  o.kernel.n_threads = threads;
   return o;
 }
 

@@ -64,7 +64,7 @@ LocalPolynomial fit_lp(const arma::mat& X, const arma::vec& y, const arma::vec& 
                        const std::string& kernel = "gaussian") {
   LocalFitOptions o;
   o.degree = p;
-  o.kernel = Kernel::from_name(kernel);
+  o.kernel.kernel = Kernel::from_name(kernel);
   LocalPolynomial m(o);
   m.fit(X, arma::mat(y), h);
   return m;
@@ -244,7 +244,7 @@ TEST(LocalPolynomialDegreeP, ExtremeBandwidths) {
   try {
     LocalFitOptions o;
     o.degree = 2;
-    o.kernel = Kernel(KernelType::epanechnikov);
+    o.kernel.kernel = Kernel(KernelType::epanechnikov);
     LocalPolynomial z(o);
     z.fit(X, arma::mat(y), arma::vec{1e-3, 1e-3});
     FAIL() << "expected NumericalError";

@@ -140,7 +140,7 @@ TEST(LpBwSelect, DiagnoseNnUsesTheWindowsNeighbours) {
   const arma::vec x = arma::randu<arma::vec>(n);
   const arma::vec y = arma::sin(6 * x) + (0.1 + 0.4 * x) % arma::randn<arma::vec>(n);
   LocalFitOptions fo;
-  fo.kernel = Kernel(KernelType::epanechnikov);
+  fo.kernel.kernel = Kernel(KernelType::epanechnikov);
   LocalPolynomial m(fo);
   m.fit(arma::mat(x), arma::mat(y), arma::vec{0.1});
   const arma::mat Xe = arma::vec{0.05, 0.5, 0.93};

@@ -37,8 +37,8 @@ LocalPolynomial fit(const Data& D, int degree, const std::string& vt, KernelType
                     const arma::vec& h, const arma::vec& sw = arma::vec()) {
   LocalFitOptions o;
   o.degree = degree;
-  o.var_types = vt;
-  o.kernel = Kernel(k);
+  o.kernel.var_types = vt;
+  o.kernel.kernel = Kernel(k);
   LocalPolynomial m(o);
   m.fit(D.X, arma::mat(D.y), h, sw);
   return m;

@@ -85,15 +85,16 @@ TEST(OptionSpec, AttentionOptions) {
 TEST(OptionSpec, LocalFitOptions) {
   const attnreg::LocalFitOptions o;
   expect_number("local_fit", "degree", o.degree);
-  EXPECT_EQ(std::string(o.kernel.name()), text("local_fit", "kernel"));
-  EXPECT_EQ(o.var_types, text("local_fit", "var_types"));
-  EXPECT_EQ(std::string(o.unordered_kernel.name()), text("local_fit", "unordered_kernel"));
-  EXPECT_EQ(std::string(o.ordered_kernel.name()), text("local_fit", "ordered_kernel"));
+  EXPECT_EQ(std::string(o.kernel.kernel.name()), text("local_fit", "kernel"));
+  EXPECT_EQ(o.kernel.var_types, text("local_fit", "var_types"));
+  EXPECT_EQ(std::string(o.kernel.unordered_kernel.name()), text("local_fit", "unordered_kernel"));
+  EXPECT_EQ(std::string(o.kernel.ordered_kernel.name()), text("local_fit", "ordered_kernel"));
   expect_number("local_fit", "ridge", o.ridge);
-  EXPECT_EQ(std::string(attnreg::pair_algorithm_name(o.algorithm)), text("local_fit", "algorithm"));
-  expect_number("local_fit", "truncation", o.truncation);
+  EXPECT_EQ(std::string(attnreg::pair_algorithm_name(o.kernel.algorithm)),
+            text("local_fit", "algorithm"));
+  expect_number("local_fit", "truncation", o.kernel.truncation);
   expect_flag("local_fit", "compute_fitted", o.compute_fitted);
-  expect_number("local_fit", "n_threads", o.n_threads);
+  expect_number("local_fit", "n_threads", o.kernel.n_threads);
 }
 
 TEST(OptionSpec, BinnedFitOptions) {
@@ -109,19 +110,20 @@ TEST(OptionSpec, BandwidthSelectOptions) {
   const attnreg::BandwidthSelectOptions o;
   expect_number("bandwidth", "degree", o.degree);
   EXPECT_EQ(std::string(attnreg::bandwidth_method_name(o.method)), text("bandwidth", "method"));
-  EXPECT_EQ(std::string(o.kernel.name()), text("bandwidth", "kernel"));
-  EXPECT_EQ(o.var_types, text("bandwidth", "var_types"));
-  EXPECT_EQ(std::string(o.unordered_kernel.name()), text("bandwidth", "unordered_kernel"));
-  EXPECT_EQ(std::string(o.ordered_kernel.name()), text("bandwidth", "ordered_kernel"));
+  EXPECT_EQ(std::string(o.kernel.kernel.name()), text("bandwidth", "kernel"));
+  EXPECT_EQ(o.kernel.var_types, text("bandwidth", "var_types"));
+  EXPECT_EQ(std::string(o.kernel.unordered_kernel.name()), text("bandwidth", "unordered_kernel"));
+  EXPECT_EQ(std::string(o.kernel.ordered_kernel.name()), text("bandwidth", "ordered_kernel"));
   expect_number("bandwidth", "ridge", o.ridge);
   expect_number("bandwidth", "n_starts", o.n_starts);
   expect_number("bandwidth", "seed", static_cast<double>(o.seed));
   expect_number("bandwidth", "grid_size", o.grid_size);
   expect_flag("bandwidth", "exact_curve", o.exact_curve);
   expect_number("bandwidth", "min_neighbors", o.min_neighbors);
-  EXPECT_EQ(std::string(attnreg::pair_algorithm_name(o.algorithm)), text("bandwidth", "algorithm"));
-  expect_number("bandwidth", "truncation", o.truncation);
-  expect_number("bandwidth", "n_threads", o.n_threads);
+  EXPECT_EQ(std::string(attnreg::pair_algorithm_name(o.kernel.algorithm)),
+            text("bandwidth", "algorithm"));
+  expect_number("bandwidth", "truncation", o.kernel.truncation);
+  expect_number("bandwidth", "n_threads", o.kernel.n_threads);
   EXPECT_EQ(o.approx, attnreg::approximation_from_name(text("bandwidth", "approx")));
   expect_number("bandwidth", "approx_grid_size", o.approx_grid_size);
 }

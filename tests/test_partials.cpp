@@ -64,7 +64,7 @@ LocalPartial split_and_merge(const arma::mat& X, const arma::mat& Y, const arma:
 LocalFitOptions opts(int degree, const std::string& kernel, double ridge) {
   LocalFitOptions o;
   o.degree = degree;
-  o.kernel = Kernel::from_name(kernel);
+  o.kernel.kernel = Kernel::from_name(kernel);
   o.ridge = ridge;
   return o;
 }
@@ -256,7 +256,7 @@ TEST(Partials, BadBlocksGiveClearErrors) {
     EXPECT_NE(std::string(e.what()).find("columns"), std::string::npos) << e.what();
   }
   LocalFitOptions oc = o;
-  oc.var_types = "cu";
+  oc.kernel.var_types = "cu";
   EXPECT_THROW(local_partial(X, Y, Xq, h, oc), InvalidArgument);
   LocalPartial a = local_partial(X, Y, Xq, h, o);
   const LocalPartial b = local_partial(X, Y, arma::randn(4, 2), h, o);

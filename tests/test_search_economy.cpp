@@ -37,7 +37,7 @@ void shaped(const std::string& shape, std::size_t n, unsigned seed, bool ripple,
 BandwidthSelectResult search(const arma::mat& X, const arma::vec& y, KernelType k, int degree,
                              bool exact_curve) {
   BandwidthSelectOptions o;
-  o.kernel = Kernel(k);
+  o.kernel.kernel = Kernel(k);
   o.degree = degree;
   o.exact_curve = exact_curve;
   return select_bandwidth(X, y, o);
@@ -86,7 +86,7 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
                   (smooth ? 2e-3 : 2e-2) * full.bandwidth(0));
       // Both are exact objective values at the returned bandwidths.
       BandwidthSelectOptions o;
-      o.kernel = Kernel(c.kernel);
+      o.kernel.kernel = Kernel(c.kernel);
       o.degree = c.degree;
       const BandwidthObjective obj(X, y, o);
       EXPECT_DOUBLE_EQ(obj(econ.bandwidth), econ.objective);
@@ -132,10 +132,10 @@ TEST(SearchEconomy, SortedOnceFastSumObjectiveEqualsAllPairs) {
       arma::vec y;
       shaped(shape, 3000, 7, true, X, y);
       BandwidthSelectOptions o;
-      o.kernel = Kernel(KernelType::epanechnikov);
+      o.kernel.kernel = Kernel(KernelType::epanechnikov);
       o.degree = degree;
       const BandwidthObjective fast(X, y, o);
-      o.algorithm = PairAlgorithm::all_pairs;
+      o.kernel.algorithm = PairAlgorithm::all_pairs;
       const BandwidthObjective pairs(X, y, o);
       for (double h : {0.004, 0.02, 0.1, 0.7}) {
         arma::vec g1, g2;

@@ -22,8 +22,8 @@ LocalPolynomial fit_model(const arma::mat& X, const arma::vec& y, const arma::ve
                           KernelType k = KernelType::gaussian, const std::string& types = "") {
   LocalFitOptions o;
   o.degree = degree;
-  o.kernel = Kernel(k);
-  o.var_types = types;
+  o.kernel.kernel = Kernel(k);
+  o.kernel.var_types = types;
   LocalPolynomial m(o);
   m.fit(X, arma::mat(y), h);
   return m;
@@ -135,11 +135,11 @@ TEST(SignificanceTest, ReproducibleAndIndependentOfThreadsAndChunks) {
   const arma::mat X = uniform_x(120, 1, 4);
   const arma::vec y = X.col(0) + 0.5 * arma::randn(120);
   LocalFitOptions o1;
-  o1.n_threads = 1;
+  o1.kernel.n_threads = 1;
   LocalPolynomial a(o1);
   a.fit(X, arma::mat(y), arma::vec{0.2});
   LocalFitOptions o2 = o1;
-  o2.n_threads = 2;
+  o2.kernel.n_threads = 2;
   LocalPolynomial b(o2);
   b.fit(X, arma::mat(y), arma::vec{0.2});
   SignificanceOptions so;
@@ -164,7 +164,7 @@ TEST(SpecificationStatistics, MatchesTheDoubleSumWithAnExplicitMixedKernel) {
   const arma::mat U = arma::randn<arma::mat>(n, 3);
   const arma::vec h{0.5, 0.2};
   KernelSpec ks;
-  ks.var_types = parse_var_types("cu", 2);
+  ks.var_types = "cu";
   const KernelSpace space(X, h, ks);
   const arma::mat st = specification_statistics(space, U, 0);
   // Independent kernel matrix: Gaussian density on column 1, Aitchison-Aitken (c = 4) on 2.
@@ -189,7 +189,7 @@ TEST(SpecificationStatistics, MatchesTheDoubleSumWithAnExplicitMixedKernel) {
   }
   // The reported I_n uses the density-scaled kernel: intercept-only OLS, residuals y - ybar.
   SpecificationOptions so;
-  so.var_types = "cu";
+  so.kernel.var_types = "cu";
   so.bandwidth = h;
   so.replications = 19;
   const arma::vec y = U.col(0);
@@ -302,7 +302,7 @@ TEST(SpecificationTest, RankDeficientDesignAndDefaultDesign) {
   arma::mat Zd = arma::join_horiz(Z, Z.col(1));  // duplicated column
   SpecificationOptions o;
   o.replications = 19;
-  o.var_types = "cu";
+  o.kernel.var_types = "cu";
   o.bandwidth = arma::vec{0.3, 0.3};
   const arma::vec y = X.col(0) + arma::randn(40);
   const SpecificationTest a = specification_test(Z, y, X, o);

@@ -62,7 +62,8 @@ TEST(TradeoffPilot, GridRowsEqualSeparateFitsExactly) {
     const arma::mat t =
         tradeoff_curve(X, y, hs, fo, Xe, c.kind, c.pilot_degree, c.pilot_bandwidth);
     const double b =
-        c.pilot_bandwidth > 0 ? c.pilot_bandwidth : 2 * rule_of_thumb_bandwidth(x, fo.kernel);
+        c.pilot_bandwidth > 0 ? c.pilot_bandwidth
+                              : 2 * rule_of_thumb_bandwidth(x, fo.kernel.kernel);
     ASSERT_EQ(t.n_rows, hs.n_elem);
     for (arma::uword k = 0; k < hs.n_elem; ++k) {
       const arma::rowvec want = direct_row(X, y, hs(k), fo, Xe, c.kind, c.pilot_degree, b);
@@ -86,7 +87,7 @@ TEST(TradeoffPilot, PilotErrorStillNamesTheArgument) {
   const arma::vec y = arma::square(x);
   const arma::mat Xe(arma::vec{0.5, 3.5});
   LocalFitOptions fo;
-  fo.kernel = Kernel(KernelType::epanechnikov);
+  fo.kernel.kernel = Kernel(KernelType::epanechnikov);
   try {
     tradeoff_curve(arma::mat(x), y, arma::vec{1.5, 3.0}, fo, Xe, VarianceKind::homoskedastic, -1,
                    0.1);

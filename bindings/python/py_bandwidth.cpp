@@ -8,6 +8,7 @@
 #include "attnreg/bandwidth/bandwidth_select.hpp"
 #include "attnreg/bandwidth/plugin_bandwidth.hpp"
 #include "convert.hpp"
+#include "options.hpp"
 
 namespace py = pybind11;
 namespace spec = attnreg::spec::bandwidth;
@@ -24,17 +25,13 @@ attnreg::BandwidthSelectOptions select_options(int degree, const std::string& me
   attnreg::BandwidthSelectOptions o;
   o.degree = degree;
   o.method = attnreg::bandwidth_method_from_name(method, "method");
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  o.var_types = var_types;
-  o.unordered_kernel =
-      attnreg::CategoricalKernel::from_name(unordered_kernel, false, "unordered_kernel");
-  o.ordered_kernel = attnreg::CategoricalKernel::from_name(ordered_kernel, true, "ordered_kernel");
+  o.kernel =
+      attnreg_py::kernel_spec(kernel, var_types, unordered_kernel, ordered_kernel, n_threads);
   o.ridge = ridge;
   o.n_starts = n_starts;
   o.seed = seed;
   o.grid_size = grid_size;
   o.min_neighbors = min_neighbors;
-  o.n_threads = n_threads;
   return o;
 }
 

@@ -12,6 +12,7 @@
 #include "attnreg/solve/local_fit.hpp"
 #include "attnreg/inference/specification_tests.hpp"
 #include "convert.hpp"
+#include "options.hpp"
 
 namespace py = pybind11;
 using attnreg_py::as_mat;
@@ -129,9 +130,8 @@ static void init_diagnostics_criteria(py::module_& m) {
          int pilot_degree, double pilot_bandwidth, int n_threads) {
         attnreg::LocalFitOptions fo;
         fo.degree = degree;
-        fo.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+        fo.kernel = attnreg_py::continuous_kernel_spec(kernel, n_threads);
         fo.ridge = ridge;
-        fo.n_threads = n_threads;
         const attnreg::TradeoffTable t = attnreg::tradeoff_table(
             as_mat(X, "X"), as_vec1(y, "y"), as_vec1(bandwidths, "bandwidths"), fo,
             as_mat(X_eval, "eval_points"), attnreg::variance_kind_from_name(kind, "kind"),
@@ -235,15 +235,10 @@ static void init_diagnostics_inference(py::module_& m) {
         o.bootstrap = attnreg::null_bootstrap_from_name(bootstrap, "bootstrap");
         o.replications = replications;
         o.seed = seed;
-        o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-        o.var_types = var_types;
-        o.unordered_kernel =
-            attnreg::CategoricalKernel::from_name(unordered_kernel, false, "unordered_kernel");
-        o.ordered_kernel =
-            attnreg::CategoricalKernel::from_name(ordered_kernel, true, "ordered_kernel");
+        o.kernel =
+            attnreg_py::kernel_spec(kernel, var_types, unordered_kernel, ordered_kernel, n_threads);
         o.bandwidth = as_vec1(bandwidth, "bandwidth");
         o.degree = degree;
-        o.n_threads = n_threads;
         const attnreg::SpecificationTest r = attnreg::specification_test(
             as_mat(Z, "design"), as_vec1(y, "y"), as_mat(X, "X"), o);
         py::dict d;

@@ -10,6 +10,7 @@
 #include "attnreg/kernels/kernel.hpp"
 #include "attnreg/solve/local_fit.hpp"
 #include "convert.hpp"
+#include "options.hpp"
 
 namespace py = pybind11;
 namespace spec = attnreg::spec::local_fit;
@@ -31,15 +32,9 @@ attnreg::LocalFitOptions make_options(int degree, const std::string& kernel,
   attnreg::LocalFitOptions o;
   o.compute_fitted = compute_fitted;
   o.degree = degree;
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  o.var_types = var_types;
-  o.unordered_kernel = attnreg::CategoricalKernel::from_name(unordered_kernel, false,
-                                                             "unordered_kernel");
-  o.ordered_kernel = attnreg::CategoricalKernel::from_name(ordered_kernel, true, "ordered_kernel");
+  o.kernel = attnreg_py::kernel_spec(kernel, var_types, unordered_kernel, ordered_kernel,
+                                     n_threads, algorithm, truncation);
   o.ridge = ridge;
-  o.algorithm = attnreg::pair_algorithm_from_name(algorithm, "algorithm");
-  o.truncation = truncation;
-  o.n_threads = n_threads;
   return o;
 }
 
@@ -49,7 +44,7 @@ py::tuple lp_getstate(const attnreg::LocalPolynomial& m) {
                         s.ordered_kernel, s.ridge, s.algorithm, s.truncation, to_numpy(s.X),
                         to_numpy(s.Y), to_numpy(s.bandwidth), to_numpy(s.sample_weight),
                         to_numpy(s.fitted), to_numpy(s.leverage), to_numpy(s.loo),
-                        to_numpy(s.loo_status), m.options().n_threads);
+                        to_numpy(s.loo_status), m.options().kernel.n_threads);
 }
 
 attnreg::LocalPolynomial lp_setstate(const py::tuple& t) {

@@ -51,6 +51,29 @@ attnreg::OptionValues option_values(const py::kwargs& kw) {
   return out;
 }
 
+attnreg::KernelSpec kernel_spec(const std::string& kernel, const std::string& var_types,
+                                const std::string& unordered_kernel,
+                                const std::string& ordered_kernel, int n_threads,
+                                const std::string& algorithm, double truncation) {
+  attnreg::KernelSpec k;
+  k.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  k.var_types = var_types;
+  k.unordered_kernel =
+      attnreg::CategoricalKernel::from_name(unordered_kernel, false, "unordered_kernel");
+  k.ordered_kernel = attnreg::CategoricalKernel::from_name(ordered_kernel, true, "ordered_kernel");
+  k.algorithm = attnreg::pair_algorithm_from_name(algorithm, "algorithm");
+  k.truncation = truncation;
+  k.n_threads = n_threads;
+  return k;
+}
+
+attnreg::KernelSpec continuous_kernel_spec(const std::string& kernel, int n_threads,
+                                           const std::string& algorithm, double truncation) {
+  namespace table = attnreg::spec::local_fit;
+  return kernel_spec(kernel, table::var_types, table::unordered_kernel, table::ordered_kernel,
+                     n_threads, algorithm, truncation);
+}
+
 }  // namespace attnreg_py
 
 void init_options(py::module_& m) {

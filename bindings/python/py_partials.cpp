@@ -16,6 +16,7 @@
 #include "attnreg/base/error.hpp"
 #include "attnreg/moments/partials.hpp"
 #include "convert.hpp"
+#include "options.hpp"
 
 namespace py = pybind11;
 using attnreg_py::as_mat;
@@ -31,11 +32,8 @@ attnreg::LocalFitOptions local_options(int degree, const std::string& kernel, do
                                        int n_threads) {
   attnreg::LocalFitOptions o;
   o.degree = degree;
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  o.kernel = attnreg_py::continuous_kernel_spec(kernel, n_threads, algorithm, truncation);
   o.ridge = ridge;
-  o.algorithm = attnreg::pair_algorithm_from_name(algorithm, "algorithm");
-  o.truncation = truncation;
-  o.n_threads = n_threads;
   return o;
 }
 

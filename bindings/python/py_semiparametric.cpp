@@ -13,6 +13,7 @@
 #include "attnreg/solve/local_polynomial.hpp"
 #include "attnreg/semiparametric/semiparametric.hpp"
 #include "convert.hpp"
+#include "options.hpp"
 
 namespace py = pybind11;
 using attnreg_py::as_mat;
@@ -39,21 +40,6 @@ py::dict result_dict(const attnreg::BandwidthSelectResult& r) {
   d["curve_grid"] = to_numpy(r.curve_grid);
   d["curve_values"] = to_numpy(r.curve_values);
   return d;
-}
-
-attnreg::SemiparametricKernelOptions kernel_options(const std::string& kernel,
-                                                    const std::string& var_types,
-                                                    const std::string& unordered_kernel,
-                                                    const std::string& ordered_kernel,
-                                                    int n_threads) {
-  attnreg::SemiparametricKernelOptions o;
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  o.var_types = var_types;
-  o.unordered_kernel =
-      attnreg::CategoricalKernel::from_name(unordered_kernel, false, "unordered_kernel");
-  o.ordered_kernel = attnreg::CategoricalKernel::from_name(ordered_kernel, true, "ordered_kernel");
-  o.n_threads = n_threads;
-  return o;
 }
 
 }  // namespace
@@ -102,17 +88,12 @@ static void init_semiparametric_functions(py::module_& m) {
         attnreg::BandwidthSelectOptions o;
         o.degree = degree;
         o.method = attnreg::bandwidth_method_from_name(method, "method");
-        o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-        o.var_types = var_types;
-        o.unordered_kernel =
-            attnreg::CategoricalKernel::from_name(unordered_kernel, false, "unordered_kernel");
-        o.ordered_kernel =
-            attnreg::CategoricalKernel::from_name(ordered_kernel, true, "ordered_kernel");
+        o.kernel =
+            attnreg_py::kernel_spec(kernel, var_types, unordered_kernel, ordered_kernel, n_threads);
         o.ridge = ridge;
         o.n_starts = n_starts;
         o.seed = seed;
         o.grid_size = grid_size;
-        o.n_threads = n_threads;
         const arma::mat x = as_mat(X, "X");
         const arma::vec yv = as_vec(y, "y");
         attnreg::BandwidthSelectResult r;
@@ -134,8 +115,8 @@ static void init_partially_linear(py::module_& m) {
                        const std::string& unordered_kernel, const std::string& ordered_kernel,
                        const std::string& method, int n_starts, int n_threads) {
              attnreg::PartiallyLinearOptions o;
-             o.kernel = kernel_options(kernel, var_types, unordered_kernel, ordered_kernel,
-                                       n_threads);
+             o.kernel = attnreg_py::kernel_spec(kernel, var_types, unordered_kernel,
+                                                ordered_kernel, n_threads);
              o.degree = degree;
              o.method = attnreg::bandwidth_method_from_name(method, "bandwidth");
              o.n_starts = n_starts;
@@ -203,8 +184,8 @@ static void init_smooth_coefficient(py::module_& m) {
                        const std::string& unordered_kernel, const std::string& ordered_kernel,
                        bool fit_intercept, int n_threads) {
              attnreg::SmoothCoefficientOptions o;
-             o.kernel = kernel_options(kernel, var_types, unordered_kernel, ordered_kernel,
-                                       n_threads);
+             o.kernel = attnreg_py::kernel_spec(kernel, var_types, unordered_kernel,
+                                                ordered_kernel, n_threads);
              o.fit_intercept = fit_intercept;
              return attnreg::SmoothCoefficient(o);
            }),
@@ -268,7 +249,8 @@ static void init_smooth_coefficient(py::module_& m) {
          const std::string& ordered_kernel, bool fit_intercept, int n_threads, int n_starts,
          int grid_size) {
         attnreg::SmoothCoefficientOptions o;
-        o.kernel = kernel_options(kernel, var_types, unordered_kernel, ordered_kernel, n_threads);
+        o.kernel =
+            attnreg_py::kernel_spec(kernel, var_types, unordered_kernel, ordered_kernel, n_threads);
         o.fit_intercept = fit_intercept;
         const arma::mat x = as_mat(X, "X"), z = as_mat(Z, "Z");
         const arma::vec yv = as_vec(y, "y");

@@ -18,6 +18,7 @@ Rcpp::List dpi_cpp(const arma::vec& x, const arma::vec& y, int blockmax, int div
 }
 
 #include "attnreg/bandwidth/bandwidth_select.hpp"
+#include "r_options.hpp"
 
 // [[Rcpp::export(name = ".kbw_cpp")]]
 Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::string method,
@@ -33,16 +34,12 @@ Rcpp::List kbw_cpp(const arma::mat& X, const arma::vec& y, int degree, std::stri
   o.approx_grid_size = approx_grid_size;
   o.degree = degree;
   o.method = attnreg::bandwidth_method_from_name(method, "bwmethod");
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  o.var_types = var_types;
-  o.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
-  o.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
+  o.kernel = attnreg_r::kernel_spec(kernel, var_types, ukertype, okertype, n_threads);
   o.ridge = ridge;
   o.n_starts = nstart;
   o.seed = static_cast<std::uint64_t>(seed);
   o.grid_size = grid_size;
   o.min_neighbors = min_neighbors;
-  o.n_threads = n_threads;
   // progress: one status line on stderr, redrawn in place after each criterion evaluation
   // (the number of evaluations of the quasi-Newton search is not known in advance).
   if (progress)
@@ -73,10 +70,7 @@ Rcpp::List kbw_objective_cpp(const arma::mat& X, const arma::vec& y, const arma:
   attnreg::BandwidthSelectOptions o;
   o.degree = degree;
   o.method = attnreg::bandwidth_method_from_name(method, "bwmethod");
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  o.var_types = var_types;
-  o.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
-  o.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
+  o.kernel = attnreg_r::kernel_spec(kernel, var_types, ukertype, okertype, 0);
   o.ridge = ridge;
   attnreg::BandwidthObjective obj(X, y, o);
   arma::vec g;

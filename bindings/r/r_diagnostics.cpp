@@ -12,6 +12,7 @@
 #include "attnreg/base/error.hpp"
 #include "attnreg/solve/local_fit.hpp"
 #include "attnreg/inference/specification_tests.hpp"
+#include "r_options.hpp"
 
 namespace {
 
@@ -20,16 +21,12 @@ namespace {
 attnreg::LocalPolynomial diag_model(const Rcpp::List& L) {
   attnreg::LocalFitOptions o;
   o.degree = Rcpp::as<int>(L["degree"]);
-  o.kernel = attnreg::Kernel::from_name(Rcpp::as<std::string>(L["kernel"]), "kernel");
-  o.var_types = Rcpp::as<std::string>(L["var_types"]);
-  o.unordered_kernel =
-      attnreg::CategoricalKernel::from_name(Rcpp::as<std::string>(L["ukertype"]), false, "ukertype");
-  o.ordered_kernel =
-      attnreg::CategoricalKernel::from_name(Rcpp::as<std::string>(L["okertype"]), true, "okertype");
+  o.kernel = attnreg_r::kernel_spec(
+      Rcpp::as<std::string>(L["kernel"]), Rcpp::as<std::string>(L["var_types"]),
+      Rcpp::as<std::string>(L["ukertype"]), Rcpp::as<std::string>(L["okertype"]),
+      Rcpp::as<int>(L["n_threads"]), Rcpp::as<std::string>(L["algorithm"]),
+      Rcpp::as<double>(L["truncation"]));
   o.ridge = Rcpp::as<double>(L["ridge"]);
-  o.algorithm = attnreg::pair_algorithm_from_name(Rcpp::as<std::string>(L["algorithm"]), "algorithm");
-  o.truncation = Rcpp::as<double>(L["truncation"]);
-  o.n_threads = Rcpp::as<int>(L["n_threads"]);
   o.compute_fitted = true;
   attnreg::LocalPolynomial m(o);
   m.fit(Rcpp::as<arma::mat>(L["X"]), Rcpp::as<arma::mat>(L["Y"]),
@@ -100,7 +97,7 @@ Rcpp::List diag_tradeoff_cpp(const arma::mat& X, const arma::vec& y, const arma:
                              std::string kind, int pilot_degree, double pilot_bandwidth) {
   attnreg::LocalFitOptions fo;
   fo.degree = degree;
-  fo.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  fo.kernel.kernel = attnreg::Kernel::from_name(kernel, "kernel");
   const attnreg::TradeoffTable t = attnreg::tradeoff_table(
       X, y, bandwidths, fo, X_eval, attnreg::variance_kind_from_name(kind, "kind"), pilot_degree,
       pilot_bandwidth);
@@ -174,13 +171,9 @@ Rcpp::List cms_test_cpp(const arma::mat& Z, const arma::vec& y, const arma::mat&
   o.bootstrap = attnreg::null_bootstrap_from_name(bootstrap, "bootstrap");
   o.replications = replications;
   o.seed = static_cast<unsigned long long>(seed);
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  o.var_types = var_types;
-  o.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
-  o.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
+  o.kernel = attnreg_r::kernel_spec(kernel, var_types, ukertype, okertype, n_threads);
   o.bandwidth = bw;
   o.degree = degree;
-  o.n_threads = n_threads;
   const attnreg::SpecificationTest r = attnreg::specification_test(Z, y, X, o);
   return Rcpp::List::create(
       Rcpp::Named("statistic") = r.statistic, Rcpp::Named("p_value") = r.p_value,

@@ -8,6 +8,7 @@
 #include "attnreg/base/error.hpp"
 #include "attnreg/kernels/kernel.hpp"
 #include "attnreg/solve/local_fit.hpp"
+#include "r_options.hpp"
 
 namespace {
 
@@ -17,13 +18,8 @@ attnreg::LocalFitOptions kreg_options(int degree, const std::string& kernel,
                                       const std::string& algorithm, int n_threads) {
   attnreg::LocalFitOptions o;
   o.degree = degree;
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  o.var_types = var_types;
-  o.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
-  o.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
+  o.kernel = attnreg_r::kernel_spec(kernel, var_types, ukertype, okertype, n_threads, algorithm);
   o.ridge = ridge;
-  o.algorithm = attnreg::pair_algorithm_from_name(algorithm, "algorithm");
-  o.n_threads = n_threads;
   return o;
 }
 

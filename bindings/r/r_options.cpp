@@ -53,6 +53,20 @@ attnreg::OptionValues option_values(const Rcpp::List& options) {
   return out;
 }
 
+attnreg::KernelSpec kernel_spec(const std::string& kernel, const std::string& var_types,
+                                const std::string& ukertype, const std::string& okertype,
+                                int n_threads, const std::string& algorithm, double truncation) {
+  attnreg::KernelSpec k;
+  k.kernel = attnreg::Kernel::from_name(kernel, "kernel");
+  k.var_types = var_types;
+  k.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
+  k.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
+  k.algorithm = attnreg::pair_algorithm_from_name(algorithm, "algorithm");
+  k.truncation = truncation;
+  k.n_threads = n_threads;
+  return k;
+}
+
 }  // namespace attnreg_r
 
 // The option tables as a data frame (family, name, type, none_ok, allowed, doc, and the faces'

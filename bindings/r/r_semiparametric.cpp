@@ -9,6 +9,7 @@
 #include "attnreg/least_squares/least_squares.hpp"
 #include "attnreg/solve/local_polynomial.hpp"
 #include "attnreg/semiparametric/semiparametric.hpp"
+#include "r_options.hpp"
 
 namespace {
 
@@ -22,26 +23,13 @@ Rcpp::List select_result(const attnreg::BandwidthSelectResult& r) {
       Rcpp::Named("upper") = Rcpp::NumericVector(r.upper.begin(), r.upper.end()));
 }
 
-attnreg::SemiparametricKernelOptions zkernel(const std::string& kernel,
-                                             const std::string& types,
-                                             const std::string& ukertype,
-                                             const std::string& okertype, int n_threads) {
-  attnreg::SemiparametricKernelOptions o;
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  o.var_types = types;
-  o.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
-  o.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
-  o.n_threads = n_threads;
-  return o;
-}
-
 attnreg::PartiallyLinear plm_fit(const arma::mat& X, const arma::vec& y, const arma::mat& Z,
                                  const arma::mat& bw, int degree, const std::string& method,
                                  const std::string& kernel, const std::string& types,
                                  const std::string& ukertype, const std::string& okertype,
                                  int n_threads) {
   attnreg::PartiallyLinearOptions o;
-  o.kernel = zkernel(kernel, types, ukertype, okertype, n_threads);
+  o.kernel = attnreg_r::kernel_spec(kernel, types, ukertype, okertype, n_threads);
   o.degree = degree;
   o.method = attnreg::bandwidth_method_from_name(method, "bw");
   attnreg::PartiallyLinear m(o);
@@ -58,12 +46,8 @@ Rcpp::List klp_select_cpp(const arma::mat& X, const arma::vec& y, int degree, st
   attnreg::BandwidthSelectOptions o;
   o.degree = degree;
   o.method = attnreg::bandwidth_method_from_name(method, "bw");
-  o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
-  o.var_types = types;
-  o.unordered_kernel = attnreg::CategoricalKernel::from_name(ukertype, false, "ukertype");
-  o.ordered_kernel = attnreg::CategoricalKernel::from_name(okertype, true, "okertype");
+  o.kernel = attnreg_r::kernel_spec(kernel, types, ukertype, okertype, n_threads);
   o.ridge = ridge;
-  o.n_threads = n_threads;
   return select_result(attnreg::select_local_polynomial_bandwidth(X, y, o));
 }
 
@@ -110,7 +94,7 @@ Rcpp::List kscoef_fit_cpp(const arma::mat& X, const arma::vec& y, const arma::ma
                           std::string ukertype, std::string okertype, bool intercept,
                           int n_threads) {
   attnreg::SmoothCoefficientOptions o;
-  o.kernel = zkernel(kernel, types, ukertype, okertype, n_threads);
+  o.kernel = attnreg_r::kernel_spec(kernel, types, ukertype, okertype, n_threads);
   o.fit_intercept = intercept;
   Rcpp::List sel;
   arma::vec h = bw;
@@ -134,7 +118,7 @@ arma::mat kscoef_coef_cpp(const arma::mat& X, const arma::vec& y, const arma::ma
                           std::string ukertype, std::string okertype, bool intercept,
                           int n_threads, const arma::mat& Z_new) {
   attnreg::SmoothCoefficientOptions o;
-  o.kernel = zkernel(kernel, types, ukertype, okertype, n_threads);
+  o.kernel = attnreg_r::kernel_spec(kernel, types, ukertype, okertype, n_threads);
   o.fit_intercept = intercept;
   attnreg::SmoothCoefficient m(o);
   m.fit(X, y, Z, bw);
@@ -147,7 +131,7 @@ arma::mat kscoef_se_cpp(const arma::mat& X, const arma::vec& y, const arma::mat&
                         std::string ukertype, std::string okertype, bool intercept,
                         int n_threads, const arma::mat& Z_new) {
   attnreg::SmoothCoefficientOptions o;
-  o.kernel = zkernel(kernel, types, ukertype, okertype, n_threads);
+  o.kernel = attnreg_r::kernel_spec(kernel, types, ukertype, okertype, n_threads);
   o.fit_intercept = intercept;
   attnreg::SmoothCoefficient m(o);
   m.fit(X, y, Z, bw);

@@ -71,11 +71,11 @@ std::unique_ptr<BinnedCVObjective> make_guide(const Search& s) {
   std::unique_ptr<BinnedCVObjective> guide;
   if (s.d == 1 && s.cont.size() == 1 && opt.grid_size >= 2 && !opt.exact_curve && !s.binned &&
       opt.method == BandwidthMethod::cv_ls && opt.weights.is_empty() &&
-      opt.kernel.type != KernelType::uniform && opt.kernel.nonnegative() &&
+      opt.kernel.kernel.type != KernelType::uniform && opt.kernel.kernel.nonnegative() &&
       s.obj.n_unique() >= kEconomyMinRows) {
     try {
-      guide.reset(new BinnedCVObjective(s.X, s.y, opt.degree, opt.kernel, opt.ridge,
-                                        kBinnedSelectGrid1D, opt.n_threads));
+      guide.reset(new BinnedCVObjective(s.X, s.y, opt.degree, opt.kernel.kernel, opt.ridge,
+                                        kBinnedSelectGrid1D, opt.kernel.n_threads));
     } catch (const InvalidArgument&) {
       guide.reset();
     } catch (const NumericalError&) {
@@ -215,7 +215,7 @@ bool exact_curve(Search& s, arma::mat& starts) {
         "points or use the Gaussian kernel");
   }
   starts = arma::rowvec(st);
-  if (opt.kernel.type == KernelType::uniform) {
+  if (opt.kernel.kernel.type == KernelType::uniform) {
     // Piecewise constant: the grid minimum is the answer.
     const arma::uword gb = res.curve_values.index_min();  // the best local minimum
     res.bandwidth = arma::vec{res.curve_grid(gb)};

@@ -165,11 +165,11 @@ void search_box(const arma::mat& X, const std::vector<VarType>& types,
       if (opt.min_neighbors > 0) {
         // The bwcheck guard asked for: k distinct neighbours within reach of every point.
         const double gap = kth_distinct_gap(col, k);
-        const double factor = opt.kernel.compact() ? 1.0 : 1.0 / 3.0;
+        const double factor = opt.kernel.kernel.compact() ? 1.0 : 1.0 / 3.0;
         // Compact kernels: a point exactly at distance h has weight 0, so step just beyond.
-        lower(j) = gap * factor * (opt.kernel.compact() ? 1.0 + 1e-9 : 1.0);
+        lower(j) = gap * factor * (opt.kernel.kernel.compact() ? 1.0 + 1e-9 : 1.0);
       } else {
-        lower(j) = definition_floor(col, opt.degree, opt.kernel);
+        lower(j) = definition_floor(col, opt.degree, opt.kernel.kernel);
       }
       upper(j) = 100.0 * (col.max() - col.min());
     } else {
@@ -182,7 +182,7 @@ void search_box(const arma::mat& X, const std::vector<VarType>& types,
                          " has a single level: drop it (it cannot change any fit)");
       levels[j] = static_cast<int>(n_distinct);
       const CategoricalKernel& ck =
-          types[j] == VarType::ordered ? opt.ordered_kernel : opt.unordered_kernel;
+          types[j] == VarType::ordered ? opt.kernel.ordered_kernel : opt.kernel.unordered_kernel;
       const double mx = ck.max_bandwidth(levels[j]);
       lower(j) = 1e-6 * mx;
       upper(j) = ck.type == CategoricalKernelType::wang_van_ryzin ||

@@ -140,17 +140,6 @@ FastSorted sort_distinct(const arma::vec& xu, const arma::vec& ow, const arma::v
 }
 
 // ------------------------------------------------------------------ evaluation
-KernelSpec kernel_spec(const BandwidthSelectOptions& opt, const std::vector<VarType>& types) {
-  KernelSpec spec;
-  spec.kernel = opt.kernel;
-  spec.var_types = types;
-  spec.unordered = opt.unordered_kernel;
-  spec.ordered = opt.ordered_kernel;
-  spec.algorithm = opt.algorithm;
-  spec.truncation = opt.truncation;
-  return spec;
-}
-
 void check_fast_bandwidth(double h) {
   if (!(std::isfinite(h) && h > 0.0)) {
     std::ostringstream msg;
@@ -174,8 +163,8 @@ void set_categorical(Shared& sh, const KernelSpace* space, const std::vector<std
     codes_int[c] = codes_q[c].elem(arma::conv_to<arma::uvec>::from(space->order()));
     sh.cat_codes_int.push_back(codes_int[c].memptr());
     sh.cat_codes_q.push_back(codes_q[c].memptr());
-    sh.cat_kern.push_back(types[j] == VarType::ordered ? opt.ordered_kernel
-                                                       : opt.unordered_kernel);
+    sh.cat_kern.push_back(types[j] == VarType::ordered ? opt.kernel.ordered_kernel
+                                                       : opt.kernel.unordered_kernel);
     sh.cat_lambda.push_back(bandwidth(j));
     if (grad)
       check::require(bandwidth(j) > 0.0 &&
@@ -219,7 +208,7 @@ void run_fast_sums(const Shared& sh, PreparedQueries& Q, const arma::vec& x, dou
   Q.cont = xs.t();
   Q.self = self;
   FastMomentsProblem fp;
-  fp.kernel = opt.kernel.type;
+  fp.kernel = opt.kernel.kernel.type;
   fp.n = n;
   fp.x = xs.memptr();
   fp.a = w.is_empty() ? nullptr : w.memptr();
@@ -230,7 +219,7 @@ void run_fast_sums(const Shared& sh, PreparedQueries& Q, const arma::vec& x, dou
   fp.self = Q.self.data();
   fp.max_power = opt.degree == 1 ? 2 : 0;
   fp.derivative = sh.n_par > 0;
-  fp.n_threads = opt.n_threads;
+  fp.n_threads = opt.kernel.n_threads;
   fast_window_moments(fp, [&]() { return make_fast_gradient_feeder(sh, Q, opt.degree); });
 }
 
@@ -361,7 +350,7 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X_in, const arma::vec& y
     : X_(X_in), y_(y_in), opt_(opt), hint_(std::make_shared<UndefinedHint>()) {
   if (!opt.weights.is_empty()) take_weights(X_in, y_in, opt.weights, X_, y_, w_);
   check_inputs(X_, y_, opt);
-  types_ = parse_var_types(opt.var_types, X_.n_cols);
+  types_ = parse_var_types(opt.kernel.var_types, X_.n_cols);
   search_box(X_, types_, opt, lower_, upper_, levels_);
   TieGroups t = group_ties(X_, y_, w_);
   const std::size_t G = t.Xu.n_rows;
@@ -384,8 +373,8 @@ BandwidthObjective::BandwidthObjective(const arma::mat& X_in, const arma::vec& y
   bool tiny = false;
   for (double a : ow) tiny = tiny || (a > 0.0 && a < 1e-200);
   fast_ = X_.n_cols == 1 && types_[0] == VarType::continuous &&
-          fast_sums_supported(opt.kernel.type) && (opt.degree == 0 || opt.degree == 1) &&
-          opt.algorithm == PairAlgorithm::automatic && G >= kFastSumsMinRows && !tiny;
+          fast_sums_supported(opt.kernel.kernel.type) && (opt.degree == 0 || opt.degree == 1) &&
+          opt.kernel.algorithm == PairAlgorithm::automatic && G >= kFastSumsMinRows && !tiny;
   if (fast_) {
     FastSorted f = sort_distinct(Xu_.col(0), ow, ybar_, rows_, unit_, ss_);
     fast_center_ = f.center;
@@ -403,7 +392,6 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   const std::size_t d = X_.n_cols, n = Xu_.n_rows;  // n: distinct rows (queries)
   const double n_obs = static_cast<double>(X_.n_rows);
   check::require(bandwidth.n_elem == d, "bandwidth", "needs one value per column of X");
-  const KernelSpec spec = kernel_spec(opt_, types_);
   const bool ties = Xu_.n_rows < X_.n_rows || !w_.is_empty();
   // The fast-sum path needs no KernelSpace: its sorted data were prepared once (constructor).
   std::unique_ptr<KernelSpace> space_ptr;
@@ -412,7 +400,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   if (fast_) {
     check_fast_bandwidth(bandwidth(0));
   } else {
-    space_ptr.reset(new KernelSpace(Xu_, bandwidth, spec, ties ? count_ : arma::vec()));
+    space_ptr.reset(new KernelSpace(Xu_, bandwidth, opt_.kernel, ties ? count_ : arma::vec()));
     Q = space_ptr->training_queries();
     y_int = ybar_.elem(arma::conv_to<arma::uvec>::from(space_ptr->order()));
   }
@@ -441,7 +429,7 @@ double BandwidthObjective::operator()(const arma::vec& bandwidth, arma::vec* gra
   set_parameters(sh, d, n, cc, kc, grad != nullptr);
 
   RunOptions ro;
-  ro.n_threads = opt_.n_threads;
+  ro.n_threads = opt_.kernel.n_threads;
   ro.exclude_self = true;
   ro.label = "bandwidth objective";
   if (fast_) {

@@ -49,8 +49,8 @@ Search::Search(const arma::mat& X_, const arma::vec& y_, const BandwidthSelectOp
                    "\"binned\" selection has no observation weights; use approx=\"exact\" "
                    "with weights");
     binned_grid_size(types, opt.approx_grid_size, "approx_grid_size");
-    binned.reset(new BinnedCVObjective(X, y, opt.degree, opt.kernel, opt.ridge,
-                                       opt.approx_grid_size, opt.n_threads));
+    binned.reset(new BinnedCVObjective(X, y, opt.degree, opt.kernel.kernel, opt.ridge,
+                                       opt.approx_grid_size, opt.kernel.n_threads));
     for (std::size_t j = 0; j < d; ++j) res.lower(j) = std::max(res.lower(j), 5.0 * binned->spacing(j));
   }
 }
@@ -169,9 +169,9 @@ BandwidthSelectResult rule_bandwidth(Search& s) {
                      " is a rule for continuous columns only; with categorical columns use "
                      "cv_ls, aic or gcv");
   if (opt.method == BandwidthMethod::rot) {
-    res.bandwidth = rot_bandwidth(X, opt.kernel);
+    res.bandwidth = rot_bandwidth(X, opt.kernel.kernel);
   } else {
-    check::require(d == 1 && opt.degree == 1 && opt.kernel.type == KernelType::gaussian,
+    check::require(d == 1 && opt.degree == 1 && opt.kernel.kernel.type == KernelType::gaussian,
                    "method", "dpi is the plug-in rule for 1-D local linear with the Gaussian "
                              "kernel; use cv_ls, aic or gcv otherwise");
     res.bandwidth = arma::vec{dpi_local_linear(X.col(0), s.y).bandwidth};
@@ -212,7 +212,7 @@ void box_and_base(Search& s) {
   // raised again below where the objective is undefined.
   s.box_lower = s.res.lower;
   // Starting points.
-  s.base = rule_start(s.X, s.types, lo, hi, s.opt.kernel);
+  s.base = rule_start(s.X, s.types, lo, hi, s.opt.kernel.kernel);
 }
 
 // Check the objective at each continuous column's floor (the other columns at their start):
@@ -273,7 +273,7 @@ MinimizeResult multistart(Search& s, bool economy,
     // relative. A step gaining less than 1e-10 of the cv_ls value (whose scale is |f|) ends it
     // (bench/results/nw_threads.md: 7 exact evaluations instead of 17, CV 2e-9 relative higher).
     MinimizeOptions popt = s.mopt;
-    if (opt.kernel.compact() && popt.f_scale > 0.0 && std::isfinite(vb))
+    if (opt.kernel.kernel.compact() && popt.f_scale > 0.0 && std::isfinite(vb))
       popt.ftol = std::max(popt.ftol, 1e-10 * std::fabs(vb) / popt.f_scale);
     minimize_from_starts(f1, arma::mat{econ_cand[0].second}, lo, hi, log_scale, popt, mr);
     const double margin =
@@ -338,7 +338,8 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   Search s(X, y, opt);  // validates X, y
   if (opt.method == BandwidthMethod::rot || opt.method == BandwidthMethod::dpi)
     return rule_bandwidth(s);
-  if (opt.kernel.type == KernelType::uniform && !s.cont.empty() && (s.d > 1 || opt.grid_size < 2))
+  if (opt.kernel.kernel.type == KernelType::uniform && !s.cont.empty() &&
+      (s.d > 1 || opt.grid_size < 2))
     throw InvalidArgument(
         "kernel: the uniform kernel's objective is piecewise constant in the bandwidth (zero "
         "gradient), so it cannot be searched; use epanechnikov or another smooth kernel, or a "
@@ -400,7 +401,7 @@ BandwidthSelectResult select_bandwidth(const arma::mat& X, const arma::vec& y,
   if (X.is_finite() && X.n_rows >= 2) {
     std::vector<VarType> t;
     try {
-      t = parse_var_types(opt.var_types, X.n_cols, "var_types");
+      t = parse_var_types(opt.kernel.var_types, X.n_cols, "var_types");
     } catch (const InvalidArgument&) {
       t.clear();  // the unscaled call reports it
     }

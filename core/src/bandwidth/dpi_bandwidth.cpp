@@ -93,7 +93,7 @@ DpiBandwidth dpi_bandwidth_unscaled(const arma::vec& x, const arma::vec& y,
   if (p % 2 == 0) q = std::max(q, p + 2);
   LocalFitOptions fo;
   fo.degree = p;
-  fo.kernel = opt.kernel;
+  fo.kernel.kernel = opt.kernel;
   LocalPolynomial model(fo);
   model.fit(arma::mat(x), arma::mat(y), arma::vec{out.h0});
   PointwiseOptions po;

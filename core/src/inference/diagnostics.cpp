@@ -199,7 +199,7 @@ arma::mat bias_weights_cached(const LocalPolynomial& model, const arma::mat& X_e
   std::vector<arma::mat> own;
   const bool hit = cache != nullptr && cache->degree == q && cache->bandwidth == b &&
                    cache->x_eval.n_elem == xe.n_elem && arma::all(cache->x_eval == xe);
-  if (!hit) own = pilot_coefficient_weights(xt, xe, model.options().kernel, q, b, sw);
+  if (!hit) own = pilot_coefficient_weights(xt, xe, model.options().kernel.kernel, q, b, sw);
   if (cache != nullptr && !hit) {
     cache->degree = q;
     cache->bandwidth = b;
@@ -401,9 +401,11 @@ arma::mat tradeoff_curve(const arma::mat& X, const arma::vec& y, const arma::vec
   check::require(std::isfinite(pilot_bandwidth) && pilot_bandwidth >= 0, "pilot_bandwidth",
                  "must be a positive finite number (or unset for twice the rule of thumb), got " +
                      std::to_string(pilot_bandwidth));
-  const bool uni = X.n_cols == 1 && (fit_options.var_types.empty() || fit_options.var_types == "c");
+  const std::string& types = fit_options.kernel.var_types;
+  const bool uni = X.n_cols == 1 && (types.empty() || types == "c");
   const double b = pilot_bandwidth > 0 ? pilot_bandwidth
-                                       : (uni ? 2 * rule_of_thumb_bandwidth(X.col(0), fit_options.kernel) : 0);
+                   : uni ? 2 * rule_of_thumb_bandwidth(X.col(0), fit_options.kernel.kernel)
+                         : 0;
   arma::mat out(bandwidths.n_elem, 7);
   InterruptGuard guard;
   PilotCache pilot;  // the pilot is fixed across the grid: computed at the first bandwidth

@@ -101,7 +101,7 @@ struct Plan {
 Plan make_plan(const LocalPolynomial& model, const arma::mat& X_new) {
   check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
   const LocalFitOptions& o = model.options();
-  o.kernel.require_nonnegative("marginal effects");
+  o.kernel.kernel.require_nonnegative("marginal effects");
   check::require(o.degree == 0 || o.degree == 1, "degree",
                  "marginal effects with standard errors are for local constant (degree 0) and "
                  "local linear (degree 1) fits");

@@ -136,8 +136,8 @@ arma::mat smoother_weights(McEstimator e, const arma::mat& X, const arma::mat& X
   }
   LocalFitOptions o;
   o.degree = e == McEstimator::nw ? 0 : 1;
-  o.kernel = opt.kernel;
-  o.n_threads = opt.n_threads;
+  o.kernel.kernel = opt.kernel;
+  o.kernel.n_threads = opt.n_threads;
   o.compute_fitted = false;
   LocalPolynomial lp(o);
   lp.fit(X, y0, arma::vec(X.n_cols, arma::fill::value(h)));

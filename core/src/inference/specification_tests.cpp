@@ -219,13 +219,13 @@ arma::rowvec significance_statistics(const LocalPolynomial& model, std::size_t c
       LocalEvalRequest req;
       req.fit = false;
       req.gradient = true;
-      const LocalEvalResult r = local_polynomial_eval(space, Yi, spec, Q, req, o.n_threads);
+      const LocalEvalResult r = local_polynomial_eval(space, Yi, spec, Q, req, o.kernel.n_threads);
       require_ok(r.status, "slope");
       for (std::size_t j = 0; j < k; ++j) G.col(j) = r.gradient.slice(j).col(column);
     } else {
       std::vector<char> ok(n, 0);
       RunOptions ro;
-      ro.n_threads = o.n_threads;
+      ro.n_threads = o.kernel.n_threads;
       ro.label = "significance test";
       space.run(Q, [&] { return std::unique_ptr<TileSink>(new NwDerivativeSink(space, Yi, Q, c, G, ok)); },
                 ro);
@@ -245,12 +245,12 @@ arma::rowvec significance_statistics(const LocalPolynomial& model, std::size_t c
     arma::mat Xl = X;
     Xl.col(column).fill(levels[0]);
     LocalEvalResult r0 = local_polynomial_eval(space, Yi, spec, space.prepare(Xl, "X"), req,
-                                               o.n_threads);
+                                               o.kernel.n_threads);
     require_ok(r0.status, "fit with the tested column at its first level");
     for (std::size_t l = 1; l < levels.size(); ++l) {
       Xl.col(column).fill(levels[l]);
       const LocalEvalResult r = local_polynomial_eval(space, Yi, spec, space.prepare(Xl, "X"),
-                                                      req, o.n_threads);
+                                                      req, o.kernel.n_threads);
       require_ok(r.status, "fit with the tested column at another level");
       stat += arma::mean(arma::square(r.fit - r0.fit), 0);
     }
@@ -261,7 +261,7 @@ arma::rowvec significance_statistics(const LocalPolynomial& model, std::size_t c
 SignificanceTest significance_test(const LocalPolynomial& model, const SignificanceOptions& opt,
                                    arma::uword output) {
   check::require(model.is_fitted(), "model", "is not fitted yet (call fit first)");
-  model.options().kernel.require_nonnegative("the significance test");
+  model.options().kernel.kernel.require_nonnegative("the significance test");
   check_replications(opt.replications);
   check::require(opt.chunk >= 1, "chunk", "must be >= 1");
   const arma::mat& X = model.training_x();
@@ -275,7 +275,8 @@ SignificanceTest significance_test(const LocalPolynomial& model, const Significa
   for (std::size_t j : cols)
     check::require(j < d, "columns",
                    "names column " + std::to_string(j + 1) + " but X has " + std::to_string(d));
-  const std::vector<VarType> types = parse_var_types(model.options().var_types, d, "var_types");
+  const std::vector<VarType> types =
+      parse_var_types(model.options().kernel.var_types, d, "var_types");
 
   SignificanceTest res;
   res.columns = cols;
@@ -307,7 +308,7 @@ SignificanceTest significance_test(const LocalPolynomial& model, const Significa
           t0.push_back(types[c]);
         }
       LocalFitOptions o0 = model.options();
-      o0.var_types = format_var_types(t0);
+      o0.kernel.var_types = format_var_types(t0);
       o0.compute_fitted = true;
       const bool any_cont =
           std::any_of(t0.begin(), t0.end(), [](VarType t) { return t == VarType::continuous; });
@@ -408,10 +409,6 @@ BandwidthSelectOptions bandwidth_search_options(const SpecificationOptions& opt)
   bo.degree = opt.degree;
   bo.method = BandwidthMethod::cv_ls;
   bo.kernel = opt.kernel;
-  bo.var_types = opt.var_types;
-  bo.unordered_kernel = opt.unordered_kernel;
-  bo.ordered_kernel = opt.ordered_kernel;
-  bo.n_threads = opt.n_threads;
   return bo;
 }
 
@@ -427,7 +424,7 @@ void choose_bandwidths(const arma::mat& X, const arma::vec& y, const Specificati
     // A selected bandwidth can make the kernel flat over the data (local linear under a
     // linear truth: cv_ls runs to the top of the box). Then K_ij is nearly constant, J_n is a
     // deterministic function of the residuals and the bootstrap comparison is noise.
-    const std::vector<VarType> t = parse_var_types(opt.var_types, X.n_cols, "var_types");
+    const std::vector<VarType> t = parse_var_types(opt.kernel.var_types, X.n_cols, "var_types");
     bool flat = true;
     for (std::size_t j = 0; j < X.n_cols && flat; ++j)
       flat = t[j] == VarType::continuous &&
@@ -449,7 +446,7 @@ void choose_bandwidths(const arma::mat& X, const arma::vec& y, const Specificati
 
 SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, const arma::mat& X,
                                      const SpecificationOptions& opt) {
-  opt.kernel.require_nonnegative("the specification test");
+  opt.kernel.kernel.require_nonnegative("the specification test");
   check_replications(opt.replications);
   check::require(opt.chunk >= 1, "chunk", "must be >= 1");
   // One task for the whole run: the bandwidth search and the sample's statistic (muted inner
@@ -475,14 +472,10 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
                  "must be -1 (automatic), 0 (hold the bandwidths fixed) or 1 (select again)");
   res.reselected = opt.bandwidth.is_empty() &&
                    (opt.reselect == 1 || (opt.reselect == -1 && n <= kReselectMaxN));
-  KernelSpec ks;
-  ks.kernel = opt.kernel;
-  ks.var_types = parse_var_types(opt.var_types, X.n_cols, "var_types");
-  ks.unordered = opt.unordered_kernel;
-  ks.ordered = opt.ordered_kernel;
-  const KernelSpace space(X, res.bandwidth, ks);
+  const KernelSpace space(X, res.bandwidth, opt.kernel);
 
-  const arma::mat st = specification_statistics(space, arma::mat(res.residuals), opt.n_threads);
+  const arma::mat st =
+      specification_statistics(space, arma::mat(res.residuals), opt.kernel.n_threads);
   // s2 = sum_i u_i^2 sum_{j != i} K_ij^2 u_j^2 is the variance of the statistic; 0 means no
   // pair of distinct observations has kernel weight (or every residual is 0), so J_n = 0 is
   // not a test result but an empty one.
@@ -502,7 +495,8 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
   // I_n with the density-scaled kernel of HLR, K_h = prod_c K(u_c) / h_c (the pair engine
   // uses the shapes k(u) = K(u) / c_K; categorical kernels enter as they are).
   double kscale = 1.0;
-  for (std::size_t c : space.continuous_columns()) kscale *= opt.kernel.constant() / res.bandwidth(c);
+  for (std::size_t c : space.continuous_columns())
+    kscale *= opt.kernel.kernel.constant() / res.bandwidth(c);
   res.I_n = kscale * st(1, 0) / (nn * (nn - 1));
   res.asymptotic_p_value = 0.5 * std::erfc(res.statistic / std::sqrt(2.0));
 
@@ -518,7 +512,7 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
     const arma::mat W = E - Ur * (Ur.t() * E);
     if (!res.reselected) {
       res.draws.subvec(b0, b0 + nb - 1) =
-          specification_statistics(space, W, opt.n_threads).row(0).t();
+          specification_statistics(space, W, opt.kernel.n_threads).row(0).t();
       progress.step(b0 + nb);
       continue;
     }
@@ -537,8 +531,9 @@ SpecificationTest specification_test(const arma::mat& Z, const arma::vec& y, con
       } catch (const NumericalError&) {
         hb = res.bandwidth;  // no finite CV on this draw: keep the sample's bandwidths
       }
-      const KernelSpace sb(X, hb, ks);
-      res.draws(b0 + b) = specification_statistics(sb, arma::mat(W.col(b)), opt.n_threads)(0, 0);
+      const KernelSpace sb(X, hb, opt.kernel);
+      res.draws(b0 + b) =
+          specification_statistics(sb, arma::mat(W.col(b)), opt.kernel.n_threads)(0, 0);
       progress.step(b0 + b + 1);
     }
   }

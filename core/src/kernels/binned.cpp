@@ -430,10 +430,10 @@ BinnedErrorEstimate BinnedLocalPolynomial::approx_error(std::size_t n_points,
   const arma::mat Xs = x_.rows(arma::uvec(rows));
   LocalFitOptions eo;
   eo.degree = opt_.degree;
-  eo.kernel = opt_.kernel;
+  eo.kernel.kernel = opt_.kernel;
   eo.ridge = opt_.ridge;
   eo.compute_fitted = false;
-  eo.n_threads = opt_.n_threads;
+  eo.kernel.n_threads = opt_.n_threads;
   LocalPolynomial exact(eo);
   exact.fit(x_, y_, h_, w_);
   std::vector<double> cf;

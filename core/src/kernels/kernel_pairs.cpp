@@ -113,23 +113,17 @@ bool is_integer(double v) { return std::isfinite(v) && v == std::floor(v); }
 // Shape of X, the column types and the kernel options; the column types.
 std::vector<VarType> checked_types(const arma::mat& X, const KernelSpec& spec) {
   const std::size_t d = X.n_cols;
+  // The column types first, as the estimators checked them before they built a space.
+  std::vector<VarType> types = parse_var_types(spec.var_types, d, "var_types");
   check::require(X.n_rows >= 1, "X", "needs at least one row");
   check::require(d >= 1, "X", "needs at least one column");
   check::all_finite(X, "X");
-  std::vector<VarType> types =
-      spec.var_types.empty() ? std::vector<VarType>(d, VarType::continuous) : spec.var_types;
-  if (types.size() != d) {
-    std::ostringstream msg;
-    msg << "describes " << types.size() << " columns but X has " << d
-        << " (give one of c/u/o per column)";
-    throw InvalidArgument("var_types: " + msg.str());
-  }
   check::require(spec.truncation >= 0.0 && spec.truncation <= 1e-8, "truncation",
                  "must be in [0, 1e-8] (the default 1e-16 keeps results within 1e-12 of all "
                  "pairs; 0 disables truncation)");
-  check::require(spec.unordered.ordered() == false, "unordered_kernel",
+  check::require(spec.unordered_kernel.ordered() == false, "unordered_kernel",
                  "must be an unordered kernel (aitchison_aitken or li_racine)");
-  check::require(spec.ordered.ordered(), "ordered_kernel",
+  check::require(spec.ordered_kernel.ordered(), "ordered_kernel",
                  "must be an ordered kernel (li_racine or wang_van_ryzin)");
   return types;
 }
@@ -179,7 +173,8 @@ std::vector<double> checked_levels(const arma::mat& X, std::size_t j, VarType ty
   }
   arma::vec u = arma::unique(X.col(j));
   lv.assign(u.begin(), u.end());
-  const CategoricalKernel& ck = type == VarType::ordered ? spec.ordered : spec.unordered;
+  const CategoricalKernel& ck =
+      type == VarType::ordered ? spec.ordered_kernel : spec.unordered_kernel;
   std::ostringstream arg;
   arg << "bandwidth[" << (j + 1) << "] (" << (type == VarType::ordered ? "ordered" : "unordered")
       << " column)";
@@ -328,7 +323,8 @@ void KernelSpace::build_tables() {
   c_max_ = 1.0;  // observation weights are divided by their maximum
   for (std::size_t c = 0; c < cat_cols_.size(); ++c) {
     const std::size_t j = cat_cols_[c];
-    const CategoricalKernel& ck = types_[j] == VarType::ordered ? spec_.ordered : spec_.unordered;
+    const CategoricalKernel& ck =
+        types_[j] == VarType::ordered ? spec_.ordered_kernel : spec_.unordered_kernel;
     const std::vector<double>& lv = levels_[c];
     const std::size_t L = lv.size();
     std::vector<double>& t = tables_[c];

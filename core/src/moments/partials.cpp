@@ -15,7 +15,7 @@ namespace attnreg {
 namespace {
 
 std::vector<VarType> continuous_types(const LocalFitOptions& opt, std::size_t d) {
-  std::vector<VarType> vt = parse_var_types(opt.var_types, d, "var_types");
+  std::vector<VarType> vt = parse_var_types(opt.kernel.var_types, d, "var_types");
   for (VarType t : vt)
     check::require(t == VarType::continuous, "var_types",
                    "partial statistics (attnreg.dask) support continuous columns only: a "
@@ -110,14 +110,7 @@ LocalPartial local_partial(const arma::mat& X_block, const arma::mat& Y_block,
   }
   if (X_block.n_rows == 0) return local_partial_empty(m, q, k, d, opt.degree);
 
-  KernelSpec ks;
-  ks.kernel = opt.kernel;
-  ks.var_types = continuous_types(opt, d);
-  ks.unordered = opt.unordered_kernel;
-  ks.ordered = opt.ordered_kernel;
-  ks.algorithm = opt.algorithm;
-  ks.truncation = opt.truncation;
-  const KernelSpace space(X_block, bandwidth, ks, sample_weight);
+  const KernelSpace space(X_block, bandwidth, opt.kernel, sample_weight);  // continuous (above)
   arma::mat Yi(Y_block.n_rows, k);
   const auto& order = space.order();
   for (std::size_t r = 0; r < order.size(); ++r) Yi.row(r) = Y_block.row(order[r]);
@@ -135,7 +128,7 @@ LocalPartial local_partial(const arma::mat& X_block, const arma::mat& Y_block,
   req.fit = false;
   req.moments = true;
   LocalEvalResult r = local_polynomial_eval(space, Yi, LocalPolySpec{opt.degree, 0.0}, Q, req,
-                                            opt.n_threads);
+                                            opt.kernel.n_threads);
   LocalPartial p;
   p.degree = opt.degree;
   p.q = q;
@@ -187,7 +180,7 @@ arma::mat local_finalize(const LocalPartial& p, const arma::vec& bandwidth,
   local_polynomial_solve(S.rows(0, p.q * p.q - 1), S.rows(p.q * p.q, ns - 1), peak, p.k,
                          opt.ridge, pen, fit, st);
   if (throw_on_failure)
-    throw_on_failed_query(st, opt.kernel, p.dim, 0, p.degree, opt.ridge, query_arg,
+    throw_on_failed_query(st, opt.kernel.kernel, p.dim, 0, p.degree, opt.ridge, query_arg,
                           leave_one_out);
   if (status != nullptr) *status = std::move(st);
   return fit;

@@ -18,17 +18,6 @@ namespace attnreg {
 namespace {
 
 
-KernelSpec kernel_spec(const SemiparametricKernelOptions& o, std::size_t dz) {
-  KernelSpec ks;
-  ks.kernel = o.kernel;
-  ks.var_types = parse_var_types(o.var_types, dz, "var_types");
-  ks.unordered = o.unordered_kernel;
-  ks.ordered = o.ordered_kernel;
-  ks.algorithm = o.algorithm;
-  ks.truncation = o.truncation;
-  return ks;
-}
-
 void check_xyz(const arma::mat& X, const arma::vec& y, const arma::mat& Z) {
   check::require(X.n_cols >= 1, "X", "needs at least one column");
   check::require(Z.n_cols >= 1, "Z", "needs at least one column");
@@ -217,13 +206,7 @@ PartiallyLinear& PartiallyLinear::fit(const arma::mat& X, const arma::vec& y, co
     BandwidthSelectOptions so;
     so.degree = opt_.degree;
     so.method = opt_.method;
-    so.kernel = opt_.kernel.kernel;
-    so.var_types = opt_.kernel.var_types;
-    so.unordered_kernel = opt_.kernel.unordered_kernel;
-    so.ordered_kernel = opt_.kernel.ordered_kernel;
-    so.algorithm = opt_.kernel.algorithm;
-    so.truncation = opt_.kernel.truncation;
-    so.n_threads = opt_.kernel.n_threads;
+    so.kernel = opt_.kernel;
     so.n_starts = opt_.n_starts;
     for (std::size_t r = 0; r <= k; ++r) {
       const arma::vec col = r == 0 ? y : arma::vec(X.col(r - 1));
@@ -244,13 +227,7 @@ PartiallyLinear& PartiallyLinear::fit(const arma::mat& X, const arma::vec& y, co
   }
   LocalFitOptions fo;
   fo.degree = opt_.degree;
-  fo.kernel = opt_.kernel.kernel;
-  fo.var_types = opt_.kernel.var_types;
-  fo.unordered_kernel = opt_.kernel.unordered_kernel;
-  fo.ordered_kernel = opt_.kernel.ordered_kernel;
-  fo.algorithm = opt_.kernel.algorithm;
-  fo.truncation = opt_.kernel.truncation;
-  fo.n_threads = opt_.kernel.n_threads;
+  fo.kernel = opt_.kernel;
   fo.compute_fitted = true;
   means_.clear();
   ex_.set_size(n, k);
@@ -356,11 +333,10 @@ SmoothCoefficient& SmoothCoefficient::fit(const arma::mat& X, const arma::vec& y
   check::require(X.n_rows > q_, "X",
                  "needs more rows than coefficients (" + std::to_string(q_) + "), got " +
                      std::to_string(X.n_rows));
-  const KernelSpec ks = kernel_spec(opt_.kernel, Z.n_cols);
-  space_ = KernelSpace(Z, bandwidth, ks);  // validates Z and the bandwidths, names them
+  space_ = KernelSpace(Z, bandwidth, opt_.kernel);  // validates Z and the bandwidths, names them
   y_ = y;
   const arma::mat P = product_responses(W_, y);
-  GroupedZ gz = group_z(Z, bandwidth, ks, P);
+  GroupedZ gz = group_z(Z, bandwidth, opt_.kernel, P);
   arma::mat full, loo;
   std::vector<QueryStatus> st_rows, lst;
   training_sums(gz, P, true, opt_.kernel.n_threads, full, st_rows, loo, lst);
@@ -456,7 +432,7 @@ double smooth_coefficient_cv(const arma::mat& X, const arma::vec& y, const arma:
   const arma::mat W = opt.fit_intercept ? arma::mat(arma::join_rows(arma::ones(X.n_rows), X)) : X;
   const std::size_t q = W.n_cols, n = X.n_rows;
   const arma::mat P = product_responses(W, y);
-  const GroupedZ gz = group_z(Z, bandwidth, kernel_spec(opt.kernel, Z.n_cols), P);
+  const GroupedZ gz = group_z(Z, bandwidth, opt.kernel, P);
   arma::mat full, loo;
   std::vector<QueryStatus> st, lst;
   training_sums(gz, P, false, opt.kernel.n_threads, full, st, loo, lst);
@@ -478,13 +454,7 @@ BandwidthSelectResult select_smooth_coefficient_bandwidth(const arma::mat& X, co
   BandwidthSelectOptions so;
   so.degree = 0;
   so.method = BandwidthMethod::cv_ls;
-  so.kernel = opt.kernel.kernel;
-  so.var_types = opt.kernel.var_types;
-  so.unordered_kernel = opt.kernel.unordered_kernel;
-  so.ordered_kernel = opt.kernel.ordered_kernel;
-  so.algorithm = opt.kernel.algorithm;
-  so.truncation = opt.kernel.truncation;
-  so.n_threads = opt.kernel.n_threads;
+  so.kernel = opt.kernel;
   so.n_starts = n_starts;
   so.grid_size = grid_size;
   // The box of bandwidth_select.hpp over Z; its guard asks for as many distinct neighbours as

@@ -32,19 +32,13 @@ LocalPolynomial& LocalPolynomial::fit(const arma::mat& X, const arma::mat& Y,
                  "must be 0 (local constant), 1 (local linear), 2 or 3");
   check::require(std::isfinite(opt_.ridge) && opt_.ridge >= 0.0, "ridge",
                  "must be >= 0 and finite (0 = classical local linear)");
-  (void)resolve_threads(opt_.n_threads);  // a bad n_threads is named at fit, not on first use
+  // A bad n_threads is named at fit, not on first use.
+  (void)resolve_threads(opt_.kernel.n_threads);
   check::require(X.n_rows >= 1, "X", "needs at least one row");
   check::require(Y.n_cols >= 1, "y", "needs at least one column (one output)");
   check::rows_match(Y, X.n_rows, "y", "X");
   check::all_finite(Y, "y");
-  KernelSpec ks;
-  ks.kernel = opt_.kernel;
-  ks.var_types = parse_var_types(opt_.var_types, X.n_cols, "var_types");
-  ks.unordered = opt_.unordered_kernel;
-  ks.ordered = opt_.ordered_kernel;
-  ks.algorithm = opt_.algorithm;
-  ks.truncation = opt_.truncation;
-  KernelSpace space(X, bandwidth, ks, sample_weight);
+  KernelSpace space(X, bandwidth, opt_.kernel, sample_weight);
 
   const std::size_t dc = space.n_continuous();
   if ((opt_.degree == 3 && dc != 1) || (opt_.degree == 2 && dc == 0)) {
@@ -98,7 +92,7 @@ LocalPolynomial& LocalPolynomial::fit(const arma::mat& X, const arma::mat& Y,
   gy_internal_.reset();
   if (groups_.has_ties()) {
     const bool weighted = !sample_weight.is_empty() || arma::any(groups_.count != 1.0);
-    gspace_ = KernelSpace(groups_.X, bandwidth, ks, weighted ? gweight_ : arma::vec());
+    gspace_ = KernelSpace(groups_.X, bandwidth, opt_.kernel, weighted ? gweight_ : arma::vec());
     gy_internal_.zeros(G, kout);
     const auto& gorder = gspace_.order();
     for (std::size_t k = 0; k < G; ++k) {
@@ -141,7 +135,8 @@ void LocalPolynomial::compute_statistics() const {
     LocalEvalRequest req;
     req.fit = true;
     req.loo = true;
-    LocalEvalResult r = local_polynomial_eval(space_, y_internal_, spec, Q, req, opt_.n_threads);
+    LocalEvalResult r =
+        local_polynomial_eval(space_, y_internal_, spec, Q, req, opt_.kernel.n_threads);
     throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge,
                           "X (fitted values at the training rows)", false);
     fitted_ = std::move(r.fit);
@@ -160,7 +155,7 @@ void LocalPolynomial::compute_statistics() const {
   req.fit = true;
   req.loo = true;
   req.moments = true;
-  LocalEvalResult r = local_polynomial_eval(gs, gy_internal_, spec, Q, req, opt_.n_threads);
+  LocalEvalResult r = local_polynomial_eval(gs, gy_internal_, spec, Q, req, opt_.kernel.n_threads);
   std::vector<QueryStatus> row_status(n);
   for (std::size_t i = 0; i < n; ++i) row_status[i] = r.status[groups_.group_of[i]];
   throw_on_failed_query(row_status, space_, opt_.degree, opt_.ridge,
@@ -215,11 +210,11 @@ double LocalPolynomial::trace_LtL() const {
     req.fit = false;
     req.coefficients = true;
     LocalEvalResult r = local_polynomial_eval(gs, gy, LocalPolySpec{opt_.degree, opt_.ridge}, Q,
-                                              req, opt_.n_threads);
+                                              req, opt_.kernel.n_threads);
     throw_on_failed_query(r.status, gs, opt_.degree, opt_.ridge, "X", false);
     arma::mat W(Q.m, G, arma::fill::zeros);
     RunOptions ro;
-    ro.n_threads = opt_.n_threads;
+    ro.n_threads = opt_.kernel.n_threads;
     ro.label = "tr(L'L)";
     const int degree = opt_.degree;
     gs.run(
@@ -241,7 +236,7 @@ LocalEvalResult LocalPolynomial::evaluate(const arma::mat& X_new, const LocalEva
                                           const std::string& arg) const {
   const PreparedQueries Q = space_.prepare(X_new, arg);
   LocalEvalResult r = local_polynomial_eval(space_, y_internal_, LocalPolySpec{opt_.degree, opt_.ridge},
-                                            Q, req, opt_.n_threads);
+                                            Q, req, opt_.kernel.n_threads);
   throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge, arg, false);
   return r;
 }
@@ -269,11 +264,11 @@ arma::mat LocalPolynomial::attention_weights(const arma::mat& X_new) const {
   req.fit = false;
   req.coefficients = true;
   LocalEvalResult r = local_polynomial_eval(space_, y_internal_, LocalPolySpec{opt_.degree, opt_.ridge},
-                                            Q, req, opt_.n_threads);
+                                            Q, req, opt_.kernel.n_threads);
   throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge, "X_new", false);
   arma::mat W(Q.m, space_.n(), arma::fill::zeros);
   RunOptions ro;
-  ro.n_threads = opt_.n_threads;
+  ro.n_threads = opt_.kernel.n_threads;
   ro.label = "attention weights";
   const int degree = opt_.degree;
   space_.run(
@@ -318,13 +313,13 @@ LocalFitState LocalPolynomial::state() const {
   require_fitted("state");
   LocalFitState s;
   s.degree = opt_.degree;
-  s.kernel = opt_.kernel.name();
+  s.kernel = opt_.kernel.kernel.name();
   s.var_types = format_var_types(space_.var_types());
-  s.unordered_kernel = opt_.unordered_kernel.name();
-  s.ordered_kernel = opt_.ordered_kernel.name();
+  s.unordered_kernel = opt_.kernel.unordered_kernel.name();
+  s.ordered_kernel = opt_.kernel.ordered_kernel.name();
   s.ridge = opt_.ridge;
-  s.algorithm = pair_algorithm_name(opt_.algorithm);
-  s.truncation = opt_.truncation;
+  s.algorithm = pair_algorithm_name(opt_.kernel.algorithm);
+  s.truncation = opt_.kernel.truncation;
   s.X = x_;
   s.Y = y_;
   s.bandwidth = space_.bandwidth();
@@ -343,13 +338,15 @@ LocalFitState LocalPolynomial::state() const {
 LocalPolynomial LocalPolynomial::from_state(const LocalFitState& s) {
   LocalFitOptions o;
   o.degree = s.degree;
-  o.kernel = Kernel::from_name(s.kernel, "state.kernel");
-  o.var_types = s.var_types;
-  o.unordered_kernel = CategoricalKernel::from_name(s.unordered_kernel, false, "state.unordered_kernel");
-  o.ordered_kernel = CategoricalKernel::from_name(s.ordered_kernel, true, "state.ordered_kernel");
+  o.kernel.kernel = Kernel::from_name(s.kernel, "state.kernel");
+  o.kernel.var_types = s.var_types;
+  o.kernel.unordered_kernel =
+      CategoricalKernel::from_name(s.unordered_kernel, false, "state.unordered_kernel");
+  o.kernel.ordered_kernel =
+      CategoricalKernel::from_name(s.ordered_kernel, true, "state.ordered_kernel");
   o.ridge = s.ridge;
-  o.algorithm = pair_algorithm_from_name(s.algorithm, "state.algorithm");
-  o.truncation = s.truncation;
+  o.kernel.algorithm = pair_algorithm_from_name(s.algorithm, "state.algorithm");
+  o.kernel.truncation = s.truncation;
   const bool have = !s.fitted.is_empty();
   if (have) {
     check::require(s.fitted.n_rows == s.X.n_rows && s.fitted.n_cols == s.Y.n_cols &&

@@ -43,7 +43,8 @@ arma::cube local_solution(const LocalPolynomial& model, const arma::mat& X_new) 
   req.fit = false;
   req.solution = true;
   const LocalPolySpec spec{model.options().degree, model.options().ridge};
-  LocalEvalResult r = local_polynomial_eval(space, Yi, spec, Q, req, model.options().n_threads);
+  LocalEvalResult r =
+      local_polynomial_eval(space, Yi, spec, Q, req, model.options().kernel.n_threads);
   throw_on_failed_query(r.status, space, spec.degree, spec.ridge, "X_new", false);
   return std::move(r.solution);
 }
@@ -134,13 +135,7 @@ double local_polynomial_criterion(const arma::mat& X, const arma::vec& y,
   LocalFitOptions fo;
   fo.degree = opt.degree;
   fo.kernel = opt.kernel;
-  fo.var_types = opt.var_types;
-  fo.unordered_kernel = opt.unordered_kernel;
-  fo.ordered_kernel = opt.ordered_kernel;
   fo.ridge = opt.ridge;
-  fo.algorithm = opt.algorithm;
-  fo.truncation = opt.truncation;
-  fo.n_threads = opt.n_threads;
   fo.compute_fitted = false;
   LocalPolynomial model(fo);
   model.fit(X, arma::mat(y), bandwidth);  // validates; no O(n^2) work yet
@@ -213,7 +208,7 @@ Objective central_difference_objective(const std::function<double(const arma::ve
 // middle of the categorical ones' range, or opt.start; inside the box [lo, hi].
 arma::vec search_base(const arma::mat& X, const std::vector<VarType>& types, const arma::vec& lo,
                       const arma::vec& hi, const BandwidthSelectOptions& opt) {
-  arma::vec base = bandwidth_detail::rule_start(X, types, lo, hi, opt.kernel);
+  arma::vec base = bandwidth_detail::rule_start(X, types, lo, hi, opt.kernel.kernel);
   bandwidth_detail::apply_start(opt.start, types, lo, hi, base);
   return base;
 }

@@ -75,10 +75,8 @@ const char* bandwidth_method_name(BandwidthMethod m);
 struct BandwidthSelectOptions {
   int degree = spec::bandwidth::degree;  ///< 0 = local constant (lc), 1 = local linear (ll)
   BandwidthMethod method = BandwidthMethod::cv_ls;
-  Kernel kernel{KernelType::gaussian};
-  std::string var_types = spec::bandwidth::var_types;  ///< "" = all continuous
-  CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
-  CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
+  /// Kernels, column types, pair algorithm, truncation and threads (kernel_pairs.hpp).
+  KernelSpec kernel;
   double ridge = spec::bandwidth::ridge;  ///< local-linear ridge (Zuo et al. 2025, arXiv:2510.01450, eq. 6), scaled by omega
   int n_starts = spec::bandwidth::n_starts;  ///< starting points of the search (>= 1)
   /// First starting point (bandwidths, length d; clamped into the search box); empty = the
@@ -101,9 +99,6 @@ struct BandwidthSelectOptions {
   /// n_starts is searched from its grid point.
   bool exact_curve = spec::bandwidth::exact_curve;
   int min_neighbors = spec::bandwidth::min_neighbors;  ///< 0 = the estimator's limit (see Floor); k > 0 = bwcheck guard
-  PairAlgorithm algorithm = PairAlgorithm::automatic;
-  double truncation = spec::bandwidth::truncation;
-  int n_threads = spec::bandwidth::n_threads;
   MinimizeOptions minimize{};
   /// cv_ls only: "exact" (default) or the binned objective (binned.hpp; one or two continuous
   /// columns) on approx_grid_size points per column (0 = 401 in 1-D, 101 x 101 in 2-D).

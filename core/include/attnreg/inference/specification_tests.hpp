@@ -98,10 +98,9 @@ struct SpecificationOptions {
   NullBootstrap bootstrap = NullBootstrap::wild_mammen;
   int replications = 399;
   unsigned long long seed = 1;
-  Kernel kernel{KernelType::gaussian};
-  std::string var_types;  ///< of X; "" = all continuous
-  CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
-  CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
+  /// Kernels and column types of X (kernel_pairs.hpp); its threads run the statistic, the
+  /// bootstrap and the bandwidth search.
+  KernelSpec kernel;
   arma::vec bandwidth;    ///< empty = cv_ls of y on X with `degree`
   int degree = 0;         ///< of the cv_ls bandwidth search (np's npregbw default: lc)
   /// Bootstrap with selected bandwidths: 1 = select them again on each y* (the bootstrap then
@@ -111,7 +110,6 @@ struct SpecificationOptions {
   /// re-select when n <= kReselectMaxN. Ignored when `bandwidth` is given.
   int reselect = -1;
   int chunk = 64;
-  int n_threads = 0;
 };
 
 struct SpecificationTest {

@@ -51,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "attnreg/base/option_spec.hpp"
 #include "attnreg/kernels/kernel.hpp"
 #include "attnreg/kernels/neighbors.hpp"
 
@@ -81,16 +82,26 @@ enum class PairAlgorithm : int {
 PairAlgorithm pair_algorithm_from_name(const std::string& name, const std::string& arg);
 const char* pair_algorithm_name(PairAlgorithm a);
 
-/// How weights are formed from the columns of X.
+/// The kernel specification: how weights are formed from the columns of X, and the threads of
+/// the pair loop. One struct, held as the member `kernel` of every option struct of a kernel
+/// estimator (LocalFitOptions, BandwidthSelectOptions, SpecificationOptions, the semiparametric
+/// models' options) and passed whole from one to the next, so a field set by a face reaches
+/// every estimator that a model composes. Defaults: the local_fit option table
+/// (attnreg/base/option_spec.hpp).
 struct KernelSpec {
-  Kernel kernel{KernelType::gaussian};                     ///< continuous columns
-  std::vector<VarType> var_types;                          ///< per column; empty = continuous
-  CategoricalKernel unordered{CategoricalKernelType::aitchison_aitken};
-  CategoricalKernel ordered{CategoricalKernelType::li_racine_ordered};
+  Kernel kernel{KernelType::gaussian};  ///< continuous columns
+  /// Column types, one of 'c', 'u', 'o' per column of X (kernel.hpp's parse_var_types; "" = all
+  /// continuous); checked against X by KernelSpace.
+  std::string var_types = spec::local_fit::var_types;
+  CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
+  CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
   PairAlgorithm algorithm = PairAlgorithm::automatic;
   /// Gaussian neighbour path: weights below truncation * (row maximum) may be dropped.
   /// 0 disables truncation (the Gaussian then always uses all pairs). Must be in [0, 1e-8].
-  double truncation = 1e-16;
+  double truncation = spec::local_fit::truncation;
+  /// OpenMP threads of the estimators' pair loops (RunOptions::n_threads; 0 = the OpenMP
+  /// default). KernelSpace itself does not read it.
+  int n_threads = spec::local_fit::n_threads;
 };
 
 /// Queries in the coordinates of one KernelSpace (see KernelSpace::prepare).

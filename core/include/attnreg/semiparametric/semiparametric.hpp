@@ -38,19 +38,10 @@
 
 namespace attnreg {
 
-/// Options shared by the kernel parts of both models (the kernel over Z).
-struct SemiparametricKernelOptions {
-  Kernel kernel{KernelType::gaussian};  ///< continuous columns of Z
-  std::string var_types;                ///< of Z: "c"/"u"/"o" per column; "" = all continuous
-  CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
-  CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
-  PairAlgorithm algorithm = PairAlgorithm::automatic;
-  double truncation = 1e-16;
-  int n_threads = 0;
-};
-
 struct PartiallyLinearOptions {
-  SemiparametricKernelOptions kernel;
+  /// The kernel over Z (var_types: of Z), passed whole to every conditional mean's fit and
+  /// bandwidth search.
+  KernelSpec kernel;
   int degree = 0;  ///< conditional means: 0 local constant (np's default), 1 local linear
   BandwidthMethod method = BandwidthMethod::cv_ls;  ///< selector per conditional mean
   int n_starts = 3;
@@ -110,7 +101,7 @@ class PartiallyLinear {
 };
 
 struct SmoothCoefficientOptions {
-  SemiparametricKernelOptions kernel;
+  KernelSpec kernel;  ///< the kernel over Z (var_types: of Z)
   bool fit_intercept = true;  ///< W = (1, X) as npscoef; false: W = X
 };
 

@@ -72,18 +72,13 @@ struct LocalFitOptions {
   int degree = spec::local_fit::degree;  ///< 0 = local constant (NW), 1 = local linear, 2 = local
                                  ///< quadratic (any number of continuous columns), 3 = local
                                  ///< cubic (exactly one continuous column)
-  Kernel kernel{KernelType::gaussian};  ///< kernel of the continuous columns
-  std::string var_types = spec::local_fit::var_types;  ///< "c"/"u"/"o" per column; "" = all continuous
-  CategoricalKernel unordered_kernel{CategoricalKernelType::aitchison_aitken};
-  CategoricalKernel ordered_kernel{CategoricalKernelType::li_racine_ordered};
+  /// Kernels, column types, pair algorithm, truncation and threads (kernel_pairs.hpp).
+  KernelSpec kernel;
   double ridge = spec::local_fit::ridge;  ///< lambda >= 0 on the slope terms, scaled by omega (Zuo et al. 2025, eq. 6)
-  PairAlgorithm algorithm = PairAlgorithm::automatic;
-  double truncation = spec::local_fit::truncation;  ///< Gaussian neighbour path (kernel_pairs.hpp); 0 = exact
   /// true: fit() also computes fitted values, leverages and LOO fits (and throws when a fitted
   /// value does not exist). false: they are computed on first use of fitted(), leverage(),
   /// loo_fitted(), effective_df() or trace_LtL() and cached, so fit() does no O(n^2) work.
   bool compute_fitted = spec::local_fit::compute_fitted;
-  int n_threads = spec::local_fit::n_threads;  ///< 0 = OpenMP default
 };
 
 /// Per-query outcome of a local fit.
