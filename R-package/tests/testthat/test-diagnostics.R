@@ -124,7 +124,7 @@ test_that("bootstrap bands: wild variance equals HC0, sup-t wider, seeded", {
   expect_identical(attr(b, "draws"), attr(b2, "draws"))
   expect_error(bootstrap_bands(f, g, R = 5), "R: must be at least 19")
   expect_true(all(is.finite(bootstrap_bands(f, g[3:13, , drop = FALSE], R = 50,
-                                            type = "pairs")$uniform_high)))
+                                            bootstrap = "pairs")$uniform_high)))
 })
 
 test_that("monte_carlo gives Python's numbers for the same seed (one driver, in the core)", {

@@ -47,7 +47,7 @@ test_that("HC2/HC3 with event dummies match the oracle that leaves out the 0/0 t
       expect_equal(s$n_leverage_one, events)
       expect_output(print(s), paste0("Note: ", events, " row"))
       # the same standard errors through vcov()
-      expect_lt(max(abs(sqrt(diag(vcov(fit, type = type))) - want) / want), tol)
+      expect_lt(max(abs(sqrt(diag(vcov(fit, vcov = type))) - want) / want), tol)
     }
     expect_equal(summary(fit, vcov = "HC1")$n_leverage_one, 0L)
   }

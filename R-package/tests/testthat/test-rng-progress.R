@@ -72,7 +72,7 @@ test_that("long bootstraps show a progress bar on stderr when asked, and nothing
   quiet <- capture.output(sigtest(fit, R = 39, seed = 1), type = "message")
   expect_length(quiet, 0)
   msgs <- capture.output(bootstrap_bands(kreg(y ~ x, data = d, bw = 0.1),
-                                         data.frame(x = c(0.3, 0.6)), R = 39, type = "pairs",
+                                         data.frame(x = c(0.3, 0.6)), R = 39, bootstrap = "pairs",
                                          seed = 1, progress = TRUE), type = "message")
   expect_true(any(grepl("pairs bootstrap .*100%", msgs)))
   msgs <- capture.output(cmstest(lm(y ~ x, data = d), bw = 0.2, R = 39, seed = 1,
