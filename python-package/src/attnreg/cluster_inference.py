@@ -77,7 +77,7 @@ class WildBootstrapResult:
     estimate : float, R'b.
     std_error : float, its CR1 standard error (the fit's small-sample factor).
     t_stat : float, (R'b - value) / std_error.
-    p_value : float, share of bootstrap |t*| >= |t| (symmetric, two-sided).
+    p_value : float, share of bootstrap ``|t*| >= |t|`` (symmetric, two-sided).
     conf_int : (float, float), the values r where the bootstrap test of R'b = r does not
         reject at 1 - level (test inversion); nan where no bound was found.
     level, replications, n_clusters, bootstrap : as used; ``enumerated`` is True when the

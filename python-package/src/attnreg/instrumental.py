@@ -352,7 +352,7 @@ class IV2SLS(RegressorMixin, BaseEstimator):
                                  model=type(self).__name__, method=method, notes=notes)
 
     def conf_int(self, level=None, cov_type=None):
-        """Intervals ``b +- t_{(1+level)/2, df} se`` (df: df_resid_, or clusters - 1)."""
+        """Intervals ``b +- t_{(1+level)/2, df} se`` (df: ``df_resid_``, or clusters - 1)."""
         c = self.summary(cov_type, level).coefficients
         return c[["ci_lower", "ci_upper"]].rename(
             columns={"ci_lower": "lower", "ci_upper": "upper"})
