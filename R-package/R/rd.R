@@ -110,9 +110,6 @@ rd_robust <- function(y, x, c = 0, fuzzy = NULL, deriv = 0, p = 1, q = NULL, h =
   if (!is.null(subset)) rows <- rows[subset]
   take <- function(v) if (is.null(v)) NULL else if (is.matrix(v) || is.data.frame(v))
     v[rows, , drop = FALSE] else v[rows]
-  if (!is.null(cluster) && tolower(vce) %in% c("hc2", "hc3"))
-    stop("vce: with cluster only CR1 is available; CR2/CR3 are not implemented yet",
-         call. = FALSE)
   opt <- .rd_options(c, p, q, deriv, h, b, rho, kernel, bwselect, vce, nnmatch, level,
                      masspoints, bwcheck, bwrestrict, scaleregul, stdvars, sharpbw)
   d <- .rd_data(take(y), take(x), take(fuzzy), take(covs), take(weights), take(cluster))

@@ -97,4 +97,22 @@ py::array_t<double> attention_into_numpy(const M& model, const farray& X) {
   return out;
 }
 
+using iarray = py::array_t<long long, py::array::f_style | py::array::forcecast>;
+
+// Level codes (0-based, one column per factor) from a 1-D or 2-D integer array.
+inline arma::umat as_codes(const iarray& a, const char* name) {
+  if (a.ndim() != 1 && a.ndim() != 2) {
+    throw py::value_error(std::string(name) + ": expected a 1-D or 2-D array of level codes");
+  }
+  const arma::uword n = static_cast<arma::uword>(a.shape(0));
+  const arma::uword k = a.ndim() == 2 ? static_cast<arma::uword>(a.shape(1)) : 1;
+  arma::umat out(n, k);
+  const long long* p = a.data();
+  for (arma::uword i = 0; i < n * k; ++i) {
+    if (p[i] < 0) throw py::value_error(std::string(name) + ": level codes must be >= 0");
+    out(i) = static_cast<arma::uword>(p[i]);
+  }
+  return out;
+}
+
 }  // namespace attnreg_py

@@ -7,6 +7,7 @@
 #include "convert.hpp"
 
 namespace py = pybind11;
+using attnreg_py::as_codes;
 using attnreg_py::as_mat;
 using attnreg_py::farray;
 using attnreg_py::to_numpy;
@@ -17,7 +18,7 @@ py::dict py_inference_dict(const attnreg::Inference& inf);      // py_ols.cpp
 
 namespace {
 
-using iarray = py::array_t<long long, py::array::f_style | py::array::forcecast>;
+using attnreg_py::iarray;
 
 py::dict wild_dict(const attnreg::WildBootstrapResult& r) {
   py::dict d;
@@ -31,21 +32,6 @@ py::dict wild_dict(const attnreg::WildBootstrapResult& r) {
   d["n_clusters"] = r.n_clusters;
   d["t_boot"] = to_numpy(arma::mat(r.t_boot));
   return d;
-}
-
-arma::umat as_codes(const iarray& a, const char* name) {
-  if (a.ndim() != 1 && a.ndim() != 2) {
-    throw py::value_error(std::string(name) + ": expected a 1-D or 2-D array of level codes");
-  }
-  const arma::uword n = static_cast<arma::uword>(a.shape(0));
-  const arma::uword k = a.ndim() == 2 ? static_cast<arma::uword>(a.shape(1)) : 1;
-  arma::umat out(n, k);
-  const long long* p = a.data();
-  for (arma::uword i = 0; i < n * k; ++i) {
-    if (p[i] < 0) throw py::value_error(std::string(name) + ": level codes must be >= 0");
-    out(i) = static_cast<arma::uword>(p[i]);
-  }
-  return out;
 }
 
 attnreg::CovOptions cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,

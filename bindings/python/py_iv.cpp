@@ -17,23 +17,11 @@ py::dict py_inference_dict(const attnreg::Inference& inf);      // py_ols.cpp
 
 namespace {
 
-using iarray = py::array_t<long long, py::array::f_style | py::array::forcecast>;
+using attnreg_py::iarray;
 
 arma::umat iv_codes(const py::object& obj, arma::uword n_default, const char* name) {
   if (obj.is_none()) return arma::umat(n_default, 0);
-  const iarray a = obj.cast<iarray>();
-  if (a.ndim() != 1 && a.ndim() != 2) {
-    throw py::value_error(std::string(name) + ": expected a 1-D or 2-D array of level codes");
-  }
-  const arma::uword n = static_cast<arma::uword>(a.shape(0));
-  const arma::uword k = a.ndim() == 2 ? static_cast<arma::uword>(a.shape(1)) : 1;
-  arma::umat out(n, k);
-  const long long* p = a.data();
-  for (arma::uword i = 0; i < n * k; ++i) {
-    if (p[i] < 0) throw py::value_error(std::string(name) + ": level codes must be >= 0");
-    out(i) = static_cast<arma::uword>(p[i]);
-  }
-  return out;
+  return attnreg_py::as_codes(obj.cast<iarray>(), name);
 }
 
 arma::mat owned(const farray& a, const char* name) {

@@ -272,8 +272,9 @@ RdOptions normalised(RdOptions opt, bool clustered) {
   if (opt.q < 0) opt.q = opt.p + 1;
   if (clustered) {
     check::require(opt.vce != RdVce::hc2 && opt.vce != RdVce::hc3, "vce",
-                   "with cluster only CR1 is available (vce 'nn', 'hc0' or 'hc1' with cluster "
-                   "give CR1); CR2/CR3 are not implemented yet");
+                   "with cluster the variance is CR1 (vce 'nn', 'hc0' or 'hc1' with cluster "
+                   "give CR1, as rdrobust's 'cr1'); CR2/CR3 are not offered for regression "
+                   "discontinuity designs: use vce='hc1' with the cluster ids");
     opt.vce = RdVce::hc1;
   }
   return opt;

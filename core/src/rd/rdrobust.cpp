@@ -147,17 +147,23 @@ void fill_weights(RdResult& r, const SideFit S[2], const Side* const sides[2], s
   }
 }
 
-// The counts of the prepared data in a fresh result.
-RdResult result_header(const Prepared& P) {
-  RdResult r;
-  r.fuzzy = P.fuzzy;
+// The counts of the prepared data, which the estimate's and the bandwidths' results share.
+template <class Result>
+void copy_counts(const Prepared& P, Result& r) {
   r.n_left = P.left.n();
   r.n_right = P.right.n();
   r.n_dropped = P.n_dropped;
   r.m_left = P.m_left;
   r.m_right = P.m_right;
-  r.covs_kept = P.covs_kept;
   r.covs_dropped = P.covs_dropped;
+}
+
+// The counts of the prepared data in a fresh result.
+RdResult result_header(const Prepared& P) {
+  RdResult r;
+  r.fuzzy = P.fuzzy;
+  copy_counts(P, r);
+  r.covs_kept = P.covs_kept;
   return r;
 }
 
@@ -189,12 +195,7 @@ RdBwResult rdbwselect(const RdData& data, const RdOptions& opt_in, bool all) {
   validate(opt);
   Prepared P = prepare(data, opt);
   RdBwResult r;
-  r.n_left = P.left.n();
-  r.n_right = P.right.n();
-  r.n_dropped = P.n_dropped;
-  r.m_left = P.m_left;
-  r.m_right = P.m_right;
-  r.covs_dropped = P.covs_dropped;
+  copy_counts(P, r);
   r.bwcheck_used = effective_bwcheck(P, opt, r.mass_points);
   auto bws = select_bandwidths(P, opt, all ? std::string() : opt.bwselect, r.bwcheck_used);
   for (const auto& nm : selector_names()) {

@@ -415,9 +415,6 @@ def rdrobust(y, x, c: float = 0.0, fuzzy=None, deriv: int = 0, p: int = 1, q: in
                                                level, masspoints, bwcheck, bwrestrict,
                                                scaleregul, stdvars, subset, sharpbw)
     import warnings
-    if groups is not None and str(vce).lower() in ("hc2", "hc3"):
-        raise ValueError("vce: with groups only CR1 is available ('nn', 'hc0', 'hc1' or 'cr1'); "
-                         "CR2/CR3 are not implemented yet")
     raw = _core.rd_robust(data["y"], data["x"], data["t"], data["z"], data["w"],
                           data["cluster"], opts)
     opts["_clustered"] = groups is not None
@@ -449,9 +446,6 @@ def rdbwselect(y, x, c: float = 0.0, fuzzy=None, deriv: int = 0, p: int = 1,
                                                covs, kernel, weights, bwselect, vce, groups,
                                                nnmatch, 0.95, masspoints, bwcheck, bwrestrict,
                                                scaleregul, stdvars, subset, sharpbw)
-    if groups is not None and str(vce).lower() in ("hc2", "hc3"):
-        raise ValueError("vce: with groups only CR1 is available; CR2/CR3 are not implemented "
-                         "yet")
     raw = _core.rd_bwselect(data["y"], data["x"], data["t"], data["z"], data["w"],
                             data["cluster"], opts, bool(all))
     bws = pd.DataFrame(np.asarray(raw["bws"], dtype=float).reshape(-1, 4),
