@@ -19,7 +19,6 @@ linearmodels, pyfixest/fixest, ivreg2/ivreghdfe and statsmodels differ.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -27,6 +26,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._deprecation import check_level
 
 __all__ = ["IV2SLS", "IVLIML", "WeakInstrumentWarning", "iv"]
 
@@ -36,13 +36,6 @@ _IV_COV_TYPES = ("nonrobust", "HC0", "HC1", "HC2", "HC3", "CR0", "CR1")
 class WeakInstrumentWarning(UserWarning):
     """The first-stage F statistic is below the threshold (10 by default: Staiger and Stock
     1997, Econometrica 65(3); Stock and Yogo 2005)."""
-
-
-def _check_level(level) -> float:
-    if (isinstance(level, (bool, np.bool_)) or not isinstance(level, numbers.Real)
-            or not 0.0 < float(level) < 1.0):
-        raise ValueError(f"level is a fraction: 0.95 for a 95% interval (got {level!r})")
-    return float(level)
 
 
 def _check_iv_cov_type(cov_type) -> str:
@@ -184,7 +177,7 @@ class IV2SLS(RegressorMixin, BaseEstimator):
 
         refuse_non_number_params(self)
         cov_type = _check_iv_cov_type(self.cov_type)
-        _check_level(self.level)
+        check_level(self.level)
         yv = np.asarray(y, dtype=np.float64)
         if yv.ndim == 2 and yv.shape[1] == 1:
             yv = yv[:, 0]
@@ -305,7 +298,7 @@ class IV2SLS(RegressorMixin, BaseEstimator):
         from ._summary import RegressionSummary, t_quantile
 
         check_is_fitted(self, "params_")
-        lev = _check_level(self.level if level is None else level)
+        lev = check_level(self.level if level is None else level)
         ct, g = self._cov_groups(cov_type)
         inf = self._model.inference(ct, g)
         est, se = inf["estimate"][:, 0], inf["std_error"][:, 0]

@@ -21,6 +21,7 @@ import typing
 import numpy as np
 
 from . import _core
+from ._deprecation import check_level
 
 __all__ = ["rdrobust", "rdbwselect", "RDResult", "RDBandwidths", "RDAttentionWeights",
            "rddensity", "RDDensityResult"]
@@ -99,13 +100,6 @@ def _pair(v, name: str):
     return (float(a[0]), float(a[0])) if a.size == 1 else (float(a[0]), float(a[1]))
 
 
-def _check_level(level) -> float:
-    if not (np.isscalar(level) and np.isfinite(level)) or not 0 < level < 1:
-        raise ValueError(f"level: level is a fraction: 0.95 for a 95% interval, got {level!r} "
-                         "(rdrobust's level=95 is level=0.95 here)")
-    return float(level)
-
-
 def _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs, kernel, weights, bwselect, vce,
              groups, nnmatch, level, masspoints, bwcheck, bwrestrict, scaleregul, stdvars,
              subset, sharpbw):
@@ -169,7 +163,7 @@ def _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs, kernel, weights, bwse
                 nnmatch=int(nnmatch), masspoints=mp, bwcheck=int(bwcheck),
                 bwrestrict=bool(bwrestrict), scaleregul=float(scaleregul), stdvars=bool(stdvars),
                 bwselect=bws, h_left=hl, h_right=hr, b_left=bl, b_right=br,
-                rho=math.nan if rho is None else float(rho), level=_check_level(level),
+                rho=math.nan if rho is None else float(rho), level=check_level(level),
                 sharpbw=bool(sharpbw))
     data = dict(y=take(yv), x=take(xv), t=take(tv), z=None if z is None else z[rows],
                 w=take(wv), cluster=take(cl))
