@@ -114,11 +114,9 @@ rd_robust <- function(y, x, c = 0, fuzzy = NULL, deriv = 0, p = 1, q = NULL, h =
                      masspoints, bwcheck, bwrestrict, scaleregul, stdvars, sharpbw)
   d <- .rd_data(take(y), take(x), take(fuzzy), take(covs), take(weights), take(cluster))
   r <- .rd_robust_cpp(d$y, d$x, d$t, d$z, d$w, d$cluster, opt)
-  z <- stats::qnorm(0.5 + opt$level / 2)
   tab <- function(e) {
-    zz <- e$coef / e$se
-    data.frame(coef = e$coef, se = e$se, z = zz, p_value = 2 * stats::pnorm(-abs(zz)),
-               ci_low = e$coef - z * e$se, ci_high = e$coef + z * e$se,
+    data.frame(coef = e$coef, se = e$se, z = e$z, p_value = e$p_value,
+               ci_low = e$ci_low, ci_high = e$ci_high,
                row.names = c("conventional", "bias_corrected", "robust"))
   }
   a <- numeric(n_all)

@@ -89,6 +89,10 @@ py::dict inference(const rd::RdInference& e) {
   py::dict d;
   d["coef"] = std::vector<double>(e.coef, e.coef + 3);
   d["se"] = std::vector<double>(e.se, e.se + 3);
+  d["z"] = std::vector<double>(e.z, e.z + 3);
+  d["p_value"] = std::vector<double>(e.p_value, e.p_value + 3);
+  d["ci_low"] = std::vector<double>(e.ci_low, e.ci_low + 3);
+  d["ci_high"] = std::vector<double>(e.ci_high, e.ci_high + 3);
   return d;
 }
 

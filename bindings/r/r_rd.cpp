@@ -89,8 +89,11 @@ Rcpp::List rd_robust_cpp(const Rcpp::NumericVector& y, const Rcpp::NumericVector
   const attnreg::rd::RdResult r =
       attnreg::rd::rdrobust(rd_data(y, x, t, z, w, cluster), rd_options(options));
   auto inf = [](const attnreg::rd::RdInference& e) {
-    return Rcpp::List::create(Rcpp::Named("coef") = Rcpp::NumericVector(e.coef, e.coef + 3),
-                              Rcpp::Named("se") = Rcpp::NumericVector(e.se, e.se + 3));
+    auto v3 = [](const double* a) { return Rcpp::NumericVector(a, a + 3); };
+    return Rcpp::List::create(Rcpp::Named("coef") = v3(e.coef), Rcpp::Named("se") = v3(e.se),
+                              Rcpp::Named("z") = v3(e.z), Rcpp::Named("p_value") = v3(e.p_value),
+                              Rcpp::Named("ci_low") = v3(e.ci_low),
+                              Rcpp::Named("ci_high") = v3(e.ci_high));
   };
   std::vector<int> kept(r.covs_kept.begin(), r.covs_kept.end()),
       dropped(r.covs_dropped.begin(), r.covs_dropped.end());

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/inference/distributions.hpp"
 #include "attnreg/detail/rd_local.hpp"
 
 namespace attnreg {
@@ -167,6 +168,18 @@ RdResult result_header(const Prepared& P) {
   return r;
 }
 
+// z statistics, p-values and intervals of the three rows from their coefficients and standard
+// errors (the faces only lay them out).
+void normal_inference(RdInference& e, double level) {
+  const double zq = normal_quantile(0.5 + level / 2);
+  for (int k = 0; k < 3; ++k) {
+    e.z[k] = e.coef[k] / e.se[k];
+    e.p_value[k] = 2 * normal_sf(std::fabs(e.z[k]));
+    e.ci_low[k] = e.coef[k] - zq * e.se[k];
+    e.ci_high[k] = e.coef[k] + zq * e.se[k];
+  }
+}
+
 // A fuzzy design needs a first stage: variation in the treatment or a jump at the cutoff
 // (one-sided compliance is fine; rdrobust then selects the sharp bandwidths).
 void check_first_stage(const Prepared& P) {
@@ -312,6 +325,8 @@ RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
     std::sort(all.begin(), all.end());
     r.clusters = static_cast<std::size_t>(std::unique(all.begin(), all.end()) - all.begin());
   }
+  normal_inference(r.est, opt.level);
+  if (P.fuzzy) normal_inference(r.first_stage, opt.level);
   fill_weights(r, S, sides, ny, dz, fac, P.n_input);
   return r;
 }

@@ -237,7 +237,6 @@ class RDResult:
 
     def __init__(self, raw, names, rows, n_total, x_all, opts, level):
         import pandas as pd
-        from scipy import stats
         self._raw = raw
         self.level = level
         self.c = opts["c"]
@@ -245,15 +244,10 @@ class RDResult:
         self.kernel = opts["kernel"]
         self.vce = opts["vce"]
         self.bwselect = raw["bwselect"]
-        quant = stats.norm.ppf(0.5 + level / 2)
 
         def table(e):
-            coef = np.asarray(e["coef"], dtype=float)
-            se = np.asarray(e["se"], dtype=float)
-            z = coef / se
-            return pd.DataFrame({"coef": coef, "se": se, "z": z,
-                                 "p_value": 2 * stats.norm.sf(np.abs(z)),
-                                 "ci_low": coef - quant * se, "ci_high": coef + quant * se},
+            return pd.DataFrame({k: np.asarray(e[k], dtype=float) for k in
+                                 ("coef", "se", "z", "p_value", "ci_low", "ci_high")},
                                 index=pd.Index(["conventional", "bias_corrected", "robust"]))
         self.table = table(raw["estimate"])
         self.fuzzy = bool(raw["fuzzy"])

@@ -92,6 +92,12 @@ struct RdBwResult {
 struct RdInference {
   double coef[3] = {0, 0, 0};   ///< conventional, bias-corrected, robust (= bias-corrected)
   double se[3] = {0, 0, 0};     ///< conventional, conventional, robust
+  // Normal-theory inference on each row (Calonico, Cattaneo and Titiunik 2014, Econometrica
+  // 82(6), Theorem 1): z = coef / se, two-sided p-value, interval coef -+ z_{(1+level)/2} se.
+  double z[3] = {0, 0, 0};
+  double p_value[3] = {0, 0, 0};
+  double ci_low[3] = {0, 0, 0};
+  double ci_high[3] = {0, 0, 0};
 };
 
 struct RdResult {
