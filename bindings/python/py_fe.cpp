@@ -5,16 +5,13 @@
 
 #include "attnreg/least_squares/least_squares_fe.hpp"
 #include "convert.hpp"
+#include "least_squares_face.hpp"
 
 namespace py = pybind11;
 using attnreg_py::as_codes;
 using attnreg_py::as_mat;
 using attnreg_py::farray;
 using attnreg_py::to_numpy;
-
-attnreg::CovOptions py_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
-                                   const py::object& groups);  // py_ols.cpp
-py::dict py_inference_dict(const attnreg::Inference& inf);      // py_ols.cpp
 
 namespace {
 

@@ -5,15 +5,12 @@
 
 #include "attnreg/least_squares/iv.hpp"
 #include "convert.hpp"
+#include "least_squares_face.hpp"
 
 namespace py = pybind11;
 using attnreg_py::as_mat;
 using attnreg_py::farray;
 using attnreg_py::to_numpy;
-
-attnreg::CovOptions py_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
-                                   const py::object& groups);  // py_ols.cpp
-py::dict py_inference_dict(const attnreg::Inference& inf);      // py_ols.cpp
 
 namespace {
 

@@ -8,6 +8,7 @@
 
 #include "attnreg/least_squares/least_squares.hpp"
 #include "convert.hpp"
+#include "least_squares_face.hpp"
 
 namespace py = pybind11;
 using attnreg_py::as_mat;
@@ -18,7 +19,6 @@ using attnreg_py::to_numpy;
 
 void init_least_squares(py::module_& m);
 void init_ols_tall(py::module_& m);
-py::dict py_inference_dict(const attnreg::Inference& inf);
 
 namespace {
 
@@ -95,7 +95,7 @@ attnreg::OLS ols_setstate(const py::tuple& t) {
 
 }  // namespace
 
-// The coefficient table as the face reads it (py_fe.cpp returns its absorbed fits' this way).
+// The coefficient table as the face reads it (least_squares_face.hpp).
 py::dict py_inference_dict(const attnreg::Inference& inf) {
   py::dict d;
   d["estimate"] = to_numpy(inf.estimate);
@@ -116,8 +116,8 @@ py::dict py_inference_dict(const attnreg::Inference& inf) {
   return d;
 }
 
-// The covariance options a face's cov_type / maxlags / hac_adjust / groups name (py_fe.cpp uses
-// it for the absorbed fits, so both parse cluster codes one way).
+// The covariance options a face's cov_type / maxlags / hac_adjust / groups name
+// (least_squares_face.hpp).
 attnreg::CovOptions py_cov_options(const std::string& cov_type, int maxlags, bool hac_adjust,
                                    const py::object& groups) {
   return cov_options(cov_type, maxlags, hac_adjust, groups);
