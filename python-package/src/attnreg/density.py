@@ -36,100 +36,11 @@ from sklearn.utils.validation import check_is_fitted
 from . import _core
 from ._validation import (check_column_names, column_names, numbers_only,
                           refuse_non_number_params, refuse_time_columns)
-from .kernel import _is_categorical_series
+from ._encoding import ColumnEncoder, resolve_var_types
 
 __all__ = ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]
 
 _METHODS = ("cv_ml", "cv_ls", "normal_reference")
-
-
-class _Encoder:
-    """Columns of X (or y) -> float64 matrix; pandas categoricals -> level codes."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.columns = None
-        self.categories = {}
-        self.inferred = None
-
-    def fit(self, X):
-        import pandas as pd
-
-        if isinstance(X, pd.Series):
-            X = X.to_frame()
-        if isinstance(X, pd.DataFrame):
-            self.columns = [str(c) for c in X.columns]
-            types = []
-            for col in X.columns:
-                s = X[col]
-                if _is_categorical_series(s):
-                    cat = s.astype("category") if not isinstance(s.dtype, pd.CategoricalDtype) else s
-                    self.categories[col] = cat.cat.categories
-                    types.append("o" if cat.cat.ordered else "u")
-                else:
-                    types.append("c")
-            self.inferred = "".join(types)
-            self._frame_columns = list(X.columns)
-        return self.transform(X, self.name)
-
-    def transform(self, X, arg: str) -> np.ndarray:
-        import pandas as pd
-
-        if isinstance(X, pd.Series):
-            X = X.to_frame()
-        if isinstance(X, pd.DataFrame) and self.columns is not None:
-            cols = {}
-            for col in X.columns:
-                s = X[col]
-                if col in self.categories:
-                    cats = self.categories[col]
-                    bad = (~s.isin(cats) & s.notna()).to_numpy()
-                    if bad.any():
-                        raise ValueError(
-                            f"{arg}: column {col!r} has the level {s[bad].iloc[0]!r}, never seen "
-                            f"in fit (levels: {list(cats)[:10]}); categorical kernels cannot "
-                            "weigh an unseen category (map it to a known level or drop the row)"
-                        )
-                    codes = pd.Categorical(s, categories=cats).codes.astype(np.float64)
-                    codes[codes < 0] = np.nan
-                    cols[col] = codes
-                else:
-                    try:
-                        cols[col] = s.to_numpy(dtype=np.float64)
-                    except (TypeError, ValueError) as e:
-                        raise ValueError(f"{arg}: column {col!r} is not numeric ({e})") from None
-            arr = np.column_stack([cols[c] for c in X.columns]) if len(X.columns) else np.empty((len(X), 0))
-        else:
-            try:
-                arr = np.asarray(X, dtype=np.float64)
-            except (TypeError, ValueError) as e:
-                raise ValueError(f"{arg}: expected numbers ({e})") from None
-            if arr.ndim == 1:
-                arr = arr.reshape(-1, 1)
-            if arr.ndim != 2:
-                raise ValueError(f"{arg}: expected a 1-D or 2-D array, got {arr.ndim} dimensions")
-        return np.asfortranarray(arr)
-
-
-def _types(given, inferred, n: int, arg: str) -> str:
-    if given is None:
-        return inferred if inferred is not None else "c" * n
-    if not isinstance(given, str):
-        raise ValueError(f"{arg}: expected a string such as 'cu' (one of c/u/o per column), got {given!r}")
-    compact = given.replace(" ", "").lower()
-    if len(compact) != n or any(c not in "cuo" for c in compact):
-        raise ValueError(
-            f"{arg}: {given!r} must give one of c (continuous), u (unordered), o (ordered) for "
-            f"each of the {n} columns"
-        )
-    if inferred is not None:
-        for j, (a, b) in enumerate(zip(compact, inferred)):
-            if b in "uo" and a == "c":
-                raise ValueError(
-                    f"{arg}: column {j + 1} is a pandas categorical but {arg} marks it "
-                    "continuous ('c'); use 'u' or 'o' or convert the column to numbers"
-                )
-    return compact
 
 
 class _KernelDensityBase(BaseEstimator):
@@ -164,20 +75,22 @@ class _KernelDensityBase(BaseEstimator):
         if y is not None:
             refuse_time_columns(y, "y", est)
         self._x_names = column_names(X)  # None for arrays and unnamed Series
-        self._xenc = _Encoder("X")
+        self._xenc = ColumnEncoder("X")
         self._X = self._xenc.fit(X)
         self.n_features_in_ = self._X.shape[1]
-        self.var_types_ = _types(self.var_types, self._xenc.inferred, self._X.shape[1], "var_types")
+        self.var_types_ = resolve_var_types(self.var_types, self._xenc.inferred, self._X.shape[1],
+                                            "var_types")
         self._Y = None
         if y is not None:
             self._y_names = column_names(y)
-            self._yenc = _Encoder("y")
+            self._yenc = ColumnEncoder("y")
             self._Y = self._yenc.fit(y)
             if self._Y.shape[0] != self._X.shape[0]:
                 raise ValueError(
                     f"y: has {self._Y.shape[0]} rows but X has {self._X.shape[0]} (one y per row of X)"
                 )
-            self.y_types_ = _types(self.y_types, self._yenc.inferred, self._Y.shape[1], "y_types")
+            self.y_types_ = resolve_var_types(self.y_types, self._yenc.inferred, self._Y.shape[1],
+                                              "y_types")
         self.n_samples_ = self._X.shape[0]
         bw = self.bandwidth
         d = self._X.shape[1] + (0 if self._Y is None else self._Y.shape[1])

@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._deprecation import check_level
+from ._encoding import float_columns
 
 __all__ = ["IV2SLS", "IVLIML", "WeakInstrumentWarning", "iv"]
 
@@ -58,28 +59,16 @@ def _block(A, n: int | None, arg: str):
         if n is None:
             raise ValueError(f"{arg}: is required")
         return np.empty((n, 0), order="F"), []
+    a = float_columns(A, arg)  # numbers only: no categorical levels here
     if isinstance(A, pd.DataFrame):
         names = [str(c) for c in A.columns]
-        try:
-            a = A.to_numpy(dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{arg}: every column must be numeric ({exc})") from None
     elif isinstance(A, pd.Series):
         names = [str(A.name) if A.name is not None else f"{arg}0"]
-        a = A.to_numpy(dtype=np.float64)[:, None]
     else:
-        try:
-            a = np.asarray(A, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{arg}: must be numeric ({exc})") from None
-        if a.ndim == 1:
-            a = a[:, None]
-        if a.ndim != 2:
-            raise ValueError(f"{arg}: expected a 1-D or 2-D array, got {a.ndim} dimensions")
         names = [f"{arg}{j}" for j in range(a.shape[1])]
     if n is not None and a.shape[0] != n:
         raise ValueError(f"{arg}: has {a.shape[0]} rows but y has {n} (one row per observation)")
-    return np.asfortranarray(a), names
+    return a, names
 
 
 class IV2SLS(RegressorMixin, BaseEstimator):

@@ -22,7 +22,6 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from . import _core
 from ._deprecation import renamed, renamed_in_errors, seed_from_random_state
 from ._encoding import KernelInput
-from ._encoding import is_categorical_series as _is_categorical_series  # noqa: F401 (density.py)
 from ._validation import (as_2d_y, numbers_only, per_column_bandwidth, refuse_non_number_params,
                           refuse_time_columns, squeeze_outputs, validate_data)
 

@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _core
 from ._validation import (check_column_names, column_names, numbers_only,
                           refuse_non_number_params, refuse_time_columns)
+from ._encoding import encode_frame_columns, resolve_var_types
 from .kernel import _KernelRegression
 
 _LP_SELECTORS = ("cv_ls", "aic", "gcv")
@@ -211,17 +212,10 @@ class _ZEncoder:
     """Categorical columns of a Z DataFrame -> codes, as the kernel estimators encode X."""
 
     def _encode_z(self, Z, fitting: bool):
-        holder = self
-        if fitting:
-            holder._categories = {}
-        try:
-            return _KernelRegression._encode(holder, Z, fitting)
-        except ValueError as e:  # the shared encoder names X; here the columns are Z's
-            msg = str(e)
-            raise ValueError("Z:" + msg[2:] if msg.startswith("X:") else msg) from None
+        return encode_frame_columns(self, Z, fitting, "Z")
 
     def _z_var_types(self, inferred, n: int) -> str:
-        return _KernelRegression._resolve_var_types(self, inferred, n)
+        return resolve_var_types(self.var_types, inferred, n)
 
     # Pickling: the core model is rebuilt from the training data at the fitted bandwidths (no
     # selection runs again), which reproduces it exactly.
