@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
 from ._deprecation import renamed, renamed_in_errors, seed_from_random_state
 from ._encoding import KernelInput
+from ._smoother import _Smoother
 from ._validation import (as_2d_y, numbers_only, per_column_bandwidth, refuse_non_number_params,
                           refuse_time_columns, squeeze_outputs, validate_data)
 
@@ -47,7 +47,7 @@ def kernel_constants(kernel: str) -> dict:
     return dict(_core.kernel_constants(str(kernel)))
 
 
-class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
+class _KernelRegression(KernelInput, _Smoother):
     """Shared fit/predict plumbing; subclasses fix the local polynomial degree."""
 
     _degree = 1
@@ -353,8 +353,7 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
             When a row has no fit (all kernel weights underflow, or a singular local design);
             the message names the row and the fix.
         """
-        X = self._check_X(X)
-        return squeeze_outputs(self._model.predict(X), self._y_1d)
+        return super().predict(X)
 
     def attention_weights(self, X: ArrayLike) -> np.ndarray:
         """Equivalent-kernel (attention) weights of new rows over the training rows.
@@ -370,8 +369,10 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
         -------
         ndarray of shape (m, n_train)
         """
-        X = self._check_X(X)
-        return self._stats_model().attention_weights(X)
+        return super().attention_weights(X)
+
+    def _weights_model(self):
+        return self._stats_model()
 
     def fitted_values(self) -> np.ndarray:
         """Fitted values at the training rows, shape (n,) or (n, k)."""
@@ -401,11 +402,6 @@ class _KernelRegression(KernelInput, RegressorMixin, BaseEstimator):
         from .diagnostics import summary
 
         return summary(self)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.single_output = False
-        return tags
 
 
 class NadarayaWatson(_KernelRegression):

@@ -19,13 +19,13 @@ from types import SimpleNamespace
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core, _ols_tall
 from ._deprecation import alpha_to_level, renamed
+from ._smoother import _Smoother
 from ._validation import (as_2d_y, numbers_only, refuse_non_number_params,
                           require_numeric_columns, squeeze_outputs, validate_data)
 
@@ -189,8 +189,9 @@ def _cluster_codes(groups, n: int) -> np.ndarray:
     return codes
 
 
-class _AttentionEstimator(RegressorMixin, BaseEstimator):
-    """Shared plumbing: validation, output shapes, predict and attention weights."""
+class _AttentionEstimator(_Smoother):
+    """Shared plumbing of the least-squares estimators: validation and output shapes
+    (predict and attention weights are the smoother base's)."""
 
     def _validate_fit(self, X, y, fortran: bool = True, min_features: int = 1):
         require_numeric_columns(X, type(self).__name__)
@@ -222,35 +223,6 @@ class _AttentionEstimator(RegressorMixin, BaseEstimator):
             return coef[off:, 0].copy(), (float(coef[0, 0]) if off else 0.0)
         return coef[off:, :].T.copy(), (coef[0, :].copy() if off else np.zeros(k))
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
-        """Predict at new rows.
-
-        Parameters
-        ----------
-        X : array-like or pandas.DataFrame of shape (m, n_features)
-
-        Returns
-        -------
-        ndarray of shape (m,) or (m, n_targets)
-        """
-        X = self._check_X(X)
-        return self._outputs(self._model.predict(X))
-
-    def attention_weights(self, X: ArrayLike) -> np.ndarray:
-        """Attention weights of new rows over the training rows.
-
-        Parameters
-        ----------
-        X : array-like or pandas.DataFrame of shape (m, n_features)
-
-        Returns
-        -------
-        ndarray of shape (m, n_train)
-            ``A`` with ``predict(X) == A @ y_train``.
-        """
-        X = self._check_X(X)
-        return self._model.attention_weights(X)
-
     def _design_names(self) -> list[str]:
         names = (
             list(self.feature_names_in_)
@@ -258,11 +230,6 @@ class _AttentionEstimator(RegressorMixin, BaseEstimator):
             else [f"x{j}" for j in range(self.n_features_in_)]
         )
         return (["(intercept)"] if self.fit_intercept else []) + names
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.single_output = False
-        return tags
 
 
 class _FactorMixin:
