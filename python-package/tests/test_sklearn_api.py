@@ -312,3 +312,27 @@ def test_ridge_criterion_rename_and_bad_cv():
     # criterion default: exact leave-one-out, as before the rename.
     loo = attnreg.Ridge(alpha=grid).fit(X, y)
     assert loo.alpha_ == attnreg.Ridge(alpha=grid, criterion="loo").fit(X, y).alpha_
+
+
+# The density estimators with their default selectors (likelihood cross-validation for
+# densities, least squares for distributions) and with a rule of thumb and another kernel.
+DENSITY_ESTIMATORS = [
+    attnreg.KernelDensity(), attnreg.ConditionalDensity(), attnreg.ConditionalDistribution(),
+    attnreg.ConditionalQuantile(),
+    attnreg.KernelDensity(bandwidth="normal_reference", kernel="epanechnikov"),
+    attnreg.ConditionalDensity(bandwidth="cv_ls"),
+    attnreg.ConditionalDistribution(bandwidth="normal_reference"),
+]
+
+
+def _density_expected(estimator):
+    # A 1-D array is one column, as in R np (npudens(x), npcdens(y ~ x)): KernelDensity().fit(x)
+    # and ConditionalDensity().fit(x, y) are the documented forms, so check_fit1d's demand that
+    # 1-D X be refused is the one convention these estimators do not follow.
+    return {"check_fit1d": "1-D X is one column, as in R np (npudens(x), npcdens(y ~ x))"}
+
+
+@pytest.mark.filterwarnings("ignore::attnreg.BoundaryWarning")
+@parametrize_with_checks(DENSITY_ESTIMATORS, expected_failed_checks=_density_expected)
+def test_sklearn_compatible_densities(estimator, check):
+    check(estimator)

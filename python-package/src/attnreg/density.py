@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from . import _core
 from ._validation import (check_column_names, column_names, numbers_only,
@@ -41,6 +41,33 @@ from ._encoding import ColumnEncoder, resolve_var_types
 __all__ = ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]
 
 _METHODS = ("cv_ml", "cv_ls", "normal_reference")
+
+
+def _checked_input(A, arg: str):
+    """scikit-learn's input checks on what the user passed, before encoding: sparse matrices,
+    complex numbers and objects that are not numbers are refused (a complex column read as
+    float64 would silently drop its imaginary part). pandas input is left to the encoder (its
+    categorical columns become level codes); 1-D arrays stay one column, as in R np."""
+    import pandas as pd
+
+    if isinstance(A, (pd.DataFrame, pd.Series)) or A is None:
+        return A
+    try:
+        return check_array(A, accept_sparse=False, dtype="numeric", ensure_2d=False,
+                           allow_nd=True, ensure_all_finite=False, ensure_min_samples=0,
+                           ensure_min_features=0, input_name=arg)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{arg}: {e}") from None
+
+
+def _checked_shape(A: np.ndarray, arg: str, min_rows: int) -> np.ndarray:
+    """The encoded (n, d) matrix has at least one column and ``min_rows`` rows (the messages
+    scikit-learn's check_array gives, naming the argument)."""
+    try:
+        return check_array(A, dtype=np.float64, order="F", ensure_all_finite=False,
+                           ensure_min_samples=min_rows, ensure_min_features=1, input_name=arg)
+    except ValueError as e:
+        raise ValueError(f"{arg}: {e}") from None
 
 
 class _KernelDensityBase(BaseEstimator):
@@ -76,7 +103,7 @@ class _KernelDensityBase(BaseEstimator):
             refuse_time_columns(y, "y", est)
         self._x_names = column_names(X)  # None for arrays and unnamed Series
         self._xenc = ColumnEncoder("X")
-        self._X = self._xenc.fit(X)
+        self._X = _checked_shape(self._xenc.fit(_checked_input(X, "X")), "X", 2)
         self.n_features_in_ = self._X.shape[1]
         self.var_types_ = resolve_var_types(self.var_types, self._xenc.inferred, self._X.shape[1],
                                             "var_types")
@@ -84,7 +111,7 @@ class _KernelDensityBase(BaseEstimator):
         if y is not None:
             self._y_names = column_names(y)
             self._yenc = ColumnEncoder("y")
-            self._Y = self._yenc.fit(y)
+            self._Y = _checked_shape(self._yenc.fit(_checked_input(y, "y")), "y", 2)
             if self._Y.shape[0] != self._X.shape[0]:
                 raise ValueError(
                     f"y: has {self._Y.shape[0]} rows but X has {self._X.shape[0]} (one y per row of X)"
@@ -179,18 +206,19 @@ class _KernelDensityBase(BaseEstimator):
         est = type(self).__name__
         check_column_names(getattr(self, "_x_names", None), X_new, "X_new", est)
         refuse_time_columns(X_new, "X_new", est)
-        Xq = self._xenc.transform(X_new, "X_new")
+        Xq = self._xenc.transform(_checked_input(X_new, "X_new"), "X_new")
         if Xq.shape[1] != self._X.shape[1]:
             raise ValueError(
                 f"X_new: has {Xq.shape[1]} columns but the model was fitted with {self._X.shape[1]} "
-                "(pass the same columns as in fit)"
+                f"(X has {Xq.shape[1]} features, but {est} is expecting {self._X.shape[1]} "
+                "features as input; pass the same columns as in fit)"
             )
         if y_new is None:
             return Xq, None
         check_column_names(getattr(self, "_y_names", None), y_new, "y_new", est,
                            warn_unnamed=False)
         refuse_time_columns(y_new, "y_new", est)
-        Yq = self._yenc.transform(y_new, "y_new")
+        Yq = self._yenc.transform(_checked_input(y_new, "y_new"), "y_new")
         if Yq.shape[0] == 1 and Xq.shape[0] > 1:
             Yq = np.asfortranarray(np.repeat(Yq, Xq.shape[0], axis=0))
         elif Xq.shape[0] == 1 and Yq.shape[0] > 1:
