@@ -277,3 +277,23 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
             f"X: expected a 2-D array of shape (n_samples, n_features) with at least one row "
             f"(one observation per row; a single feature as X.reshape(-1, 1)), got {got}. "
             f"{msg}") from None
+
+
+def checked_input(A, arg: str, ensure_2d: bool = False, min_samples: int = 0):
+    """scikit-learn's input checks on what the user passed, before any encoding: sparse
+    matrices, complex numbers (read as float64 they would silently lose their imaginary part)
+    and objects that are not numbers are refused, the message naming ``arg``. pandas input is
+    left to the encoders (categorical columns become level codes); with ``ensure_2d=False`` a
+    1-D array stays one column, as in R np. ``min_samples``: the fewest rows accepted."""
+    import pandas as pd
+    from sklearn.utils.validation import check_array
+
+    if isinstance(A, (pd.DataFrame, pd.Series)) or A is None:
+        return A
+    try:
+        return check_array(A, accept_sparse=False, dtype="numeric", ensure_2d=ensure_2d,
+                           allow_nd=not ensure_2d, ensure_all_finite=False,
+                           ensure_min_samples=min_samples,
+                           ensure_min_features=1 if ensure_2d else 0, input_name=arg)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{arg}: {e}") from None

@@ -34,30 +34,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from . import _core
-from ._validation import (check_column_names, column_names, numbers_only,
+from ._validation import (checked_input as _checked_input, check_column_names, column_names, numbers_only,
                           refuse_non_number_params, refuse_time_columns)
 from ._encoding import ColumnEncoder, resolve_var_types
 
 __all__ = ["KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile"]
 
 _METHODS = ("cv_ml", "cv_ls", "normal_reference")
-
-
-def _checked_input(A, arg: str):
-    """scikit-learn's input checks on what the user passed, before encoding: sparse matrices,
-    complex numbers and objects that are not numbers are refused (a complex column read as
-    float64 would silently drop its imaginary part). pandas input is left to the encoder (its
-    categorical columns become level codes); 1-D arrays stay one column, as in R np."""
-    import pandas as pd
-
-    if isinstance(A, (pd.DataFrame, pd.Series)) or A is None:
-        return A
-    try:
-        return check_array(A, accept_sparse=False, dtype="numeric", ensure_2d=False,
-                           allow_nd=True, ensure_all_finite=False, ensure_min_samples=0,
-                           ensure_min_features=0, input_name=arg)
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"{arg}: {e}") from None
 
 
 def _checked_shape(A: np.ndarray, arg: str, min_rows: int) -> np.ndarray:

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._validation import (check_column_names, column_names, numbers_only,
+from ._validation import (checked_input, check_column_names, column_names, numbers_only,
                           refuse_non_number_params, refuse_time_columns)
 from ._encoding import encode_frame_columns, resolve_var_types
 from .kernel import _KernelRegression
@@ -212,7 +212,7 @@ class _ZEncoder:
     """Categorical columns of a Z DataFrame -> codes, as the kernel estimators encode X."""
 
     def _encode_z(self, Z, fitting: bool):
-        return encode_frame_columns(self, Z, fitting, "Z")
+        return encode_frame_columns(self, checked_input(Z, "Z"), fitting, "Z")
 
     def _z_var_types(self, inferred, n: int) -> str:
         return resolve_var_types(self.var_types, inferred, n)
@@ -267,17 +267,31 @@ def _names(A):
     return None
 
 
-def _numeric_x(X, name: str = "X") -> np.ndarray:
+def _numeric_x(X, name: str = "X", fitting: bool = False) -> np.ndarray:
+    """The linear part: numbers only, 2-D (scikit-learn's convention for X), finite; at fit
+    at least two rows (one row has no residual)."""
     if hasattr(X, "dtypes"):
         import pandas as pd
 
+        if isinstance(X, pd.Series):
+            X = X.to_frame()
         bad = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c].dtype)
                or pd.api.types.is_bool_dtype(X[c].dtype)]
         if bad:
             raise ValueError(
                 f"{name}: column {bad[0]!r} is not numeric; the linear part needs numbers (code "
                 "a factor as 0/1 dummies, e.g. with pandas.get_dummies(drop_first=True))")
+    else:
+        X = checked_input(X, name, ensure_2d=True, min_samples=2 if fitting else 0)
     return _as_2d(X, name)
+
+
+def _check_n_features(est, Xa) -> None:
+    """Rows at prediction have the columns of fit (scikit-learn's message)."""
+    if Xa.shape[1] != est.n_features_in_:
+        raise ValueError(
+            f"X: X has {Xa.shape[1]} features, but {type(est).__name__} is expecting "
+            f"{est.n_features_in_} features as input (pass the columns of fit)")
 
 
 class PartiallyLinear(_ZEncoder, BaseEstimator):
@@ -304,6 +318,12 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         Standard errors of beta: White's sandwich on the residual regression, or "nonrobust",
         npplreg's ``sigma^2 (e_X'e_X)^{-1}`` with ``sigma^2 = RSS / (n - k - d_Z)``.
     n_threads : int, default=0
+    z_columns : int, str or list of them, default=None
+        Which columns of X are Z when ``fit`` gets no ``Z=`` (scikit-learn's one-matrix form,
+        as in a Pipeline or GridSearchCV): positions (negative ones count from the end) or,
+        for a DataFrame, column names; the other columns are the linear part. None: the last
+        column of X is Z. ``predict`` then takes the same X. Passing ``Z=`` to ``fit`` as well
+        is an error.
 
     Attributes
     ----------
@@ -333,9 +353,11 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
 
     def __init__(self, bandwidth="cv_ls", degree: int = 0, kernel: str = "gaussian",
                  var_types: str | None = None, unordered_kernel: str = "aitchison_aitken",
-                 ordered_kernel: str = "li_racine", cov_type: str = "HC3", n_threads: int = 0):
+                 ordered_kernel: str = "li_racine", cov_type: str = "HC3", n_threads: int = 0,
+                 z_columns=None):
         self.bandwidth = bandwidth
         self.degree = degree
+        self.z_columns = z_columns
         self.kernel = kernel
         self.var_types = var_types
         self.unordered_kernel = unordered_kernel
@@ -359,12 +381,18 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         X : array-like or DataFrame of shape (n, k)
             The linear part (numeric columns; code factors as dummies).
         y : array-like of shape (n,)
-        Z : array-like or DataFrame of shape (n, d_Z)
-            The nonparametric part; must not share a column with X.
+        Z : array-like or DataFrame of shape (n, d_Z), optional
+            The nonparametric part; must not share a column with X. Without it, the columns
+            of X named by ``z_columns`` (the last one by default) are Z.
         """
         refuse_non_number_params(self)
+        X_in, self._z_from_x = X, Z is None
         if Z is None:
-            raise ValueError("Z: the nonparametric regressors are required: fit(X, y, Z=Z)")
+            _no_times(self, X, None)
+            X, Z = self._split_z(X, fitting=True)
+        elif self.z_columns is not None:
+            raise ValueError("z_columns: names the columns of X that are Z, but Z= was passed "
+                             "too; give one of them")
         _no_times(self, X, Z)
         if self.degree not in (0, 1) or isinstance(self.degree, bool):
             raise ValueError(f"degree: must be 0 (local constant) or 1 (local linear), got "
@@ -377,7 +405,7 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
                 raise ValueError(
                     f"Z: column {shared[0]!r} is also in X; a regressor is either linear (X) or "
                     "nonparametric (Z), not both (drop it from one of them)")
-        Xa = _numeric_x(X)
+        Xa = _numeric_x(X, fitting=True)
         Ze, inferred = self._encode_z(Z, fitting=True)
         Za = _as_2d(Ze, "Z")
         ya = np.asarray(y, dtype=np.float64)
@@ -412,13 +440,16 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         self._model = core
         self._train = (Xa, ya, Za)
         self.var_types_ = vt
-        self.n_features_in_ = k
-        if xn is not None:
-            self.feature_names_in_ = np.asarray(xn, dtype=object)
+        self.n_features_in_ = np.shape(X_in)[1] if self._z_from_x else k
+        self._linear_names = xn
+        all_names = _names(X_in) if self._z_from_x else xn
+        if all_names is not None:
+            self.feature_names_in_ = np.asarray(all_names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.z_names_in_ = None if zn is None else np.asarray(zn, dtype=object)
-        self._x_cols, self._z_cols = column_names(X), column_names(Z)  # for _check_names
+        # for _check_names: the columns of the X of fit (all of them when Z came from X)
+        self._x_cols, self._z_cols = column_names(X_in), column_names(Z)
         self.coef_ = core.coefficients().ravel()
         self.cov_ = core.covariance(cov)
         self.coef_se_ = np.sqrt(np.diag(self.cov_))
@@ -444,12 +475,56 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         core.fit(Xa, ya, Za, self.bandwidth_)
         return core
 
+    def _split_z(self, X, fitting: bool):
+        """(linear part, Z) from one X, the Z columns named by ``z_columns``."""
+        import pandas as pd
+
+        frame = isinstance(X, pd.DataFrame)
+        A = X if frame else checked_input(X, "X", ensure_2d=True, min_samples=2 if fitting else 0)
+        d = A.shape[1]
+        spec = -1 if self.z_columns is None else self.z_columns
+        items = list(spec) if isinstance(spec, (list, tuple, np.ndarray)) else [spec]
+        cols = list(X.columns) if frame else []
+        pos = []
+        for c in items:
+            if isinstance(c, numbers.Integral) and not isinstance(c, bool):
+                if not -d <= c < d:
+                    raise ValueError(f"z_columns: position {c} is outside the {d} columns of X "
+                                     f"(n_features = {d})")
+                pos.append(int(c) % d)
+            elif frame and c in cols:
+                pos.append(cols.index(c))
+            else:
+                raise ValueError(f"z_columns: {c!r} is not a column of X (give positions, or "
+                                 "the names of a DataFrame's columns)")
+        if len(set(pos)) != len(pos):
+            raise ValueError(f"z_columns: {spec!r} names a column twice")
+        lin = [j for j in range(d) if j not in pos]
+        if not lin:
+            raise ValueError(f"X: n_features = {d}, all of them Z (z_columns={spec!r}); the "
+                             "partially linear model needs a linear column besides Z (or pass "
+                             "Z= to fit)")
+        if frame:
+            return X.iloc[:, lin], X.iloc[:, pos]
+        return A[:, lin], A[:, pos]
+
     def _check_xz(self, X, Z):
         check_is_fitted(self)
+        if getattr(self, "_z_from_x", False):
+            if Z is not None:
+                raise ValueError("Z: the model took Z from the columns of X (z_columns); pass "
+                                 "X with the columns of fit and no Z")
+            _check_names(self, X, None)
+            X = X if hasattr(X, "columns") else checked_input(X, "X", ensure_2d=True)
+            _check_n_features(self, X)
+            X, Z = self._split_z(X, fitting=False)
+            Ze, _ = self._encode_z(Z, fitting=False)
+            return _numeric_x(X), _as_2d(Ze, "Z")
         if Z is None:
             raise ValueError("Z: the nonparametric regressors are required: predict(X, Z=Z)")
         _check_names(self, X, Z)
         Xa = _numeric_x(X)
+        _check_n_features(self, Xa)
         Ze, _ = self._encode_z(Z, fitting=False)
         return Xa, _as_2d(Ze, "Z")
 
@@ -486,8 +561,10 @@ class PartiallyLinear(_ZEncoder, BaseEstimator):
         se = np.sqrt(np.diag(cov))
         t = self.coef_ / se
         df = self.n_obs_ - self.coef_.size - self.bandwidth_.shape[1]
-        names = (list(self.feature_names_in_) if hasattr(self, "feature_names_in_")
-                 else [f"X{j + 1}" for j in range(self.coef_.size)])
+        lin = getattr(self, "_linear_names", None)
+        if lin is None and not getattr(self, "_z_from_x", False):
+            lin = getattr(self, "feature_names_in_", None)
+        names = list(lin) if lin is not None else [f"X{j + 1}" for j in range(self.coef_.size)]
         return pd.DataFrame({"estimate": self.coef_, "std_error": se, "t_value": t,
                              "p_value": [2 * _core.student_t_sf(abs(float(v)), float(df))
                                          for v in t]}, index=names)
@@ -572,7 +649,7 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
         """Fit the model (Z = X when Z is None)."""
         refuse_non_number_params(self)
         _no_times(self, X, Z)
-        Xa = _numeric_x(X)
+        Xa = _numeric_x(X, fitting=True)
         Ze, inferred = self._encode_z(X if Z is None else Z, fitting=True)
         Za = _as_2d(Ze, "Z")
         ya = np.asarray(y, dtype=np.float64)
@@ -591,6 +668,10 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
             if _selector_key(bw) != "cv_ls":
                 raise ValueError(f"bandwidth: unknown selector {bw!r}; use 'cv_ls' or pass "
                                  "numbers (one per column of Z)")
+            if Za.shape[0] < 5:  # as the kernel regressions word it
+                raise ValueError(
+                    f"X: bandwidth={bw!r} needs at least 5 rows to select a bandwidth, got "
+                    f"n_samples = {Za.shape[0]}; pass a bandwidth by hand")
             d = _core.select_smooth_coefficient_bandwidth(
                 Xa, ya, Za, str(self.kernel), vt, str(self.unordered_kernel),
                 str(self.ordered_kernel), bool(self.fit_intercept), int(self.n_threads), 3, 30)
@@ -660,6 +741,7 @@ class SmoothCoefficient(_ZEncoder, BaseEstimator):
             raise ValueError("Z: the model was fitted with Z; predict(X, Z=Z)")
         _check_names(self, X, X if Z is None else Z)
         Xa = _numeric_x(X)
+        _check_n_features(self, Xa)
         Ze, _ = self._encode_z(X if Z is None else Z, fitting=False)
         return self._model.predict(Xa, _as_2d(Ze, "Z")).ravel()
 
