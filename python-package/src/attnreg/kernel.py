@@ -337,15 +337,9 @@ class _KernelRegression(KernelInput, _Smoother):
         return validate_data(self, Xe, reset=False, dtype=np.float64)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """Predict at new rows.
+        return super().predict(X)
 
-        Parameters
-        ----------
-        X : array-like or pandas.DataFrame of shape (m, n_features)
-
-        Returns
-        -------
-        ndarray of shape (m,) or (m, n_outputs)
+    predict.__doc__ = _Smoother.predict.__doc__.rstrip() + """
 
         Raises
         ------
@@ -353,23 +347,17 @@ class _KernelRegression(KernelInput, _Smoother):
             When a row has no fit (all kernel weights underflow, or a singular local design);
             the message names the row and the fix.
         """
-        return super().predict(X)
 
     def attention_weights(self, X: ArrayLike) -> np.ndarray:
-        """Equivalent-kernel (attention) weights of new rows over the training rows.
+        return super().attention_weights(X)
+
+    # The base's Parameters and Returns, after what is particular to kernel weights.
+    attention_weights.__doc__ = """Equivalent-kernel (attention) weights of new rows over the training rows.
 
         ``predict(X) == attention_weights(X) @ y_train``; every row sums to one. Materialises
         m * n_train numbers: use it when you need the weights themselves.
 
-        Parameters
-        ----------
-        X : array-like or pandas.DataFrame of shape (m, n_features)
-
-        Returns
-        -------
-        ndarray of shape (m, n_train)
-        """
-        return super().attention_weights(X)
+""" + _Smoother.attention_weights.__doc__.split("\n\n", 1)[1]
 
     def _weights_model(self):
         return self._stats_model()
