@@ -36,7 +36,7 @@ namespace attnreg {
 namespace rd {
 
 enum class RdKernel { triangular, epanechnikov, uniform };
-enum class RdVce { nn, hc0, hc1, hc2, hc3 };
+enum class RdVce { nn, hc0, hc1, hc2, hc3, cr1, cr2, cr3 };
 enum class MassPoints { off, check, adjust };
 
 /// The ten bandwidth selectors, in rdbwselect's order.
@@ -48,7 +48,8 @@ struct RdOptions {
   int q = -1;        ///< -1: p + 1
   int deriv = 0;
   RdKernel kernel = RdKernel::triangular;
-  RdVce vce = RdVce::nn;  ///< with clusters every choice means CR1 (hc2/hc3 are refused)
+  RdVce vce = RdVce::nn;  ///< with clusters nn/hc0/hc1 mean cr1, hc2 cr2, hc3 cr3 (rdrobust's map);
+                          ///< cr1/cr2/cr3 without clusters are refused
   int nnmatch = 3;
   MassPoints masspoints = MassPoints::adjust;
   int bwcheck = 0;   ///< 0: none
