@@ -14,7 +14,10 @@
 // Every estimate is linear in the outcome: tau = sum_i a_i y_i with the equivalent-kernel
 // weights a_i (nonzero only inside the windows); `attention_weights` returns a over the input
 // rows. The variances are sums over rows of (a_i e_i)^2 (heteroskedasticity-robust: nearest-
-// neighbour or HC residuals e_i) or over clusters of (sum_g a_i e_i)^2 (CR1).
+// neighbour or HC residuals e_i) or over clusters of (sum_g a_i e_i)^2: CR1 with rdrobust's
+// small-sample factor, or CR2 / CR3 with e_g replaced by (I - H_gg)^{-1/2} e_g (Bell and
+// McCaffrey 2002, Survey Methodology 28(2)) / (I - H_gg)^{-1} e_g, H the weighted hat matrix of
+// the fit whose residuals they are (core/src/rd/rd_local.cpp, cluster_adjust; docs/rd.md).
 //
 // Bandwidths (Calonico, Cattaneo and Titiunik 2014, section 4 and its supplement S.2; CCF 2020,
 // Econometrics Journal 23(2) for the CER rules): the three-step plug-in (pilot d for the
