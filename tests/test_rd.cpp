@@ -131,7 +131,8 @@ TEST(RdRobust, ClusterCR2CR3MatchDirect) {
         y(j) = d.y[rows[j]];
       }
       const arma::mat Gi = arma::inv_sympd(X.t() * (X.each_col() % w));
-      const arma::rowvec ell = (Gi * (X.each_col() % w).t()).row(0);
+      const arma::mat Lw = Gi * (X.each_col() % w).t();
+      const arma::rowvec ell = Lw.row(0);
       const arma::vec res = y - X * (Gi * (X.t() * (w % y)));
       std::map<std::int64_t, std::vector<arma::uword>> by;
       for (arma::uword j = 0; j < n; ++j) by[d.cluster[rows[j]]].push_back(j);
