@@ -2,6 +2,10 @@
 # The formulas live in the C++ core (core/include/attnreg/rd/rdrobust.hpp); docs/rd.md has the
 # conventions and the differences from rdrobust.
 
+# The variance the core computes for each name with cluster ids (rdrobust 2.1.1's map).
+.rd_cluster_vce <- c(nn = "cr1", hc0 = "cr1", hc1 = "cr1", cr1 = "cr1", hc2 = "cr2",
+                     cr2 = "cr2", hc3 = "cr3", cr3 = "cr3")
+
 .rd_options <- function(c, p, q, deriv, h, b, rho, kernel, bwselect, vce, nnmatch, level,
                         masspoints, bwcheck, bwrestrict, scaleregul, stdvars, sharpbw) {
   pair <- function(v, name) {
@@ -19,8 +23,7 @@
   bwselect <- match.arg(tolower(bwselect), c("mserd", "msetwo", "msesum", "msecomb1",
                                              "msecomb2", "cerrd", "certwo", "cersum",
                                              "cercomb1", "cercomb2"))
-  vce <- match.arg(tolower(vce), c("nn", "hc0", "hc1", "hc2", "hc3", "cr1"))
-  if (vce == "cr1") vce <- "hc1"
+  vce <- match.arg(tolower(vce), c("nn", "hc0", "hc1", "hc2", "hc3", "cr1", "cr2", "cr3"))
   masspoints <- match.arg(tolower(masspoints), c("adjust", "check", "off"))
   hh <- pair(h, "h"); bb <- pair(b, "b")
   list(c = as.numeric(c), p = as.integer(p), q = as.integer(q), deriv = as.integer(deriv),
@@ -81,8 +84,10 @@
 #' @param weights Nonnegative unit weights multiplying the kernel.
 #' @param bwselect One of mserd, msetwo, msesum, msecomb1, msecomb2, cerrd, certwo, cersum,
 #'   cercomb1, cercomb2.
-#' @param vce rdrobust's variance names: `"nn"` (nearest neighbours, `nnmatch` of them) or
-#'   `"hc0"`-`"hc3"`; with `cluster` the variance is CR1 (CR2/CR3 are not available yet).
+#' @param vce rdrobust's variance names: `"nn"` (nearest neighbours, `nnmatch` of them),
+#'   `"hc0"`-`"hc3"`, or with `cluster` `"cr1"`, `"cr2"` (Bell and McCaffrey 2002) and
+#'   `"cr3"`. With `cluster`, as rdrobust 2.1.1: nn, hc0 and hc1 give CR1, hc2 CR2 and hc3
+#'   CR3; cr1-cr3 without `cluster` are an error. Formulas in the package's docs/rd.md.
 #' @param cluster Cluster ids.
 #' @param nnmatch Neighbours for `vce = "nn"`.
 #' @param level Confidence level as a fraction (0.95); rdrobust's `level = 95` is
@@ -139,7 +144,8 @@ rd_robust <- function(y, x, c = 0, fuzzy = NULL, deriv = 0, p = 1, q = NULL, h =
               attention_weights = a,
               effective_n = c(left = 1 / sum(a[left]^2), right = 1 / sum(a[right]^2)),
               fuzzy = r$fuzzy, level = opt$level, p = opt$p, q = opt$q, deriv = opt$deriv,
-              kernel = opt$kernel, vce = if (is.null(cluster)) opt$vce else "cr1", c = opt$c)
+              kernel = opt$kernel, vce = if (is.null(cluster)) opt$vce else .rd_cluster_vce[[opt$vce]],
+              c = opt$c)
   class(out) <- "rd_robust"
   out
 }

@@ -64,6 +64,9 @@ rd::RdOptions make_options(const py::dict& o) {
             : v == "hc1" ? rd::RdVce::hc1
             : v == "hc2" ? rd::RdVce::hc2
             : v == "hc3" ? rd::RdVce::hc3
+            : v == "cr1" ? rd::RdVce::cr1
+            : v == "cr2" ? rd::RdVce::cr2
+            : v == "cr3" ? rd::RdVce::cr3
                          : rd::RdVce::nn;
   opt.nnmatch = o["nnmatch"].cast<int>();
   const std::string mp = o["masspoints"].cast<std::string>();

@@ -57,6 +57,9 @@ attnreg::rd::RdOptions rd_options(const Rcpp::List& o) {
             : v == "hc1" ? rd::RdVce::hc1
             : v == "hc2" ? rd::RdVce::hc2
             : v == "hc3" ? rd::RdVce::hc3
+            : v == "cr1" ? rd::RdVce::cr1
+            : v == "cr2" ? rd::RdVce::cr2
+            : v == "cr3" ? rd::RdVce::cr3
                          : rd::RdVce::nn;
   opt.nnmatch = Rcpp::as<int>(o["nnmatch"]);
   const std::string mp = Rcpp::as<std::string>(o["masspoints"]);

@@ -297,8 +297,8 @@ def test_bad_input():
         rd.rdrobust(y, x, kernel="gaussian")
     with pytest.raises(ValueError, match="bwselect"):
         rd.rdrobust(y, x, bwselect="ik")
-    with pytest.raises(ValueError, match="CR2/CR3"):
-        rd.rdrobust(y, x, groups=np.arange(x.size) % 20, vce="hc2")
+    with pytest.raises(ValueError, match="cluster-robust variance and needs groups="):
+        rd.rdrobust(y, x, vce="cr2")
     with pytest.raises(ValueError, match="distinct values on the"):
         rd.rdrobust(y, np.where(x < 0, -0.5, x))
     with pytest.raises(ValueError, match="y: has 3 rows"):

@@ -43,6 +43,16 @@ test_that("rd_robust drops incomplete rows, selects bandwidths and clusters", {
   cl <- rd_robust(y, d$x, cluster = rep(1:40, length.out = length(y)))
   expect_equal(cl$vce, "cr1")
   expect_true(is.finite(cl$table["robust", "se"]))
+  # CR2/CR3 (formulas in the core; the Python tests compare them with rdrobust and a direct
+  # oracle): hc2 with clusters is cr2, as rdrobust maps it; cr2 without clusters is an error.
+  ids <- rep(1:40, length.out = length(y))
+  c2 <- rd_robust(y, d$x, cluster = ids, vce = "hc2")
+  expect_equal(c2$vce, "cr2")
+  expect_equal(c2$table, rd_robust(y, d$x, cluster = ids, vce = "cr2")$table)
+  c3 <- rd_robust(y, d$x, cluster = ids, vce = "cr3")
+  expect_equal(c3$vce, "cr3")
+  expect_false(isTRUE(all.equal(c3$table[, "se"], c2$table[, "se"])))
+  expect_error(rd_robust(y, d$x, vce = "cr2"), "vce: .*need cluster ids")
 })
 
 test_that("rd_robust refuses bad input with messages naming the argument", {

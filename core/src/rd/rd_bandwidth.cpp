@@ -103,7 +103,7 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
     pv.s = combination(w, wt, f, nu, bs.ny, bs.dz);
     std::vector<double> res = residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o + 1);
     std::vector<double> ell = coef_weights(w, wt, f, nu);
-    pv.V = variance_sum(w, ell, res, pv.s, o + 1);
+    pv.V = variance_sum(w, ell, res, pv.s, o + 1, nullptr, !cluster_leverage(opt.vce));
     pv.BConst = bias_constant(w, wt, f, nu);
     it = ctx.cache[side].emplace(key, std::move(pv)).first;
   }
@@ -120,7 +120,8 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
   if (scale > 0) {
     std::vector<double> res = residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o_B + 1);
     std::vector<double> ell = coef_weights(w, wt, f, o + 1);
-    const double VB = variance_sum(w, ell, res, pv.s, o_B + 1);
+    const double VB = variance_sum(w, ell, res, pv.s, o_B + 1, nullptr,
+                                    !cluster_leverage(opt.vce));
     BWreg = 3 * pv.BConst * pv.BConst * VB;
   }
   // The bias of the order-o fit involves the (o+1)-th derivative: coefficient o + 1 of the

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <utility>
 
+#include "attnreg/base/arma.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/detail/rd_local.hpp"
 
@@ -287,6 +288,7 @@ std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nn
       res[j * k + m] = fac * (w.D[j * k + m] - pred);
     }
   }
+  if (clustered && cluster_leverage(vce)) cluster_adjust(w, vce == RdVce::cr3, *f, *wt, res);
   return res;
 }
 
@@ -294,7 +296,7 @@ std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nn
 // (sum_g l_j r_j)^2 times (n - 1) / (n - k_df) * G / (G - 1).
 double variance_sum(const Window& w, const std::vector<double>& ell,
                     const std::vector<double>& res, const std::vector<double>& s, int k_df,
-                    std::size_t* n_clusters) {
+                    std::size_t* n_clusters, bool cr1_factor) {
   const std::size_t n = w.n(), k = w.k;
   auto comb = [&](std::size_t j) {
     double r = 0;
@@ -319,8 +321,82 @@ double variance_sum(const Window& w, const std::vector<double>& ell,
                          "cluster)");
   double v = 0;
   for (const auto& kv : by) v += kv.second * kv.second;
+  if (!cr1_factor) return v;  // CR2/CR3: the residuals carry the adjustment (cluster_adjust)
   const double nn = static_cast<double>(n);
   return v * ((nn - 1) / (nn - k_df)) * (g / (g - 1));
+}
+
+// CR2 (Bell and McCaffrey 2002, Survey Methodology 28(2), 169-181, section 3) and CR3 (its
+// jackknife form; Pustejovsky and Tipton 2018, J. Bus. Econ. Stat. 36(4), eq. 7 with
+// A_g = (I - H_gg)^{-1}): the residuals e_g of cluster g become
+//     e*_g = W_g^{-1/2} A_g W_g^{1/2} e_g,  A_g = (I - H_gg)^{-1/2} (CR2) or (I - H_gg)^{-1} (CR3),
+// H_gg = W_g^{1/2} X_g G^{-1} X_g' W_g^{1/2} the cluster's block of the weighted hat matrix of the
+// fit f that produced the residuals (G = X'WX, X the basis t^a of the fit, W its kernel weights
+// wt), and the variance is sum_g (sum_{j in g} l_j s'e*_j)^2 with no small-sample factor.
+// With G^{-1} = C C' (Cholesky) and C' L_g C = V diag(tau) V' (L_g = X_g' W_g X_g), tau are the
+// nonzero eigenvalues of H_gg and
+//     e*_g = e_g + X_g C V diag(c(tau)) V' C' X_g' W_g e_g,
+//     c(tau) = ((1 - tau)^{-1/2} - 1) / tau (CR2, 1/2 at tau = 0) or 1 / (1 - tau) (CR3, so that
+//     C V diag(c) V' C' = (G - L_g)^{-1}, the leave-cluster-out inverse).
+// This form needs no W^{-1/2}: rows of the window with weight 0 in this fit (within max(h, b)
+// but outside its bandwidth) get the correction X_j (...) too, as rdrobust 2.1.1's robust
+// variance with h != b does. A cluster without which the fit is not identified (an eigenvalue
+// of H_gg within 1e-8 of 1: I - H_gg singular) is an error, as the least-squares CR3 of
+// core/src/least_squares/cluster_inference.cpp refuses an unidentified leave-cluster-out fit.
+void cluster_adjust(const Window& w, bool cr3, const Fit& f, const std::vector<double>& wt,
+                    std::vector<double>& res) {
+  const std::size_t n = w.n(), k = w.k;
+  const int k1 = f.o + 1;
+  arma::mat Ginv(f.Ginv.data(), k1, k1);
+  Ginv = 0.5 * (Ginv + Ginv.t());
+  arma::mat C;
+  if (!arma::chol(C, Ginv, "lower"))
+    throw NumericalError("vce: CR2/CR3: the local polynomial design is not positive definite; "
+                         "widen h or b, or use vce='cr1'");
+  std::map<std::int64_t, std::vector<std::size_t>> members;
+  for (std::size_t j = 0; j < n; ++j) members[w.cl[j]].push_back(j);
+  arma::mat X(n, k1);
+  for (std::size_t j = 0; j < n; ++j) {
+    const double t = w.u[j] / f.hs;
+    double v = 1;
+    for (int a = 0; a < k1; ++a) {
+      X(j, a) = v;
+      v *= t;
+    }
+  }
+  for (const auto& kv : members) {
+    const std::vector<std::size_t>& rows = kv.second;
+    arma::mat L(k1, k1, arma::fill::zeros);
+    arma::mat XWe(k1, k, arma::fill::zeros);
+    for (std::size_t j : rows) {
+      const arma::rowvec xj = X.row(j);
+      L += wt[j] * (xj.t() * xj);
+      for (std::size_t m = 0; m < k; ++m) XWe.col(m) += (wt[j] * res[j * k + m]) * xj.t();
+    }
+    arma::mat F = C.t() * L * C;
+    F = 0.5 * (F + F.t());
+    arma::vec tau;
+    arma::mat V;
+    if (!arma::eig_sym(tau, V, F))
+      throw NumericalError("vce: CR2/CR3: eigendecomposition of a cluster's leverage failed");
+    arma::vec cfac(k1);
+    for (int a = 0; a < k1; ++a) {
+      const double ta = std::max(tau(a), 0.0);
+      if (1.0 - ta <= 1e-8) {
+        std::ostringstream o;
+        o << "cluster: without cluster " << kv.first << " (its code) the local polynomial fit "
+          << "on one side of the cutoff is not identified (I - H_gg is singular), so CR2/CR3 are "
+          << "undefined; use vce='cr1', widen h or b, or merge that cluster with another";
+        throw InvalidArgument(o.str());
+      }
+      if (cr3) cfac(a) = 1.0 / (1.0 - ta);
+      else cfac(a) = ta < 1e-12 ? 0.5 : (1.0 / std::sqrt(1.0 - ta) - 1.0) / ta;
+    }
+    const arma::mat CV = C * V;
+    const arma::mat adj = CV * arma::diagmat(cfac) * (CV.t() * XWe);  // k1 x k
+    for (std::size_t j : rows)
+      for (std::size_t m = 0; m < k; ++m) res[j * k + m] += arma::dot(X.row(j), adj.col(m));
+  }
 }
 
 // ---------------------------------------------------------------- covariate adjustment

@@ -266,16 +266,21 @@ void validate(const RdOptions& opt) {
                  "cersum, cercomb1, cercomb2");
 }
 
-// q defaults to p + 1. With clusters the variance is CR1 built from the fits' own residuals
-// (rdrobust's vce = "cr1": its HC1 residuals without the n / (n - k) factor, which CR1 carries).
+// q defaults to p + 1. With clusters the names map as rdrobust 2.1.1 maps them: nn, hc0, hc1 and
+// cr1 give CR1, built from the fits' own residuals (internally hc1 with clusters: rdrobust's HC1
+// residuals without the n / (n - k) factor, which CR1 carries); hc2 and cr2 give CR2
+// (Bell-McCaffrey); hc3 and cr3 give CR3. cr1/cr2/cr3 without clusters are refused (rdrobust
+// falls back to hc1/hc2/hc3 with a warning; a silent change of estimator is not ours).
 RdOptions normalised(RdOptions opt, bool clustered) {
   if (opt.q < 0) opt.q = opt.p + 1;
   if (clustered) {
-    check::require(opt.vce != RdVce::hc2 && opt.vce != RdVce::hc3, "vce",
-                   "with cluster the variance is CR1 (vce 'nn', 'hc0' or 'hc1' with cluster "
-                   "give CR1, as rdrobust's 'cr1'); CR2/CR3 are not offered for regression "
-                   "discontinuity designs: use vce='hc1' with the cluster ids");
-    opt.vce = RdVce::hc1;
+    if (opt.vce == RdVce::hc2) opt.vce = RdVce::cr2;
+    else if (opt.vce == RdVce::hc3) opt.vce = RdVce::cr3;
+    else if (opt.vce != RdVce::cr2 && opt.vce != RdVce::cr3) opt.vce = RdVce::hc1;
+  } else {
+    check::require(opt.vce != RdVce::cr1 && opt.vce != RdVce::cr2 && opt.vce != RdVce::cr3,
+                   "vce", "cr1, cr2 and cr3 are cluster-robust variances and need cluster ids "
+                   "(pass the clusters, or use hc1, hc2 or hc3 without them)");
   }
   return opt;
 }

@@ -305,8 +305,9 @@ RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
     double vcl = 0, vrb = 0;
     for (int i = 0; i < 2; ++i) {
       std::size_t g = 0;
-      vcl += variance_sum(S[i].w, S[i].ellp, S[i].resh, s, p + 1, &g);
-      vrb += variance_sum(S[i].w, S[i].ellbc, S[i].resb, s, q + 1);
+      const bool cr1 = !cluster_leverage(opt.vce);
+      vcl += variance_sum(S[i].w, S[i].ellp, S[i].resh, s, p + 1, &g, cr1);
+      vrb += variance_sum(S[i].w, S[i].ellbc, S[i].resb, s, q + 1, nullptr, cr1);
       if (clustered) (i ? r.clusters_right : r.clusters_left) = g;
     }
     return std::make_pair(fac * fac * vcl, fac * fac * vrb);

@@ -31,7 +31,10 @@ SELECTORS = ("mserd", "msetwo", "msesum", "msecomb1", "msecomb2", "cerrd", "cert
              "cercomb1", "cercomb2")
 _KERNELS = {"triangular": "triangular", "tri": "triangular", "epanechnikov": "epanechnikov",
             "epa": "epanechnikov", "uniform": "uniform", "uni": "uniform"}
-_VCE = ("nn", "hc0", "hc1", "hc2", "hc3", "cr1")
+_VCE = ("nn", "hc0", "hc1", "hc2", "hc3", "cr1", "cr2", "cr3")
+# The variance the core computes for each name with cluster ids (rdrobust 2.1.1's map; docs/rd.md).
+_CLUSTER_VCE = {"nn": "cr1", "hc0": "cr1", "hc1": "cr1", "cr1": "cr1", "hc2": "cr2",
+                "cr2": "cr2", "hc3": "cr3", "cr3": "cr3"}
 
 
 def _vector(v, name: str, n: int | None = None) -> np.ndarray:
@@ -141,11 +144,11 @@ def _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs, kernel, weights, bwse
         raise ValueError(f"bwselect: {bwselect!r} is not one of {', '.join(SELECTORS)}")
     v = str(vce).lower()
     if v not in _VCE:
-        raise ValueError(f"vce: {vce!r} is not one of nn, hc0, hc1, hc2, hc3 (cr1 with groups)")
-    if v == "cr1":
-        if cl is None:
-            raise ValueError("vce: 'cr1' needs groups= (the cluster ids)")
-        v = "hc1"
+        raise ValueError(f"vce: {vce!r} is not one of nn, hc0, hc1, hc2, hc3, cr1, cr2, cr3 "
+                         f"(cr1-cr3 with groups=)")
+    if v.startswith("cr") and cl is None:
+        raise ValueError(f"vce: {v!r} is a cluster-robust variance and needs groups= (the "
+                         f"cluster ids); without clusters use 'hc{v[2]}'")
     mp = "off" if masspoints in (False, None) else str(masspoints).lower()
     if mp not in ("off", "check", "adjust"):
         raise ValueError(f"masspoints: {masspoints!r} is not one of adjust, check, off")
@@ -242,7 +245,7 @@ class RDResult:
         self.c = opts["c"]
         self.p, self.q, self.deriv = opts["p"], opts["q"], opts["deriv"]
         self.kernel = opts["kernel"]
-        self.vce = opts["vce"]
+        self.vce = _CLUSTER_VCE[opts["vce"]] if opts.get("_clustered") else opts["vce"]
         self.bwselect = raw["bwselect"]
 
         def table(e):
@@ -296,7 +299,7 @@ class RDResult:
         design = "Fuzzy" if self.fuzzy else "Sharp"
         kink = " Kink" if self.deriv == 1 else ""
         adj = "Covariate-adjusted " if self.coef_covs is not None else ""
-        vce = "CR1" if self.n_clusters is not None else self.vce.upper()
+        vce = self.vce.upper()
         b = self.bandwidths
         lines = ["Call: rdrobust", "",
                  f"{adj}{design}{kink} RD estimates using local polynomial regression.", "",
@@ -380,11 +383,12 @@ def rdrobust(y, x, c: float = 0.0, fuzzy=None, deriv: int = 0, p: int = 1, q: in
     bwselect : str
         One of ``SELECTORS`` (mserd, msetwo, msesum, msecomb1, msecomb2, cerrd, certwo, cersum,
         cercomb1, cercomb2), as rdbwselect defines them.
-    vce : {"nn", "hc0", "hc1", "hc2", "hc3"}
+    vce : {"nn", "hc0", "hc1", "hc2", "hc3", "cr1", "cr2", "cr3"}
         rdrobust's variance names (kept because rdrobust users know them; attnreg's
         ``cov_type`` vocabulary elsewhere): nearest-neighbour residuals with ``nnmatch``
-        neighbours, or HC0-HC3. With ``groups`` the variance is CR1 (cluster-robust with
-        rdrobust's small-sample factor); CR2/CR3 are not available yet.
+        neighbours, or HC0-HC3. With ``groups``, as rdrobust 2.1.1: nn, hc0, hc1 and cr1 give
+        CR1 (rdrobust's small-sample factor), hc2 and cr2 CR2 (Bell and McCaffrey 2002), hc3 and
+        cr3 CR3; cr1-cr3 without ``groups`` are an error. See docs/rd.md for the formulas.
     groups : array-like, optional
         Cluster ids (rdrobust's ``cluster``).
     level : float
@@ -442,7 +446,8 @@ def rdbwselect(y, x, c: float = 0.0, fuzzy=None, deriv: int = 0, p: int = 1,
     return RDBandwidths(bws=bws, n={"left": int(raw["n"][0]), "right": int(raw["n"][1])},
                         n_dropped=int(raw["n_dropped"]), mass_points=bool(raw["mass_points"]),
                         summary_info={"p": opts["p"], "q": opts["q"], "kernel": opts["kernel"],
-                                      "vce": "cr1" if groups is not None else opts["vce"]})
+                                      "vce": (_CLUSTER_VCE[opts["vce"]] if groups is not None
+                                              else opts["vce"])})
 
 
 @dataclasses.dataclass

@@ -69,7 +69,11 @@ std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nn
                               const Fit* f, const std::vector<double>* wt, int d);
 double variance_sum(const Window& w, const std::vector<double>& ell,
                     const std::vector<double>& res, const std::vector<double>& s, int k_df,
-                    std::size_t* n_clusters = nullptr);
+                    std::size_t* n_clusters = nullptr, bool cr1_factor = true);
+// CR2/CR3 (the leverage-adjusted cluster variances): whether vce is one of them.
+inline bool cluster_leverage(RdVce v) { return v == RdVce::cr2 || v == RdVce::cr3; }
+void cluster_adjust(const Window& w, bool cr3, const Fit& f, const std::vector<double>& wt,
+                    std::vector<double>& res);
 void partial_sums(const Window& w, const std::vector<double>& wt, const Fit& f, std::size_t ny,
                   std::size_t dz, std::vector<double>& ZZ, std::vector<double>& ZY,
                   std::vector<double>* Ztil = nullptr);

@@ -14,7 +14,10 @@
 // Every estimate is linear in the outcome: tau = sum_i a_i y_i with the equivalent-kernel
 // weights a_i (nonzero only inside the windows); `attention_weights` returns a over the input
 // rows. The variances are sums over rows of (a_i e_i)^2 (heteroskedasticity-robust: nearest-
-// neighbour or HC residuals e_i) or over clusters of (sum_g a_i e_i)^2 (CR1).
+// neighbour or HC residuals e_i) or over clusters of (sum_g a_i e_i)^2: CR1 with rdrobust's
+// small-sample factor, or CR2 / CR3 with e_g replaced by (I - H_gg)^{-1/2} e_g (Bell and
+// McCaffrey 2002, Survey Methodology 28(2)) / (I - H_gg)^{-1} e_g, H the weighted hat matrix of
+// the fit whose residuals they are (core/src/rd/rd_local.cpp, cluster_adjust; docs/rd.md).
 //
 // Bandwidths (Calonico, Cattaneo and Titiunik 2014, section 4 and its supplement S.2; CCF 2020,
 // Econometrics Journal 23(2) for the CER rules): the three-step plug-in (pilot d for the
@@ -36,7 +39,7 @@ namespace attnreg {
 namespace rd {
 
 enum class RdKernel { triangular, epanechnikov, uniform };
-enum class RdVce { nn, hc0, hc1, hc2, hc3 };
+enum class RdVce { nn, hc0, hc1, hc2, hc3, cr1, cr2, cr3 };
 enum class MassPoints { off, check, adjust };
 
 /// The ten bandwidth selectors, in rdbwselect's order.
@@ -48,7 +51,8 @@ struct RdOptions {
   int q = -1;        ///< -1: p + 1
   int deriv = 0;
   RdKernel kernel = RdKernel::triangular;
-  RdVce vce = RdVce::nn;  ///< with clusters every choice means CR1 (hc2/hc3 are refused)
+  RdVce vce = RdVce::nn;  ///< with clusters nn/hc0/hc1 mean cr1, hc2 cr2, hc3 cr3 (rdrobust's map);
+                          ///< cr1/cr2/cr3 without clusters are refused
   int nnmatch = 3;
   MassPoints masspoints = MassPoints::adjust;
   int bwcheck = 0;   ///< 0: none
