@@ -2,7 +2,7 @@
 ``lpbwselect`` (Calonico, Cattaneo & Farrell 2019, Journal of Statistical Software 91(8)):
 :func:`mse_dpi`, :func:`imse_dpi`.
 
-Public at :mod:`attnreg.bandwidth` beside :func:`~attnreg.bandwidth.select_bandwidth` (their
+Public at :mod:`attnreg.bandwidth` beside :func:`attnreg.select_bandwidth` (their
 ``__module__``) and, as before, at :mod:`attnreg.diagnostics`; a module of their own keeps
 bandwidth.py within the package's file-size limit.
 """

@@ -19,7 +19,7 @@ residuals the C++ core computes (formulas and sources in ``core/include/attnreg/
   model against the kernel alternative, as np's ``npcmstest`` (:func:`specification_test`).
 
 The functions live by topic (R: ``diagnostics.R``, ``bandwidth.R``, ``spectests.R``): the plug-in
-bandwidths beside :func:`attnreg.bandwidth.select_bandwidth`, the plots in :mod:`attnreg.plot`,
+bandwidths beside :func:`attnreg.select_bandwidth`, the plots in :mod:`attnreg.plot`,
 the Monte Carlo lab in :mod:`attnreg.montecarlo`, the specification tests in
 :mod:`attnreg.spectests`; every name above is also importable from here, the same object.
 """
