@@ -144,6 +144,12 @@ def test_ols_summary_conf_int_predict_level():
             _same(est.conf_int(), est.conf_int(alpha=0.05))
         with pytest.raises(ValueError, match="level is a fraction: 0.95 for a 95% interval"):
             est.conf_int(level=95)
+        # conf_int(0.05) meant alpha: refused, not a 5% interval; level=0.05 by name is one
+        with pytest.raises(ValueError, match=r"level: conf_int's first argument is now.*"
+                                             r"alpha=0.05 is level=0.95"):
+            est.conf_int(0.05)
+        _same(est.conf_int(0.9), est.conf_int(level=0.9))
+        assert np.all(est.conf_int(level=0.05).to_numpy()[:, 0] > est.conf_int().to_numpy()[:, 0])
 
 
 def test_plots_take_the_new_names(fit):

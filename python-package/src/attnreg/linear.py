@@ -49,6 +49,25 @@ def _alpha_to_level(alpha) -> float:
     return 1.0 - check_alpha(alpha)
 
 
+def _no_positional_alpha(fn):
+    """``conf_int(0.05)``: the first positional argument was alpha and is now the level; for
+    one release a positional value below 0.5 (an alpha read as a level) is refused, not
+    silently turned into a 5% interval."""
+    import functools
+
+    @functools.wraps(fn)
+    def inner(self, *args, **kwargs):
+        if args and isinstance(args[0], numbers.Real) and not isinstance(args[0], bool) \
+                and 0.0 < float(args[0]) < 0.5:
+            raise ValueError(f"level: conf_int's first argument is now the interval's level (a "
+                             f"fraction: 0.95 for a 95% interval), got {args[0]!r}; the old "
+                             f"alpha={args[0]!r} is level={1 - float(args[0]):.6g} (pass level= by "
+                             f"name)")
+        return fn(self, *args, **kwargs)
+
+    return inner
+
+
 def _warn_no_residual_df(n: int, rank: int, stacklevel: int = 3) -> None:
     warnings.warn(
         f"OLS: no residual degrees of freedom (n = {n} observations, rank = {rank}): the fit is "
@@ -947,12 +966,14 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         V = self.cov_params(cov_type, maxlags, hac_adjust)
         return ols_summary(self, inf, V, level)
 
+    @_no_positional_alpha
     @renamed({"alpha": _alpha_to_level}, alpha="level")
     def conf_int(self, level: float = 0.95, cov_type=None, maxlags=None, hac_adjust=None):
         """Confidence intervals ``b +- t_{(1+level)/2, df_resid} se`` of the coefficients.
 
         ``level`` is a fraction in (0, 1); the former ``alpha = 1 - level`` is a deprecated
-        alias.
+        alias. This release refuses a positional level below 0.5 (``conf_int(0.05)`` was
+        alpha = 0.05); pass ``level=`` by name for such a level.
 
         Returns
         -------
