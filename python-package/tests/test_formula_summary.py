@@ -247,7 +247,7 @@ def test_summary_matches_statsmodels(cov_type, ours, theirs, n, p, seed, interce
     # use_t: Student t on the residual df for robust covariances too (as Stata and R's coeftest)
     r = sm.OLS(y, D).fit(cov_type=cov_type, use_t=True, **kw)
     for alpha in (0.05, 0.1):
-        s = m.summary(alpha=alpha)
+        s = m.summary(level=1 - alpha)
         assert isinstance(s, RegressionSummary)
         c = s.coefficients
         assert list(c.columns) == ["estimate", "std_error", "t", "p_value", "ci_lower", "ci_upper"]
@@ -258,7 +258,7 @@ def test_summary_matches_statsmodels(cov_type, ours, theirs, n, p, seed, interce
         ci = r.conf_int(alpha=alpha)
         np.testing.assert_allclose(c.ci_lower, ci[:, 0], rtol=1e-10)
         np.testing.assert_allclose(c.ci_upper, ci[:, 1], rtol=1e-10)
-        ci2 = m.conf_int(alpha=alpha)
+        ci2 = m.conf_int(level=1 - alpha)
         assert list(ci2.columns) == ["lower", "upper"]
         np.testing.assert_allclose(ci2.to_numpy(), ci, rtol=1e-10)
     h = s.header
@@ -281,14 +281,14 @@ def test_weighted_summary_matches_statsmodels_wls(cov_type):
     w = np.random.default_rng(3).uniform(0.2, 3.0, size=70)
     m = attnreg.OLS(cov_type=cov_type).fit(X, y, sample_weight=w)
     r = sm.WLS(y, sm.add_constant(X), weights=w).fit(cov_type=cov_type, use_t=True)
-    s = m.summary(alpha=0.1)
+    s = m.summary(level=0.9)
     np.testing.assert_allclose(s.coefficients.std_error, r.bse, rtol=1e-10)
     np.testing.assert_allclose(s.coefficients[["ci_lower", "ci_upper"]], r.conf_int(alpha=0.1), rtol=1e-10)
     for key, val in [("F", r.fvalue), ("F_pvalue", r.f_pvalue), ("log_likelihood", r.llf),
                      ("aic", r.aic), ("bic", r.bic), ("r_squared", r.rsquared)]:
         np.testing.assert_allclose(s.header[key], float(np.squeeze(val)), rtol=1e-10, err_msg=key)
     f = r.get_prediction(sm.add_constant(X[:5])).summary_frame(alpha=0.1)
-    ci = m.predict(X[:5], interval="confidence", alpha=0.1)
+    ci = m.predict(X[:5], interval="confidence", level=0.9)
     np.testing.assert_allclose(ci.lower, f["mean_ci_lower"], rtol=1e-10)
     # frequency weights: the summary of the data with row i repeated w_i times
     fw = np.random.default_rng(4).integers(1, 4, size=70).astype(float)
@@ -325,8 +325,8 @@ def test_prediction_intervals_match_statsmodels(cov_type, alpha):
     m = attnreg.OLS(cov_type=cov_type).fit(X, y)
     r = sm.OLS(y, sm.add_constant(X)).fit(cov_type=cov_type, use_t=True)
     f = r.get_prediction(sm.add_constant(Xn, has_constant="add")).summary_frame(alpha=alpha)
-    ci = m.predict(Xn, interval="confidence", alpha=alpha)
-    pi = m.predict(Xn, interval="prediction", alpha=alpha)
+    ci = m.predict(Xn, interval="confidence", level=1 - alpha)
+    pi = m.predict(Xn, interval="prediction", level=1 - alpha)
     assert list(ci.columns) == ["fit", "se_fit", "lower", "upper"]
     np.testing.assert_allclose(ci.fit, f["mean"], rtol=1e-12)
     np.testing.assert_allclose(ci.se_fit, f["mean_se"], rtol=1e-10)
@@ -336,7 +336,7 @@ def test_prediction_intervals_match_statsmodels(cov_type, alpha):
     np.testing.assert_allclose(pi.upper, f["obs_ci_upper"], rtol=1e-10)
     # cov_type given at predict time equals the model fitted with it
     m0 = attnreg.OLS().fit(X, y)
-    pd.testing.assert_frame_equal(m0.predict(Xn, interval="confidence", alpha=alpha, cov_type=cov_type), ci)
+    pd.testing.assert_frame_equal(m0.predict(Xn, interval="confidence", level=1 - alpha, cov_type=cov_type), ci)
     np.testing.assert_array_equal(m0.predict(Xn), ci.fit.to_numpy())
 
 
@@ -347,6 +347,14 @@ def test_prediction_interval_index_and_errors():
     assert list(m.predict(new, interval="confidence").index) == list("pqrs")
     with pytest.raises(ValueError, match="interval: must be None, 'confidence' or 'prediction'"):
         m.predict(new, interval="both")
+    for bad in (0, 1, 1.5, 95, -0.1, "x"):
+        with pytest.raises(ValueError, match="level: must be"):
+            m.predict(new, interval="confidence", level=bad)
+        with pytest.raises(ValueError, match="level: must be"):
+            m.summary(level=bad)
+        with pytest.raises(ValueError, match="level: must be"):
+            m.conf_int(level=bad)
+    # the deprecated alpha= refuses what it refused before (before any warning)
     for bad in (0, 1, 1.5, -0.1, "0.05", True):
         with pytest.raises(ValueError, match="alpha: must be a number strictly between 0 and 1"):
             m.predict(new, interval="confidence", alpha=bad)

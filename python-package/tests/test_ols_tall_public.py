@@ -75,7 +75,7 @@ def test_summary_intervals_and_later_covariances(cov_type):
             _close(st.header[key], v)
         else:
             assert st.header[key] == v, key
-    _close(t.conf_int(alpha=0.1).to_numpy(), q.conf_int(alpha=0.1).to_numpy())
+    _close(t.conf_int(level=0.9).to_numpy(), q.conf_int(level=0.9).to_numpy())
     Xn = pd.DataFrame(X[:20] * 1.5, columns=[f"v{j}" for j in range(8)])
     for interval in ("confidence", "prediction"):
         _close(t.predict(Xn, interval=interval).to_numpy(), q.predict(Xn, interval=interval).to_numpy())

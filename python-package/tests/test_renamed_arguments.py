@@ -123,6 +123,35 @@ def test_ridge_pcr_conf_int_level():
             est.conf_int(alpha=0.1, level=0.9)
 
 
+def test_ols_summary_conf_int_predict_level():
+    """OLS (and the formula's ols, a subclass): alpha= is level = 1 - alpha, same numbers."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 2))
+    y = X @ [0.5, -1.0] + rng.standard_normal(40)
+    d = pd.DataFrame({"y": y, "a": X[:, 0], "b": X[:, 1]})
+    for est in (attnreg.OLS(cov_type="HC1").fit(X, y), attnreg.ols("y ~ a + b", d)):
+        Xn = d[["a", "b"]].iloc[:6] if hasattr(est, "formula_") else X[:6]
+        for a, lev in ((0.05, 0.95), (0.1, 0.9), (0.2, 0.8), (0.01, 0.99)):
+            with pytest.warns(FutureWarning, match=f"summary: alpha= is deprecated.*use level="):
+                s = est.summary(alpha=a)
+            _same(s.coefficients, est.summary(level=lev).coefficients)
+            assert s.alpha == a and str(s) == str(est.summary(level=lev))
+            _check(lambda **k: est.conf_int(**k), {"alpha": a}, {"level": lev})
+            _check(lambda **k: est.predict(Xn, interval="prediction", **k), {"alpha": a},
+                   {"level": lev})
+        # the default is the old default
+        with pytest.warns(FutureWarning):
+            _same(est.conf_int(), est.conf_int(alpha=0.05))
+        with pytest.raises(ValueError, match="level is a fraction: 0.95 for a 95% interval"):
+            est.conf_int(level=95)
+        # conf_int(0.05) meant alpha: refused, not a 5% interval; level=0.05 by name is one
+        with pytest.raises(ValueError, match=r"level: conf_int's first argument is now.*"
+                                             r"alpha=0.05 is level=0.95"):
+            est.conf_int(0.05)
+        _same(est.conf_int(0.9), est.conf_int(level=0.9))
+        assert np.all(est.conf_int(level=0.05).to_numpy()[:, 0] > est.conf_int().to_numpy()[:, 0])
+
+
 def test_plots_take_the_new_names(fit):
     pytest.importorskip("matplotlib")
     import matplotlib

@@ -23,6 +23,23 @@ from .bandwidth import BandwidthResult, BoundaryWarning, select_bandwidth
 from . import diagnostics
 from ._progress import show_progress
 from ._summary import RegressionSummary
+# Loaded by attnreg.diagnostics, which re-exports their functions; public modules by topic.
+from . import montecarlo
+from . import spectests
+
+if _typing.TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see for the lazy names
+    from . import cluster_inference, dask, density, effects, formula, instrumental, kernel, linear
+    from . import rd, semiparametric, torch
+    from .density import ConditionalDensity, ConditionalDistribution, ConditionalQuantile
+    from .density import KernelDensity
+    from .effects import marginal_effects
+    from .formula import kreg, ols, ridge
+    from .kernel import LocalLinear, NadarayaWatson, kernel_constants
+    from .linear import OLS, PCR, AttentionRegression, NoResidualDFWarning, Ridge
+    from .linear import pseudo_out_of_sample
+    from .cluster_inference import WildBootstrapResult, ssc, wild_bootstrap
+    from .semiparametric import LocalPolynomial, PartiallyLinear, SmoothCoefficient
+    from .instrumental import IV2SLS, IVLIML, WeakInstrumentWarning, iv
 
 # The version is compiled in from the repository's VERSION file (as the wheel metadata and the R
 # package are), so a checkout run from src/ and an installed wheel report the same number.
@@ -39,9 +56,9 @@ __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample",
            "select_bandwidth", "BandwidthResult", "show_progress", "NoResidualDFWarning",
            "BoundaryWarning", "LocalPolynomial", "PartiallyLinear", "SmoothCoefficient",
            "KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile",
-           "marginal_effects", "ols", "ridge", "kreg", "RegressionSummary"]
-__all__ += ["ssc", "wild_bootstrap", "WildBootstrapResult"]
-__all__ += ["iv", "IV2SLS", "IVLIML", "WeakInstrumentWarning"]
+           "marginal_effects", "ols", "ridge", "kreg", "RegressionSummary",
+           "ssc", "wild_bootstrap", "WildBootstrapResult",
+           "iv", "IV2SLS", "IVLIML", "WeakInstrumentWarning"]
 
 # Loaded on first use (PEP 562 module __getattr__, as SciPy does): the estimators subclass
 # scikit-learn's BaseEstimator, so their modules import scikit-learn (and with it SciPy), about
@@ -72,8 +89,8 @@ _lazy_submodules = {
     "_absorb", "_encoding", "_ols_tall", "_validation",
     "cluster_inference",
     "instrumental",
+    "rd",  # regression discontinuity (rdrobust, rdbwselect)
 }
-_lazy_submodules.add("rd")  # attnreg.rd: regression discontinuity (rdrobust, rdbwselect)
 
 
 def __getattr__(name: str) -> _typing.Any:
@@ -93,17 +110,3 @@ def __dir__() -> list[str]:
     # attnreg.torch, which needs PyTorch: tools that getattr every name of dir() would fail).
     return sorted(set(globals()) | set(__all__)
                   | {m for m in _lazy_submodules if not m.startswith("_") and m != "torch"})
-
-
-if _typing.TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see for the lazy names
-    from . import dask, density, effects, formula, kernel, linear, semiparametric, torch
-    from .density import ConditionalDensity, ConditionalDistribution, ConditionalQuantile
-    from .density import KernelDensity
-    from .effects import marginal_effects
-    from .formula import kreg, ols, ridge
-    from .kernel import LocalLinear, NadarayaWatson, kernel_constants
-    from .linear import OLS, PCR, AttentionRegression, NoResidualDFWarning, Ridge
-    from .linear import pseudo_out_of_sample
-    from .cluster_inference import WildBootstrapResult, ssc, wild_bootstrap
-    from .semiparametric import LocalPolynomial, PartiallyLinear, SmoothCoefficient
-    from .instrumental import IV2SLS, IVLIML, WeakInstrumentWarning, iv

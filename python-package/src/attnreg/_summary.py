@@ -252,20 +252,25 @@ def leverage_one_note(inf) -> str | None:
             "variance, which no other row estimates.")
 
 
-def ols_summary(model, inf: dict, V: np.ndarray, alpha: float = 0.05) -> RegressionSummary:
+def ols_summary(model, inf: dict, V: np.ndarray, level: float = 0.95) -> RegressionSummary:
     """Build the RegressionSummary of a fitted single-output attnreg.OLS from the core's
-    inference dict ``inf`` and the coefficient covariance ``V`` of the same covariance type."""
+    inference dict ``inf`` and the coefficient covariance ``V`` of the same covariance type;
+    intervals at ``level`` (a fraction in (0, 1))."""
     import pandas as pd
 
     from . import _core
+    from ._deprecation import check_level
 
-    alpha = check_alpha(alpha)
+    level = check_level(level)
+    # 1 - level carries the rounding of level (0.050000000000000044 for 0.95); the summary's
+    # alpha attribute is the decimal the level stands for, as before.
+    alpha = round(1.0 - level, 15)
     names = model._design_names()
     est = inf["estimate"][:, 0]
     se = inf["std_error"][:, 0]
     df_resid = float(inf["df_residual"])
     df_t = inference_df(inf)
-    q = t_quantile(1 - alpha / 2, df_t)
+    q = t_quantile(1 - (1 - level) / 2, df_t)
     coefficients = pd.DataFrame(
         {"estimate": est, "std_error": se, "t": inf["t_value"][:, 0], "p_value": inf["p_value"][:, 0],
          "ci_lower": est - q * se, "ci_upper": est + q * se},

@@ -1,7 +1,10 @@
-"""Bandwidths: the Ruppert-Sheather-Wand direct plug-in and data-driven selection.
+"""Bandwidths: the Ruppert-Sheather-Wand direct plug-in, data-driven selection and the
+MSE/IMSE-optimal plug-in bandwidths of local polynomial regression.
 
 ``dpi(x, y)`` equals R's ``KernSmooth::dpill(x, y)`` (to rounding) on dpill's 401-point binning
 grid; ``binned=False`` computes the same functionals from exact local fits at the data points.
+:func:`mse_dpi` and :func:`imse_dpi` are nprobust's ``lpbwselect`` (also importable from
+:mod:`attnreg.diagnostics`).
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import numpy as np
 
 from . import _core, _progress
 from ._encoding import encode_frame, resolve_var_types
+from ._plugin_bandwidth import imse_dpi, mse_dpi  # noqa: F401 (public here)
 from ._validation import numbers_only
 
 

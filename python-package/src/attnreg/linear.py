@@ -24,7 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core, _ols_tall
-from ._deprecation import alpha_to_level, renamed
+from ._deprecation import alpha_to_level, check_level, renamed
 from ._smoother import _Smoother
 from ._validation import (as_2d_y, numbers_only, refuse_non_number_params,
                           require_numeric_columns, squeeze_outputs, validate_data)
@@ -39,6 +39,33 @@ class NoResidualDFWarning(UserWarning):
     """An OLS fit with as many observations as estimated coefficients (n == rank): the fit is
     exact, there is no residual variance to estimate, and the standard errors, t statistics and
     p-values are nan (as R's ``summary.lm`` reports)."""
+
+
+def _alpha_to_level(alpha) -> float:
+    """The deprecated ``alpha=`` of OLS's summary / conf_int / predict: level = 1 - alpha
+    (refused as before when not a number strictly between 0 and 1)."""
+    from ._summary import check_alpha
+
+    return 1.0 - check_alpha(alpha)
+
+
+def _no_positional_alpha(fn):
+    """``conf_int(0.05)``: the first positional argument was alpha and is now the level; for
+    one release a positional value below 0.5 (an alpha read as a level) is refused, not
+    silently turned into a 5% interval."""
+    import functools
+
+    @functools.wraps(fn)
+    def inner(self, *args, **kwargs):
+        if args and isinstance(args[0], numbers.Real) and not isinstance(args[0], bool) \
+                and 0.0 < float(args[0]) < 0.5:
+            raise ValueError(f"level: conf_int's first argument is now the interval's level (a "
+                             f"fraction: 0.95 for a 95% interval), got {args[0]!r}; the old "
+                             f"alpha={args[0]!r} is level={1 - float(args[0]):.6g} (pass level= by "
+                             f"name)")
+        return fn(self, *args, **kwargs)
+
+    return inner
 
 
 def _warn_no_residual_df(n: int, rank: int, stacklevel: int = 3) -> None:
@@ -872,14 +899,16 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         self._require_not_absorbed("loo_predictions")
         return self._outputs(self._model.loo_predictions())
 
-    def summary(self, cov_type=None, maxlags=None, hac_adjust=None, alpha: float = 0.05):
+    @renamed({"alpha": _alpha_to_level}, alpha="level")
+    def summary(self, cov_type=None, maxlags=None, hac_adjust=None, level: float = 0.95):
         """Regression summary as statsmodels prints it, returned as data (single output).
 
         Parameters
         ----------
         cov_type, maxlags, hac_adjust : as the constructor; None uses the fitted model's.
-        alpha : float, default=0.05
-            Confidence intervals at level ``1 - alpha``.
+        level : float, default=0.95
+            Level of the confidence intervals, a fraction in (0, 1). The former
+            ``alpha = 1 - level`` is a deprecated alias.
 
         Returns
         -------
@@ -892,30 +921,37 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
             under ``cov_type`` (the classical F under "nonrobust"); AIC and BIC count the
             estimated coefficients, as statsmodels.
         """
-        from ._summary import check_alpha, ols_summary
+        from ._summary import ols_summary
 
         check_is_fitted(self)
         if not self._y_1d:
             raise ValueError("summary: only for a single output; fit one model per column")
-        alpha = check_alpha(alpha)
+        level = check_level(level)
         inf = self._model.inference(*self._cov_args(cov_type, maxlags, hac_adjust))
         if inf.get("psd_fixed"):
             _warn_cov_fixed(type(self).__name__, float(inf["psd_min_eigenvalue"]))
         V = self.cov_params(cov_type, maxlags, hac_adjust)
-        return ols_summary(self, inf, V, alpha)
+        return ols_summary(self, inf, V, level)
 
-    def conf_int(self, alpha: float = 0.05, cov_type=None, maxlags=None, hac_adjust=None):
-        """Confidence intervals ``b +- t_{1-alpha/2, df_resid} se`` of the coefficients.
+    @_no_positional_alpha
+    @renamed({"alpha": _alpha_to_level}, alpha="level")
+    def conf_int(self, level: float = 0.95, cov_type=None, maxlags=None, hac_adjust=None):
+        """Confidence intervals ``b +- t_{(1+level)/2, df_resid} se`` of the coefficients.
+
+        ``level`` is a fraction in (0, 1); the former ``alpha = 1 - level`` is a deprecated
+        alias. This release refuses a positional level below 0.5 (``conf_int(0.05)`` was
+        alpha = 0.05); pass ``level=`` by name for such a level.
 
         Returns
         -------
         pandas.DataFrame
             Columns ``lower`` and ``upper``, one row per design column (intercept first).
         """
-        c = self.summary(cov_type, maxlags, hac_adjust, alpha=alpha).coefficients
+        c = self.summary(cov_type, maxlags, hac_adjust, level=level).coefficients
         return c[["ci_lower", "ci_upper"]].rename(columns={"ci_lower": "lower", "ci_upper": "upper"})
 
-    def predict(self, X: ArrayLike, absorb=None, interval: str | None = None, alpha: float = 0.05,
+    @renamed({"alpha": _alpha_to_level}, alpha="level")
+    def predict(self, X: ArrayLike, absorb=None, interval: str | None = None, level: float = 0.95,
                 cov_type=None, maxlags=None, hac_adjust=None):
         """Predict at new rows, optionally with confidence or prediction intervals.
 
@@ -930,9 +966,10 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
             covariance under ``cov_type``); "prediction" gives intervals for a new observation,
             adding the residual variance: ``se^2 + sigma^2`` (as R's ``predict.lm`` and
             statsmodels' ``get_prediction().summary_frame``). Single output only.
-        alpha : float, default=0.05
-            Intervals at level ``1 - alpha`` (Student t on ``df_resid_`` degrees of freedom;
-            for clustered covariances on the number of clusters less one).
+        level : float, default=0.95
+            Level of the intervals, a fraction in (0, 1) (Student t on ``df_resid_`` degrees of
+            freedom; for clustered covariances on the number of clusters less one). The former
+            ``alpha = 1 - level`` is a deprecated alias.
         cov_type, maxlags, hac_adjust : as in ``summary``.
 
         Returns
@@ -951,11 +988,11 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
             return self._outputs(self._model.predict(Xc, codes))
         import pandas as pd
 
-        from ._summary import check_alpha, inference_df, t_quantile
+        from ._summary import inference_df, t_quantile
 
         if interval not in ("confidence", "prediction"):
             raise ValueError(f"interval: must be None, 'confidence' or 'prediction', got {interval!r}")
-        alpha = check_alpha(alpha)
+        level = check_level(level)
         check_is_fitted(self)
         if not self._y_1d:
             raise ValueError("predict: intervals only for a single output; fit one model per column")
@@ -970,7 +1007,7 @@ class OLS(_CovArgs, _FactorMixin, _AttentionEstimator):
         var = _core.ols_prediction_variance(self._model, Xc, np.asfortranarray(V))
         se = np.sqrt(var)
         df = inference_df(self._model.inference(*self._cov_args(cov_type, maxlags, hac_adjust)))
-        half = t_quantile(1 - alpha / 2, df) * (
+        half = t_quantile(1 - (1 - level) / 2, df) * (
             np.sqrt(var + float(self.sigma2_)) if interval == "prediction" else se)
         return pd.DataFrame({"fit": fit, "se_fit": se, "lower": fit - half, "upper": fit + half},
                             index=index)

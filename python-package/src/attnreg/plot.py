@@ -3,8 +3,11 @@
 :func:`cv_curve` (bandwidth-selection objective), :func:`fit_with_bands` (one-regressor fit
 with pointwise confidence bands), :func:`bootstrap_bands` (the same with pointwise and
 simultaneous bootstrap bands), :func:`partial_effects` (partial dependence / ICE curves of
-any estimator) and :func:`attention_heatmap` (the attention weights of queries over the
-training rows). Each returns the matplotlib Axes it drew into.
+any estimator), :func:`attention_heatmap` (the attention weights of queries over the
+training rows), :func:`plot_bands` (fit with conventional and robust bias-corrected pointwise
+bands of :func:`attnreg.diagnostics.diagnose`) and :func:`plot_tradeoff` (a
+:func:`attnreg.diagnostics.tradeoff` table). Each returns the matplotlib Axes it drew into;
+the last two are also importable from :mod:`attnreg.diagnostics`.
 """
 from __future__ import annotations
 
@@ -88,8 +91,6 @@ def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95,
     -------
     matplotlib Axes
     """
-    from .diagnostics import plot_bands
-
     Xa = _one_column(X, "fit_with_bands")
     import warnings
 
@@ -163,7 +164,7 @@ def bootstrap_bands(estimator, X, y=None, *, grid=None, replications: int = 999,
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from . import diagnostics
+    from ._pointwise import bootstrap_bands as pointwise_bootstrap_bands
 
     xt = _one_column(X, "bootstrap_bands")
     g = (np.linspace(xt.min(), xt.max(), 100) if grid is None
@@ -173,7 +174,7 @@ def bootstrap_bands(estimator, X, y=None, *, grid=None, replications: int = 999,
           else g[:, None])
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
-        b = diagnostics.bootstrap_bands(estimator, Xg, replications=replications,
+        b = pointwise_bootstrap_bands(estimator, Xg, replications=replications,
                                         bootstrap=bootstrap, level=level,
                                         random_state=random_state,
                                         bias_corrected=bias_corrected, cov_type=cov_type,
@@ -195,11 +196,11 @@ def bootstrap_bands(estimator, X, y=None, *, grid=None, replications: int = 999,
         ax.scatter(xt, np.asarray(y, dtype=np.float64).ravel(), s=6, alpha=0.4, color="grey",
                    zorder=0)
     base = np.asarray(y, dtype=np.float64).ravel() if y is not None else b["center"].to_numpy()
-    lo, hi, clipped = diagnostics._band_limits(
+    lo, hi, clipped = _band_limits(
         base, b["center"], {"pointwise": (b["low"], b["high"]),
                             "simultaneous": (b["uniform_low"], b["uniform_high"])})
     ax.set_ylim(lo, hi)
-    diagnostics._clip_note(artists, clipped)
+    _clip_note(artists, clipped)
     ax.set_xlabel(name)
     ax.set_ylabel(_response_label(estimator, y, ylabel))
     ax.legend(fontsize=8)
@@ -402,4 +403,115 @@ def rd_weights(result, ax=None):
     ax.set_xlabel("running variable x")
     ax.set_ylabel("attention weight a_i (estimate = a @ y)")
     ax.legend()
+    return ax
+
+
+def _band_limits(base, fit, bands, margin: float = 0.25):
+    """The y range of a band plot: the data (or the fit) with the bands, but no band may widen
+    it beyond ``margin`` times the data's range on either side. Returns (lo, hi, clipped) with
+    ``clipped`` the names of the bands that leave that range somewhere."""
+    base = np.asarray(base, dtype=np.float64)
+    base = base[np.isfinite(base)]
+    lo0, hi0 = float(base.min()), float(base.max())
+    span = hi0 - lo0 or max(abs(hi0), 1.0) * 0.1
+    allow_lo, allow_hi = lo0 - margin * span, hi0 + margin * span
+    lo, hi = min(lo0, float(np.nanmin(fit))), max(hi0, float(np.nanmax(fit)))
+    clipped = []
+    for name, (low, high) in bands.items():
+        low = np.asarray(low, dtype=np.float64)
+        high = np.asarray(high, dtype=np.float64)
+        if not (np.isfinite(low).any() and np.isfinite(high).any()):
+            continue
+        lo = min(lo, max(float(np.nanmin(low)), allow_lo))
+        hi = max(hi, min(float(np.nanmax(high)), allow_hi))
+        if np.nanmin(low) < allow_lo or np.nanmax(high) > allow_hi:
+            clipped.append(name)
+    pad = 0.03 * (hi - lo or 1.0)
+    return lo - pad, hi + pad, clipped
+
+
+def _clip_note(artists: dict, clipped) -> None:
+    """Say in the legend which bands were clipped to the plot range."""
+    for name in clipped:
+        a = artists[name]
+        a.set_label(f"{a.get_label()}, clipped to the plot range")
+
+
+@renamed(kind="cov_type")
+def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95,
+               cov_type: str = "HC3", ax=None, rbc: bool = True):
+    """Plot the fit with conventional and (optionally) RBC pointwise bands (one regressor).
+
+    The y axis spans the data (or the fit) and the bands, but a band that runs far beyond the
+    data (an RBC band at a boundary, where its variance explodes) does not set the scale: it is
+    clipped to a quarter of the data's range beyond them, and its legend entry says so.
+    """
+    import matplotlib.pyplot as plt
+
+    from ._kernel_args import _fitted_core
+    from ._pointwise import diagnose
+
+    _fitted_core(estimator)
+    if X_grid is None:
+        if X is None:
+            raise ValueError("X_grid: give the grid to plot on, or the training X to span")
+        xt = np.asarray(X, dtype=np.float64).ravel()
+        X_grid = np.linspace(xt.min(), xt.max(), 200)
+    g = np.asarray(X_grid, dtype=np.float64).ravel()
+    df = diagnose(estimator, g[:, None], level=level, cov_type=cov_type)
+    if ax is None:
+        _, ax = plt.subplots()
+    if X is not None and y is not None:
+        ax.scatter(np.asarray(X).ravel(), np.asarray(y).ravel(), s=6, alpha=0.4, color="grey")
+    ax.plot(g, df["fit"], color="C0", label="fit")
+    artists = {"conventional": ax.fill_between(g, df["ci_low"], df["ci_high"], alpha=0.3,
+                                               color="C0", label=f"{level:.0%} conventional")}
+    bands = {"conventional": (df["ci_low"], df["ci_high"])}
+    if rbc and np.isfinite(df["rbc_low"]).all():
+        artists["RBC"] = ax.plot(g, df["rbc_low"], "--", color="C1",
+                                 label=f"{level:.0%} robust bias-corrected")[0]
+        ax.plot(g, df["rbc_high"], "--", color="C1")
+        bands["RBC"] = (df["rbc_low"], df["rbc_high"])
+    base = np.asarray(y, dtype=np.float64).ravel() if (X is not None and y is not None) \
+        else df["fit"].to_numpy()
+    lo, hi, clipped = _band_limits(base, df["fit"], bands)
+    ax.set_ylim(lo, hi)
+    _clip_note(artists, clipped)
+    ax.legend()
+    return ax
+
+
+def plot_tradeoff(table, ax=None):
+    """Plot a :func:`attnreg.diagnostics.tradeoff` table: bias^2, variance, MSE and CV against the bandwidth.
+
+    One panel per estimator, both axes logarithmic, the bandwidths as plain numbers on the x
+    axis (at most six labels, no overlap); the y axis is the integrated squared error."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ests = list(dict.fromkeys(table["estimator"]))
+    if ax is None:
+        _, ax = plt.subplots(1, len(ests), figsize=(5 * len(ests), 4), squeeze=False,
+                             layout="constrained")
+        ax = ax[0]
+    ax = np.atleast_1d(ax)
+    labels = {"bias2": "bias²", "variance": "variance", "mse": "MSE", "cv": "CV (leave-one-out)"}
+    for a, e in zip(ax, ests):
+        t = table[table.estimator == e].sort_values("bandwidth")
+        for k, col in enumerate(("bias2", "variance", "mse", "cv")):
+            a.plot(t["bandwidth"], t[col], marker="os^D"[k], ms=4, label=labels[col])
+        a.set_xscale("log")
+        a.set_yscale("log")
+        h = t["bandwidth"].to_numpy(dtype=float)
+        decades = np.log10(h.max() / h.min()) if h.min() > 0 else 0.0
+        if decades < 2:  # a short log axis: label a few round values, not every minor tick
+            a.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=6))
+        a.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+        a.xaxis.set_minor_formatter(NullFormatter())
+        a.set_xlabel("bandwidth h")
+        a.set_ylabel("integrated squared error")
+        name = {"local_linear": "local linear", "local_constant": "local constant",
+                "ll": "local linear", "lc": "local constant"}.get(str(e), str(e))
+        a.set_title(name)
+        a.legend(fontsize=8)
     return ax

@@ -1,0 +1,162 @@
+"""Pointwise inference of a fitted kernel regression: :func:`diagnose` (standard errors, bias,
+MSE, conventional and robust bias-corrected intervals) and :func:`bootstrap_bands`.
+
+Public at :mod:`attnreg.diagnostics` (their ``__module__``); kept in this module so that
+:mod:`attnreg.plot`, which draws them, and :mod:`attnreg.diagnostics`, which re-exports the plots,
+import without a cycle. Formulas and sources: ``core/include/attnreg/inference/diagnostics.hpp``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core, _progress
+from ._deprecation import check_level, kernel_cov_type, renamed, seed_from_random_state
+from ._kernel_args import _check_kind, _fitted_core, _nonneg_int
+
+__all__ = ["diagnose", "bootstrap_bands"]
+
+
+def _cluster_codes(cluster):
+    """Codes 0..G-1 of cluster ids: integers, or labels (strings, categoricals, objects) as
+    ``pandas.factorize`` does. Missing ids (NaN, None, pd.NA) and non-integer floats are errors:
+    a NaN must not become a cluster of its own, and 1.5 is not an id."""
+    import pandas as pd
+
+    if isinstance(cluster, (pd.Series, pd.Index, pd.Categorical)):
+        s = pd.Series(cluster).reset_index(drop=True)
+    else:
+        s = pd.Series(np.asarray(cluster).ravel())
+    if s.isna().any():
+        raise ValueError(f"cluster: is missing (NaN/None) at row {int(np.argmax(s.isna()))}; "
+                         "every training row needs a cluster id (drop those rows or give "
+                         "them their own id)")
+    if s.dtype.kind == "f":
+        v = s.to_numpy(dtype=np.float64)
+        frac = v != np.round(v)
+        if frac.any():
+            raise ValueError(f"cluster: must be integer ids or labels; got the non-integer "
+                             f"{float(v[frac][0])!r} (floats are not ids)")
+    codes, _ = pd.factorize(s, sort=True)
+    return codes
+
+
+@renamed(kind="cov_type", cluster="groups")
+def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_bandwidth=None,
+             pilot_degree: int | None = None, groups=None, output: int = 0):
+    """Pointwise fit, standard error, bias, MSE and confidence intervals at the rows of ``X``.
+
+    Parameters
+    ----------
+    estimator : fitted NadarayaWatson or LocalLinear
+    X : array-like of shape (m, d)
+        Evaluation points.
+    level : float, default 0.95
+        Confidence level of both intervals, a fraction in (0, 1).
+    cov_type : {"HC3", "HC2", "HC1", "HC0", "nonrobust", "CR1", "nn"}, default "HC3"
+        Variance estimator (any case; formerly ``kind=``, which still works for one release
+        with a ``FutureWarning``): heteroskedasticity-robust with leverage adjustment,
+        homoskedastic (``"nonrobust"``, also ``"const"``), cluster-robust CR1 (needs
+        ``groups``), or ``"nn"``: nearest-neighbour
+        residuals (one continuous regressor; nprobust's default ``vce = "nn"`` with 3
+        neighbours, Calonico, Cattaneo and Farrell 2018, doi:10.1080/01621459.2017.1285776):
+        ``sigma_i^2 = J/(J+1) (y_i - mean of y over the J nearest x)^2``, whole tie groups,
+        the neighbours sought among the observations inside the evaluation point's kernel
+        window, as nprobust's ``lprobust``.
+    pilot_bandwidth : float, optional
+        Bandwidth ``b`` of the pilot local polynomial that estimates the derivatives in the
+        bias; default the estimator's bandwidth (``rho = h / b = 1`` as nprobust).
+    pilot_degree : int, optional
+        Degree ``q`` of the pilot (> the estimator's degree); default ``max(p + 1, 2)``.
+    groups : array-like of shape (n_train,), optional
+        Cluster ids for ``cov_type="CR1"`` (formerly ``cluster=``): integers, or labels (strings, a pandas Categorical)
+        that are factorised as ``pandas.factorize`` does. Missing ids and non-integer floats
+        raise ``ValueError``.
+    output : int, default 0
+        Output column for multi-output fits.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high, fit_bc, se_bc``. The
+        bias, MSE and RBC columns need one continuous regressor; otherwise they are NaN and a
+        ``UserWarning`` says why (``fit``, ``se`` and the conventional interval are always
+        computed).
+        ``mse = bias**2 + se**2``; ``[ci_low, ci_high] = fit -+ z se``;
+        ``[rbc_low, rbc_high] = fit_bc -+ z se_bc`` with ``fit_bc = fit - bias`` and ``se_bc``
+        its exact variance (the bias estimate is linear in y).
+    """
+    import pandas as pd
+
+    model = _fitted_core(estimator)
+    Xa = estimator._check_X(X)
+    kind = _check_kind(kernel_cov_type(cov_type))
+    level = check_level(level)
+    cluster = groups
+    if pilot_bandwidth is None:
+        pilot_bandwidth = 0.0
+    elif not np.isfinite(pilot_bandwidth) or pilot_bandwidth <= 0:
+        raise ValueError(f"pilot_bandwidth: must be a positive number, got {pilot_bandwidth!r}")
+    cl: list[int] = []
+    if cluster is not None:
+        cl = [int(v) for v in _cluster_codes(cluster)]
+    elif kind == "cr1":
+        raise ValueError("groups: cov_type='CR1' needs one cluster id per training row")
+    r = _core.pointwise_diagnostics(
+        model, Xa, kind=kind, level=float(level),
+        pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
+        pilot_bandwidth=float(pilot_bandwidth), cluster=cl, output=_nonneg_int(output, "output"),
+    )
+    if r["bias_note"]:
+        import warnings
+
+        warnings.warn(f"diagnose: {r['bias_note']}; those columns are NaN", UserWarning,
+                      stacklevel=2)
+    cols = ["fit", "se", "bias", "mse", "ci_low", "ci_high", "rbc_low", "rbc_high", "fit_bc",
+            "se_bc"]
+    index = X.index if hasattr(X, "index") else None
+    return pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols}, index=index)
+
+
+@renamed(type="bootstrap", seed="random_state", kind="cov_type")
+def bootstrap_bands(estimator, X, replications: int = 999, bootstrap: str = "rademacher",
+                    level: float = 0.95, random_state=1, bias_corrected: bool = False,
+                    cov_type: str = "HC3", output: int = 0, progress=False):
+    """Pointwise and simultaneous (sup-t) bootstrap bands at the rows of ``X``.
+
+    ``bootstrap="rademacher"``/``"mammen"``: wild bootstrap ``y*_i = m(x_i) + e_i v_i`` (the fit is
+    linear in y, so no refit); ``"pairs"``: rows resampled and refitted with the same
+    bandwidth. Pointwise: basic bootstrap interval; uniform: ``center -+ c se`` with ``c`` the
+    ``level``-quantile of ``max_x |m*(x) - m(x)| / se(x)`` (``se`` of ``cov_type``, as
+    :func:`diagnose`). The bands are
+    variability bands around ``E m(x)`` unless ``bias_corrected`` (wild only), which resamples
+    the robust bias-corrected estimator. Reproducible with an int ``random_state``
+    (formerly ``seed=``; ``type=`` and ``kind=`` are now ``bootstrap=`` and ``cov_type=``).
+    ``progress`` (True,
+    "tqdm", "stderr" or a callable ``f(done, total, label)``) reports the replications done, as
+    does an enclosing ``with attnreg.show_progress():``.
+
+    Returns a pandas DataFrame (``center, se, low, high, uniform_low, uniform_high``) with the
+    critical value in ``df.attrs["critical_value"]`` and the draws in ``df.attrs["draws"]``.
+    """
+    import pandas as pd
+
+    model = _fitted_core(estimator)
+    Xa = estimator._check_X(X)
+    with _progress.reporting(progress):
+        r = _core.bootstrap_bands(model, Xa, type=str(bootstrap), replications=int(replications),
+                                  level=check_level(level),
+                                  seed=seed_from_random_state(random_state),
+                                  bias_corrected=bool(bias_corrected),
+                                  kind=_check_kind(kernel_cov_type(cov_type)),
+                                  output=_nonneg_int(output, "output"))
+    cols = ["center", "se", "low", "high", "uniform_low", "uniform_high"]
+    index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
+    df = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols}, index=index)
+    df.attrs["critical_value"] = float(r["critical_value"])
+    df.attrs["draws"] = np.asarray(r["draws"])
+    return df
+
+
+for _f in (diagnose, bootstrap_bands):
+    _f.__module__ = "attnreg.diagnostics"
+del _f
