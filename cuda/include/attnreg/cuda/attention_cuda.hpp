@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "attnreg/cuda/error.hpp"
 #include "attnreg/cuda/lla_params.hpp"
 
 namespace attnreg {
