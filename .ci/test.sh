@@ -50,7 +50,8 @@ rc=0; (cd build/py && ctest --output-on-failure -j 2) || rc=$?
 end $rc
 
 # The main build is CPU-only where no GPU is visible (.ci/setup.sh); the CUDA backend's sources
-# must still compile: nvcc on its own tree, the .cu objects only (nothing could run them here).
+# must still compile: nvcc on its own tree, the objects of the backend's target attnreg_cuda only
+# (cuda/src: the kernels and the adapter to the core; nothing could run them here).
 nvcc_bin=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc /usr/local/cuda-13/bin/nvcc 2>/dev/null | head -1 || true)
 if [ -n "$nvcc_bin" ] && ! command -v nvidia-smi >/dev/null 2>&1; then
   begin "CUDA: the backend's sources compile (nvcc; no GPU here to run them)"
@@ -59,8 +60,8 @@ if [ -n "$nvcc_bin" ] && ! command -v nvidia-smi >/dev/null 2>&1; then
       cmake -S . -B build/cuda-check -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNREG_CUDA=ON \
       -DCMAKE_CUDA_COMPILER="$nvcc_bin" -DBUILD_TESTING=OFF -DATTNREG_BENCH=OFF \
       >build/cuda-check-configure.log 2>&1 &&
-    objs=$(ninja -C build/cuda-check -t targets all | grep -oE '^[^:]+\.cu\.o' | sort -u) &&
-    [ -n "$objs" ] && echo "$(echo "$objs" | wc -l) CUDA objects (log: build/cuda-check-build.log)" &&
+    objs=$(ninja -C build/cuda-check -t targets all | grep -oE '^CMakeFiles/attnreg_cuda\.dir/[^:]+\.o' | sort -u) &&
+    [ -n "$objs" ] && echo "$(echo "$objs" | wc -l) objects of the CUDA backend, cuda/src (log: build/cuda-check-build.log)" &&
     ninja -C build/cuda-check -j "$jobs" $objs >build/cuda-check-build.log 2>&1; } ||
     { tail -30 build/cuda-check-build.log 2>/dev/null || tail -30 build/cuda-check-configure.log; rc=1; }
   end $rc

@@ -35,8 +35,9 @@ adjoint CG reusing the forward's rho, delta, row max and omega; AuxOutputs alrea
 them), a per-query ridge and the current stream through the C interface, and this table
 measured against the targets; until then the CPU backward (attention.lla_vjp) is the reference.
 
-The kernels are reached through a standalone build of cuda/ (nvcc -shared
--DATTNREG_CUDA_STANDALONE, cached under build/bench-cuda/), so neither the Python package nor
+The kernels are reached through a standalone build of the backend's kernels, cuda/src/*.cu, with
+the benchmark's entry point bench/cuda/bench_capi.cu (nvcc -shared, cached under
+build/bench-cuda/; cuda/README.md), so neither the Python package nor
 torch is needed for the attnreg numbers. Results print as a table; --csv FILE also writes them.
 """
 from __future__ import annotations
@@ -103,16 +104,16 @@ def build_library(nvcc: str, arch: str) -> pathlib.Path:
     out_dir = ROOT / "build" / "bench-cuda"
     out_dir.mkdir(parents=True, exist_ok=True)
     lib = out_dir / f"libattnreg_cuda_bench_sm{arch}.so"
-    sources = sorted((ROOT / "cuda").glob("*.cu"))
-    headers = list((ROOT / "cuda").glob("*.cuh")) + list((ROOT / "cuda").glob("*.hpp")) + [
-        ROOT / "core/include/attnreg/attention/lla_tile.hpp",
-        ROOT / "core/include/attnreg/attention/attention_device.hpp"]
+    sources = sorted((ROOT / "cuda/src").glob("*.cu")) + [ROOT / "bench/cuda/bench_capi.cu"]
+    headers = (list((ROOT / "cuda/src").glob("*.cuh")) + list((ROOT / "cuda/src").glob("*.hpp"))
+               + list((ROOT / "cuda/include/attnreg/cuda").glob("*.hpp"))
+               + [ROOT / "core/include/attnreg/attention/lla_tile.hpp"])
     newest = max(p.stat().st_mtime for p in sources + headers)
     if lib.exists() and lib.stat().st_mtime > newest:
         return lib
     cmd = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-O3", "-std=c++17",
-           f"-gencode=arch=compute_{arch},code=sm_{arch}", "-DATTNREG_CUDA_STANDALONE",
-           f"-I{ROOT / 'core/include'}", f"-I{ROOT / 'cuda'}",
+           f"-gencode=arch=compute_{arch},code=sm_{arch}",
+           f"-I{ROOT / 'core/include'}", f"-I{ROOT / 'cuda/include'}", f"-I{ROOT / 'cuda/src'}",
            *[str(s) for s in sources], "-o", str(lib)]
     print("building", lib.name, "(nvcc, once) ...", file=sys.stderr, flush=True)
     subprocess.run(cmd, check=True)

@@ -43,14 +43,14 @@ int main() {
   row<ce::kern::Cfg<ce::bf16_t, 32, false, Kind::lla_direct>>("bfloat16");
 }
 CPP
-g++ -std=c++17 -O0 -I"$root/core/include" -I"$root/cuda" "$tmp/layout.cpp" -o "$tmp/layout"
+g++ -std=c++17 -O0 -I"$root/core/include" -I"$root/cuda/include" -I"$root/cuda/src" -I"$root/cuda/testing" "$tmp/layout.cpp" -o "$tmp/layout"
 "$tmp/layout" > "$tmp/layout.txt"
 
 # 2. ptxas resource usage of every instantiation.
 for arch in $archs; do
-  for src in "$root"/cuda/lla_fwd_d*.cu; do
+  for src in "$root"/cuda/src/lla_fwd_d*.cu; do
     echo "nvcc sm_$arch $(basename "$src") ..." >&2
-    "$nvcc" -std=c++17 -O3 -arch="sm_$arch" -I"$root/core/include" -I"$root/cuda" \
+    "$nvcc" -std=c++17 -O3 -arch="sm_$arch" -I"$root/core/include" -I"$root/cuda/include" \
       --resource-usage -c "$src" -o "$tmp/x.o" > "$tmp/ptxas_${arch}_$(basename "$src").log" 2>&1
   done
 done

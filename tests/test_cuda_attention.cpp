@@ -3,7 +3,7 @@
 // starts from outputs poisoned with NaN, so an element the kernels fail to write fails the
 // comparison. The reference is the CPU engine's float64 naive LLA / softmax on the very inputs
 // the GPU saw (after rounding to float32 / float16 / bfloat16). The same kernels also run on
-// the CPU under the thread-block emulator (tests/test_lla_tile_cuda_math.cpp), in every build.
+// the CPU under the thread-block emulator (cuda/testing/test_lla_tile_cuda_math.cpp), in every build.
 //
 // Bounds: ||out - ref|| / ||ref|| < 1e-4 for float32 LLA (DESIGN.md §7), 1e-5 for float32
 // softmax / NW; tensor cores with 16-bit inputs: 1e-2 for bfloat16 and 2e-3 for float16 (the
@@ -26,15 +26,15 @@
 #include "attnreg/attention/lla_tile.hpp"
 
 #if defined(ATTNREG_WITH_CUDA) && defined(ATTNREG_CUDA_EMULATED_BACKEND)
-// CPU check of this file with the kernels emulated (see cuda/cta_emulator.hpp).
-#include "attention_cuda.hpp"
+// CPU check of this file with the kernels emulated (see cuda/testing/cta_emulator.hpp).
+#include "attnreg/cuda/attention_cuda.hpp"
 #include "cuda_runtime_emulation.hpp"
 #elif defined(ATTNREG_WITH_CUDA)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include "attention_cuda.hpp"
+#include "attnreg/cuda/attention_cuda.hpp"
 #endif
 
 namespace {
@@ -465,7 +465,17 @@ TEST(CudaAttention, LauncherRejectsHostPointersAsDeviceMemory) {
                            cu::contiguous(host.data(), cs, true, false),
                            cu::contiguous(host.data(), cs, true, true),
                            cu::contiguous_out(host.data(), cs), fo, cu::Memory::device),
-               attnreg::InvalidArgument);
+               cu::CudaError);
+  // The kernels' API throws the backend's own error type (attnreg/cuda/error.hpp); the
+  // adapter (cuda/src/backend.cpp) turns it into the core's.
+  try {
+    cu::forward(cu::DType::float32, cs, cu::contiguous(host.data(), cs, false, false),
+                cu::contiguous(host.data(), cs, true, false),
+                cu::contiguous(host.data(), cs, true, true), cu::contiguous_out(host.data(), cs),
+                fo, cu::Memory::device);
+  } catch (const cu::CudaError& e) {
+    EXPECT_EQ(e.kind(), cu::CudaError::Kind::invalid_argument) << e.what();
+  }
 }
 #endif  // ATTNREG_WITH_CUDA
 

@@ -83,12 +83,13 @@ def test_sdist_is_self_contained(tmp_path):
     top = f"attnreg-{v}/"
     for needed in ["CMakeLists.txt", "VERSION", "LICENSE", "pyproject.toml", "README.md",
                    "core/src/base/build_info.cpp", "core/include/attnreg/kernels/kernel.hpp",
-                   "bindings/python/module.cpp", "cuda/device.cu",
+                   "bindings/python/module.cpp", "cuda/src/device.cu", "cuda/include/attnreg/cuda/backend.hpp",
                    "python-package/src/attnreg/__init__.py", "python-package/README.md"]:
         assert top + needed in names, needed
     # Nothing the wheel does not need, and no compiled leftovers from a checkout.
     assert not any(n.startswith(top + p) for n in names
-                   for p in ["R-package/", "bindings/r/", "tests/", "build", "data/"])
+                   for p in ["R-package/", "bindings/r/", "tests/", "build", "data/",
+                             "cuda/testing/"])
     assert not any(n.endswith(".so") for n in names)
     assert f"\nVersion: {v}\n" in pkg_info
     assert "\nLicense-Expression: MIT\n" in pkg_info

@@ -1,12 +1,9 @@
 #include "attnreg/base/build_info.hpp"
 
+#include "attnreg/attention/device_backend.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/simd_dispatch.hpp"
-
-#ifdef ATTNREG_WITH_CUDA
-#include "device.hpp"
-#endif
 
 #ifndef ATTNREG_VERSION
 #error "ATTNREG_VERSION must come from the build (CMakeLists.txt and R-package/build-package.sh read the VERSION file)"
@@ -25,19 +22,23 @@ BuildInfo build_info() {
 #else
   b.blas = "system BLAS/LAPACK (through Armadillo)";
 #endif
-#ifdef ATTNREG_WITH_CUDA
-  b.cuda_compiled = true;
-  b.cuda_archs = ATTNREG_CUDA_ARCHS;
-  cuda::DeviceQuery q = cuda::query_devices();
-  b.gpu_count = q.count;
-  b.gpu_name = q.name;
-  b.cuda_error = q.error;
-#elif defined(ATTNREG_R_BUILD)
-  b.cuda_error = "attnreg was built without the CUDA backend (the R package is CPU-only)";
+  // The CUDA backend, when linked in, has registered itself (device_backend.hpp).
+  if (const attention::DeviceBackend* backend =
+          attention::registered_backend(attention::Device::cuda)) {
+    const attention::DeviceStatus q = backend->status();
+    b.cuda_compiled = true;
+    b.cuda_archs = q.archs;
+    b.gpu_count = q.count;
+    b.gpu_name = q.name;
+    b.cuda_error = q.error;
+  } else {
+#if defined(ATTNREG_R_BUILD)
+    b.cuda_error = "attnreg was built without the CUDA backend (the R package is CPU-only)";
 #else
-  b.cuda_error =
-      "attnreg was built without the CUDA backend (ATTNREG_CUDA=OFF, or no nvcc at build time)";
+    b.cuda_error =
+        "attnreg was built without the CUDA backend (ATTNREG_CUDA=OFF, or no nvcc at build time)";
 #endif
+  }
   if (!b.cuda_compiled) {
     b.cuda = "not compiled: " + b.cuda_error;
   } else {

@@ -1,6 +1,7 @@
 // attnreg: the attention engine on a chosen device (core/README.md, Conventions): `device = "cpu"`
-// runs the CPU engine of attention.hpp, `device = "cuda"` the CUDA kernels of cuda/ (blockwise
-// softmax / NW and LLA, blockwise or direct).
+// runs the CPU engine of attention.hpp, `device = "cuda"` the backend registered for it through
+// device_backend.hpp (the CUDA kernels of cuda/, cuda/README.md: blockwise softmax / NW and LLA,
+// blockwise or direct).
 //
 // CUDA specifics (everything else is forward() of attention.hpp, with the same validation and
 // messages):
@@ -10,9 +11,9 @@
 //     diagnostics' method then ends in "/cuda-float32"), and cg_tol defaults to 1e-6;
 //   - Options::block_q / block_k / n_threads do not apply: block sizes are fixed per head
 //     dimension (32, 64, 128; d and d_v at most 128, at most 32 for direct);
-//   - without a CUDA build or without a visible GPU the call throws InvalidArgument with
-//     require_cuda()'s message ("... built without CUDA support ..." / "... no GPU is visible
-//     ..."), so faces can pass device = "cuda" through unconditionally.
+//   - without a CUDA backend (none registered) or without a visible GPU the call throws
+//     InvalidArgument with require_cuda()'s message ("... built without CUDA support ..." /
+//     "... no GPU is visible ..."), so faces can pass device = "cuda" through unconditionally.
 #pragma once
 
 #include <string>
@@ -32,13 +33,6 @@ std::string to_string(Device d);
 template <class T>
 Diagnostics forward(const View<const T>& Q, const View<const T>& K, const View<const T>& V,
                     const View<T>& out, const Options& opt, Device device);
-
-namespace device_detail {
-/// Throw attnreg::InvalidArgument / NumericalError. The CUDA sources call these instead of
-/// including error.hpp (which brings Armadillo into nvcc's host pass).
-[[noreturn]] void throw_invalid_argument(const std::string& msg);
-[[noreturn]] void throw_numerical_error(const std::string& msg);
-}  // namespace device_detail
 
 }  // namespace attention
 }  // namespace attnreg

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "attention_cuda.hpp"
-#include "attnreg/attention/attention_device.hpp"
+#include "attnreg/cuda/attention_cuda.hpp"
+#include "attnreg/cuda/error.hpp"
 #include "attnreg/attention/lla_tile.hpp"
 #include "lla_launch.cuh"
 #include "static_switch.hpp"
@@ -26,8 +26,6 @@ namespace cuda {
 
 namespace {
 
-using ::attnreg::attention::device_detail::throw_invalid_argument;
-using ::attnreg::attention::device_detail::throw_numerical_error;
 
 std::size_t elem_size(DType t) { return t == DType::float32 ? 4 : 2; }
 
@@ -421,7 +419,7 @@ void download_outputs(DType dtype, const Shape& s, const MutTensorRef& o, const 
   }
 }
 
-// LLA: the rows' denominators and CG status, checked (NumericalError on a breakdown or a
+// LLA: the rows' denominators and CG status, checked (CudaError, numerical, on a breakdown or a
 // non-positive denominator) and summarised in rep.
 void lla_row_diagnostics(const ForwardOptions& opt, const Shape& s, const FwdParams& p,
                          ForwardReport& rep, cudaStream_t stream) {

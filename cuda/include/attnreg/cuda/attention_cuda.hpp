@@ -20,10 +20,11 @@
 // products are split into two 16-bit halves, so the result is close to float32 arithmetic on
 // the 16-bit inputs; the output is rounded to the input type.
 //
-// Errors: attnreg::InvalidArgument for bad shapes / options / pointers (naming the argument),
-// attnreg::NumericalError when CUDA fails (the CUDA error string is quoted) or an LLA
-// denominator omega - mu'rho is not positive (naming the (batch, head, query), 1-based), or a
-// direct-kind Sigma is not positive definite in float32. Every CUDA call's status is checked.
+// Errors: CudaError (attnreg/cuda/error.hpp) of kind invalid_argument for bad shapes / options /
+// pointers (naming the argument), of kind numerical when CUDA fails (the CUDA error string is
+// quoted) or an LLA denominator omega - mu'rho is not positive (naming the (batch, head,
+// query), 1-based), or a direct-kind Sigma is not positive definite in float32. Every CUDA
+// call's status is checked.
 // Host-only header: no CUDA types, so any C++ compiler can include it.
 #pragma once
 
@@ -32,7 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "lla_params.hpp"
+#include "attnreg/cuda/error.hpp"
+#include "attnreg/cuda/lla_params.hpp"
 
 namespace attnreg {
 namespace cuda {

@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "lla_kernels.cuh"
-#include "lla_params.hpp"
+#include "attnreg/cuda/lla_params.hpp"
 
 namespace attnreg {
 namespace ATTNREG_CUDA_NS {

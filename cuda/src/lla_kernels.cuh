@@ -41,7 +41,7 @@
 
 #include "attnreg/attention/lla_tile.hpp"
 #include "cuda_compat.cuh"
-#include "lla_params.hpp"
+#include "attnreg/cuda/lla_params.hpp"
 
 namespace attnreg {
 namespace ATTNREG_CUDA_NS {

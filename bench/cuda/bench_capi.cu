@@ -1,9 +1,8 @@
-// attnreg CUDA backend: benchmark entry point for bench/bench_cuda_lla.py. Compiled only into
-// the standalone benchmark library (-DATTNREG_CUDA_STANDALONE); in the normal build this file
-// is empty. It allocates random inputs on the GPU (no framework needed), runs forward() with
+// attnreg CUDA backend: benchmark entry point for bench/bench_cuda_lla.py, which compiles it
+// with the backend's kernels (cuda/src/*.cu) into a shared library of its own; no CMake target
+// builds it. It allocates random inputs on the GPU (no framework needed), runs forward() with
 // device memory `repeats` times and reports the kernel times (CUDA events), the device bytes
 // the call holds and the CG sweeps.
-#ifdef ATTNREG_CUDA_STANDALONE
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -16,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "attention_cuda.hpp"
+#include "attnreg/cuda/attention_cuda.hpp"
 
 namespace {
 
@@ -154,4 +153,3 @@ __attribute__((visibility("default"))) int attnreg_cuda_bench(
 }
 
 }  // extern "C"
-#endif  // ATTNREG_CUDA_STANDALONE

@@ -13,14 +13,14 @@
 
 #include <string>
 
-#include "attnreg/attention/attention_device.hpp"
+#include "attnreg/cuda/error.hpp"
 #include "lla_kernels.cuh"
-#include "lla_params.hpp"
+#include "attnreg/cuda/lla_params.hpp"
 
 namespace attnreg {
 namespace cuda {
 
-/// Throw NumericalError naming the CUDA call and quoting CUDA's message.
+/// Throw CudaError (numerical) naming the CUDA call and quoting CUDA's message.
 inline void check_cuda(cudaError_t st, const char* what) {
   if (st == cudaSuccess) return;
   const std::string msg = std::string("CUDA: ") + what + " failed: " + cudaGetErrorName(st) +
@@ -29,7 +29,7 @@ inline void check_cuda(cudaError_t st, const char* what) {
                                ? "; the GPU is out of memory: use a smaller batch or device='cpu'"
                                : "");
   cudaGetLastError();  // clear a non-sticky error so the next call starts clean
-  ::attnreg::attention::device_detail::throw_numerical_error(msg);
+  ::attnreg::cuda::throw_numerical_error(msg);
 }
 
 /// Launch the kernel of configuration C on grid (p.n_blocks, p.heads, p.batch). p.n_blocks must

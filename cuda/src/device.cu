@@ -1,6 +1,6 @@
 #include <cuda_runtime.h>
 
-#include "device.hpp"
+#include "attnreg/cuda/device.hpp"
 
 namespace attnreg {
 namespace cuda {

@@ -3,7 +3,7 @@
 // every other build this file is empty and device.cu answers.
 #if defined(ATTNREG_CUDA_EMULATED_BACKEND)
 #include "cuda_runtime_emulation.hpp"
-#include "device.hpp"
+#include "attnreg/cuda/device.hpp"
 
 namespace attnreg {
 namespace cuda {

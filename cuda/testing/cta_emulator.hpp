@@ -1,6 +1,6 @@
 // attnreg CUDA backend: a host emulation of CUDA thread blocks, so that the CPU tests run the
 // kernels of lla_kernels.cuh themselves (the same source nvcc compiles), not a re-statement.
-// Host-only; used by tests/test_lla_tile_cuda_math.cpp with ATTNREG_CUDA_EMULATION defined.
+// Host-only; used by cuda/testing/test_lla_tile_cuda_math.cpp with ATTNREG_CUDA_EMULATION defined.
 //
 // Model. A launch runs its blocks one after another. The threads of a block are user-level
 // fibers (ucontext) on the calling OS thread; a fiber runs until it reaches __syncthreads (or
@@ -28,16 +28,18 @@
 // the 16-bit operands and summed in float.
 //
 // Emulated backend. With ATTNREG_CUDA_EMULATED_BACKEND as well, cuda_runtime_emulation.hpp
-// stands in for the CUDA runtime, so the host launcher (attention_cuda.cu), the core's
-// device = "cuda" path and the GPU tests run on a machine without a GPU. From the repository
-// root, with a CPU build of the core in $B (libattnreg_core.a):
+// stands in for the CUDA runtime, so the host launcher (cuda/src/attention_cuda.cu), the
+// backend adapter (cuda/src/backend.cpp, which registers device = "cuda") and the GPU tests
+// run on a machine without a GPU. From the repository root, with a CPU build of the core in
+// $B (libattnreg_core.a):
 //   F="-std=c++17 -O2 -fopenmp -DATTNREG_WITH_CUDA=1 -DATTNREG_CUDA_ARCHS=\"emulated\"
-//      -DATTNREG_CUDA_EMULATION=1 -DATTNREG_CUDA_EMULATED_BACKEND=1 -Icore/include -Icuda"
-//   for f in core/src/build_info.cpp core/src/attention_device.cpp; do g++ $F -c $f; done
-//   for f in cuda/attention_cuda.cu cuda/emulated_backend.cu cuda/lla_fwd_d*.cu \
-//            tests/test_cuda_attention.cpp; do g++ $F -x c++ -c $f; done
-//   g++ -fopenmp *.o $B/libattnreg_core.a -lgtest -lgtest_main -larmadillo -llapack -lblas \
-//       -pthread -o emulated_gpu_tests && ./emulated_gpu_tests
+//      -DATTNREG_CUDA_EMULATION=1 -DATTNREG_CUDA_EMULATED_BACKEND=1 -Icore/include
+//      -Icuda/include -Icuda/src -Icuda/testing"
+//   g++ $F -c cuda/src/backend.cpp
+//   S="cuda/src/attention_cuda.cu cuda/src/lla_fwd_d*.cu cuda/testing/emulated_backend.cu"
+//   for f in $S tests/test_cuda_attention.cpp; do g++ $F -x c++ -c $f; done
+//   L="-lgtest -lgtest_main -larmadillo -llapack -lblas -pthread"
+//   g++ -fopenmp *.o $B/libattnreg_core.a $L -o emulated_gpu_tests && ./emulated_gpu_tests
 #pragma once
 
 #include <ucontext.h>

@@ -1,9 +1,9 @@
 // CPU tests of the CUDA backend's math (cuda/): the lla_tile.hpp primitives the kernels added,
-// and the kernels of cuda/lla_kernels.cuh themselves, run on the host by the thread-block
-// emulator (cuda/cta_emulator.hpp) and compared with the float64 naive LLA / softmax of the CPU
-// engine. These run in every build (no GPU, no CUDA toolkit needed): the same kernel source
-// nvcc compiles, with threads as fibers, __syncthreads as a checked barrier, and nvcuda::wmma
-// emulated. tests/test_cuda_attention.cpp runs the compiled kernels on a real GPU.
+// and the kernels of cuda/src/lla_kernels.cuh themselves, run on the host by the thread-block
+// emulator (cuda/testing/cta_emulator.hpp) and compared with the float64 naive LLA / softmax
+// of the CPU engine. These run in every build (no GPU, no CUDA toolkit needed; the CMake target
+// attnreg_cuda_emulator_tests): the same kernel source nvcc compiles, with threads as fibers,
+// __syncthreads as a checked barrier, and nvcuda::wmma emulated. tests/test_cuda_attention.cpp runs the compiled kernels on a real GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,7 +20,7 @@
 #include "attnreg/attention/lla_tile.hpp"
 
 #define ATTNREG_CUDA_EMULATION 1
-#include "../cuda/static_switch.hpp"
+#include "static_switch.hpp"
 
 namespace {
 
