@@ -503,6 +503,10 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
   const arma::uword m = X_eval.n_rows;
   const bool uni = one_continuous(model);
   const bool multi = !uni && model.space().n_continuous() >= 1;
+  if (opt.kind == VarianceKind::nn)
+    check::require(model.training_x().n_cols == 1 && model.space().n_continuous() == 1, "kind",
+                   "'nn' (nearest-neighbour residuals) needs one continuous regressor; use "
+                   "'hc3' or 'hc0' with several");
   if (uni)
     check::require(opt.pilot_bandwidths.is_empty() || opt.pilot_bandwidths.n_elem == 1,
                    "pilot_bandwidth", "needs one value per column of X (1), got " +
