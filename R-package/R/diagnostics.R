@@ -91,9 +91,6 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
   out <- .diag_output(fit)
   kind <- .diag_kind(kind)
   X <- if (missing(newdata) || is.null(newdata)) fit$state$X else .kreg_newx(fit, newdata)
-  if (!is.numeric(level) || length(level) != 1L || !(level > 0 && level < 1)) {
-    stop("level: level is a fraction: 0.95 for a 95% interval", call. = FALSE)
-  }
   pilot_vec <- numeric(0)
   if (!is.null(pilot_bw)) {
     if (!is.numeric(pilot_bw) || anyNA(pilot_bw) || any(!is.finite(pilot_bw))) {

@@ -19,7 +19,7 @@ test_that("diagnose() fills bias and RBC columns with two regressors", {
   expect_true(max(abs(r2$fit - truth)) > 1e-3)
   expect_equal(r2$fit_bc, truth, tolerance = 1e-9)
   expect_error(diagnose(f, nd, pilot_bw = c(0.3, 0.3, 0.3)), "pilot_bw: needs one value per regressor \\(2\\)")
-  expect_error(diagnose(f, nd, level = 95), "level is a fraction")
+  expect_error(diagnose(f, nd, level = 95), "level: must be in \\(0, 1\\)")
   u1 <- diagnose(f, nd, uniform = TRUE, R = 500, seed = 4)
   u2 <- diagnose(f, nd, uniform = TRUE, R = 500, seed = 4)
   expect_identical(u1, u2)
