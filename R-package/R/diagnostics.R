@@ -27,9 +27,20 @@
 #' from a pilot local polynomial of degree `pilot_degree` (default \eqn{\max(p+1, 2)}) and
 #' bandwidth `pilot_bw` (default the fit's, \eqn{\rho = 1} as nprobust). The RBC interval of
 #' Calonico, Cattaneo and Farrell (2018) centres at \eqn{m(x) - \hat B(x)} and uses the exact
-#' variance of that (linear) estimator. Bias, MSE and RBC need one continuous regressor;
-#' otherwise those columns are `NA` with a warning saying why (`fit`, `se` and the conventional
-#' interval are always computed).
+#' variance of that (linear) estimator. With several regressors (local constant or local
+#' linear fits) the bias is \eqn{\sum_{|a|=p+1..2} D^a m(x) b^a/a! \sum_i l_i(x) u_i^a},
+#' \eqn{u_i = (x_i - x)/b} over the continuous columns (Ruppert and Wand 1994, Ann. Statist.
+#' 22(3)), the derivatives from a pilot local quadratic with all squares and cross products
+#' (categorical columns enter through their kernels as in the fit). A fit without continuous
+#' regressors has `NA` bias, MSE and RBC columns with a warning (`fit`, `se` and the
+#' conventional interval are always computed).
+#'
+#' `uniform = TRUE` adds uniform (simultaneous over the rows of `newdata`) bands: sup-t critical
+#' values from a Gaussian multiplier bootstrap (`R` draws, seed `seed`) of the estimated
+#' covariance \eqn{W \Omega W'} of the conventional and of the bias-corrected smoother, as
+#' lpdensity and binsreg build theirs; columns `uniform_low, uniform_high, uniform_rbc_low,
+#' uniform_rbc_high`, critical values in `attr(, "crit_uniform")` and
+#' `attr(, "crit_uniform_rbc")`.
 #'
 #' @param fit A `kreg` fit (single response).
 #' @param newdata A data frame with the regressors; missing: the training data.
@@ -41,7 +52,11 @@
 #'   \doi{10.1080/01621459.2017.1285776}), \eqn{\sigma_i^2 = J/(J+1) (y_i - \bar y_{J(i)})^2}
 #'   over the \eqn{J} nearest observations in \eqn{x} (whole tie groups) among those in the
 #'   evaluation point's kernel window, as nprobust's `lprobust`.
-#' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth).
+#' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth); with several
+#'   regressors a vector, one entry per regressor.
+#' @param uniform Also compute uniform bands (see Details).
+#' @param R Number of Gaussian multiplier draws for the uniform bands (>= 100).
+#' @param seed Seed of the multiplier draws (a non-negative integer).
 #' @param pilot_degree Pilot degree (> the fit's degree).
 #' @param cluster Cluster ids, one per training row, for `vcov = "CR1"`: integers or labels
 #'   (a factor or character vector); `NA` and non-integer numbers are errors.
@@ -56,10 +71,11 @@
 #' diagnose(f, data.frame(x = c(0, 0.5, 1)))
 #' @export
 diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
-                     pilot_degree = NULL, cluster = NULL, kind) {
+                     pilot_degree = NULL, cluster = NULL, kind, uniform = FALSE, R = 2000L,
+                     seed = 1L) {
   if (!missing(kind)) vcov <- .renamed_arg("diagnose", "kind", "vcov", kind, missing(vcov))
   res <- .diagnose_frame(fit, if (missing(newdata)) NULL else newdata, level, vcov, pilot_bw,
-                         pilot_degree, cluster)
+                         pilot_degree, cluster, uniform = uniform, R = R, seed = seed)
   note <- attr(res, "bias_note")
   if (nzchar(note)) warning("diagnose: ", note, "; those columns are NA", call. = FALSE)
   attr(res, "bias_note") <- NULL
@@ -69,13 +85,40 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
 # diagnose() without the warning: the data frame with attribute "bias_note" (empty when the
 # bias and RBC columns were computed, else why they are NA).
 .diagnose_frame <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
-                            pilot_degree = NULL, cluster = NULL) {
+                            pilot_degree = NULL, cluster = NULL, uniform = FALSE, R = 2000L,
+                            seed = 1L) {
   if (!inherits(fit, "kreg")) stop("fit: must be a kreg fit", call. = FALSE)
   out <- .diag_output(fit)
   kind <- .diag_kind(kind)
   X <- if (missing(newdata) || is.null(newdata)) fit$state$X else .kreg_newx(fit, newdata)
-  if (!is.null(pilot_bw) && (!is.numeric(pilot_bw) || length(pilot_bw) != 1L || !(pilot_bw > 0))) {
-    stop("pilot_bw: must be a single positive number", call. = FALSE)
+  pilot_vec <- numeric(0)
+  if (!is.null(pilot_bw)) {
+    if (!is.numeric(pilot_bw) || anyNA(pilot_bw) || any(!is.finite(pilot_bw))) {
+      stop("pilot_bw: must be positive numbers", call. = FALSE)
+    }
+    if (length(pilot_bw) == 1L && ncol(X) == 1L) {
+      if (!(pilot_bw > 0)) stop("pilot_bw: must be a single positive number", call. = FALSE)
+    } else if (length(pilot_bw) != ncol(X)) {
+      stop("pilot_bw: needs one value per regressor (", ncol(X), "), got ", length(pilot_bw),
+           call. = FALSE)
+    } else {
+      if (any(pilot_bw < 0)) stop("pilot_bw: must be non-negative", call. = FALSE)
+      pilot_vec <- as.double(pilot_bw)
+      pilot_bw <- NULL
+    }
+  }
+  nrep <- 0L
+  if (isTRUE(uniform)) {
+    if (!is.numeric(R) || length(R) != 1L || is.na(R) || R < 100 || R != round(R)) {
+      stop("R: must be an integer >= 100 (e.g. 2000)", call. = FALSE)
+    }
+    if (!is.numeric(seed) || length(seed) != 1L || is.na(seed) || seed < 0 ||
+        seed != round(seed)) {
+      stop("seed: must be a non-negative integer", call. = FALSE)
+    }
+    nrep <- as.integer(R)
+  } else if (!identical(uniform, FALSE)) {
+    stop("uniform: must be TRUE or FALSE", call. = FALSE)
   }
   cl <- numeric(0)
   if (!is.null(cluster)) {
@@ -98,10 +141,20 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
   }
   r <- .diag_pointwise_cpp(fit$state, X, kind, as.double(level),
                            if (is.null(pilot_degree)) -1L else as.integer(pilot_degree),
-                           if (is.null(pilot_bw)) 0 else as.double(pilot_bw), cl, out)
+                           if (is.null(pilot_bw)) 0 else as.double(pilot_bw), cl, out,
+                           pilot_vec, nrep, as.double(seed))
   note <- r$bias_note
   r$bias_note <- NULL
+  un <- r$uniform
+  r$uniform <- NULL
   res <- as.data.frame(r)
+  if (nrep > 0L) {
+    for (col in c("uniform_low", "uniform_high", "uniform_rbc_low", "uniform_rbc_high")) {
+      res[[col]] <- un[[col]]
+    }
+    attr(res, "crit_uniform") <- un$crit_uniform
+    attr(res, "crit_uniform_rbc") <- un$crit_uniform_rbc
+  }
   if (nzchar(note)) {
     # Not computable here (not a numerical failure): NA, not NaN, and say why once.
     for (col in c("bias", "mse", "rbc_low", "rbc_high", "fit_bc", "se_bc")) res[[col]] <- NA_real_

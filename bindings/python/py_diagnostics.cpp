@@ -65,8 +65,13 @@ static void init_diagnostics_criteria(py::module_& m) {
       "pointwise_diagnostics",
       [](const attnreg::LocalPolynomial& model, const farray& X, const std::string& kind,
          double level, int pilot_degree, double pilot_bandwidth,
-         const std::vector<long long>& cluster, unsigned output) {
+         const std::vector<long long>& cluster, unsigned output,
+         const std::vector<double>& pilot_bandwidths, int uniform_replications,
+         unsigned long long seed) {
         attnreg::PointwiseOptions o;
+        o.pilot_bandwidths = arma::vec(pilot_bandwidths);
+        o.uniform_replications = uniform_replications;
+        o.seed = seed;
         o.kind = attnreg::variance_kind_from_name(kind, "kind");
         o.level = level;
         o.pilot_degree = pilot_degree;
@@ -88,11 +93,37 @@ static void init_diagnostics_criteria(py::module_& m) {
         d["rbc_high"] = to_numpy(r.rbc_high);
         d["sigma2"] = r.sigma2;
         d["z"] = r.z;
+        d["crit_uniform"] = r.crit_uniform;
+        d["crit_uniform_bc"] = r.crit_uniform_bc;
+        d["uniform_low"] = to_numpy(r.uniform_low);
+        d["uniform_high"] = to_numpy(r.uniform_high);
+        d["uniform_rbc_low"] = to_numpy(r.uniform_rbc_low);
+        d["uniform_rbc_high"] = to_numpy(r.uniform_rbc_high);
         return d;
       },
       py::arg("model"), py::arg("X"), py::arg("kind") = "hc3", py::arg("level") = 0.95,
       py::arg("pilot_degree") = -1, py::arg("pilot_bandwidth") = 0.0,
-      py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0);
+      py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0,
+      py::arg("pilot_bandwidths") = std::vector<double>(), py::arg("uniform_replications") = 0,
+      py::arg("seed") = 0ULL);
+
+  m.def(
+      "bias_weights_multivariate",
+      [](const attnreg::LocalPolynomial& model, const farray& X, int pilot_degree,
+         const std::vector<double>& pilot_bandwidths) {
+        return to_numpy(attnreg::bias_weights_multivariate(model, as_mat(X, "X"), pilot_degree,
+                                                           arma::vec(pilot_bandwidths)));
+      },
+      py::arg("model"), py::arg("X"), py::arg("pilot_degree") = -1,
+      py::arg("pilot_bandwidths") = std::vector<double>());
+
+  m.def(
+      "sup_t_critical_value",
+      [](const farray& Sigma, double level, int replications, unsigned long long seed) {
+        return attnreg::sup_t_critical_value(as_mat(Sigma, "Sigma"), level, replications, seed);
+      },
+      py::arg("Sigma"), py::arg("level") = 0.95, py::arg("replications") = 2000,
+      py::arg("seed") = 0ULL);
 
   m.def(
       "dpi_bandwidth",

@@ -53,9 +53,14 @@ Rcpp::List diag_global_cpp(const Rcpp::List& state, int output) {
 // [[Rcpp::export(name = ".diag_pointwise_cpp")]]
 Rcpp::List diag_pointwise_cpp(const Rcpp::List& state, const arma::mat& X_eval, std::string kind,
                               double level, int pilot_degree, double pilot_bandwidth,
-                              Rcpp::NumericVector cluster, int output) {
+                              Rcpp::NumericVector cluster, int output,
+                              Rcpp::NumericVector pilot_bandwidths, int uniform_replications,
+                              double seed) {
   const attnreg::LocalPolynomial m = diag_model(state);
   attnreg::PointwiseOptions o;
+  o.pilot_bandwidths = arma::vec(pilot_bandwidths.begin(), pilot_bandwidths.size());
+  o.uniform_replications = uniform_replications;
+  o.seed = static_cast<std::uint64_t>(seed);
   o.kind = attnreg::variance_kind_from_name(kind, "kind");
   o.level = level;
   o.pilot_degree = pilot_degree;
@@ -69,7 +74,14 @@ Rcpp::List diag_pointwise_cpp(const Rcpp::List& state, const arma::mat& X_eval, 
       Rcpp::Named("ci_low") = rvec(r.ci_low), Rcpp::Named("ci_high") = rvec(r.ci_high),
       Rcpp::Named("rbc_low") = rvec(r.rbc_low), Rcpp::Named("rbc_high") = rvec(r.rbc_high),
       Rcpp::Named("fit_bc") = rvec(r.fit_bc), Rcpp::Named("se_bc") = rvec(r.se_bc),
-      Rcpp::Named("bias_note") = r.bias_note);
+      Rcpp::Named("bias_note") = r.bias_note,
+      Rcpp::Named("uniform") = Rcpp::List::create(
+          Rcpp::Named("crit_uniform") = r.crit_uniform,
+          Rcpp::Named("crit_uniform_rbc") = r.crit_uniform_bc,
+          Rcpp::Named("uniform_low") = rvec(r.uniform_low),
+          Rcpp::Named("uniform_high") = rvec(r.uniform_high),
+          Rcpp::Named("uniform_rbc_low") = rvec(r.uniform_rbc_low),
+          Rcpp::Named("uniform_rbc_high") = rvec(r.uniform_rbc_high)));
 }
 
 // [[Rcpp::export(name = ".diag_dpi_cpp")]]

@@ -283,14 +283,15 @@ def test_specification_test_without_weighted_pairs_names_the_bandwidth():
         attnreg.diagnostics.specification_test(_x1, _y1, bandwidth=[1e-8])
 
 
-def test_diagnose_with_several_regressors_warns_why_bias_columns_are_nan():
+def test_diagnose_with_several_regressors_fills_bias_columns():
+    # The multivariate pilot local quadratic (test_rbc_multivariate.py checks its numbers).
     m = attnreg.LocalLinear(bandwidth=[0.3, 0.3]).fit(X, y)
-    with pytest.warns(UserWarning, match=r"diagnose: the bias, mse and robust bias-corrected "
-                                         r"\(rbc\) columns need exactly one continuous regressor"
-                                         r".*this fit has 2 regressors"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         d = attnreg.diagnostics.diagnose(m, X[:4])
-    assert np.isfinite(d[["fit", "se", "ci_low", "ci_high"]].to_numpy()).all()
-    assert d[["bias", "mse", "rbc_low", "rbc_high", "fit_bc", "se_bc"]].isna().all().all()
+    assert np.isfinite(d.to_numpy()).all()
+    with pytest.raises(ValueError, match=r"pilot_bandwidth: needs one value per column of X"):
+        attnreg.diagnostics.diagnose(m, X[:4], pilot_bandwidth=[0.3])
     m1 = attnreg.LocalLinear(bandwidth=0.3).fit(X[:, :1], y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

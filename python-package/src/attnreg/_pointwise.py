@@ -42,7 +42,8 @@ def _cluster_codes(cluster):
 
 @renamed(kind="cov_type", cluster="groups")
 def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_bandwidth=None,
-             pilot_degree: int | None = None, groups=None, output: int = 0):
+             pilot_degree: int | None = None, groups=None, output: int = 0,
+             uniform: bool = False, replications: int = 2000, random_state=None):
     """Pointwise fit, standard error, bias, MSE and confidence intervals at the rows of ``X``.
 
     Parameters
@@ -62,25 +63,41 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         ``sigma_i^2 = J/(J+1) (y_i - mean of y over the J nearest x)^2``, whole tie groups,
         the neighbours sought among the observations inside the evaluation point's kernel
         window, as nprobust's ``lprobust``.
-    pilot_bandwidth : float, optional
+    pilot_bandwidth : float or array-like of shape (d,), optional
         Bandwidth ``b`` of the pilot local polynomial that estimates the derivatives in the
-        bias; default the estimator's bandwidth (``rho = h / b = 1`` as nprobust).
+        bias; default the estimator's bandwidth (``rho = h / b = 1`` as nprobust). With several
+        columns a vector, one entry per column (categorical entries are the pilot's smoothing
+        parameters).
     pilot_degree : int, optional
-        Degree ``q`` of the pilot (> the estimator's degree); default ``max(p + 1, 2)``.
+        Degree ``q`` of the pilot (> the estimator's degree); default ``max(p + 1, 2)``. With
+        several columns the pilot is a local quadratic with all squares and cross products
+        (``q = 2``; local constant and local linear fits).
     groups : array-like of shape (n_train,), optional
         Cluster ids for ``cov_type="CR1"`` (formerly ``cluster=``): integers, or labels (strings, a pandas Categorical)
         that are factorised as ``pandas.factorize`` does. Missing ids and non-integer floats
         raise ``ValueError``.
     output : int, default 0
         Output column for multi-output fits.
+    uniform : bool, default False
+        Also return uniform (simultaneous over the rows of ``X``) bands: sup-t critical values
+        from a Gaussian multiplier bootstrap of the smoother's estimated covariance, for the
+        conventional and the RBC band (columns ``uniform_low, uniform_high,
+        uniform_rbc_low, uniform_rbc_high``; the critical values are in
+        ``DataFrame.attrs["crit_uniform"]`` and ``attrs["crit_uniform_rbc"]``).
+    replications : int, default 2000
+        Multiplier draws for ``uniform=True`` (at least 100).
+    random_state : int, numpy Generator or None
+        Seed of the multiplier draws (results do not depend on the thread count).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high, fit_bc, se_bc``. The
-        bias, MSE and RBC columns need one continuous regressor; otherwise they are NaN and a
-        ``UserWarning`` says why (``fit``, ``se`` and the conventional interval are always
-        computed).
+        Columns ``fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high, fit_bc, se_bc``. With
+        several columns the bias comes from a pilot local quadratic with all squares and cross
+        products (Ruppert and Wand 1994, Ann. Statist. 22(3)) and the RBC interval follows
+        Calonico, Cattaneo and Farrell (2018, JASA 113(522)); see ``core/README.md``. A fit
+        without continuous columns has NaN bias, MSE and RBC columns and a ``UserWarning``
+        (``fit``, ``se`` and the conventional interval are always computed).
         ``mse = bias**2 + se**2``; ``[ci_low, ci_high] = fit -+ z se``;
         ``[rbc_low, rbc_high] = fit_bc -+ z se_bc`` with ``fit_bc = fit - bias`` and ``se_bc``
         its exact variance (the bias estimate is linear in y).
@@ -92,10 +109,27 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
     kind = _check_kind(kernel_cov_type(cov_type))
     level = check_level(level)
     cluster = groups
+    pilot_vec: list[float] = []
     if pilot_bandwidth is None:
         pilot_bandwidth = 0.0
-    elif not np.isfinite(pilot_bandwidth) or pilot_bandwidth <= 0:
-        raise ValueError(f"pilot_bandwidth: must be a positive number, got {pilot_bandwidth!r}")
+    elif np.ndim(pilot_bandwidth) == 0:
+        if not np.isfinite(pilot_bandwidth) or pilot_bandwidth <= 0:
+            raise ValueError(f"pilot_bandwidth: must be a positive number, got {pilot_bandwidth!r}")
+    else:
+        pv = np.asarray(pilot_bandwidth, dtype=float).ravel()
+        if pv.size != Xa.shape[1]:
+            raise ValueError(f"pilot_bandwidth: needs one value per column of X ({Xa.shape[1]}), "
+                             f"got {pv.size}")
+        if not np.all(np.isfinite(pv)) or np.any(pv < 0):
+            raise ValueError(f"pilot_bandwidth: must be finite and non-negative, got {pv!r}")
+        pilot_vec, pilot_bandwidth = [float(v) for v in pv], 0.0
+    n_rep, seed = 0, 0
+    if uniform:
+        if isinstance(replications, (bool, np.bool_)) or not isinstance(
+                replications, (int, np.integer)) or replications < 100:
+            raise ValueError(f"replications: must be an integer >= 100 (e.g. 2000), got "
+                             f"{replications!r}")
+        n_rep, seed = int(replications), seed_from_random_state(random_state)
     cl: list[int] = []
     if cluster is not None:
         cl = [int(v) for v in _cluster_codes(cluster)]
@@ -105,6 +139,7 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         model, Xa, kind=kind, level=float(level),
         pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
         pilot_bandwidth=float(pilot_bandwidth), cluster=cl, output=_nonneg_int(output, "output"),
+        pilot_bandwidths=pilot_vec, uniform_replications=n_rep, seed=seed,
     )
     if r["bias_note"]:
         import warnings
@@ -113,8 +148,14 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
                       stacklevel=2)
     cols = ["fit", "se", "bias", "mse", "ci_low", "ci_high", "rbc_low", "rbc_high", "fit_bc",
             "se_bc"]
+    if uniform:
+        cols += ["uniform_low", "uniform_high", "uniform_rbc_low", "uniform_rbc_high"]
     index = X.index if hasattr(X, "index") else None
-    return pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols}, index=index)
+    out = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols}, index=index)
+    if uniform:
+        out.attrs["crit_uniform"] = float(r["crit_uniform"])
+        out.attrs["crit_uniform_rbc"] = float(r["crit_uniform_bc"])
+    return out
 
 
 @renamed(type="bootstrap", seed="random_state", kind="cov_type")

@@ -35,10 +35,37 @@
 //    variance from the same formula applied to the weights l - b (so it includes the pilot's
 //    variability). RBC interval: m_bc +- z_{1-a/2} se_bc. Conventional: m +- z se.
 //  * Estimated MSE = B(x)^2 + Var.
+//  * Bias with several continuous regressors (local constant or local linear fits; categorical
+//    columns enter through their kernels exactly as in the fit). With u_i = (x_i - x) / b
+//    componentwise over the continuous columns, the multivariate Taylor expansion gives
+//      E[m(x)] - m(x) = sum_{|a| = p+1..2} D^a m(x) b^a / a! * sum_i l_i(x) u_i^a + o(h^2),
+//    a over multi-indices: for local linear only the squares and cross products remain,
+//    sum_i l_i(x) (x_i - x)' H(x) (x_i - x) / 2 (Ruppert & Wand 1994, Ann. Statist. 22(3),
+//    Thm 2.1, in its finite-sample form before the moments are replaced by their limits); for
+//    local constant the gradient terms stay as well. The derivatives D^a m(x) b^a / a! are the
+//    coefficients of a pilot local quadratic with all squares and cross products (pilot degree
+//    2, bandwidth vector b, default the fit's, i.e. rho = 1; the pilot's categorical kernels use
+//    b's categorical entries), each a linear combination of y, so the bias is linear in y and
+//    the RBC construction above (CCF 2018, §2-3) applies unchanged: m_bc = (l - b_w)'y with its
+//    exact variance from the same omega. The kernel weights of the pilot are those of a
+//    local-constant LocalPolynomial at b (the product kernel of the fit); its normal equations
+//    are solved by thin QR per evaluation point. For one continuous column the univariate code
+//    above is used (bit-for-bit nprobust's lprobust).
+//  * Uniform (sup-t) bands over the evaluation points (Chernozhukov, Chetverikov & Kato 2014,
+//    Ann. Statist. 42(5); Cattaneo, Jansson & Ma 2020, JASA 115(531), lpdensity's bands; Cattaneo,
+//    Crump, Farrell & Feng 2024, AER 114(5), binsreg's): with W the smoother's weight rows (l for
+//    the conventional band, l - b_w for the RBC band) and Sigma = W Omega W' the estimated
+//    covariance of the m fits (Omega from the variance kind), the critical value is the `level`
+//    quantile of max_j |Z_j| with Z ~ N(0, D^{-1/2} Sigma D^{-1/2}), D = diag(Sigma), simulated
+//    by a Gaussian multiplier bootstrap: Z = C xi with C C' the correlation matrix (symmetric
+//    square root) and xi standard normal (Box-Muller on a 64-bit Mersenne Twister, drawn
+//    serially, so identical for any thread count). Quantile: the ceil(level R)-th order
+//    statistic of the R draws.
 //
 // Bandwidths (mse_dpi / imse_dpi): bandwidth/dpi_bandwidth.hpp, beside the other plug-in rules.
 #pragma once
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -83,7 +110,14 @@ struct PointwiseOptions {
   double level = 0.95;          ///< confidence level in (0, 1)
   int pilot_degree = -1;        ///< q; -1 = default (max(p + 1, 2)); must be > p
   double pilot_bandwidth = 0;   ///< b; 0 = the model's bandwidth (rho = 1)
+  /// Pilot bandwidth vector (length d, one per column, categorical entries the pilot's
+  /// smoothing parameters); empty = pilot_bandwidth. Needed when a fit has several columns and
+  /// the pilot bandwidth is not the model's.
+  arma::vec pilot_bandwidths;
   std::vector<long long> cluster;  ///< cluster ids (length n) for kind = cr1
+  /// Uniform (sup-t) bands: number of Gaussian multiplier draws (0 = none; else >= 100).
+  int uniform_replications = 0;
+  std::uint64_t seed = 0;  ///< seed of the multiplier draws
 };
 
 struct PointwiseDiagnostics {
@@ -94,14 +128,19 @@ struct PointwiseDiagnostics {
   /// need); NaN otherwise.
   double sigma2 = 0;
   double z = 0;       ///< the normal quantile used
+  /// Sup-t critical values of the uniform bands (conventional, RBC; NaN when not requested) and
+  /// the bands fit -+ c se, fit_bc -+ c_bc se_bc (empty when not requested).
+  double crit_uniform = 0, crit_uniform_bc = 0;
+  arma::vec uniform_low, uniform_high, uniform_rbc_low, uniform_rbc_high;
   /// Empty when the bias and RBC columns were computed; otherwise why they are NaN (for the
   /// faces' warning or error).
   std::string bias_note;
 };
 
 /// Fit, standard error, estimated bias and MSE, conventional and RBC intervals at the rows of
-/// X_eval (m x d). The bias and the RBC columns need one continuous column (d = 1, no
-/// categorical columns) and are NaN otherwise. Throws InvalidArgument for bad options (naming
+/// X_eval (m x d). The bias and the RBC columns need at least one continuous column and a
+/// fit of degree <= 1 when there are several columns (see the header comment); they are NaN
+/// with a note for a fit without continuous columns. Throws InvalidArgument for bad options (naming
 /// them) and NumericalError when a pilot fit is singular or a leverage is >= 1 under HC2/HC3.
 PointwiseDiagnostics pointwise_diagnostics(const LocalPolynomial& model, const arma::mat& X_eval,
                                            const PointwiseOptions& opt = {},
@@ -121,6 +160,22 @@ std::vector<arma::mat> pilot_coefficient_weights(const arma::vec& x_train, const
 /// The bias weight matrix (m x n): bias(x) = B.row(x) * y (see the file comment).
 arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, int pilot_degree,
                        double pilot_bandwidth);
+
+/// Bias weights (m x n) of a degree-0 or degree-1 fit with any number of columns, at least one
+/// continuous: B(x) = sum_j b_j(x) y_j from a pilot local quadratic with all squares and cross
+/// products (header comment). pilot_bandwidths: length d (empty = the model's bandwidths);
+/// pilot_degree -1 or 2. Throws InvalidArgument (naming the argument) for a wrong length, a
+/// model of degree >= 2 or a continuous column with fewer than 3 distinct values, and
+/// NumericalError naming the evaluation row when the pilot's design there is singular.
+arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::mat& X_eval,
+                                    int pilot_degree, const arma::vec& pilot_bandwidths);
+
+/// Sup-t critical value at `level` for m estimates with covariance Sigma (m x m): the
+/// ceil(level R)-th order statistic of max_j |Z_j| over R Gaussian multiplier draws Z ~
+/// N(0, correlation of Sigma) (header comment). Rows with zero variance are left out.
+double sup_t_critical_value(const arma::mat& Sigma, double level, int replications,
+                            std::uint64_t seed);
+
 
 /// Per-observation variance weights omega_i for the given kind (n), from the model's residuals
 /// and leverages; for cr1 use cluster_variance instead.

@@ -1,0 +1,235 @@
+"""Multivariate robust bias correction and uniform bands (diagnose with several regressors).
+
+The oracle is a direct float64 implementation of the bias-corrected smoother: the local linear
+(or local constant) weights l(x) and the pilot local quadratic's coefficient weights G(x) from
+their weighted normal equations (numpy lstsq), the bias weights
+sum_{|a| = p+1..2} (sum_i l_i(x) u_i^a) G_a(x), u = (x_i - x) / b (Ruppert and Wand 1994,
+Ann. Statist. 22(3); Calonico, Cattaneo and Farrell 2018, JASA 113(522)), and the HC0/HC3
+variances of l - b_w. Tolerances: the solves are backward stable, so the weights agree to
+about cond(sqrt(W) Z) times unit roundoff relative to their scale; we allow 1e3 times that.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+from attnreg import LocalLinear, NadarayaWatson
+from attnreg import _core
+from attnreg.diagnostics import _fitted_core, diagnose
+
+EPS = np.finfo(float).eps
+
+
+def _kernel(X, x0, h, types, n_levels):
+    w = np.ones(X.shape[0])
+    for c, t in enumerate(types):
+        if t == "c":
+            u = (X[:, c] - x0[c]) / h[c]
+            w *= np.exp(-0.5 * u * u)
+        else:  # Aitchison-Aitken
+            same = X[:, c] == x0[c]
+            w *= np.where(same, 1 - h[c], h[c] / (n_levels[c] - 1))
+    return w
+
+
+def _wls_weights(Z, w):
+    """Rows of (Z'WZ)^{-1} Z'W by least squares on sqrt(w) Z; also cond(sqrt(w) Z)."""
+    s = np.sqrt(w / w.max())
+    Zs = Z * s[:, None]
+    C = np.linalg.lstsq(Zs, np.diag(s), rcond=None)[0]
+    return C, np.linalg.cond(Zs[s > 0])
+
+
+def _oracle(X, y, Xe, h, b, types, degree):
+    cont = [c for c, t in enumerate(types) if t == "c"]
+    nl = {c: len(np.unique(X[:, c])) for c in range(X.shape[1]) if types[c] != "c"}
+    dc = len(cont)
+    pairs = [(a, e) for a in range(dc) for e in range(a, dc)]
+
+    def smoother(P):
+        rows, conds = [], []
+        for x0 in P:
+            w = _kernel(X, x0, h, types, nl)
+            D = np.ones((len(y), 1))
+            if degree == 1:
+                D = np.column_stack([D, X[:, cont] - x0[cont]])
+            C, k = _wls_weights(D, w)
+            rows.append(C[0])
+            conds.append(k)
+        return np.array(rows), max(conds)
+
+    L, k1 = smoother(Xe)
+    Ltr, _ = smoother(X)
+    B = np.zeros_like(L)
+    kp = 0.0
+    for j, x0 in enumerate(Xe):
+        U = (X[:, cont] - x0[cont]) / b[cont]
+        Z = np.column_stack([np.ones(len(y)), U] + [U[:, a] * U[:, e] for a, e in pairs])
+        C, k = _wls_weights(Z, _kernel(X, x0, b, types, nl))
+        kp = max(kp, k)
+        first = 1 if degree == 0 else 1 + dc
+        mom = L[j] @ Z
+        B[j] = mom[first:] @ C[first:]
+    e = y - Ltr @ y
+    lev = np.diag(Ltr)
+    return L, B, e, lev, max(k1, kp)
+
+
+def _data(rng, n, d_cont, with_cat, ties):
+    Xc = rng.uniform(-1, 1, size=(n, d_cont))
+    if ties:
+        Xc[: n // 4] = np.round(Xc[: n // 4], 1)  # repeated values (ties)
+        Xc[n // 4: n // 4 + 5] = Xc[0]  # five identical rows
+    cols = [Xc]
+    types = "c" * d_cont
+    if with_cat:
+        cols.append(rng.integers(0, 3, size=(n, 1)).astype(float))
+        types += "u"
+    X = np.hstack(cols)
+    y = np.sin(2 * Xc[:, 0]) + Xc[:, -1] ** 2 + (X[:, -1] * 0.3 if with_cat else 0) \
+        + 0.2 * rng.standard_normal(n)
+    return X, y, types
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("d_cont,with_cat,degree", [(2, True, 1), (3, True, 1), (2, False, 0),
+                                                    (3, False, 1), (2, True, 0)])
+def test_bias_corrected_smoother_matches_direct_oracle(seed, d_cont, with_cat, degree):
+    rng = np.random.default_rng(100 * seed + 10 * d_cont + degree)
+    n = 180
+    X, y, types = _data(rng, n, d_cont, with_cat, ties=True)
+    h = np.r_[rng.uniform(0.35, 0.6, d_cont), [0.2] if with_cat else []]
+    b = h * rng.uniform(1.0, 1.5, h.size) if seed == 2 else h
+    Est = LocalLinear if degree == 1 else NadarayaWatson
+    est = Est(bandwidth=h, var_types=types).fit(X, y)
+    Xe = np.vstack([X[:6], rng.uniform(-0.9, 0.9, size=(4, X.shape[1]))])
+    if with_cat:
+        Xe[6:, -1] = rng.integers(0, 3, 4)
+    L, B, e, lev, kappa = _oracle(X, y, Xe, h, b, types, degree)
+    tol = 1e3 * kappa * EPS
+    Bc = _core.bias_weights_multivariate(_fitted_core(est), Xe, -1,
+                                         [] if seed != 2 else list(b))
+    pb = None if seed != 2 else b
+    for cov, om in (("HC0", e ** 2), ("HC3", e ** 2 / (1 - lev) ** 2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            r = diagnose(est, Xe, cov_type=cov, pilot_bandwidth=pb)
+        Lbc = L - B
+        scale = np.abs(y).max()
+        np.testing.assert_allclose(r["bias"], B @ y, rtol=0, atol=tol * scale * np.abs(B).sum(1).max() + tol)
+        np.testing.assert_allclose(r["fit_bc"], Lbc @ y, rtol=0, atol=tol * scale * np.abs(Lbc).sum(1).max())
+        se_bc = np.sqrt((Lbc ** 2) @ om)
+        np.testing.assert_allclose(r["se_bc"], se_bc, rtol=tol * 10, atol=0)
+        z = 1.959963984540054
+        np.testing.assert_allclose(r["rbc_low"], r["fit_bc"] - z * r["se_bc"], rtol=1e-14)
+        assert np.all(np.isfinite(r.to_numpy()))
+        np.testing.assert_allclose(Bc, B, rtol=0, atol=tol * np.abs(B).max())
+
+
+def test_bias_weights_exact_on_quadratic_truth():
+    # For a quadratic regression function without noise the pilot local quadratic is exact,
+    # so fit_bc = fit - bias recovers m(x) for local linear up to rounding.
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    m = lambda Z: 1 + Z[:, 0] - 2 * Z[:, 1] + 0.7 * Z[:, 0] ** 2 - Z[:, 0] * Z[:, 1] + 1.5 * Z[:, 1] ** 2
+    y = m(X)
+    est = LocalLinear(bandwidth=[0.5, 0.4]).fit(X, y)
+    Xe = rng.uniform(-0.8, 0.8, size=(8, 2))
+    r = diagnose(est, Xe, cov_type="HC0")
+    assert np.abs(r["fit"] - m(Xe)).max() > 1e-3  # the conventional fit is biased
+    np.testing.assert_allclose(r["fit_bc"], m(Xe), atol=1e-9)
+
+
+def test_multivariate_bad_input():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(100, 2))
+    y = X.sum(1) + rng.standard_normal(100)
+    est = LocalLinear(bandwidth=[0.3, 0.3]).fit(X, y)
+    with pytest.raises(ValueError, match="pilot_bandwidth: needs one value per column of X \\(2\\)"):
+        diagnose(est, X[:3], pilot_bandwidth=[0.3, 0.3, 0.3])
+    with pytest.raises(ValueError, match="pilot_bandwidth"):
+        diagnose(est, X[:3], pilot_bandwidth=0.3)  # a scalar for two columns
+    with pytest.raises(ValueError, match="level is a fraction"):
+        diagnose(est, X[:3], level=95)
+    with pytest.raises(ValueError, match="pilot_degree"):
+        diagnose(est, X[:3], pilot_degree=3)
+    # too few distinct values in a direction
+    X2 = X.copy()
+    X2[:, 1] = np.where(X[:, 1] > 0.5, 1.0, 0.0)
+    est2 = LocalLinear(bandwidth=[0.3, 0.3]).fit(X2, y)
+    with pytest.raises(ValueError, match="column 2 has 2 distinct"):
+        diagnose(est2, X2[:3])
+    # singular pilot design at a point: a compact kernel with only a few rows in the window
+    est3 = LocalLinear(kernel="epanechnikov", bandwidth=[0.6, 0.6]).fit(X, y)
+    far = np.array([[0.5, 0.5]])
+    with pytest.raises((ValueError, RuntimeError, ArithmeticError), match="evaluation|pilot"):
+        diagnose(est3, far, pilot_bandwidth=[0.02, 0.02])
+    with pytest.raises(ValueError, match="replications"):
+        diagnose(est, X[:3], uniform=True, replications=10)
+
+
+def test_d1_columns_unchanged_by_vector_pilot():
+    # d = 1: a length-1 pilot vector gives the scalar pilot's numbers exactly.
+    rng = np.random.default_rng(8)
+    x = rng.uniform(size=(150, 1))
+    y = np.sin(4 * x[:, 0]) + 0.3 * rng.standard_normal(150)
+    est = LocalLinear(bandwidth=[0.15]).fit(x, y)
+    a = diagnose(est, x[:10], pilot_bandwidth=0.2)
+    b = diagnose(est, x[:10], pilot_bandwidth=[0.2])
+    assert a.equals(b)
+
+
+def test_uniform_critical_value_oracle_and_seed():
+    # Independent points: the sup-t critical value solves (2 Phi(c) - 1)^m = level.
+    from scipy.stats import norm
+    m, level = 20, 0.95
+    c_exact = norm.ppf(0.5 + 0.5 * level ** (1 / m))
+    R = 20000
+    c = _core.sup_t_critical_value(np.eye(m) * 3.0, level, R, 11)
+    # quantile of R draws: sd of the order statistic ~ sqrt(p(1-p)/R) / density of max |Z|
+    f = m * (2 * norm.cdf(c_exact) - 1) ** (m - 1) * 2 * norm.pdf(c_exact)
+    assert abs(c - c_exact) < 5 * np.sqrt(level * (1 - level) / R) / f
+    # perfectly correlated points: the pointwise normal quantile
+    c1 = _core.sup_t_critical_value(np.ones((m, m)) * 2.0, level, R, 11)
+    assert abs(c1 - norm.ppf(0.975)) < 5 * np.sqrt(level * (1 - level) / R) / (2 * norm.pdf(1.96))
+    assert c == _core.sup_t_critical_value(np.eye(m) * 3.0, level, R, 11)
+
+
+def test_diagnose_uniform_columns():
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = X[:, 0] ** 2 + X[:, 1] + 0.3 * rng.standard_normal(300)
+    est = LocalLinear(bandwidth=[0.4, 0.4]).fit(X, y)
+    g = np.stack(np.meshgrid(np.linspace(-0.8, 0.8, 5), np.linspace(-0.8, 0.8, 5)), -1).reshape(-1, 2)
+    r1 = diagnose(est, g, uniform=True, replications=2000, random_state=7)
+    r2 = diagnose(est, g, uniform=True, replications=2000, random_state=7)
+    assert r1.equals(r2) and r1.attrs == r2.attrs
+    z = 1.959963984540054
+    assert r1.attrs["crit_uniform"] > z and r1.attrs["crit_uniform_rbc"] > z
+    assert np.all(r1["uniform_rbc_low"] < r1["rbc_low"]) and np.all(r1["uniform_high"] > r1["ci_high"])
+    np.testing.assert_allclose(r1["uniform_low"], r1["fit"] - r1.attrs["crit_uniform"] * r1["se"],
+                               rtol=1e-14)
+
+
+def test_small_monte_carlo_rbc_coverage_d2():
+    # 300 replications, d = 2, local linear, Gaussian kernel, n = 400, h = 0.8 n^(-1/6) x sd,
+    # an interior point (0, 0) and a boundary point (0.9, -0.9) of the unit square [-1, 1]^2.
+    # Coverage of a 95% RBC interval: binomial sd sqrt(.95 .05 / 300) = 0.0126; the band
+    # [0.88, 0.995] is about -5.5 / +3.5 sd around 0.95 (leaves room for the finite-n error of RBC).
+    rng = np.random.default_rng(2024)
+    pts = np.array([[0.0, 0.0], [0.9, -0.9]])
+    mfun = lambda Z: np.sin(1.5 * Z[:, 0]) + Z[:, 1] ** 2
+    truth = mfun(pts)
+    n, reps = 400, 300
+    h = 0.6 * n ** (-1 / 6)
+    hit = np.zeros(2)
+    hit_conv = np.zeros(2)
+    for _ in range(reps):
+        X = rng.uniform(-1, 1, size=(n, 2))
+        y = mfun(X) + 0.3 * rng.standard_normal(n)
+        est = LocalLinear(bandwidth=[h, h]).fit(X, y)
+        r = diagnose(est, pts, cov_type="HC3")
+        hit += (r["rbc_low"] <= truth) & (truth <= r["rbc_high"])
+        hit_conv += (r["ci_low"] <= truth) & (truth <= r["ci_high"])
+    cov = hit / reps
+    assert np.all(cov >= 0.88) and np.all(cov <= 0.995), cov
