@@ -91,5 +91,5 @@ gradients.kreg <- function(x, se = FALSE, newdata = NULL,
   }
   .kreg_core(.kreg_gradient_cpp(fit$state, X, se_method, as.integer(n_boot), as.double(seed),
                                 average, as.integer(fit$state$n_threads)),
-             fit$spec, rename = c(se_method = "se_method", X = "newdata", n_boot = "R"))
+             fit$spec, rename = c(se_method = "se_method", se = "se_method", X = "newdata", n_boot = "R"))
 }
