@@ -2,6 +2,8 @@
 distributions and quantiles (R np's npcdensbw / npcdistbw / npqreg defaults), against direct
 numpy oracles of the ratio estimators; refused where the kernel must sum to one (y's columns,
 every column of an unconditional density)."""
+import pathlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,7 +11,7 @@ from scipy.stats import norm
 
 from attnreg import ConditionalDensity, ConditionalDistribution, ConditionalQuantile, KernelDensity
 
-ITALY = "/work/shared/data/Italy.csv"
+ITALY = pathlib.Path(__file__).resolve().parents[2] / "data" / "Italy.csv"
 
 
 def italy():

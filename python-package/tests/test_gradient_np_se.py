@@ -1,6 +1,8 @@
 """NadarayaWatson.gradient(se="np"): R np 0.70-4's gerr formula for local-constant gradients
 (its C source, src/jksum.c), against a direct numpy oracle of that formula on np's cps71 data
 and on random mixed data (continuous, unordered, ordered columns; several kernels)."""
+import pathlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,7 +10,7 @@ from scipy.integrate import quad
 
 import attnreg
 
-CPS71 = "/work/shared/data/cps71.csv"
+CPS71 = pathlib.Path(__file__).resolve().parents[2] / "data" / "cps71.csv"
 
 DENS = {
     "gaussian": (lambda u: np.exp(-u * u / 2) / np.sqrt(2 * np.pi), np.inf),
