@@ -33,8 +33,12 @@
 #'   `"gaussian4"`, the fourth-order Gaussian \eqn{(3 - u^2)\phi(u)/2} of np's
 #'   `ckerorder = 4` (same bandwidth; estimates can be negative; `"normal-reference"` refuses
 #'   it).
-#' @param ukertype,okertype Categorical kernels (the ones that sum to one over the levels):
-#'   `"aitchisonaitken"`, `"wangvanryzin"`.
+#' @param ukertype,okertype Categorical kernels: `"aitchisonaitken"`, `"wangvanryzin"` (they
+#'   sum to one over the levels, as a density's kernel must), or `"liracine"` (np's default
+#'   for the conditioning variables of `npcdensbw`/`npcdistbw`), accepted when the only
+#'   columns of that type are the conditioning (x) variables of a conditional density,
+#'   distribution or quantile, where the kernel cancels in the ratio
+#'   \eqn{\hat f(x, y) / \hat f(x)}; refused on y's columns and in `kdens`.
 #' @param nstart Starting points of the bandwidth search.
 #' @param seed Seed of the random starts.
 #' @param n_threads Threads (0 = all).

@@ -10,10 +10,14 @@
 #'
 #' Every effect is linear in the responses, \eqn{\sum_i g_i(x) y_i}. Standard errors hold the
 #' bandwidth fixed: `se_method = "asymptotic"` is the linear-smoother (sandwich) variance
-#' \eqn{\sum_i g_i(x)^2 e_i^2} with the fit's residuals (heteroskedasticity-consistent; np's
-#' `gerr` comes from its own asymptotic formula, which this does not reproduce);
+#' \eqn{\sum_i g_i(x)^2 e_i^2} with the fit's residuals (heteroskedasticity-consistent);
 #' `"bootstrap"` the wild bootstrap with Mammen's (1993) two-point weights, `R`
-#' replications reproducible from `seed`. `average = TRUE` gives the average marginal effects
+#' replications reproducible from `seed`; `"np"` (local constant only) np 0.70-4's `gerr`
+#' (its C source, `src/jksum.c`): with the local variance \eqn{s^2(x)}, \eqn{S(x) = \sum_i K_i},
+#' \eqn{R = \int K^2}, \eqn{C = \int K(z - 1/2) K(z + 1/2) dz} and \eqn{d_c} continuous
+#' columns, \eqn{merr^2 = s^2(x) R^{d_c} / S(x)}; a continuous column:
+#' \eqn{\sqrt{2 (R - C) / R}\, merr / h_j} (the variance of a central difference with step
+#' \eqn{h_j}); a factor: \eqn{\sqrt{merr^2 + s^2(x') R^{d_c} / S(x')}} at the comparison point. `average = TRUE` gives the average marginal effects
 #' over the rows, whose standard errors use the averaged weights
 #' \eqn{\sqrt{\sum_i (\bar g_i)^2 e_i^2}} and so account for the correlation of the rows'
 #' estimates.
@@ -22,7 +26,8 @@
 #' @param se `FALSE`: the effects; `TRUE`: their standard errors (as np's `gradients(x, se =
 #'   TRUE)`).
 #' @param newdata Optional data frame of regressors; default the observations.
-#' @param se_method `"asymptotic"` or `"bootstrap"`.
+#' @param se_method `"asymptotic"`, `"bootstrap"` or `"np"` (R np's `gerr` formula,
+#'   local constant fits only; see Details).
 #' @param R,seed Bootstrap replications and seed.
 #' @param n_boot Deprecated name of `R` (a warning; removed in the next release).
 #' @param average `TRUE`: a data frame of average marginal effects (`estimate`, `std_error`,
@@ -43,7 +48,7 @@ gradients <- function(x, ...) UseMethod("gradients")
 #' @rdname gradients
 #' @export
 gradients.kreg <- function(x, se = FALSE, newdata = NULL,
-                           se_method = c("asymptotic", "bootstrap"), R = 399L,
+                           se_method = c("asymptotic", "bootstrap", "np"), R = 399L,
                            seed = 0L, average = FALSE, level = 0.95, ..., n_boot) {
   if (!missing(n_boot)) R <- .renamed_arg("gradients", "n_boot", "R", n_boot, missing(R))
   se_method <- match.arg(se_method)
@@ -86,5 +91,5 @@ gradients.kreg <- function(x, se = FALSE, newdata = NULL,
   }
   .kreg_core(.kreg_gradient_cpp(fit$state, X, se_method, as.integer(n_boot), as.double(seed),
                                 average, as.integer(fit$state$n_threads)),
-             fit$spec, rename = c(se_method = "se_method", X = "newdata", n_boot = "R"))
+             fit$spec, rename = c(se_method = "se_method", se = "se_method", X = "newdata", n_boot = "R"))
 }

@@ -83,3 +83,22 @@ test_that("average marginal effects use the averaged weights; bootstrap is repro
   expect_error(gradients(fit, average = TRUE, level = 95), "level")
   expect_error(gradients(fit, se_method = "bootstrap", R = 1, average = TRUE), "^R: must be")
 })
+
+test_that("se_method = 'np' is np's gerr formula for local-constant gradients", {
+  set.seed(11)
+  d <- data.frame(x = runif(80))
+  d$y <- sin(3 * d$x) + rnorm(80, sd = 0.2)
+  h <- 0.12
+  fit <- kreg(y ~ x, data = d, bw = h, method = "lc")
+  nd <- data.frame(x = c(0.2, 0.5, 0.8))
+  S <- gradients(fit, se = TRUE, newdata = nd, se_method = "np")
+  R <- 1 / (2 * sqrt(pi)); C <- exp(-1 / 4) / (2 * sqrt(pi))
+  ref <- sapply(nd$x, function(x0) {
+    k <- dnorm((d$x - x0) / h); l <- k / sum(k)
+    v <- sum(l * d$y^2) - sum(l * d$y)^2
+    sqrt(2 * (R - C) / R) * sqrt(v * R / sum(k)) / h
+  })
+  expect_equal(unname(S[, 1]), ref, tolerance = 1e-10)
+  fl <- kreg(y ~ x, data = d, bw = h, method = "ll")
+  expect_error(gradients(fl, se = TRUE, newdata = nd, se_method = "np"), "^se_method: 'np'")
+})

@@ -80,12 +80,37 @@ DensityData::DensityData(DensityKind kind, const arma::mat& X, const std::string
   }
   types_ = tx;
   types_.insert(types_.end(), ty.begin(), ty.end());
-  check::require(opt.unordered.type == CategoricalKernelType::aitchison_aitken, "unordered_kernel",
-                 "densities need a kernel that sums to one over the levels: use "
-                 "aitchison_aitken (li_racine does not)");
-  check::require(opt.ordered.type == CategoricalKernelType::wang_van_ryzin, "ordered_kernel",
-                 "densities need a kernel that sums to one over the integers: use "
-                 "wang_van_ryzin (li_racine does not)");
+  // The kernel of a column the estimate is a density (or distribution) in must sum to one over
+  // the levels: every column of an unconditional density, y's columns of a conditional one. On
+  // X's columns of a conditional density, distribution or quantile the kernel enters the ratio
+  // f(x, y) / f(x) (and F(y | x)) in numerator and denominator alike, so any normalisation that
+  // depends on x cancels and the Li-Racine kernels are accepted there, as in R np's npcdensbw and
+  // npcdistbw (Li and Racine 2007, Nonparametric Econometrics, Princeton UP, ch. 5-6; Li, Lin and
+  // Racine 2013, J. Bus. Econ. Statist. 31(1)).
+  auto needs_sum_to_one = [&](VarType t) {
+    if (kind == DensityKind::density)
+      for (VarType u : tx)
+        if (u == t) return true;
+    for (VarType u : ty)
+      if (u == t) return true;
+    return false;
+  };
+  const char* where = kind == DensityKind::density
+                          ? "an unconditional density needs a kernel that sums to one over the "
+                          : "the response y's kernel must sum to one over the ";
+  const char* accepted = kind == DensityKind::density
+                             ? ""
+                             : "; li_racine is accepted on X's (conditioning) columns";
+  if (opt.unordered.type != CategoricalKernelType::aitchison_aitken &&
+      needs_sum_to_one(VarType::unordered))
+    throw InvalidArgument(std::string("unordered_kernel: ") + where +
+                          "levels: use aitchison_aitken for it (li_racine does not sum to one" +
+                          accepted + ")");
+  if (opt.ordered.type != CategoricalKernelType::wang_van_ryzin &&
+      needs_sum_to_one(VarType::ordered))
+    throw InvalidArgument(std::string("ordered_kernel: ") + where +
+                          "integers: use wang_van_ryzin for it (li_racine does not sum to one" +
+                          accepted + ")");
   check::require(opt.n_starts >= 1, "n_starts", "must be at least 1");
   for (std::size_t j = 0; j < types_.size(); ++j) {
     if (types_[j] == VarType::continuous) continue;

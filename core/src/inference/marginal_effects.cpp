@@ -165,6 +165,59 @@ bool all_weights(const Plan& P, std::size_t q, std::vector<double>& w, std::vect
   return true;
 }
 
+
+// C(K) = int K(z - 1/2) K(z + 1/2) dz: closed form for the Gaussian, composite Simpson over
+// [-1/2, 1/2] (where both factors of a kernel supported on [-1, 1] are non-zero; the kinks
+// of the triangular kernel lie at the ends) for the compact kernels.
+double half_shift_overlap(const Kernel& K) {
+  if (K.type == KernelType::gaussian) return std::exp(-0.25) / (2.0 * std::sqrt(M_PI));
+  const int N = 4000;
+  const double step = 1.0 / N;
+  double s = 0.0;
+  for (int k = 0; k <= N; ++k) {
+    const double z = -0.5 + k * step;
+    const double f = K(z - 0.5) * K(z + 0.5);
+    s += (k == 0 || k == N) ? f : (k % 2 == 1 ? 4.0 * f : 2.0 * f);
+  }
+  return s * step / 3.0;
+}
+
+// R np's asymptotic standard errors of local-constant gradients (marginal_effects.hpp) at
+// query q into se (d values). False when the fit does not exist there.
+bool np_gradient_se(const Plan& P, std::size_t q, const arma::vec& y, double RK, double CK,
+                    double cK, std::vector<double>& w, std::vector<double>& l, double* se) {
+  const std::size_t n = P.ctx.n, dc = P.cont.size();
+  const double Rd = std::pow(RK, static_cast<double>(dc));
+  const double cd = std::pow(cK, static_cast<double>(dc));
+  // sum_i K_i, the local mean and the local variance of y at the query rows of Qx.
+  auto local = [&](const PreparedQueries& Qx, double& sk, double& var) {
+    if (!query_weights(P.ctx, Qx, q, w.data(), l.data(), nullptr)) return false;
+    double W = 0.0, m1 = 0.0, m2 = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      W += w[i];
+      m1 += l[i] * y(i);
+      m2 += l[i] * y(i) * y(i);
+    }
+    sk = cd * W;
+    var = std::max(0.0, m2 - m1 * m1);
+    return true;
+  };
+  double sk = 0.0, var = 0.0;
+  if (!local(P.Q, sk, var)) return false;
+  const double merr2 = var * Rd / sk;
+  const double gfac = std::sqrt(2.0 * (RK - CK) / RK);
+  for (std::size_t a = 0; a < dc; ++a) se[P.cont[a]] = gfac * std::sqrt(merr2) / P.ctx.hc[a];
+  for (std::size_t c = 0; c < P.cat.size(); ++c) {
+    if (dc == 0) {  // np reports 0 without a continuous regressor
+      se[P.cat[c]] = 0.0;
+      continue;
+    }
+    double sk2 = 0.0, var2 = 0.0;
+    if (!local(P.Qalt[c], sk2, var2)) return false;
+    se[P.cat[c]] = std::sqrt(merr2 + var2 * Rd / sk2);
+  }
+  return true;
+}
 }  // namespace
 
 GradientSE gradient_se_from_name(const std::string& name, const std::string& arg) {
@@ -173,8 +226,9 @@ GradientSE gradient_se_from_name(const std::string& name, const std::string& arg
   if (s == "none" || s.empty()) return GradientSE::none;
   if (s == "asymptotic" || s == "hc" || s == "analytic") return GradientSE::asymptotic;
   if (s == "bootstrap" || s == "wild") return GradientSE::bootstrap;
+  if (s == "np") return GradientSE::np;
   throw InvalidArgument(arg + ": unknown standard-error method '" + name +
-                        "'; choose one of none, asymptotic, bootstrap");
+                        "'; choose one of none, asymptotic, bootstrap, np");
 }
 
 namespace {
@@ -269,6 +323,23 @@ GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_n
   if (X_new.is_finite()) dq = distinct_rows(X_new);
   const bool grouped = X_new.is_finite() && dq.X.n_rows < m_all;
   const Plan P = make_plan(model, grouped ? dq.X : X_new);
+  const bool np_se = opt.se == GradientSE::np;
+  double RK = 0.0, CK = 0.0, cK = 0.0;
+  if (np_se) {
+    check::require(P.ctx.degree == 0, "se",
+                   "'np' is R np's asymptotic formula for local-constant gradients; for a local "
+                   "linear fit use 'asymptotic' or 'bootstrap'");
+    check::require(model.space().obs_weights().is_empty(), "se",
+                   "'np' (R np's formula) has no observation weights; use 'asymptotic' or "
+                   "'bootstrap' for a weighted fit");
+    check::require(!opt.average, "average",
+                   "R np has no standard error for the average effect; use se='asymptotic' or "
+                   "'bootstrap' with average");
+    const Kernel& K = model.space().spec().kernel;
+    RK = K.roughness();
+    CK = half_shift_overlap(K);
+    cK = K.constant();
+  }
   const std::size_t n = P.ctx.n, d = P.d, m = P.m;
   const arma::vec mult = grouped ? dq.count : arma::vec(m, arma::fill::ones);
   const KernelSpace& sp = model.space();
@@ -321,6 +392,14 @@ GradientResult local_gradient(const LocalPolynomial& model, const arma::mat& X_n
           } else if (B > 0) {
             res.se(q, j) = boot.sd(g, buf.data());
           }
+        }
+        if (np_se) {
+          std::vector<double> row(d);
+          if (!np_gradient_se(P, q, y_int, RK, CK, cK, w, l, row.data())) {
+            failed[b] = static_cast<long long>(q);
+            break;
+          }
+          for (std::size_t j = 0; j < d; ++j) res.se(q, j) = row[j];
         }
         if (opt.average) blk_sum[b] += mult(q) * G;
       }

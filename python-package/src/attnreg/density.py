@@ -225,7 +225,12 @@ class KernelDensity(_KernelDensityBase):
     var_types : str, optional
         One of ``c``/``u``/``o`` per column; inferred from pandas dtypes, else all continuous.
     unordered_kernel, ordered_kernel : str
-        ``aitchison_aitken`` and ``wang_van_ryzin`` (the kernels that sum to one over the levels).
+        ``aitchison_aitken`` and ``wang_van_ryzin`` (they sum to one over the levels, as a
+        density's kernel must), or ``li_racine`` (R np's default for the conditioning
+        variables of ``npcdensbw``/``npcdistbw``), accepted when the only columns of that type
+        are X's columns of a conditional density, distribution or quantile: there the kernel
+        enters ``f(x, y) / f(x)`` and ``F(y | x)`` in numerator and denominator alike and
+        cancels; refused on y's columns and in :class:`KernelDensity`.
     n_starts, random_state, n_threads
         Search starts (the first at the normal-reference rule), their seed, and threads (0 = all).
 

@@ -268,17 +268,25 @@ class _KernelRegression(KernelInput, _Smoother):
 
         Every effect is linear in the responses, ``sum_i g_i(x) y_i``. Standard errors hold the
         bandwidth fixed: ``se="asymptotic"`` is the linear-smoother (sandwich) variance
-        ``sum_i g_i(x)^2 e_i^2`` with the fit's residuals ``e`` (heteroskedasticity-consistent;
-        R np's ``gerr`` uses its own asymptotic formula, which this does not reproduce);
+        ``sum_i g_i(x)^2 e_i^2`` with the fit's residuals ``e`` (heteroskedasticity-consistent);
         ``se="bootstrap"`` is the wild bootstrap with Mammen's (1993) two-point weights,
-        ``replications`` draws reproducible from ``random_state`` (cost O(m n replications)).
+        ``replications`` draws reproducible from ``random_state`` (cost O(m n replications));
+        ``se="np"`` (:class:`NadarayaWatson` only) is R np 0.70-4's ``gerr`` (its C source,
+        ``src/jksum.c``): with the local variance ``s2(x) = sum_i l_i y_i^2 - m(x)^2``,
+        ``S(x) = sum_i K_i`` (product of the density kernels and the categorical kernels),
+        ``R = int K^2``, ``C = int K(z - 1/2) K(z + 1/2) dz`` and ``dc`` continuous columns,
+        ``merr^2 = s2(x) R^dc / S(x)``; continuous ``j``: ``sqrt(2 (R - C) / R) merr / h_j``
+        (the variance of a central difference with step ``h_j``, not of the derivative);
+        categorical ``j``: ``sqrt(merr^2 + s2(x') R^dc / S(x'))`` at the comparison point
+        ``x'`` (0 without a continuous column). A Monte Carlo in
+        ``bench/results/npconv.md`` compares both with the estimator's sampling spread.
 
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (m, n_features)
         return_se : bool, default=False
             Also return the standard errors.
-        se : {"asymptotic", "bootstrap"}
+        se : {"asymptotic", "bootstrap", "np"}
         replications : int, default=399
             Bootstrap replications (formerly ``n_boot=``).
         random_state : int, None or numpy Generator, default=0

@@ -17,8 +17,19 @@
 // Standard errors (conditional on the regressors, bandwidth held fixed):
 //   asymptotic: var est(x) = sum_i g_i(x)^2 sigma_i^2 with the heteroskedasticity-consistent
 //     sigma_i^2 = e_i^2, e = y - m(X) the fit's residuals (the linear-smoother / sandwich
-//     variance of the derivative estimator; R np's gerr comes from its own asymptotic
-//     formula, which this does not reproduce);
+//     variance of the derivative estimator, exact for the estimator given the errors'
+//     variances);
+//   np (local constant only): R np 0.70-4's gerr (its C source, src/jksum.c,
+//     kernel_estimate_regression_categorical_tree_np, and the constants of src/kernel.c's
+//     initialize_kernel_regression_asymptotic_constants), an asymptotic formula from the local
+//     variance sigma2(x) = sum_i l_i y_i^2 - m(x)^2 and S(x) = sum_i prod_c K(u_ic) prod L_i
+//     (K the density kernel, L the categorical kernels): with R = int K^2, C = int K(z - 1/2)
+//     K(z + 1/2) dz and dc continuous columns, merr^2 = sigma2(x) R^dc / S(x) (np's merr);
+//     continuous column j: se = sqrt(2 (R - C) / R) merr / h_j (the variance of a central
+//     difference (m(x + h_j/2) - m(x - h_j/2)) / h_j, not of the analytic derivative);
+//     categorical column j: se = sqrt(merr^2 + sigma2(x') R^dc / S(x')) at the comparison
+//     point x' (0 when there is no continuous column, as np). Bandwidths in this library's
+//     kernel scale (np's Gaussian is the same; np's Epanechnikov has unit variance);
 //   bootstrap: the wild bootstrap y*_i = m(x_i) + e_i v_i with Mammen's (1993) two-point v
 //     (E v = 0, E v^2 = E v^3 = 1), est* = g(x)' y*, the standard deviation over replications.
 // Averages: the average marginal effect over the query rows, mean_q est(x_q), is linear with
@@ -35,9 +46,9 @@
 
 namespace attnreg {
 
-enum class GradientSE : int { none = 0, asymptotic, bootstrap };
+enum class GradientSE : int { none = 0, asymptotic, bootstrap, np };
 
-/// Parse "none", "asymptotic" (also "hc", "analytic"), "bootstrap" (also "wild").
+/// Parse "none", "asymptotic" (also "hc", "analytic"), "bootstrap" (also "wild"), "np".
 GradientSE gradient_se_from_name(const std::string& name, const std::string& arg = "se");
 
 struct GradientOptions {

@@ -1,0 +1,33 @@
+# The Li-Racine kernels on the conditioning (x) variables of kcdens / kcdist / kqreg (np's
+# npcdensbw / npcdistbw default), against direct R oracles of the ratio estimators; refused on
+# y's kernel and in kdens.
+
+test_that("okertype = 'liracine' on ordered(x) equals the ratio oracle and inverts", {
+  set.seed(3)
+  it <- data.frame(year = rep(2001:2006, each = 12))
+  it$gdp <- 8 + 0.3 * (it$year - 2000) + rnorm(nrow(it))
+  bw <- c(0.35, 0.9)
+  cf <- kcdist(gdp ~ ordered(year), data = it, bw = bw, okertype = "liracine")
+  Kx <- function(x) bw[1]^abs(x - it$year)
+  cdf <- sapply(seq_len(nrow(it)), function(i)
+    sum(Kx(it$year[i]) * pnorm((it$gdp[i] - it$gdp) / bw[2])) / sum(Kx(it$year[i])))
+  expect_equal(unname(cf$condist), cdf, tolerance = 1e-13)
+  cd <- kcdens(gdp ~ ordered(year), data = it, bw = bw, okertype = "liracine")
+  dens <- sapply(seq_len(nrow(it)), function(i)
+    sum(Kx(it$year[i]) * dnorm((it$gdp[i] - it$gdp) / bw[2]) / bw[2]) / sum(Kx(it$year[i])))
+  expect_equal(unname(cd$condens), dens, tolerance = 1e-13)
+  q <- kqreg(gdp ~ ordered(year), data = it, tau = 0.5, bw = bw, okertype = "liracine")
+  nd <- it[c(1, 40, 70), ]
+  nd$gdp <- as.matrix(q$quantile)[c(1, 40, 70), 1]
+  Fq <- sapply(seq_len(3), function(i)
+    sum(Kx(nd$year[i]) * pnorm((nd$gdp[i] - it$gdp) / bw[2])) / sum(Kx(nd$year[i])))
+  expect_true(all(abs(Fq - 0.5) < 1e-9))
+})
+
+test_that("liracine is refused where a kernel must sum to one", {
+  d <- data.frame(x = rnorm(30), g = factor(sample(1:3, 30, TRUE), ordered = TRUE))
+  expect_error(kcdens(g ~ x, data = d, bw = c(1, 0.3), okertype = "liracine"),
+               "^ordered_kernel: the response y's kernel must sum to one")
+  expect_error(kdens(~ x + g, data = d, bw = c(1, 0.3), okertype = "liracine"),
+               "^ordered_kernel: an unconditional density needs")
+})
