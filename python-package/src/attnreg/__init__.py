@@ -74,6 +74,7 @@ _lazy_submodules = {
     "instrumental",
 }
 _lazy_submodules.add("rd")  # attnreg.rd: regression discontinuity (rdrobust, rdbwselect)
+_lazy_submodules.add("datasets")  # attnreg.datasets: data sets shipped with the package (load_senate)
 
 
 def __getattr__(name: str) -> _typing.Any:

@@ -590,3 +590,8 @@ def rddensity(x, c: float = 0.0, p: int = 2, q: int | None = None, kernel: str =
         n_dropped=int(miss.sum()), c=float(c), p=int(p), q=int(q), kernel=_KERNELS[kernel],
         bwselect=raw["bwselect"], mass_points=bool(raw["mass_points"]), bandwidths=table,
         binomial=bino)
+
+
+from ._rdplot import BINSELECT, RDPlotResult, rdplot  # noqa: E402  (uses this module's checks)
+
+__all__ += ["rdplot", "RDPlotResult"]
