@@ -15,6 +15,7 @@ import attnreg
 PUBLIC_MODULES = ["attnreg", "attnreg.bandwidth", "attnreg.diagnostics", "attnreg.plot",
                   "attnreg.attention", "attnreg.dask", "attnreg.torch"]
 PUBLIC_MODULES.append("attnreg.rd")  # regression discontinuity
+PUBLIC_MODULES.append("attnreg.datasets")  # data sets shipped with the package
 
 
 def public_names(modname: str) -> list[str]:
