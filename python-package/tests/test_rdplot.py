@@ -184,6 +184,17 @@ def test_rule_formulas_by_hand():
     assert r.J_mv["left"] == int(np.ceil(np.var(yl, ddof=1) / V * n / np.log(n) ** 2))
 
 
+@needs_rdrobust
+def test_subset_matches_rdrobust_and_slicing():
+    y, x = _sim(12, n=600)
+    keep = np.arange(x.size) % 3 != 0
+    ours = _ours(y, x, subset=keep)
+    _compare(ours, _oracle(y, x, subset=keep))
+    sliced = _ours(y[keep], x[keep])
+    assert ours.J == sliced.J
+    np.testing.assert_array_equal(ours.bins["mean_y"], sliced.bins["mean_y"])
+
+
 def test_bad_input():
     y, x = _sim(1)
     with pytest.raises(ValueError, match="binselect"):
