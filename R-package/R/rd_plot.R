@@ -26,6 +26,7 @@
 #' @param ci Draw the intervals.
 #' @param hide Compute only, do not draw.
 #' @param nplot Points of each fitted curve.
+#' @param xlab,ylab,main Axis labels and title of the plot method.
 #' @param ... Passed to [plot()] by the plot method.
 #' @return Invisibly, an object of class `rd_plot`: `bins` (a data frame: side, bin, edges,
 #'   mid, mean_x, mean_y, n, sd_y, se_y, ci_low, ci_high; empty bins have `n = 0`), `J`,
@@ -131,13 +132,15 @@ print.rd_plot <- function(x, ...) {
 
 #' @rdname rd_plot
 #' @export
-plot.rd_plot <- function(x, ci = FALSE, ...) {
+plot.rd_plot <- function(x, ci = FALSE, xlab = "running variable x", ylab = "outcome y",
+                         main = NULL, ...) {
   b <- x$bins[x$bins$n > 0, ]
   yl <- range(c(b$mean_y, x$curve$y, if (ci) c(b$ci_low, b$ci_high)), finite = TRUE)
+  if (is.null(main))
+    main <- sprintf("RD plot (%s: J = %d, %d)", x$binselect, x$J[["left"]], x$J[["right"]])
   graphics::plot(b$mid, b$mean_y, pch = 19, col = "navy", cex = 0.7, ylim = yl,
-                 xlab = "running variable x", ylab = "outcome y",
-                 main = sprintf("RD plot (%s: J = %d, %d)", x$binselect, x$J[["left"]],
-                                x$J[["right"]]), ...)
+                 xlim = range(c(b$mid, x$curve$x), finite = TRUE), xlab = xlab, ylab = ylab,
+                 main = main, ...)
   if (ci) graphics::segments(b$mid, b$ci_low, b$mid, b$ci_high, col = "steelblue")
   for (s in c("left", "right")) {
     cv <- x$curve[x$curve$side == s, ]

@@ -3,11 +3,11 @@
 //
 // Calonico, Cattaneo and Titiunik (2015), "Optimal data-driven regression discontinuity plots",
 // JASA 110(512), 1753-1769 (CCT 2015 below). The number of bins J on each side is either
-//   * IMSE-optimal (their Theorem 2 / eq. 3.3): J = ceil((2 B / V * n)^(1/3)), with the bias
+//   * IMSE-optimal (their section 3): J = ceil((2 B / V * n)^(1/3)), with the bias
 //     constant B from the derivative of a global quartic fit of E[y|x] and the variance constant
 //     V from spacings (dx * dy^2 over the sorted sample: "es"/"qs") or from the quartic fits of
 //     E[y|x] and E[y^2|x] (the conditional variance, "espr"/"qspr"); or
-//   * mimicking variance (their section 3.2, eq. 3.6): J = ceil(var(y) / V * n / log(n)^2), so
+//   * mimicking variance (their section 3): J = ceil(var(y) / V * n / log(n)^2), so
 //     that the bins' dispersion mimics the overall variability of the data ("esmv", "qsmv",
 //     "esmvpr", "qsmvpr").
 // Bins are evenly spaced on [min x, c) and [c, max x] ("es*") or quantile spaced (the empirical
