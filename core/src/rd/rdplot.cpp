@@ -171,6 +171,148 @@ double sample_var(const std::vector<double>& v) {
   return s / (n - 1);
 }
 
+// What the rule needs to know, fixed for both sides.
+struct Rule {
+  BinSelect bs;
+  bool quantile, pr, mv;
+  double dn;  // total sample size
+};
+
+// The numbers of bins of one side (CCT 2015 section 3) and the J used.
+void choose_bins(const SideData& s, RdPlotSide& out, bool right, const RdPlotOptions& opt,
+                 const Rule& rule, double range) {
+  const bool pr = rule.pr, quantile = rule.quantile, mv = rule.mv;
+  const BinSelect bs = rule.bs;
+  const double dn = rule.dn;
+  const double logn2 = std::log(dn) * std::log(dn);
+  auto J_imse = [&](double B, double V) { return std::ceil(std::pow(2 * B / V * dn, 1.0 / 3.0)); };
+  auto J_mv = [&](double var_y, double V) { return std::ceil(var_y / V * (dn / logn2)); };
+  const std::string name = right ? "right" : "left";
+  const double c = opt.c;
+  const std::size_t ns = s.x.size();
+  const double dns = static_cast<double>(ns);
+  out.var_y = sample_var(s.y);
+  out.scale = right ? opt.scale_right : opt.scale_left;
+
+  // CCT 2015 section 3: B and V of evenly spaced (es) and quantile spaced (qs) bins.
+  const SideConstants k = side_constants(s, c, out.m, out.var_y, name);
+  const double B_es = range * range / (12 * dn) * k.sum_mu1sq;
+  const double V_es = pr ? k.sum_dx_s2bar / range : 0.5 / range * k.sum_dx_dy2;
+  const double B_qs = dns * dns / (24 * dn) * k.sum_dx2_mu1bar2;
+  const double V_qs = pr ? k.sum_s2 / dns : k.sum_dy2 / (2 * dns);
+  const double B = quantile ? B_qs : B_es, V = quantile ? V_qs : V_es;
+  out.J_imse = J_imse(B, V);
+  out.J_mv = J_mv(out.var_y, V);
+  const int nb = right ? opt.nbins_right : opt.nbins_left;
+  double J;
+  if (nb > 0) {
+    J = nb;
+  } else {
+    const double Jsel = mv ? out.J_mv : out.J_imse;
+    J = std::floor(out.scale * Jsel);
+    if (!(std::isfinite(J) && J >= 1) && out.var_y > 0)
+      throw NumericalError("binselect: the " + binselect_name(bs) + " rule gives no finite "
+                           "number of bins on the " + name + " side (a zero variance or bias "
+                           "estimate); set nbins");
+  }
+  if (out.var_y == 0) J = 1;  // a constant outcome: one bin (as rdplot)
+  out.J = static_cast<int>(J);
+  out.rscale = out.J / out.J_imse;
+}
+
+// The bins of one side: edges, counts, means and t intervals.
+void fill_bins(const SideData& s, RdPlotSide& out, bool right, const RdPlotOptions& opt,
+               bool quantile, double xmin, double xmax) {
+  const double c = opt.c;
+  const std::size_t ns = s.x.size();
+  // Bins: [e_j, e_{j+1}), the last closed on the right.
+  out.edges = quantile ? quantile_edges(s.x, out.J)
+                       : (right ? linspace_edges(c, xmax, out.J) : linspace_edges(xmin, c, out.J));
+  const std::size_t J_ = out.J;
+  out.count.assign(J_, 0);
+  std::vector<double> sx(J_, 0), sy(J_, 0);
+  std::vector<std::size_t> bin(ns);
+  for (std::size_t i = 0; i < ns; ++i) {
+    std::ptrdiff_t b = std::upper_bound(out.edges.begin(), out.edges.end(), s.x[i]) -
+                       out.edges.begin() - 1;
+    b = std::min<std::ptrdiff_t>(std::max<std::ptrdiff_t>(b, 0), J_ - 1);
+    bin[i] = b;
+    ++out.count[b];
+    sx[b] += s.x[i];
+    sy[b] += s.y[i];
+  }
+  out.mid.resize(J_);
+  out.mean_x.assign(J_, kNaN);
+  out.mean_y.assign(J_, kNaN);
+  out.sd_y.assign(J_, kNaN);
+  out.se_y.assign(J_, kNaN);
+  out.ci_low.assign(J_, kNaN);
+  out.ci_high.assign(J_, kNaN);
+  std::vector<double> ss(J_, 0);
+  for (std::size_t j = 0; j < J_; ++j) {
+    out.mid[j] = (out.edges[j] + out.edges[j + 1]) / 2;
+    if (out.count[j] == 0) continue;
+    out.mean_x[j] = sx[j] / out.count[j];
+    out.mean_y[j] = sy[j] / out.count[j];
+  }
+  for (std::size_t i = 0; i < ns; ++i) {
+    const double d = s.y[i] - out.mean_y[bin[i]];
+    ss[bin[i]] += d * d;
+  }
+  for (std::size_t j = 0; j < J_; ++j) {
+    const std::size_t N = out.count[j];
+    if (N == 0) continue;
+    // The t interval of a bin mean (one observation: sd 0, the interval is the point).
+    out.sd_y[j] = N > 1 ? std::sqrt(ss[j] / (N - 1)) : 0.0;
+    out.se_y[j] = out.sd_y[j] / std::sqrt(double(N));
+    const double q = student_t_quantile((1 + opt.level) / 2,
+                                                   std::max<double>(double(N) - 1, 1));
+    out.ci_low[j] = out.mean_y[j] - q * out.se_y[j];
+    out.ci_high[j] = out.mean_y[j] + q * out.se_y[j];
+  }
+}
+
+// The global polynomial of one side and its curve.
+void fit_global(const SideData& s, RdPlotSide& out, bool right, const RdPlotOptions& opt,
+                double range) {
+  using check::require;
+  const std::string name = right ? "right" : "left";
+  const double c = opt.c;
+  const std::size_t ns = s.x.size();
+  const bool hl = !std::isnan(opt.h_left), hr = !std::isnan(opt.h_right);
+  // The global polynomial of order p in (x - c), weighted by K((x - c) / h) * weights,
+  // computed in (x - c) / h and rescaled.
+  out.h = (right ? hr : hl) ? (right ? opt.h_right : opt.h_left) : range;
+  const std::size_t P = opt.p + 1;
+  std::vector<double> A(ns * P), Y(ns);
+  std::size_t npos = 0;
+  for (std::size_t i = 0; i < ns; ++i) {
+    const double t = (s.x[i] - c) / out.h;
+    const double kw = kernel_weight(opt.kernel, t);
+    if (kw > 0) ++out.n_h;
+    const double sw = std::sqrt(kw * s.w[i]);
+    if (sw > 0) ++npos;
+    double pw = sw;
+    for (std::size_t j = 0; j < P; ++j) { A[j * ns + i] = pw; pw *= t; }
+    Y[i] = sw * s.y[i];
+  }
+  require(npos >= P, "p", "the " + name + " side has fewer observations with positive weight "
+                          "than the polynomial has coefficients; lower p or widen h");
+  std::vector<double> g = qr_solve(A, ns, P, Y, 1, "rdplot polynomial fit (" + name + " side)");
+  out.coef.resize(P);
+  double hp = 1;
+  for (std::size_t j = 0; j < P; ++j) { out.coef[j] = g[j] / hp; hp *= out.h; }
+  out.curve_x = right ? linspace_edges(c, c + out.h, opt.nplot - 1)
+                      : linspace_edges(c - out.h, c, opt.nplot - 1);
+  out.curve_y.resize(out.curve_x.size());
+  for (std::size_t i = 0; i < out.curve_x.size(); ++i) {
+    const double t = (out.curve_x[i] - c) / out.h;
+    double v = 0;
+    for (std::size_t j = P; j-- > 0;) v = v * t + g[j];
+    out.curve_y[i] = v;
+  }
+}
+
 }  // namespace rdplot_detail
 
 std::string binselect_name(BinSelect b) {
@@ -281,125 +423,13 @@ RdPlotResult rdplot(const std::vector<double>& y, const std::vector<double>& x,
   const bool manual = opt.nbins_left > 0 || opt.nbins_right > 0;
   res.binselect = manual ? "manual" : binselect_name(bs);
 
-  const double dn = static_cast<double>(n);
-  const double logn2 = std::log(dn) * std::log(dn);
-  auto J_imse = [&](double B, double V) { return std::ceil(std::pow(2 * B / V * dn, 1.0 / 3.0)); };
-  auto J_mv = [&](double var_y, double V) { return std::ceil(var_y / V * (dn / logn2)); };
-
-  auto do_side = [&](SideData& s, RdPlotSide& out, bool right) {
-    const std::string name = right ? "right" : "left";
-    const double c = opt.c;
-    const double range = right ? range_r : range_l;
-    const std::size_t ns = s.x.size();
-    const double dns = static_cast<double>(ns);
-    out.var_y = sample_var(s.y);
-    out.scale = right ? opt.scale_right : opt.scale_left;
-
-    // CCT 2015 section 3: B and V of evenly spaced (es) and quantile spaced (qs) bins.
-    const SideConstants k = side_constants(s, c, out.m, out.var_y, name);
-    const double B_es = range * range / (12 * dn) * k.sum_mu1sq;
-    const double V_es = pr ? k.sum_dx_s2bar / range : 0.5 / range * k.sum_dx_dy2;
-    const double B_qs = dns * dns / (24 * dn) * k.sum_dx2_mu1bar2;
-    const double V_qs = pr ? k.sum_s2 / dns : k.sum_dy2 / (2 * dns);
-    const double B = quantile ? B_qs : B_es, V = quantile ? V_qs : V_es;
-    out.J_imse = J_imse(B, V);
-    out.J_mv = J_mv(out.var_y, V);
-    const int nb = right ? opt.nbins_right : opt.nbins_left;
-    double J;
-    if (nb > 0) {
-      J = nb;
-    } else {
-      const double Jsel = mv ? out.J_mv : out.J_imse;
-      J = std::floor(out.scale * Jsel);
-      if (!(std::isfinite(J) && J >= 1) && out.var_y > 0)
-        throw NumericalError("binselect: the " + binselect_name(bs) + " rule gives no finite "
-                             "number of bins on the " + name + " side (a zero variance or bias "
-                             "estimate); set nbins");
-    }
-    if (out.var_y == 0) J = 1;  // a constant outcome: one bin (as rdplot)
-    out.J = static_cast<int>(J);
-    out.rscale = out.J / out.J_imse;
-
-    // Bins: [e_j, e_{j+1}), the last closed on the right.
-    out.edges = quantile ? quantile_edges(s.x, out.J)
-                         : (right ? linspace_edges(c, xmax, out.J) : linspace_edges(xmin, c, out.J));
-    const std::size_t J_ = out.J;
-    out.count.assign(J_, 0);
-    std::vector<double> sx(J_, 0), sy(J_, 0);
-    std::vector<std::size_t> bin(ns);
-    for (std::size_t i = 0; i < ns; ++i) {
-      std::ptrdiff_t b = std::upper_bound(out.edges.begin(), out.edges.end(), s.x[i]) -
-                         out.edges.begin() - 1;
-      b = std::min<std::ptrdiff_t>(std::max<std::ptrdiff_t>(b, 0), J_ - 1);
-      bin[i] = b;
-      ++out.count[b];
-      sx[b] += s.x[i];
-      sy[b] += s.y[i];
-    }
-    out.mid.resize(J_);
-    out.mean_x.assign(J_, kNaN);
-    out.mean_y.assign(J_, kNaN);
-    out.sd_y.assign(J_, kNaN);
-    out.se_y.assign(J_, kNaN);
-    out.ci_low.assign(J_, kNaN);
-    out.ci_high.assign(J_, kNaN);
-    std::vector<double> ss(J_, 0);
-    for (std::size_t j = 0; j < J_; ++j) {
-      out.mid[j] = (out.edges[j] + out.edges[j + 1]) / 2;
-      if (out.count[j] == 0) continue;
-      out.mean_x[j] = sx[j] / out.count[j];
-      out.mean_y[j] = sy[j] / out.count[j];
-    }
-    for (std::size_t i = 0; i < ns; ++i) {
-      const double d = s.y[i] - out.mean_y[bin[i]];
-      ss[bin[i]] += d * d;
-    }
-    for (std::size_t j = 0; j < J_; ++j) {
-      const std::size_t N = out.count[j];
-      if (N == 0) continue;
-      // The t interval of a bin mean (one observation: sd 0, the interval is the point).
-      out.sd_y[j] = N > 1 ? std::sqrt(ss[j] / (N - 1)) : 0.0;
-      out.se_y[j] = out.sd_y[j] / std::sqrt(double(N));
-      const double q = student_t_quantile((1 + opt.level) / 2,
-                                                     std::max<double>(double(N) - 1, 1));
-      out.ci_low[j] = out.mean_y[j] - q * out.se_y[j];
-      out.ci_high[j] = out.mean_y[j] + q * out.se_y[j];
-    }
-
-    // The global polynomial of order p in (x - c), weighted by K((x - c) / h) * weights,
-    // computed in (x - c) / h and rescaled.
-    out.h = (right ? hr : hl) ? (right ? opt.h_right : opt.h_left) : range;
-    const std::size_t P = opt.p + 1;
-    std::vector<double> A(ns * P), Y(ns);
-    std::size_t npos = 0;
-    for (std::size_t i = 0; i < ns; ++i) {
-      const double t = (s.x[i] - c) / out.h;
-      const double kw = kernel_weight(opt.kernel, t);
-      if (kw > 0) ++out.n_h;
-      const double sw = std::sqrt(kw * s.w[i]);
-      if (sw > 0) ++npos;
-      double pw = sw;
-      for (std::size_t j = 0; j < P; ++j) { A[j * ns + i] = pw; pw *= t; }
-      Y[i] = sw * s.y[i];
-    }
-    require(npos >= P, "p", "the " + name + " side has fewer observations with positive weight "
-                            "than the polynomial has coefficients; lower p or widen h");
-    std::vector<double> g = qr_solve(A, ns, P, Y, 1, "rdplot polynomial fit (" + name + " side)");
-    out.coef.resize(P);
-    double hp = 1;
-    for (std::size_t j = 0; j < P; ++j) { out.coef[j] = g[j] / hp; hp *= out.h; }
-    out.curve_x = right ? linspace_edges(c, c + out.h, opt.nplot - 1)
-                        : linspace_edges(c - out.h, c, opt.nplot - 1);
-    out.curve_y.resize(out.curve_x.size());
-    for (std::size_t i = 0; i < out.curve_x.size(); ++i) {
-      const double t = (out.curve_x[i] - c) / out.h;
-      double v = 0;
-      for (std::size_t j = P; j-- > 0;) v = v * t + g[j];
-      out.curve_y[i] = v;
-    }
-  };
-  do_side(L, res.left, false);
-  do_side(R, res.right, true);
+  const Rule rule{bs, quantile, pr, mv, static_cast<double>(n)};
+  choose_bins(L, res.left, false, opt, rule, range_l);
+  choose_bins(R, res.right, true, opt, rule, range_r);
+  fill_bins(L, res.left, false, opt, quantile, xmin, xmax);
+  fill_bins(R, res.right, true, opt, quantile, xmin, xmax);
+  fit_global(L, res.left, false, opt, range_l);
+  fit_global(R, res.right, true, opt, range_r);
   return res;
 }
 
