@@ -16,6 +16,7 @@ PUBLIC_MODULES = ["attnreg", "attnreg.bandwidth", "attnreg.diagnostics", "attnre
                   "attnreg.attention", "attnreg.dask", "attnreg.torch"]
 PUBLIC_MODULES.append("attnreg.rd")  # regression discontinuity
 PUBLIC_MODULES += ["attnreg.montecarlo", "attnreg.spectests"]  # Monte Carlo lab, specification tests
+PUBLIC_MODULES.append("attnreg.datasets")  # data sets shipped with the package
 
 
 def public_names(modname: str) -> list[str]:

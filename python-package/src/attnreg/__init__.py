@@ -89,7 +89,8 @@ _lazy_submodules = {
     "_absorb", "_encoding", "_ols_tall", "_validation",
     "cluster_inference",
     "instrumental",
-    "rd",  # regression discontinuity (rdrobust, rdbwselect)
+    "rd",  # regression discontinuity (rdrobust, rdbwselect, rddensity, rdplot)
+    "datasets",  # data sets shipped with the package (load_senate)
 }
 
 
