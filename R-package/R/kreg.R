@@ -724,7 +724,7 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
   out <- data.frame(fit = fit)
   if (bands != "none") {
     d <- .diag_pointwise_cpp(x$state, G, .diag_kind(kind), as.double(level), -1L, 0,
-                             numeric(0), .diag_output(x))
+                             numeric(0), .diag_output(x), numeric(0), 0L, 0)
     out$lwr <- d$ci_low
     out$upr <- d$ci_high
     if (bands == "rbc" && nzchar(d$bias_note)) {

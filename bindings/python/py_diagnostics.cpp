@@ -46,10 +46,12 @@ py::dict global_dict(const attnreg::GlobalDiagnostics& g) {
 }  // namespace
 
 static void init_diagnostics_criteria(py::module_& m);
+static void init_diagnostics_bias(py::module_& m);
 static void init_diagnostics_inference(py::module_& m);
 
 void init_diagnostics(py::module_& m) {
   init_diagnostics_criteria(m);
+  init_diagnostics_bias(m);
   init_diagnostics_inference(m);
 }
 
@@ -125,6 +127,9 @@ static void init_diagnostics_criteria(py::module_& m) {
       py::arg("Sigma"), py::arg("level") = 0.95, py::arg("replications") = 2000,
       py::arg("seed") = 0ULL);
 
+}
+
+static void init_diagnostics_bias(py::module_& m) {
   m.def(
       "dpi_bandwidth",
       [](const farray& x, const farray& y, const farray& eval_points, int degree,

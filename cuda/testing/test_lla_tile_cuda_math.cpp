@@ -270,6 +270,18 @@ E round_to(double x) {
   return ce::from_float<E>(static_cast<float>(x));
 }
 
+/// Draws out.size() normals times sd, rounds each to R and then to E, and keeps the rounded
+/// values in float64 in d (the naive reference runs on exactly the kernel's inputs).
+template <class E, class R>
+void draw_rounded(std::vector<E>& out, std::vector<double>& d, double sd, std::mt19937_64& g,
+                  std::normal_distribution<double>& nd) {
+  d.resize(out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i] = round_to<E>(ce::to_float(round_to<R>(sd * nd(g))));
+    d[i] = ce::to_float(out[i]);
+  }
+}
+
 /// Run configuration C on the case under the emulator, and the float64 naive CPU engine. The
 /// inputs are rounded to R first (R = float32 / float16 / bfloat16; default the kernel's type).
 template <class C, class R = typename C::Elem>
@@ -283,21 +295,9 @@ Run<typename C::Elem> run_case(const Case& c, emu::Order order = emu::Order::for
   std::vector<E> q(static_cast<std::size_t>(B * H * c.nq * c.d));
   std::vector<E> k(static_cast<std::size_t>(B * Hk * c.nk * c.d));
   std::vector<E> v(static_cast<std::size_t>(B * Hk * c.nk * c.dv));
-  r.qd.resize(q.size());
-  r.kd.resize(k.size());
-  r.vd.resize(v.size());
-  for (std::size_t i = 0; i < q.size(); ++i) {
-    q[i] = round_to<E>(ce::to_float(round_to<R>(c.sd * nd(g))));
-    r.qd[i] = ce::to_float(q[i]);
-  }
-  for (std::size_t i = 0; i < k.size(); ++i) {
-    k[i] = round_to<E>(ce::to_float(round_to<R>(c.sd * nd(g))));
-    r.kd[i] = ce::to_float(k[i]);
-  }
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    v[i] = round_to<E>(ce::to_float(round_to<R>(nd(g))));
-    r.vd[i] = ce::to_float(v[i]);
-  }
+  draw_rounded<E, R>(q, r.qd, c.sd, g, nd);
+  draw_rounded<E, R>(k, r.kd, c.sd, g, nd);
+  draw_rounded<E, R>(v, r.vd, 1.0, g, nd);
   const i64 rows = static_cast<i64>(B) * H * c.nq;
   if (c.ridge_mode == 1) {
     for (i64 i = 0; i < c.nq; ++i) r.ridge.push_back(c.ridge * (1.0 + 0.5 * std::sin(double(i))));

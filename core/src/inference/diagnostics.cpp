@@ -17,27 +17,17 @@
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/bandwidth/criteria.hpp"
 #include "attnreg/bandwidth/dpi_bandwidth.hpp"
+#include "attnreg/detail/diagnostics_checks.hpp"
 
 namespace attnreg {
+
+using detail::check_level;
+using detail::one_continuous;
+using detail::output_column;
 
 namespace {
 
 
-bool one_continuous(const LocalPolynomial& model) {
-  return model.space().var_types().size() == 1 && model.space().n_continuous() == 1;
-}
-
-arma::vec output_column(const arma::mat& Y, arma::uword output, const char* what) {
-  check::require(output < Y.n_cols, "output",
-                 std::string("is ") + std::to_string(output) + " but the model has " +
-                     std::to_string(Y.n_cols) + " output column(s) (" + what + ")");
-  return Y.col(output);
-}
-
-void check_level(double level) {
-  check::require(std::isfinite(level) && level > 0 && level < 1, "level",
-                 "must be in (0, 1), e.g. 0.95");
-}
 
 // The pilot fit's coefficient weights (pilot_coefficient_weights) depend on the training x,
 // the sample weights, the kernel, the eval rows and the pilot's degree and bandwidth, but not on
@@ -229,174 +219,6 @@ arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, in
   return bias_weights_cached(model, X_eval, pilot_degree, pilot_bandwidth, nullptr);
 }
 
-arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::mat& X_eval,
-                                    int pilot_degree, const arma::vec& pilot_bandwidths) {
-  check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
-  const int p = model.options().degree;
-  const std::size_t d = model.space().var_types().size();
-  const std::vector<std::size_t>& cc = model.space().continuous_columns();
-  const arma::uword dc = cc.size();
-  check::require(dc >= 1, "model",
-                 "the bias estimate needs at least one continuous regressor");
-  check::require(p <= 1, "model",
-                 "the bias estimate with several regressors covers local constant and local "
-                 "linear fits (degree 0 or 1); this fit has degree " + std::to_string(p));
-  check::require(pilot_degree == -1 || pilot_degree == 2, "pilot_degree",
-                 "with several regressors the pilot is a local quadratic: use 2 (or the "
-                 "default), got " + std::to_string(pilot_degree));
-  check::require(pilot_bandwidths.is_empty() || pilot_bandwidths.n_elem == d, "pilot_bandwidth",
-                 "needs one value per column of X (" + std::to_string(d) + "), got " +
-                     std::to_string(pilot_bandwidths.n_elem));
-  const arma::vec b = pilot_bandwidths.is_empty() ? arma::vec(model.bandwidth()) : pilot_bandwidths;
-  check::require(b.is_finite() && b.min() >= 0, "pilot_bandwidth",
-                 "must be finite and non-negative (positive for continuous columns)");
-  for (std::size_t c : cc)
-    check::require(b(c) > 0, "pilot_bandwidth",
-                   "entry " + std::to_string(c + 1) + " (a continuous column) must be positive");
-  check::require(X_eval.n_cols == d, "X",
-                 "has " + std::to_string(X_eval.n_cols) + " columns but the model was fitted on " +
-                     std::to_string(d));
-  const arma::mat& Xt = model.training_x();
-  const arma::uword n = Xt.n_rows, m = X_eval.n_rows;
-  // A quadratic in direction c needs three distinct values of x_c.
-  for (std::size_t c : cc) {
-    const arma::vec u = arma::unique(Xt.col(c));
-    check::require(u.n_elem >= 3, "X",
-                   "column " + std::to_string(c + 1) + " has " + std::to_string(u.n_elem) +
-                       " distinct value(s); the pilot local quadratic of the bias estimate "
-                       "needs at least 3 in every continuous direction (declare the column "
-                       "categorical)");
-  }
-  // Pilot kernel weights: those of a local-constant fit at b with the model's kernels, column
-  // types and sample weights (row j of its attention weights is K_b(x_i - x_j) a_i / sum).
-  LocalFitOptions fo = model.options();
-  fo.degree = 0;
-  fo.ridge = 0;
-  fo.compute_fitted = false;
-  LocalPolynomial nw(fo);
-  arma::mat K;
-  try {
-    nw.fit(Xt, model.training_y(), b, model.state().sample_weight);
-    K = nw.attention_weights(X_eval);
-  } catch (const NumericalError& e) {
-    throw NumericalError(std::string("pilot_bandwidth: the pilot local quadratic of the bias "
-                                     "estimate has no kernel weight at an evaluation point (") +
-                         e.what() + "); use a larger pilot_bandwidth");
-  }
-  const arma::mat L = model.attention_weights(X_eval);
-  // Terms: 1, u_c (c in cc), u_c u_e (c <= e); bias terms are those of degree p+1..2.
-  std::vector<std::pair<int, int>> terms;  // (-1,-1) = 1, (c,-1) = u_c, (c,e) = u_c u_e
-  terms.emplace_back(-1, -1);
-  for (arma::uword a = 0; a < dc; ++a) terms.emplace_back(static_cast<int>(a), -1);
-  for (arma::uword a = 0; a < dc; ++a)
-    for (arma::uword e = a; e < dc; ++e) terms.emplace_back(static_cast<int>(a), static_cast<int>(e));
-  const arma::uword nt = terms.size();
-  const arma::uword first = p == 0 ? 1 : 1 + dc;  // first bias term
-  arma::mat B(m, n, arma::fill::zeros);
-  arma::mat U(n, dc);
-  for (arma::uword j = 0; j < m; ++j) {
-    for (arma::uword a = 0; a < dc; ++a)
-      U.col(a) = (Xt.col(cc[a]) - X_eval(j, cc[a])) / b(cc[a]);
-    const arma::uvec idx = arma::find(K.row(j).t() > 0);
-    auto point = [&]() {
-      std::string s = "(";
-      for (arma::uword c = 0; c < d; ++c) s += (c ? ", " : "") + std::to_string(X_eval(j, c));
-      return s + ")";
-    };
-    if (idx.n_elem < nt)
-      throw NumericalError("pilot_bandwidth: the pilot local quadratic at evaluation row " +
-                           std::to_string(j + 1) + " x = " + point() + " has " +
-                           std::to_string(idx.n_elem) + " training point(s) with weight, fewer "
-                           "than its " + std::to_string(nt) + " coefficients; use a larger "
-                           "pilot_bandwidth");
-    const arma::vec w = K.row(j).t();
-    const arma::vec sq = arma::sqrt(w(idx) / w(idx).max());
-    arma::mat Z(idx.n_elem, nt);
-    arma::mat Mfull(n, nt);  // every term at every training row, for the fit's moments
-    for (arma::uword k = 0; k < nt; ++k) {
-      const auto [a, e] = terms[k];
-      if (a < 0) Mfull.col(k).ones();
-      else if (e < 0) Mfull.col(k) = U.col(a);
-      else Mfull.col(k) = U.col(a) % U.col(e);
-      Z.col(k) = arma::vec(Mfull.col(k)).elem(idx);
-    }
-    arma::mat Q, R;
-    if (!arma::qr_econ(Q, R, Z.each_col() % sq))
-      throw NumericalError("pilot_bandwidth: QR of the pilot design failed at evaluation row " +
-                           std::to_string(j + 1));
-    const arma::vec rd = arma::abs(R.diag());
-    if (!(rd.min() > 1e-10 * std::max(rd.max(), 1.0)))
-      throw NumericalError("pilot_bandwidth: the pilot local quadratic at evaluation row " +
-                           std::to_string(j + 1) + " x = " + point() + " is singular (its "
-                           "weighted training points do not determine a quadratic in every "
-                           "continuous direction); use a larger pilot_bandwidth");
-    const arma::mat C = arma::solve(arma::trimatu(R), Q.t());  // nt x |idx|
-    // moments of the fit's weights: sum_i l_i(x) term_k(u_i)
-    const arma::rowvec mom = L.row(j) * Mfull;
-    arma::rowvec row(idx.n_elem, arma::fill::zeros);
-    for (arma::uword k = first; k < nt; ++k) row += mom(k) * C.row(k);
-    row %= sq.t();
-    for (arma::uword t = 0; t < idx.n_elem; ++t) B(j, idx(t)) = row(t);
-  }
-  return B;
-}
-
-namespace {
-
-// Standard normals by Box-Muller on mt19937_64 (portable: the same numbers on every platform,
-// unlike std::normal_distribution), drawn serially.
-void fill_standard_normal(arma::mat& Xi, std::mt19937_64& rng) {
-  const double two_pi = 6.283185307179586476925286766559;
-  const double scale = 1.0 / 18446744073709551616.0;  // 2^-64
-  double* p = Xi.memptr();
-  const arma::uword N = Xi.n_elem;
-  for (arma::uword i = 0; i < N; i += 2) {
-    const double u1 = (static_cast<double>(rng() >> 11) + 0.5) * (scale * 2048.0);
-    const double u2 = (static_cast<double>(rng() >> 11) + 0.5) * (scale * 2048.0);
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    p[i] = r * std::cos(two_pi * u2);
-    if (i + 1 < N) p[i + 1] = r * std::sin(two_pi * u2);
-  }
-}
-
-}  // namespace
-
-double sup_t_critical_value(const arma::mat& Sigma, double level, int replications,
-                            std::uint64_t seed) {
-  check_level(level);
-  check::require(replications >= 100, "replications",
-                 "must be at least 100 (e.g. 2000), got " + std::to_string(replications));
-  check::require(Sigma.is_square() && Sigma.n_rows >= 1 && Sigma.is_finite(), "Sigma",
-                 "must be a finite square covariance matrix");
-  const arma::vec sd = arma::sqrt(arma::clamp(Sigma.diag(), 0.0, arma::datum::inf));
-  const arma::uvec keep = arma::find(sd > 0);
-  check::require(keep.n_elem >= 1, "X", "every evaluation point has zero standard error");
-  const arma::vec s = sd(keep);
-  arma::mat Rho = Sigma(keep, keep);
-  Rho.each_col() /= s;
-  Rho.each_row() /= s.t();
-  Rho = 0.5 * (Rho + Rho.t());
-  arma::vec lam;
-  arma::mat V;
-  if (!arma::eig_sym(lam, V, Rho)) throw NumericalError("Sigma: eigen decomposition failed");
-  lam = arma::sqrt(arma::clamp(lam, 0.0, arma::datum::inf));
-  const arma::mat C = V.each_row() % lam.t();  // C C' = Rho
-  const arma::uword mk = keep.n_elem, R = static_cast<arma::uword>(replications);
-  std::mt19937_64 rng(seed);
-  arma::vec tmax(R);
-  const arma::uword chunk = 256;
-  arma::mat Xi;
-  for (arma::uword r0 = 0; r0 < R; r0 += chunk) {
-    const arma::uword nc = std::min(chunk, R - r0);
-    Xi.set_size(mk, nc);
-    fill_standard_normal(Xi, rng);
-    const arma::mat Zd = C * Xi;
-    tmax.subvec(r0, r0 + nc - 1) = arma::max(arma::abs(Zd), 0).t();
-  }
-  tmax = arma::sort(tmax);
-  const arma::uword k = static_cast<arma::uword>(std::ceil(level * static_cast<double>(R)));
-  return tmax(std::min(std::max<arma::uword>(k, 1), R) - 1);
-}
 
 arma::vec variance_omega(const LocalPolynomial& model, VarianceKind kind, double sigma2,
                          double trace_L, arma::uword output) {
@@ -457,6 +279,67 @@ arma::vec cluster_variance(const arma::mat& W, const arma::vec& resid,
 }
 
 namespace {
+
+// nn: nprobust's lprobust computes the nearest-neighbour residuals of each evaluation point
+// among the observations of its window (those with a non-zero weight in the fit or in the
+// bias correction), so omega depends on the point: Omega (m x n).
+arma::mat nn_omega(const arma::vec& xt, const arma::vec& y, const arma::mat& L,
+                   const arma::mat& B) {
+  arma::mat Omega(L.n_rows, xt.n_elem, arma::fill::zeros);
+  for (arma::uword j = 0; j < L.n_rows; ++j) {
+    arma::rowvec inside = arma::abs(L.row(j));
+    if (!B.is_empty()) inside += arma::abs(B.row(j));
+    arma::uvec idx = arma::find(inside > 0);
+    if (idx.n_elem < 2) idx = arma::regspace<arma::uvec>(0, xt.n_elem - 1);
+    const arma::vec om = nn_residual_variance(xt(idx), y(idx), kNnMatch);
+    for (arma::uword k = 0; k < idx.n_elem; ++k) Omega(j, idx(k)) = om(k);
+  }
+  return Omega;
+}
+
+// Sigma = W Omega W' of the smoother rows W for the variance kind (cr1: from the cluster sums).
+arma::mat smoother_covariance(const LocalPolynomial& model, const PointwiseOptions& opt,
+                              arma::uword output, const GlobalDiagnostics& g,
+                              const arma::mat& Omega, const arma::mat& W) {
+  if (opt.kind == VarianceKind::cr1) {
+    const arma::vec e = output_column(model.residuals(), output, "cr1");
+    std::map<long long, arma::uword> index;
+    for (long long c : opt.cluster) index.emplace(c, index.size());
+    arma::mat S(W.n_rows, index.size(), arma::fill::zeros);
+    for (arma::uword i = 0; i < e.n_elem; ++i) S.col(index[opt.cluster[i]]) += W.col(i) * e(i);
+    const double dn = static_cast<double>(e.n_elem), G = static_cast<double>(index.size());
+    return (G / (G - 1)) * ((dn - 1) / (dn - g.trace_L)) * (S * S.t());
+  }
+  arma::mat F;
+  if (opt.kind == VarianceKind::nn) {
+    F = W % arma::sqrt(Omega);
+  } else {
+    const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output);
+    F = W.each_row() % arma::sqrt(omega).t();
+  }
+  return F * F.t();
+}
+
+// Uniform bands over the evaluation rows: sup-t critical values of the smoother L and, when a
+// bias row B exists, of the bias-corrected smoother L - B (sup_t_critical_value).
+void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
+                       const PointwiseOptions& opt, arma::uword output,
+                       const GlobalDiagnostics& g, const arma::mat& Omega, const arma::mat& L,
+                       const arma::mat* B) {
+  r.crit_uniform = sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L),
+                                        opt.level, opt.uniform_replications, opt.seed);
+  r.uniform_low = r.fit - r.crit_uniform * r.se;
+  r.uniform_high = r.fit + r.crit_uniform * r.se;
+  if (B != nullptr) {
+    r.crit_uniform_bc =
+        sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L - *B),
+                             opt.level, opt.uniform_replications, opt.seed);
+    r.uniform_rbc_low = r.fit_bc - r.crit_uniform_bc * r.se_bc;
+    r.uniform_rbc_high = r.fit_bc + r.crit_uniform_bc * r.se_bc;
+  } else {
+    r.uniform_rbc_low = r.uniform_rbc_high = arma::vec(r.fit.n_elem, arma::fill::value(kNaN));
+  }
+}
 
 PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::mat& X_eval,
                                       const PointwiseOptions& opt, arma::uword output,
@@ -521,25 +404,8 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
       uni     ? bias_weights_cached(model, X_eval, opt.pilot_degree, pb1, cache)
       : multi ? bias_weights_multivariate(model, X_eval, opt.pilot_degree, opt.pilot_bandwidths)
               : arma::mat();
-  // nn: nprobust's lprobust computes the nearest-neighbour residuals of each evaluation point
-  // among the observations of its window (those with a non-zero weight in the fit or in the
-  // bias correction), so omega depends on the point: Omega (m x n).
-  arma::mat Omega;
-  if (opt.kind == VarianceKind::nn) {
-    check::require(model.training_x().n_cols == 1 && model.space().n_continuous() == 1, "kind",
-                   "'nn' (nearest-neighbour residuals) needs one continuous regressor; use "
-                   "'hc3' or 'hc0' with several");
-    const arma::vec xt = model.training_x().col(0);
-    Omega.zeros(m, xt.n_elem);
-    for (arma::uword j = 0; j < m; ++j) {
-      arma::rowvec inside = arma::abs(L.row(j));
-      if (!B.is_empty()) inside += arma::abs(B.row(j));
-      arma::uvec idx = arma::find(inside > 0);
-      if (idx.n_elem < 2) idx = arma::regspace<arma::uvec>(0, xt.n_elem - 1);
-      const arma::vec om = nn_residual_variance(xt(idx), y(idx), kNnMatch);
-      for (arma::uword k = 0; k < idx.n_elem; ++k) Omega(j, idx(k)) = om(k);
-    }
-  }
+  const arma::mat Omega =
+      opt.kind == VarianceKind::nn ? nn_omega(model.training_x().col(0), y, L, B) : arma::mat();
   auto variance_of = [&](const arma::mat& W) -> arma::vec {
     if (opt.kind == VarianceKind::cr1)
       return cluster_variance(W, output_column(model.residuals(), output, "cr1"), opt.cluster,
@@ -568,40 +434,8 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
   }
   r.mse = arma::square(r.bias) + arma::square(r.se);
   r.crit_uniform = r.crit_uniform_bc = kNaN;
-  if (opt.uniform_replications > 0) {
-    // Sigma = W Omega W' for the variance kind (cr1: from the cluster sums).
-    auto covariance_of = [&](const arma::mat& W) -> arma::mat {
-      if (opt.kind == VarianceKind::cr1) {
-        const arma::vec e = output_column(model.residuals(), output, "cr1");
-        std::map<long long, arma::uword> index;
-        for (long long c : opt.cluster) index.emplace(c, index.size());
-        arma::mat S(W.n_rows, index.size(), arma::fill::zeros);
-        for (arma::uword i = 0; i < e.n_elem; ++i) S.col(index[opt.cluster[i]]) += W.col(i) * e(i);
-        const double dn = static_cast<double>(e.n_elem), G = static_cast<double>(index.size());
-        return (G / (G - 1)) * ((dn - 1) / (dn - g.trace_L)) * (S * S.t());
-      }
-      arma::mat F;
-      if (opt.kind == VarianceKind::nn) {
-        F = W % arma::sqrt(Omega);
-      } else {
-        const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output);
-        F = W.each_row() % arma::sqrt(omega).t();
-      }
-      return F * F.t();
-    };
-    r.crit_uniform = sup_t_critical_value(covariance_of(L), opt.level, opt.uniform_replications,
-                                          opt.seed);
-    r.uniform_low = r.fit - r.crit_uniform * r.se;
-    r.uniform_high = r.fit + r.crit_uniform * r.se;
-    if (uni || multi) {
-      r.crit_uniform_bc = sup_t_critical_value(covariance_of(L - B), opt.level,
-                                               opt.uniform_replications, opt.seed);
-      r.uniform_rbc_low = r.fit_bc - r.crit_uniform_bc * r.se_bc;
-      r.uniform_rbc_high = r.fit_bc + r.crit_uniform_bc * r.se_bc;
-    } else {
-      r.uniform_rbc_low = r.uniform_rbc_high = arma::vec(m, arma::fill::value(kNaN));
-    }
-  }
+  if (opt.uniform_replications > 0)
+    add_uniform_bands(r, model, opt, output, g, Omega, L, (uni || multi) ? &B : nullptr);
   return r;
 }
 
@@ -693,116 +527,6 @@ arma::vec loglog_slope(const arma::vec& n, const arma::vec& mse) {
   const arma::vec res = ly - intercept - slope * lx;
   const double s2 = arma::dot(res, res) / (static_cast<double>(n.n_elem) - 2);
   return arma::vec{slope, std::sqrt(s2 / sxx), intercept};
-}
-
-}  // namespace attnreg
-
-#include <random>
-
-namespace attnreg {
-
-BootstrapType bootstrap_type_from_name(const std::string& name, const std::string& arg) {
-  std::string s;
-  for (char ch : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (s == "rademacher" || s == "wild") return BootstrapType::wild_rademacher;
-  if (s == "mammen") return BootstrapType::wild_mammen;
-  if (s == "pairs") return BootstrapType::pairs;
-  throw InvalidArgument(arg + ": unknown bootstrap '" + name +
-                        "'; use 'rademacher' (wild), 'mammen' (wild) or 'pairs'");
-}
-
-arma::mat wild_multipliers(bool mammen, arma::uword n, arma::uword B, std::mt19937_64& rng) {
-  arma::mat V(n, B);
-  if (!mammen) {
-    std::bernoulli_distribution coin(0.5);
-    for (arma::uword b = 0; b < B; ++b)
-      for (arma::uword i = 0; i < n; ++i) V(i, b) = coin(rng) ? 1.0 : -1.0;
-  } else {
-    const double s5 = std::sqrt(5.0);
-    std::bernoulli_distribution coin((s5 + 1) / (2 * s5));
-    for (arma::uword b = 0; b < B; ++b)
-      for (arma::uword i = 0; i < n; ++i) V(i, b) = coin(rng) ? -(s5 - 1) / 2 : (s5 + 1) / 2;
-  }
-  return V;
-}
-
-BootstrapBands bootstrap_bands(const LocalPolynomial& model, const arma::mat& X_eval,
-                               const BootstrapOptions& opt, arma::uword output) {
-  check::require(opt.replications >= 19, "replications", "must be at least 19 (e.g. 999)");
-  check_level(opt.level);
-  check::require(!(opt.bias_corrected && opt.type == BootstrapType::pairs), "bias_corrected",
-                 "is available for the wild bootstrap only");
-  check::require(opt.kind != VarianceKind::cr1, "kind", "cr1 is not supported for bootstrap bands");
-  // One task per call: the analytic fit and se (muted inner reports) at 0, then the draws.
-  ProgressScope progress(static_cast<std::size_t>(opt.replications),
-                         opt.type == BootstrapType::pairs ? "pairs bootstrap" : "wild bootstrap");
-  PointwiseOptions po;
-  po.kind = opt.kind;
-  po.level = opt.level;
-  const bool uni = one_continuous(model);
-  check::require(!opt.bias_corrected || uni, "bias_corrected",
-                 "needs one continuous regressor (the bias estimate is one-dimensional)");
-  const PointwiseDiagnostics d = pointwise_diagnostics(model, X_eval, po, output);
-  BootstrapBands r;
-  r.center = opt.bias_corrected ? d.fit_bc : d.fit;
-  r.se = opt.bias_corrected ? d.se_bc : d.se;
-  const arma::uword m = X_eval.n_rows, B = static_cast<arma::uword>(opt.replications);
-  const arma::mat& X = model.training_x();
-  const arma::vec y = output_column(model.training_y(), output, "bootstrap");
-  const arma::uword n = X.n_rows;
-  std::mt19937_64 rng(opt.seed);
-  r.draws.set_size(m, B);
-  InterruptGuard guard;
-  if (opt.type == BootstrapType::pairs) {
-    std::uniform_int_distribution<arma::uword> pick(0, n - 1);
-    const arma::vec sw = model.state().sample_weight;
-    LocalFitOptions fo = model.options();
-    fo.compute_fitted = false;
-    arma::uvec idx(n);
-    for (arma::uword b = 0; b < B; ++b) {
-      if (guard.poll()) throw Interrupted();
-      for (arma::uword i = 0; i < n; ++i) idx(i) = pick(rng);
-      LocalPolynomial mb(fo);
-      try {
-        mb.fit(X.rows(idx), arma::mat(y(idx)), model.bandwidth(),
-               sw.is_empty() ? arma::vec() : arma::vec(sw(idx)));
-        r.draws.col(b) = mb.predict(X_eval).col(0);
-      } catch (const std::exception& e) {
-        throw NumericalError(std::string("type: a pairs-bootstrap resample could not be fitted (") +
-                             e.what() + "); use the wild bootstrap or a larger bandwidth");
-      }
-      progress.step(b + 1);
-    }
-  } else {
-    arma::mat W = model.attention_weights(X_eval);
-    if (opt.bias_corrected) W -= bias_weights(model, X_eval, -1, 0);
-    const arma::vec e = output_column(model.residuals(), output, "bootstrap");
-    const arma::vec base = W * output_column(model.fitted(), output, "bootstrap");
-    arma::mat V = wild_multipliers(opt.type == BootstrapType::wild_mammen, n, B, rng);
-    V.each_col() %= e;
-    // m*(x) = l(x)'(m_hat + e v): the centre of the resampling world is l(x)' m_hat.
-    r.draws = W * V;
-    r.draws.each_col() += base;
-    // Centre on the resampling world's truth: shift so that m* - base estimates m - E m.
-    r.draws.each_col() += r.center - base;
-    progress.step(B);
-  }
-  const double a = 1 - opt.level;
-  r.low.set_size(m);
-  r.high.set_size(m);
-  arma::vec tmax(B, arma::fill::zeros);
-  for (arma::uword j = 0; j < m; ++j) {
-    const arma::rowvec dj = r.draws.row(j) - r.center(j);
-    const arma::vec q = arma::quantile(dj.t(), arma::vec{a / 2, 1 - a / 2});
-    r.low(j) = r.center(j) - q(1);
-    r.high(j) = r.center(j) - q(0);
-    if (r.se(j) > 0)
-      for (arma::uword b = 0; b < B; ++b) tmax(b) = std::max(tmax(b), std::abs(dj(b)) / r.se(j));
-  }
-  r.critical_value = arma::as_scalar(arma::quantile(tmax, arma::vec{opt.level}));
-  r.uniform_low = r.center - r.critical_value * r.se;
-  r.uniform_high = r.center + r.critical_value * r.se;
-  return r;
 }
 
 }  // namespace attnreg

@@ -1,0 +1,190 @@
+// attnreg: robust bias correction with several continuous regressors (the pilot local quadratic
+// with all squares and cross products) and the sup-t critical values of uniform bands; the
+// formulas and their sources are in core/include/attnreg/inference/diagnostics.hpp.
+#include "attnreg/inference/diagnostics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "attnreg/base/constants.hpp"
+#include "attnreg/base/error.hpp"
+#include "attnreg/base/runtime.hpp"
+#include "attnreg/kernels/distinct_rows.hpp"
+
+namespace attnreg {
+
+arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::mat& X_eval,
+                                    int pilot_degree, const arma::vec& pilot_bandwidths) {
+  check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
+  const int p = model.options().degree;
+  const std::size_t d = model.space().var_types().size();
+  const std::vector<std::size_t>& cc = model.space().continuous_columns();
+  const arma::uword dc = cc.size();
+  check::require(dc >= 1, "model",
+                 "the bias estimate needs at least one continuous regressor");
+  check::require(p <= 1, "model",
+                 "the bias estimate with several regressors covers local constant and local "
+                 "linear fits (degree 0 or 1); this fit has degree " + std::to_string(p));
+  check::require(pilot_degree == -1 || pilot_degree == 2, "pilot_degree",
+                 "with several regressors the pilot is a local quadratic: use 2 (or the "
+                 "default), got " + std::to_string(pilot_degree));
+  check::require(pilot_bandwidths.is_empty() || pilot_bandwidths.n_elem == d, "pilot_bandwidth",
+                 "needs one value per column of X (" + std::to_string(d) + "), got " +
+                     std::to_string(pilot_bandwidths.n_elem));
+  const arma::vec b = pilot_bandwidths.is_empty() ? arma::vec(model.bandwidth()) : pilot_bandwidths;
+  check::require(b.is_finite() && b.min() >= 0, "pilot_bandwidth",
+                 "must be finite and non-negative (positive for continuous columns)");
+  for (std::size_t c : cc)
+    check::require(b(c) > 0, "pilot_bandwidth",
+                   "entry " + std::to_string(c + 1) + " (a continuous column) must be positive");
+  check::require(X_eval.n_cols == d, "X",
+                 "has " + std::to_string(X_eval.n_cols) + " columns but the model was fitted on " +
+                     std::to_string(d));
+  const arma::mat& Xt = model.training_x();
+  const arma::uword n = Xt.n_rows, m = X_eval.n_rows;
+  // A quadratic in direction c needs three distinct values of x_c.
+  for (std::size_t c : cc) {
+    const arma::vec u = arma::unique(Xt.col(c));
+    check::require(u.n_elem >= 3, "X",
+                   "column " + std::to_string(c + 1) + " has " + std::to_string(u.n_elem) +
+                       " distinct value(s); the pilot local quadratic of the bias estimate "
+                       "needs at least 3 in every continuous direction (declare the column "
+                       "categorical)");
+  }
+  // Pilot kernel weights: those of a local-constant fit at b with the model's kernels, column
+  // types and sample weights (row j of its attention weights is K_b(x_i - x_j) a_i / sum).
+  LocalFitOptions fo = model.options();
+  fo.degree = 0;
+  fo.ridge = 0;
+  fo.compute_fitted = false;
+  LocalPolynomial nw(fo);
+  arma::mat K;
+  try {
+    nw.fit(Xt, model.training_y(), b, model.state().sample_weight);
+    K = nw.attention_weights(X_eval);
+  } catch (const NumericalError& e) {
+    throw NumericalError(std::string("pilot_bandwidth: the pilot local quadratic of the bias "
+                                     "estimate has no kernel weight at an evaluation point (") +
+                         e.what() + "); use a larger pilot_bandwidth");
+  }
+  const arma::mat L = model.attention_weights(X_eval);
+  // Terms: 1, u_c (c in cc), u_c u_e (c <= e); bias terms are those of degree p+1..2.
+  std::vector<std::pair<int, int>> terms;  // (-1,-1) = 1, (c,-1) = u_c, (c,e) = u_c u_e
+  terms.emplace_back(-1, -1);
+  for (arma::uword a = 0; a < dc; ++a) terms.emplace_back(static_cast<int>(a), -1);
+  for (arma::uword a = 0; a < dc; ++a)
+    for (arma::uword e = a; e < dc; ++e) terms.emplace_back(static_cast<int>(a), static_cast<int>(e));
+  const arma::uword nt = terms.size();
+  const arma::uword first = p == 0 ? 1 : 1 + dc;  // first bias term
+  arma::mat B(m, n, arma::fill::zeros);
+  arma::mat U(n, dc);
+  for (arma::uword j = 0; j < m; ++j) {
+    for (arma::uword a = 0; a < dc; ++a)
+      U.col(a) = (Xt.col(cc[a]) - X_eval(j, cc[a])) / b(cc[a]);
+    const arma::uvec idx = arma::find(K.row(j).t() > 0);
+    auto point = [&]() {
+      std::string s = "(";
+      for (arma::uword c = 0; c < d; ++c) s += (c ? ", " : "") + std::to_string(X_eval(j, c));
+      return s + ")";
+    };
+    if (idx.n_elem < nt)
+      throw NumericalError("pilot_bandwidth: the pilot local quadratic at evaluation row " +
+                           std::to_string(j + 1) + " x = " + point() + " has " +
+                           std::to_string(idx.n_elem) + " training point(s) with weight, fewer "
+                           "than its " + std::to_string(nt) + " coefficients; use a larger "
+                           "pilot_bandwidth");
+    const arma::vec w = K.row(j).t();
+    const arma::vec sq = arma::sqrt(w(idx) / w(idx).max());
+    arma::mat Z(idx.n_elem, nt);
+    arma::mat Mfull(n, nt);  // every term at every training row, for the fit's moments
+    for (arma::uword k = 0; k < nt; ++k) {
+      const auto [a, e] = terms[k];
+      if (a < 0) Mfull.col(k).ones();
+      else if (e < 0) Mfull.col(k) = U.col(a);
+      else Mfull.col(k) = U.col(a) % U.col(e);
+      Z.col(k) = arma::vec(Mfull.col(k)).elem(idx);
+    }
+    arma::mat Q, R;
+    if (!arma::qr_econ(Q, R, Z.each_col() % sq))
+      throw NumericalError("pilot_bandwidth: QR of the pilot design failed at evaluation row " +
+                           std::to_string(j + 1));
+    const arma::vec rd = arma::abs(R.diag());
+    if (!(rd.min() > 1e-10 * std::max(rd.max(), 1.0)))
+      throw NumericalError("pilot_bandwidth: the pilot local quadratic at evaluation row " +
+                           std::to_string(j + 1) + " x = " + point() + " is singular (its "
+                           "weighted training points do not determine a quadratic in every "
+                           "continuous direction); use a larger pilot_bandwidth");
+    const arma::mat C = arma::solve(arma::trimatu(R), Q.t());  // nt x |idx|
+    // moments of the fit's weights: sum_i l_i(x) term_k(u_i)
+    const arma::rowvec mom = L.row(j) * Mfull;
+    arma::rowvec row(idx.n_elem, arma::fill::zeros);
+    for (arma::uword k = first; k < nt; ++k) row += mom(k) * C.row(k);
+    row %= sq.t();
+    for (arma::uword t = 0; t < idx.n_elem; ++t) B(j, idx(t)) = row(t);
+  }
+  return B;
+}
+
+namespace {
+
+// Standard normals by Box-Muller on mt19937_64 (portable: the same numbers on every platform,
+// unlike std::normal_distribution), drawn serially.
+void fill_standard_normal(arma::mat& Xi, std::mt19937_64& rng) {
+  const double two_pi = 6.283185307179586476925286766559;
+  const double scale = 1.0 / 18446744073709551616.0;  // 2^-64
+  double* p = Xi.memptr();
+  const arma::uword N = Xi.n_elem;
+  for (arma::uword i = 0; i < N; i += 2) {
+    const double u1 = (static_cast<double>(rng() >> 11) + 0.5) * (scale * 2048.0);
+    const double u2 = (static_cast<double>(rng() >> 11) + 0.5) * (scale * 2048.0);
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    p[i] = r * std::cos(two_pi * u2);
+    if (i + 1 < N) p[i + 1] = r * std::sin(two_pi * u2);
+  }
+}
+
+}  // namespace
+
+double sup_t_critical_value(const arma::mat& Sigma, double level, int replications,
+                            std::uint64_t seed) {
+  check::require(std::isfinite(level) && level > 0 && level < 1, "level",
+                 "must be in (0, 1), e.g. 0.95");
+  check::require(replications >= 100, "replications",
+                 "must be at least 100 (e.g. 2000), got " + std::to_string(replications));
+  check::require(Sigma.is_square() && Sigma.n_rows >= 1 && Sigma.is_finite(), "Sigma",
+                 "must be a finite square covariance matrix");
+  const arma::vec sd = arma::sqrt(arma::clamp(Sigma.diag(), 0.0, arma::datum::inf));
+  const arma::uvec keep = arma::find(sd > 0);
+  check::require(keep.n_elem >= 1, "X", "every evaluation point has zero standard error");
+  const arma::vec s = sd(keep);
+  arma::mat Rho = Sigma(keep, keep);
+  Rho.each_col() /= s;
+  Rho.each_row() /= s.t();
+  Rho = 0.5 * (Rho + Rho.t());
+  arma::vec lam;
+  arma::mat V;
+  if (!arma::eig_sym(lam, V, Rho)) throw NumericalError("Sigma: eigen decomposition failed");
+  lam = arma::sqrt(arma::clamp(lam, 0.0, arma::datum::inf));
+  const arma::mat C = V.each_row() % lam.t();  // C C' = Rho
+  const arma::uword mk = keep.n_elem, R = static_cast<arma::uword>(replications);
+  std::mt19937_64 rng(seed);
+  arma::vec tmax(R);
+  const arma::uword chunk = 256;
+  arma::mat Xi;
+  for (arma::uword r0 = 0; r0 < R; r0 += chunk) {
+    const arma::uword nc = std::min(chunk, R - r0);
+    Xi.set_size(mk, nc);
+    fill_standard_normal(Xi, rng);
+    const arma::mat Zd = C * Xi;
+    tmax.subvec(r0, r0 + nc - 1) = arma::max(arma::abs(Zd), 0).t();
+  }
+  tmax = arma::sort(tmax);
+  const arma::uword k = static_cast<arma::uword>(std::ceil(level * static_cast<double>(R)));
+  return tmax(std::min(std::max<arma::uword>(k, 1), R) - 1);
+}
+
+}  // namespace attnreg
