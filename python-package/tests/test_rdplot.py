@@ -115,10 +115,18 @@ def test_mass_points_adjust_matches_rdrobust(rule):
                                 dict(scale=2.5), dict(scale=0.5), dict(h=0.4),
                                 dict(kernel="triangular", h=(0.5, 0.6)),
                                 dict(kernel="epanechnikov"), dict(support=(-3, 3)),
-                                dict(ci=90)])
+                                dict(ci=0.90)])
 def test_options_match_rdrobust(kw):
     y, x = _sim(7, n=700)
-    _compare(_ours(y, x, **kw), _oracle(y, x, **kw))
+    # rdrobust's ci is a percentage
+    theirs = dict(kw, ci=round(100 * kw["ci"])) if "ci" in kw else kw
+    _compare(_ours(y, x, **kw), _oracle(y, x, **theirs))
+
+
+def test_ci_is_a_fraction():
+    y, x = _sim(7, n=200)
+    with pytest.raises(ValueError, match="ci: must be in \\(0, 1\\)"):
+        _ours(y, x, ci=95)
 
 
 @needs_rdrobust

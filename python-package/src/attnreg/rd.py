@@ -746,8 +746,8 @@ def rdplot(y, x, c: float = 0.0, p: int = 4, nbins=None, binselect: str = "esmv"
     support : (float, float), optional
         Extends the range of x used by the evenly-spaced bins.
     ci : float, optional
-        Draw t confidence intervals of the bin means at this level (a fraction, e.g. 0.95; a
-        percentage such as 95 is read as rdrobust's ``ci=95``).
+        Draw t confidence intervals of the bin means at this level, a fraction in (0, 1) as
+        every level in attnreg (0.95 where rdrobust writes ``ci=95``; 95 is an error).
     shade : bool
         Draw the intervals as shaded bands.
     hide : bool
@@ -803,10 +803,7 @@ def rdplot(y, x, c: float = 0.0, p: int = 4, nbins=None, binselect: str = "esmv"
     if masspoints not in ("adjust", "check", "off"):
         raise ValueError(f"masspoints: {masspoints!r} is not one of adjust, check, off")
     if ci is not None and not isinstance(ci, bool):
-        ci = float(ci)
-        if ci >= 1:  # rdrobust's ci=95
-            ci = ci / 100.0
-        check_level(ci)
+        ci = check_level(ci, "ci")  # a fraction, as every level in attnreg (rdrobust: ci=95)
     if level is None:
         level = ci if isinstance(ci, float) else 0.95
     check_level(level)
