@@ -103,6 +103,20 @@ def _pair(v, name: str):
     return (float(a[0]), float(a[0])) if a.size == 1 else (float(a[0]), float(a[1]))
 
 
+
+def _subset_rows(subset, n: int) -> np.ndarray:
+    """The rows selected by ``subset``: a boolean mask of length n or integer positions."""
+    s = np.asarray(subset)
+    if s.dtype == bool:
+        if s.shape != (n,):
+            raise ValueError(f"subset: a boolean mask needs {n} values")
+        return np.flatnonzero(s)
+    if np.issubdtype(s.dtype, np.integer):
+        if s.ndim != 1 or np.any(s < 0) or np.any(s >= n):
+            raise ValueError(f"subset: integer positions must lie in 0..{n - 1}")
+        return s
+    raise ValueError("subset: pass a boolean mask or integer positions")
+
 def _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs, kernel, weights, bwselect, vce,
              groups, nnmatch, level, masspoints, bwcheck, bwrestrict, scaleregul, stdvars,
              subset, sharpbw):
@@ -117,17 +131,7 @@ def _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs, kernel, weights, bwse
     cl = _groups(groups, n)
     rows = np.arange(n)
     if subset is not None:
-        s = np.asarray(subset)
-        if s.dtype == bool:
-            if s.shape != (n,):
-                raise ValueError(f"subset: a boolean mask needs {n} values")
-            rows = np.flatnonzero(s)
-        elif np.issubdtype(s.dtype, np.integer):
-            if s.ndim != 1 or np.any(s < 0) or np.any(s >= n):
-                raise ValueError(f"subset: integer positions must lie in 0..{n - 1}")
-            rows = s
-        else:
-            raise ValueError("subset: pass a boolean mask or integer positions")
+        rows = _subset_rows(subset, n)
     take = (lambda a: None if a is None else a[rows])
     for name, val in (("p", p), ("deriv", deriv), ("nnmatch", nnmatch)):
         if not isinstance(val, (int, np.integer)) or isinstance(val, bool):
@@ -777,17 +781,7 @@ def rdplot(y, x, c: float = 0.0, p: int = 4, nbins=None, binselect: str = "esmv"
         raise ValueError("y: the outcome is required")
     wv = _vector(weights, "weights", n)
     if subset is not None:
-        s = np.asarray(subset)
-        if s.dtype == bool:
-            if s.shape != (n,):
-                raise ValueError(f"subset: a boolean mask needs {n} values")
-            rows = np.flatnonzero(s)
-        elif np.issubdtype(s.dtype, np.integer):
-            if s.ndim != 1 or np.any(s < 0) or np.any(s >= n):
-                raise ValueError(f"subset: integer positions must lie in 0..{n - 1}")
-            rows = s
-        else:
-            raise ValueError("subset: pass a boolean mask or integer positions")
+        rows = _subset_rows(subset, n)
         xv, yv = xv[rows], yv[rows]
         wv = None if wv is None else wv[rows]
     if not isinstance(p, (int, np.integer)) or isinstance(p, bool):
