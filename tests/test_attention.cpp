@@ -529,7 +529,7 @@ TEST(Softmax, EqualsGaussianNadarayaWatsonOnUnitNormInputs) {
   for (double h : {0.3, 0.7, 2.0}) {
     Options s, g;
     s.method = Method::softmax;
-    s.scale = 1.0 / (h * h);  // tau = h^2 (seed 000)
+    s.scale = 1.0 / (h * h);  // tau = h^2 (Pai 2025, "Regression is All You Need")
     g.method = Method::nw_rbf;
     g.bandwidth = h;
     const auto a = run(Q, K, V, s), b = run(Q, K, V, g);
@@ -642,7 +642,7 @@ TEST(Linear, EpanechnikovFeatureMapIsEpanechnikovNWOnUnitNormInputs) {
   const auto V = randn(1, 1, 50, 2, 123);
   unit_rows(Q);
   unit_rows(K);
-  const double tau = 4.5;  // seed 000: valid (no clipping) for tau >= 4
+  const double tau = 4.5;  // Pai 2025, "Regression is All You Need": valid (no clipping) for tau >= 4
   Options o;
   o.method = Method::linear;
   o.feature_map = FeatureMap::epanechnikov;

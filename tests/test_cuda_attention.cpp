@@ -5,7 +5,8 @@
 // the GPU saw (after rounding to float32 / float16 / bfloat16). The same kernels also run on
 // the CPU under the thread-block emulator (cuda/testing/test_lla_tile_cuda_math.cpp), in every build.
 //
-// Bounds: ||out - ref|| / ||ref|| < 1e-4 for float32 LLA (DESIGN.md §7), 1e-5 for float32
+// Bounds: ||out - ref|| / ||ref|| < 1e-4 for float32 LLA (float32 accumulation over d <= 128
+// terms per dot product and the float32 CG solve), 1e-5 for float32
 // softmax / NW; tensor cores with 16-bit inputs: 1e-2 for bfloat16 and 2e-3 for float16 (the
 // output alone is rounded to the input type, unit roundoff 2^-8 and 2^-11; the rest is
 // float32 accumulation in the tensor cores' order).

@@ -1,6 +1,7 @@
 // OLS: checked against an independent oracle (normal equations solved in long double by
 // Gaussian elimination on small, well-conditioned designs), against the NIST StRD Longley
-// certified values, and for the attention identities of seed 004 (eqs. 4-8, 12-13, 20-21).
+// certified values, and for the attention identities of Goulet Coulombe 2025, arXiv:2504.09663
+// (eqs. 4-8, 12-13, 20-21).
 // Inference is in test_least_squares_inference.cpp, all eleven NIST sets in
 // test_least_squares_nist.cpp.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Masked (causal) least-squares attention, seed 004 eq. 35, on a small AR(1): the O(n r) prefix-
+// Masked (causal) least-squares attention, Goulet Coulombe 2025, arXiv:2504.09663, eq. 35, on a small AR(1): the O(n r) prefix-
 // sum predictions against the explicit masked hat matrix (brute force), the recursive pseudo-
 // out-of-sample forecasts against explicit refits, and the leakage the paper describes: masked
 // forecasts move when FUTURE observations change, recursive ones do not.
@@ -145,7 +145,7 @@ TEST(PseudoOOS, MaskingStillLeaksTheFuture) {
   // Forecasts of rows 10..49 use only rows before them: the recursive ones are untouched ...
   const arma::uword m = 40;
   EXPECT_LT(arma::abs(moved.recursive.rows(0, m - 1) - base.recursive.rows(0, m - 1)).max(), 1e-12);
-  // ... but the masked ones move, through Omega: the leakage of seed 004 section 4.3.
+  // ... but the masked ones move, through Omega: the leakage of Goulet Coulombe 2025, arXiv:2504.09663, section 4.3.
   EXPECT_GT(arma::abs(moved.masked.rows(0, m - 1) - base.masked.rows(0, m - 1)).max(), 1e-3);
   EXPECT_THROW(attnreg::pseudo_out_of_sample(X, y, attnreg::PseudoOOSOptions{true, 0.0, 60, false}),
                attnreg::InvalidArgument);

@@ -1,4 +1,4 @@
-// L-BFGS and the attention regression of seed 004 eq. 28: the optimiser on standard problems,
+// L-BFGS and the attention regression of Goulet Coulombe 2025, arXiv:2504.09663, eq. 28: the optimiser on standard problems,
 // the analytic gradient against central finite differences, the attention identities, the
 // independence of results from the thread count, and the out-of-sample comparison with OLS and
 // Nadaraya-Watson on a nonlinear function (NW from a direct formula with a bandwidth chosen by

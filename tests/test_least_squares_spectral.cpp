@@ -1,4 +1,4 @@
-// Ridge and PCR (seed 004 eqs. 22-27, 29-30): against direct oracles (regularised normal
+// Ridge and PCR (Goulet Coulombe 2025, arXiv:2504.09663, eqs. 22-27, 29-30): against direct oracles (regularised normal
 // equations and a truncated eigen-decomposition of Xc'Xc, fine for these small well-conditioned
 // designs), the attention identities, exact leave-one-out against refitting, the one-pass
 // selection criteria against brute force, and the limits (lambda -> 0 is OLS, PCR with L = p is

@@ -1,5 +1,5 @@
 // Tests of local constant / local linear / local polynomial regression (LocalPolynomial)
-// against a direct float64 oracle and the identities of DESIGN.md §2 and §7.
+// against a direct float64 oracle and the identities of core/README.md ("Conventions").
 #include <gtest/gtest.h>
 
 #include <armadillo>
@@ -20,7 +20,7 @@ namespace {
 const double kPi = 3.14159265358979323846;
 
 // ---------------------------------------------------------------- the oracle
-// A few-line weighted least squares at each query, in data units, straight from DESIGN.md §2:
+// A few-line weighted least squares at each query, in data units, straight from the definition (core/README.md, "Conventions"):
 // minimise sum_i w_i (y_i - a - b'z_i)^2 + lambda * omega * ||b||^2 with normalised kernel
 // densities, Aitchison-Aitken (unordered) and Li-Racine (ordered) categorical kernels.
 double kdens(const std::string& name, double u) {
@@ -528,7 +528,7 @@ TEST(LocalFit, LeaveOneOutOfAnIsolatedPointIsAnError) {
 }
 
 TEST(LocalFit, GradientEqualsFiniteDifferencesOfTheFit) {
-  // The marginal effect is the local slope B(x) (DESIGN.md §2). It equals the derivative of the
+  // The marginal effect is the local slope B(x) (core/README.md, "Conventions"). It equals the derivative of the
   // fitted curve m(x) exactly when the local fit is a global one (h -> infinity), and up to the
   // smoothing bias of the slope otherwise; the exact value of B(x) is checked against the
   // oracle in MatchesOracleOnRandomDataAllKernelsAndShapes.
@@ -541,7 +541,7 @@ TEST(LocalFit, GradientEqualsFiniteDifferencesOfTheFit) {
   Xq.cols(0, 1) *= 0.5;
   const double e = 1e-5;
   {
-    const double ridge = 0.0;  // a ridge shrinks the slope on purpose (seed 002 eq. 6)
+    const double ridge = 0.0;  // a ridge shrinks the slope on purpose (Zuo et al. 2025, arXiv:2510.01450, eq. 6)
     for (const std::string kernel : {"gaussian", "biweight"}) {
       LocalFitOptions o = options(1, kernel, "cco", ridge);
       o.compute_fitted = false;  // sparse corners are irrelevant here: queries are central
