@@ -17,9 +17,6 @@ from ._validation import squeeze_outputs
 class _Smoother(RegressorMixin, BaseEstimator):
     """Shared predict / attention_weights of the linear smoothers."""
 
-    def _check_X(self, X):  # pragma: no cover - every subclass defines it
-        raise NotImplementedError
-
     def _weights_model(self):
         """The core model whose attention_weights answer (the fitted one by default)."""
         return self._model
