@@ -206,7 +206,8 @@ rd_bwselect <- function(y, x, c = 0, fuzzy = NULL, deriv = 0, p = 1, q = NULL, c
 #' local polynomial density estimator of Cattaneo, Jansson and Ma (2020, JASA 115(531)): on each
 #' side of `c` the empirical distribution function is regressed on a polynomial of order
 #' `q = p + 1` in `(x - c)/h`, and the slopes (the densities at `c`) are compared with jackknife
-#' standard errors. Bandwidths follow rdbwdensity (Cattaneo, Jansson and Ma 2018, Stata Journal
+#' or plug-in standard errors (`vce`), in the unrestricted or the restricted model
+#' (`fitselect`). Bandwidths follow rdbwdensity (Cattaneo, Jansson and Ma 2018, Stata Journal
 #' 18(1)); binomial tests in windows around the cutoff follow R rddensity's window rule (the
 #' first window holds `bino_n` rows on each side). Same core as Python `attnreg.rd.rddensity`;
 #' docs/rd.md lists the conventions.
@@ -217,17 +218,24 @@ rd_bwselect <- function(y, x, c = 0, fuzzy = NULL, deriv = 0, p = 1, q = NULL, c
 #' @param q Order of the test fit, default `p + 1`.
 #' @param kernel `"triangular"`, `"epanechnikov"` or `"uniform"`.
 #' @param h One bandwidth or `c(left, right)`; `NULL` selects them.
-#' @param bwselect `"comb"` (median of the three rules per side), `"each"`, `"diff"` or `"sum"`.
-#' @param vce Only `"jackknife"` is implemented.
+#' @param bwselect `"comb"` (median of the three rules per side; the smaller of `"diff"` and
+#'   `"sum"` under `fitselect = "restricted"`), `"each"` (unrestricted only), `"diff"` or `"sum"`.
+#' @param vce `"jackknife"` (Cattaneo, Jansson and Ma 2020, section 3.2) or `"plugin"`, the
+#'   asymptotic variance of their Theorem 1 at the estimated densities; it also enters the
+#'   bandwidth rules, as in rddensity.
 #' @param masspoints Adjust the empirical distribution at repeated values.
 #' @param regularize,nlocalmin,nuniquemin Minimum rows and distinct values within the
 #'   bandwidths (default `20 + p + 1`), as rddensity.
 #' @param bino_n,bino_w,bino_nw,bino_p Binomial tests: rows on each side in the first window (or
 #'   `bino_w`, its half-length), the number of windows (0: none) and the null probability.
+#' @param fitselect `"unrestricted"` (a distribution function per side) or `"restricted"` (one
+#'   distribution function, continuous at `c` with common derivatives of order 2 and higher and
+#'   a density of its own on each side; Cattaneo, Jansson and Ma 2018, Stata Journal 18(1),
+#'   section 2). The restricted model takes one bandwidth.
 #' @return An object of class `rd_density`: `statistic`, `p_value`, `h` (left, right),
 #'   `n_effective`, `density` and `se` (left, right, diff), `bandwidths` (rdbwdensity's table or
 #'   `NULL` for a given `h`), `binomial` (a data frame of windows, counts and p-values), `n`,
-#'   `n_dropped`.
+#'   `n_dropped`, `fitselect`, `vce`.
 #' @examples
 #' set.seed(1)
 #' m <- rd_density(rnorm(2000))
@@ -236,7 +244,8 @@ rd_bwselect <- function(y, x, c = 0, fuzzy = NULL, deriv = 0, p = 1, q = NULL, c
 rd_density <- function(x, c = 0, p = 2, q = NULL, kernel = "triangular", h = NULL,
                        bwselect = "comb", vce = "jackknife", masspoints = TRUE,
                        regularize = TRUE, nlocalmin = NULL, nuniquemin = NULL, bino_n = 20,
-                       bino_w = NULL, bino_nw = 10, bino_p = 0.5) {
+                       bino_w = NULL, bino_nw = 10, bino_p = 0.5,
+                       fitselect = "unrestricted") {
   if (!is.numeric(x)) stop("x: must be a numeric vector", call. = FALSE)
   if (any(is.infinite(x))) stop("x: has infinite values; drop or fix those rows", call. = FALSE)
   miss <- is.na(x)
@@ -252,8 +261,11 @@ rd_density <- function(x, c = 0, p = 2, q = NULL, kernel = "triangular", h = NUL
     stop("c: the cutoff must lie within the range of x", call. = FALSE)
   kernel <- match.arg(tolower(kernel), c("triangular", "epanechnikov", "uniform"))
   bwselect <- match.arg(tolower(bwselect), c("comb", "each", "diff", "sum"))
-  if (!identical(vce, "jackknife"))
-    stop("vce: only 'jackknife' is implemented (rddensity's 'plugin' is not)", call. = FALSE)
+  if (!(is.character(vce) && length(vce) == 1 && vce %in% c("jackknife", "plugin")))
+    stop("vce: must be \"jackknife\" or \"plugin\"", call. = FALSE)
+  if (!(is.character(fitselect) && length(fitselect) == 1 &&
+        fitselect %in% c("unrestricted", "restricted")))
+    stop("fitselect: must be \"unrestricted\" or \"restricted\"", call. = FALSE)
   if (is.null(h)) {
     hh <- c(NA_real_, NA_real_)
   } else {
@@ -278,7 +290,8 @@ rd_density <- function(x, c = 0, p = 2, q = NULL, kernel = "triangular", h = NUL
               masspoints = isTRUE(masspoints), regularize = isTRUE(regularize),
               nlocalmin = mins[[1]], nuniquemin = mins[[2]], bino_n = as.integer(bino_n),
               bino_w = if (is.null(bino_w)) NA_real_ else as.numeric(bino_w),
-              bino_nw = as.integer(bino_nw), bino_p = as.numeric(bino_p))
+              bino_nw = as.integer(bino_nw), bino_p = as.numeric(bino_p),
+              fitselect = fitselect, vce = vce)
   r <- .rd_density_cpp(x, opt)
   tab <- NULL
   if (length(r$bw_table))
@@ -293,7 +306,7 @@ rd_density <- function(x, c = 0, p = 2, q = NULL, kernel = "triangular", h = NUL
                  bandwidths = tab, binomial = r$bino,
                  n = c(full = r$n[1], left = r$n[2], right = r$n[3]), n_dropped = sum(miss),
                  c = c, p = p, q = q, kernel = kernel, bwselect = r$bwselect,
-                 mass_points = r$mass_points),
+                 mass_points = r$mass_points, fitselect = r$fitselect, vce = r$vce),
             class = "rd_density")
 }
 
@@ -302,6 +315,7 @@ print.rd_density <- function(x, digits = 4, ...) {
   cat("Manipulation test (Cattaneo, Jansson and Ma 2020), cutoff", x$c, "\n")
   cat("  h:", format(x$h, digits = digits), " effective n:", x$n_effective,
       " bwselect:", x$bwselect, "\n")
+  if (!is.null(x$fitselect)) cat("  model:", x$fitselect, " vce:", x$vce, "\n")
   cat("  T =", format(x$statistic, digits = digits), " p-value =",
       format(x$p_value, digits = digits), "\n")
   invisible(x)

@@ -191,6 +191,8 @@ void init_rd(py::module_& m) {
         opt.bino_w = o["bino_w"].cast<double>();
         opt.bino_nw = o["bino_nw"].cast<int>();
         opt.bino_p = o["bino_p"].cast<double>();
+        opt.fitselect = o["fitselect"].cast<std::string>();
+        opt.vce = o["vce"].cast<std::string>();
         rd::RdDensityResult r;
         {
           py::gil_scoped_release release;
@@ -211,6 +213,8 @@ void init_rd(py::module_& m) {
         out["bino_n_left"] = r.bino_n_left;
         out["bino_n_right"] = r.bino_n_right;
         out["bino_p_value"] = r.bino_p_value;
+        out["fitselect"] = r.fitselect;
+        out["vce"] = r.vce;
         return out;
       },
       py::arg("x"), py::arg("options"));

@@ -161,6 +161,8 @@ Rcpp::List rd_density_cpp(const Rcpp::NumericVector& x, const Rcpp::List& o) {
   opt.bino_w = Rcpp::as<double>(o["bino_w"]);
   opt.bino_nw = Rcpp::as<int>(o["bino_nw"]);
   opt.bino_p = Rcpp::as<double>(o["bino_p"]);
+  opt.fitselect = Rcpp::as<std::string>(o["fitselect"]);
+  opt.vce = Rcpp::as<std::string>(o["vce"]);
   const attnreg::rd::RdDensityResult r =
       attnreg::rd::rddensity(std::vector<double>(x.begin(), x.end()), opt);
   const Rcpp::NumericVector nl(r.bino_n_left.begin(), r.bino_n_left.end()),
@@ -173,7 +175,8 @@ Rcpp::List rd_density_cpp(const Rcpp::NumericVector& x, const Rcpp::List& o) {
       Rcpp::Named("bwselect") = r.bwselect, Rcpp::Named("bw_table") = Rcpp::wrap(r.bw_table),
       Rcpp::Named("n") = Rcpp::NumericVector::create(r.n, r.n_left, r.n_right, r.nh_left,
                                                      r.nh_right),
-      Rcpp::Named("mass_points") = r.mass_points,
+      Rcpp::Named("mass_points") = r.mass_points, Rcpp::Named("fitselect") = r.fitselect,
+      Rcpp::Named("vce") = r.vce,
       Rcpp::Named("bino") = Rcpp::DataFrame::create(
           Rcpp::Named("w_left") = Rcpp::wrap(r.bino_w_left),
           Rcpp::Named("w_right") = Rcpp::wrap(r.bino_w_right), Rcpp::Named("n_left") = nl,

@@ -174,7 +174,7 @@ def test_summary_and_no_bino(margin):
     (dict(q=1), "q:"),
     (dict(kernel="gaussian"), "kernel:"),
     (dict(bwselect="mserd"), "bwselect:"),
-    (dict(vce="plugin"), "jackknife"),
+    (dict(vce="bootstrap"), "jackknife"),
     (dict(h=-1.0), "h:"),
     (dict(h=(1.0, 2.0, 3.0)), "h:"),
     (dict(bino_w=0.0), "bino_w"),

@@ -8,62 +8,17 @@
 #include <vector>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/detail/rddensity_internal.hpp"
 #include "attnreg/rd/rddensity.hpp"
 
 namespace attnreg {
 namespace rd {
 namespace {
 
-double kern(RdKernel k, double u) {  // u in [-1, 1]
-  switch (k) {
-    case RdKernel::epanechnikov: return 0.75 * (1.0 - u * u);
-    case RdKernel::uniform: return 0.5;
-    default: return 1.0 - std::fabs(u);
-  }
-}
-
-// int_0^1 K(l) l^m dl for the three kernels.
-double kmoment(RdKernel k, int m) {
-  switch (k) {
-    case RdKernel::epanechnikov: return 0.75 * (1.0 / (m + 1) - 1.0 / (m + 3));
-    case RdKernel::uniform: return 0.5 / (m + 1);
-    default: return 1.0 / (m + 1) - 1.0 / (m + 2);
-  }
-}
-
-// Solve A z = r for a small symmetric positive definite A (row-major, d x d) by Cholesky.
-// Returns false when A is not numerically positive definite.
-bool chol_solve(std::vector<double> A, std::vector<double>& r, int d) {
-  for (int j = 0; j < d; ++j) {
-    double s = A[j * d + j];
-    for (int k = 0; k < j; ++k) s -= A[j * d + k] * A[j * d + k];
-    if (!(s > 0.0)) return false;
-    const double l = std::sqrt(s);
-    A[j * d + j] = l;
-    for (int i = j + 1; i < d; ++i) {
-      double t = A[i * d + j];
-      for (int k = 0; k < j; ++k) t -= A[i * d + k] * A[j * d + k];
-      A[i * d + j] = t / l;
-    }
-  }
-  for (int i = 0; i < d; ++i) {
-    double t = r[i];
-    for (int k = 0; k < i; ++k) t -= A[i * d + k] * r[k];
-    r[i] = t / A[i * d + i];
-  }
-  for (int i = d - 1; i >= 0; --i) {
-    double t = r[i];
-    for (int k = i + 1; k < d; ++k) t -= A[k * d + i] * r[k];
-    r[i] = t / A[i * d + i];
-  }
-  return true;
-}
-
-struct Fit {
-  double hat[4];  // left, right, diff, sum of the slope (density)
-  double jk[4];   // jackknife variances of the same
-  double s[4];    // the s-th derivative coefficient: left, right, diff, sum
-};
+using dens::chol_solve;
+using dens::Fit;
+using dens::kern;
+using dens::kmoment;
 
 // One side's normal equations in u = x/h: S (d x d), the weighted design rows are W u^k.
 // X: window rows sorted, centred (left rows [lo, hi) all < 0 or all >= 0); Y: the ECDF.
@@ -162,6 +117,7 @@ Fit density_fit(const double* X, const double* Y, std::size_t nh, std::size_t nl
   f.jk[1] = vrr;
   f.jk[2] = vll + vrr - 2.0 * vlr;
   f.jk[3] = vll + vrr + 2.0 * vlr;
+  for (double& v : f.pl) v = std::nan("");
   return f;
 }
 
@@ -288,18 +244,30 @@ Sample prepare(const std::vector<double>& xin, double c, bool masspoints) {
   return smp;
 }
 
-// rdbwdensity's table and the bandwidths of bwselect (sets hl/hr where they are NaN).
-void select_bandwidths(const Sample& smp, const RdDensityOptions& opt, RdDensityResult& res,
-                       double& hl, double& hr) {
-  const std::vector<double>&X = smp.X, &Y = smp.Y, &U = smp.U, &XL = smp.XL, &XR = smp.XR,
-                            &UL = smp.UL, &UR = smp.UR;
-  const std::size_t n = smp.n, nl = smp.nl;
+// The density fit of order p on the window [c - hl, c + hr] under opt's model (rows lo..hi of the
+// sorted sample), with the plug-in variances when opt.vce asks for them.
+Fit model_fit(const Sample& smp, const RdDensityOptions& opt, double hl, double hr, int p,
+              int s) {
+  std::size_t lo, hi;
+  smp.window(hl, hr, lo, hi);
+  const double *X = smp.X.data() + lo, *Y = smp.Y.data() + lo;
+  const bool plugin = opt.vce == "plugin";
+  if (opt.fitselect == "restricted")
+    return dens::restricted_fit(X, Y, hi - lo, smp.nl - lo, smp.n, hl, p, s, opt.kernel, smp.mass,
+                                plugin);
+  Fit f = density_fit(X, Y, hi - lo, smp.nl - lo, smp.n, hl, hr, p, s, opt.kernel, smp.mass);
+  if (plugin) dens::plugin_unrestricted(f, opt.kernel, p, smp.n, hl, hr);
+  return f;
+}
+
+// rdbwdensity's normal-reference pilot bandwidths (Cattaneo, Jansson and Ma 2018, Stata Journal
+// 18(1)): b (order p + 2, for the (p+1)-th derivative) and c (order p, for the variance).
+void pilot_bandwidths(const Sample& smp, const RdDensityOptions& opt, double& bn, double& cn) {
+  const std::vector<double>&X = smp.X, &U = smp.U;
+  const std::size_t n = smp.n;
   const int p = opt.p;
-  const std::string& bs = opt.bwselect;
   const std::size_t nlocal = opt.nlocalmin < 0 ? 20 + p + 1 : opt.nlocalmin;
   const std::size_t nuniq = opt.nuniquemin < 0 ? 20 + p + 1 : opt.nuniquemin;
-  // rdbwdensity (Cattaneo, Jansson and Ma 2018, Stata Journal 18(1)): normal-reference pilots
-  // b (order p + 2, for the (p+1)-th derivative) and c (order p, for the variance).
   double mu = 0.0;
   for (double v : X) mu += v;
   mu /= n;
@@ -317,41 +285,75 @@ void select_bandwidths(const Sample& smp, const RdDensityOptions& opt, RdDensity
                                6467911284037581.0};
   const double hb = hermite(z, p + 2), hc = hermite(z, p);
   const double fb = 1.0 / (hb * hb * norm_pdf(z)), fc = 1.0 / (hc * hc * norm_pdf(z));
-  double bn = std::pow((2.0 * p + 1) / 4.0 * fb * Cb[p - 1] / n, 1.0 / (2 * p + 5)) * sd;
-  double cn = std::pow(1.0 / (2 * p) * fc * Cc[p - 1] / n, 1.0 / (2 * p + 1)) * sd;
+  bn = std::pow((2.0 * p + 1) / 4.0 * fb * Cb[p - 1] / n, 1.0 / (2 * p + 5)) * sd;
+  cn = std::pow(1.0 / (2 * p) * fc * Cc[p - 1] / n, 1.0 / (2 * p + 1)) * sd;
   if (opt.regularize) {
     const double umax = std::max(std::fabs(U.front()), std::fabs(U.back()));
     bn = std::min(bn, umax);
     cn = std::min(cn, umax);
     if (nlocal > 0) {
-      bn = std::max({bn, kth(XL, 20 + p + 3), kth(XR, 20 + p + 3)});
-      cn = std::max({cn, kth(XL, 20 + p + 1), kth(XR, 20 + p + 1)});
+      bn = std::max({bn, kth(smp.XL, 20 + p + 3), kth(smp.XR, 20 + p + 3)});
+      cn = std::max({cn, kth(smp.XL, 20 + p + 1), kth(smp.XR, 20 + p + 1)});
     }
     if (nuniq > 0) {
-      bn = std::max({bn, kth(UL, 20 + p + 3), kth(UR, 20 + p + 3)});
-      cn = std::max({cn, kth(UL, 20 + p + 1), kth(UR, 20 + p + 1)});
+      bn = std::max({bn, kth(smp.UL, 20 + p + 3), kth(smp.UR, 20 + p + 3)});
+      cn = std::max({cn, kth(smp.UL, 20 + p + 1), kth(smp.UR, 20 + p + 1)});
     }
   }
-  std::size_t lo, hi;
-  smp.window(bn, bn, lo, hi);
-  const Fit fbv = density_fit(X.data() + lo, Y.data() + lo, hi - lo, nl - lo, n, bn, bn, p + 2,
-                              p + 1, opt.kernel, smp.mass);
-  smp.window(cn, cn, lo, hi);
-  const Fit fcv = density_fit(X.data() + lo, Y.data() + lo, hi - lo, nl - lo, n, cn, cn, p, 1,
-                              opt.kernel, smp.mass);
-  // Bias constant e_1' S^{-1} C of the boundary equivalent kernel on [0, 1].
-  const int d = p + 1;
-  std::vector<double> S(d * d), C(d);
-  for (int a = 0; a < d; ++a) {
-    C[a] = kmoment(opt.kernel, a + p + 1);
-    for (int b = 0; b < d; ++b) S[a * d + b] = kmoment(opt.kernel, a + b);
-  }
-  chol_solve(S, C, d);
-  const double bc = C[1];
+}
+
+// rdbwdensity's regularization of the table's bandwidths: at most the range of the distinct
+// values, at least nlocalmin rows and nuniquemin distinct values per side.
+void regularize_table(const Sample& smp, const RdDensityOptions& opt, double (*tab)[3]) {
+  const int p = opt.p;
+  const std::size_t nlocal = opt.nlocalmin < 0 ? 20 + p + 1 : opt.nlocalmin;
+  const std::size_t nuniq = opt.nuniquemin < 0 ? 20 + p + 1 : opt.nuniquemin;
+  const double ul = std::fabs(smp.U.front()), ur = smp.U.back(), um = std::max(ul, ur);
+  tab[0][0] = std::min(tab[0][0], ul);
+  tab[1][0] = std::min(tab[1][0], ur);
+  tab[2][0] = std::min(tab[2][0], um);
+  tab[3][0] = std::min(tab[3][0], um);
+  auto floor_at = [&](double lmin, double rmin) {
+    tab[0][0] = std::max(tab[0][0], lmin);
+    tab[1][0] = std::max(tab[1][0], rmin);
+    for (int r = 2; r < 4; ++r) tab[r][0] = std::max({tab[r][0], lmin, rmin});
+  };
+  if (nlocal > 0) floor_at(kth(smp.XL, nlocal), kth(smp.XR, nlocal));
+  if (nuniq > 0) floor_at(kth(smp.UL, nuniq), kth(smp.UR, nuniq));
+}
+
+// rdbwdensity's table and the bandwidths of bwselect (sets hl/hr where they are NaN).
+void select_bandwidths(const Sample& smp, const RdDensityOptions& opt, RdDensityResult& res,
+                       double& hl, double& hr) {
+  const std::size_t n = smp.n;
+  const int p = opt.p;
+  const std::string& bs = opt.bwselect;
+  const bool restricted = opt.fitselect == "restricted";
+  double bn, cn;
+  pilot_bandwidths(smp, opt, bn, cn);
+  const Fit fbv = model_fit(smp, opt, bn, bn, p + 2, p + 1);
+  const Fit fcv = model_fit(smp, opt, cn, cn, p, 1);
+  const double* var = opt.vce == "plugin" ? fcv.pl : fcv.jk;
   double tab[4][3];
-  for (int r = 0; r < 4; ++r) tab[r][1] = n * cn * fcv.jk[r];
-  tab[0][2] = fbv.s[0] * bc * ((p % 2) ? -1.0 : 1.0);
-  tab[1][2] = fbv.s[1] * bc;
+  for (int r = 0; r < 4; ++r) tab[r][1] = n * cn * var[r];
+  if (restricted) {
+    // The restricted fit's leading bias (Cattaneo, Jansson and Ma 2018, section 2): the
+    // densities of the variance pilot weight the two sides' kernel moments.
+    dens::restricted_bias(opt.kernel, p, fcv.hat[0], fcv.hat[1], fbv.s[0], tab[0][2],
+                          tab[1][2]);
+  } else {
+    // Bias constant e_1' S^{-1} C of the boundary equivalent kernel on [0, 1].
+    const int d = p + 1;
+    std::vector<double> S(d * d), C(d);
+    for (int a = 0; a < d; ++a) {
+      C[a] = kmoment(opt.kernel, a + p + 1);
+      for (int b = 0; b < d; ++b) S[a * d + b] = kmoment(opt.kernel, a + b);
+    }
+    chol_solve(S, C, d);
+    const double bc = C[1];
+    tab[0][2] = fbv.s[0] * bc * ((p % 2) ? -1.0 : 1.0);
+    tab[1][2] = fbv.s[1] * bc;
+  }
   tab[2][2] = tab[1][2] - tab[0][2];
   tab[3][2] = tab[1][2] + tab[0][2];
   for (int r = 0; r < 4; ++r) {
@@ -360,20 +362,7 @@ void select_bandwidths(const Sample& smp, const RdDensityOptions& opt, RdDensity
     if (!(tab[r][1] >= 0)) tab[r][0] = 0.0;
     if (std::isnan(tab[r][0])) tab[r][0] = 0.0;
   }
-  if (opt.regularize) {
-    const double ul = std::fabs(U.front()), ur = U.back(), um = std::max(ul, ur);
-    tab[0][0] = std::min(tab[0][0], ul);
-    tab[1][0] = std::min(tab[1][0], ur);
-    tab[2][0] = std::min(tab[2][0], um);
-    tab[3][0] = std::min(tab[3][0], um);
-    auto floor_at = [&](double lmin, double rmin) {
-      tab[0][0] = std::max(tab[0][0], lmin);
-      tab[1][0] = std::max(tab[1][0], rmin);
-      for (int r = 2; r < 4; ++r) tab[r][0] = std::max({tab[r][0], lmin, rmin});
-    };
-    if (nlocal > 0) floor_at(kth(XL, nlocal), kth(XR, nlocal));
-    if (nuniq > 0) floor_at(kth(UL, nuniq), kth(UR, nuniq));
-  }
+  if (opt.regularize) regularize_table(smp, opt, tab);
   res.bw_table.assign(&tab[0][0], &tab[0][0] + 12);
   double sl, sr;
   if (bs == "each") {
@@ -383,6 +372,8 @@ void select_bandwidths(const Sample& smp, const RdDensityOptions& opt, RdDensity
     sl = sr = tab[2][0];
   } else if (bs == "sum") {
     sl = sr = tab[3][0];
+  } else if (restricted) {  // comb under the restricted model: the smaller of diff and sum
+    sl = sr = std::min(tab[2][0], tab[3][0]);
   } else {
     sl = median3(tab[0][0], tab[2][0], tab[3][0]);
     sr = median3(tab[1][0], tab[2][0], tab[3][0]);
@@ -445,6 +436,13 @@ RdDensityResult rddensity(const std::vector<double>& xin, const RdDensityOptions
   if (q < p || q > 8) throw InvalidArgument("rddensity: q must be an integer from p to 8");
   const double c = opt.c;
   if (!std::isfinite(c)) throw InvalidArgument("rddensity: c must be a finite number");
+  const bool restricted = opt.fitselect == "restricted";
+  if (!restricted && opt.fitselect != "unrestricted")
+    throw InvalidArgument("rddensity: fitselect must be 'unrestricted' or 'restricted', got '" +
+                          opt.fitselect + "'");
+  if (opt.vce != "jackknife" && opt.vce != "plugin")
+    throw InvalidArgument("rddensity: vce must be 'jackknife' or 'plugin', got '" + opt.vce +
+                          "'");
   const Sample smp = prepare(xin, c, opt.masspoints);
   RdDensityResult res;
   res.mass_points = smp.mass;
@@ -457,10 +455,20 @@ RdDensityResult rddensity(const std::vector<double>& xin, const RdDensityOptions
     const std::string& bs = opt.bwselect;
     if (bs != "each" && bs != "diff" && bs != "sum" && bs != "comb")
       throw InvalidArgument("rddensity: bwselect must be one of 'each', 'diff', 'sum', 'comb'");
+    if (restricted && bs == "each")
+      throw InvalidArgument("rddensity: bwselect='each' gives two bandwidths, the restricted "
+                            "model has one: use 'diff', 'sum' or 'comb', or "
+                            "fitselect='unrestricted'");
     res.bwselect = bs;
     select_bandwidths(smp, opt, res, hl, hr);
   }
+  if (restricted && hl != hr)
+    throw InvalidArgument("rddensity: the restricted model fits both sides with one bandwidth: "
+                          "give a single h (or h_left == h_right), or use "
+                          "fitselect='unrestricted'");
   const std::size_t nl = smp.nl;
+  res.fitselect = opt.fitselect;
+  res.vce = opt.vce;
   res.h_left = hl;
   res.h_right = hr;
   res.n = smp.n;
@@ -470,14 +478,21 @@ RdDensityResult rddensity(const std::vector<double>& xin, const RdDensityOptions
   smp.window(hl, hr, lo, hi);
   res.nh_left = nl - lo;
   res.nh_right = hi - nl;
-  const Fit f = density_fit(smp.X.data() + lo, smp.Y.data() + lo, hi - lo, nl - lo, smp.n, hl,
-                            hr, q, 1, opt.kernel, smp.mass);
+  const Fit f = model_fit(smp, opt, hl, hr, q, 1);
+  const double* var = opt.vce == "plugin" ? f.pl : f.jk;
+  if (opt.vce == "plugin" && !(var[2] > 0)) {
+    std::ostringstream m;
+    m << "rddensity: the plug-in variance needs positive density estimates on both sides of the "
+         "cutoff (left "
+      << f.hat[0] << ", right " << f.hat[1] << "): use vce='jackknife' or a larger h";
+    throw InvalidArgument(m.str());
+  }
   res.f_left = f.hat[0];
   res.f_right = f.hat[1];
   res.diff = f.hat[2];
-  res.se_left = std::sqrt(f.jk[0]);
-  res.se_right = std::sqrt(f.jk[1]);
-  res.se_diff = std::sqrt(f.jk[2]);
+  res.se_left = std::sqrt(var[0]);
+  res.se_right = std::sqrt(var[1]);
+  res.se_diff = std::sqrt(var[2]);
   res.statistic = f.hat[2] / res.se_diff;
   res.p_value = std::erfc(std::fabs(res.statistic) / std::sqrt(2.0));
   binomial_windows(smp, opt, hl, hr, res);

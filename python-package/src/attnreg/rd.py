@@ -459,7 +459,7 @@ class RDDensityResult:
     """The manipulation test of ``rddensity``.
 
     ``statistic`` and ``p_value``: the robust (order q) test of equal densities at the cutoff,
-    with jackknife standard errors; ``density``: the estimates left and right of c and their
+    with the standard errors of ``vce`` under the model ``fitselect``; ``density``: the estimates left and right of c and their
     difference; ``se``: their standard errors; ``h_left``/``h_right`` the bandwidths;
     ``n_effective`` the rows within them (left, right); ``bandwidths``: rdbwdensity's table
     (rows left, right, diff, sum; None for a given h); ``binomial``: the binomial tests in
@@ -485,13 +485,15 @@ class RDDensityResult:
     mass_points: bool
     bandwidths: typing.Any
     binomial: typing.Any
+    fitselect: str = "unrestricted"
+    vce: str = "jackknife"
 
     def summary(self) -> str:
         """The test as text: sample, bandwidths, densities, T and p-value, binomial tests."""
         lines = [
             "Manipulation test (Cattaneo, Jansson and Ma 2020)",
             f"  cutoff c = {self.c:g}, p = {self.p}, q = {self.q}, kernel = {self.kernel}, "
-            f"vce = jackknife, bwselect = {self.bwselect}",
+            f"model = {self.fitselect}, vce = {self.vce}, bwselect = {self.bwselect}",
             f"  n = {self.n} (left {self.n_left}, right {self.n_right}), dropped {self.n_dropped}",
             f"  h = {self.h_left:.4f} (left), {self.h_right:.4f} (right); effective n = "
             f"{self.n_effective[0]}, {self.n_effective[1]}",
@@ -512,7 +514,8 @@ def rddensity(x, c: float = 0.0, p: int = 2, q: int | None = None, kernel: str =
               h=None, bwselect: str = "comb", vce: str = "jackknife", masspoints: bool = True,
               regularize: bool = True, nlocalmin: int | None = None,
               nuniquemin: int | None = None, bino_n: int = 20, bino_w: float | None = None,
-              bino_nw: int = 10, bino_p: float = 0.5) -> RDDensityResult:
+              bino_nw: int = 10, bino_p: float = 0.5,
+              fitselect: str = "unrestricted") -> RDDensityResult:
     """Manipulation test: is the density of the running variable continuous at the cutoff?
 
     The local polynomial density estimator of Cattaneo, Jansson and Ma (2020, JASA 115(531)) on
@@ -521,8 +524,15 @@ def rddensity(x, c: float = 0.0, p: int = 2, q: int | None = None, kernel: str =
     ``"each"``, ``"diff"``, ``"sum"`` or ``"comb"``, the median of the three; Cattaneo, Jansson
     and Ma 2018, Stata Journal 18(1)) and the binomial tests in windows around the cutoff
     (R rddensity's window rule; docs/rd.md says where rddensity 3.0's Python port differs).
-    Matches rddensity's default unrestricted model; ``vce="jackknife"`` is the one variance
-    implemented. Missing x (NaN) are dropped (``n_dropped``); infinite x is an error.
+    Missing x (NaN) are dropped (``n_dropped``); infinite x is an error.
+
+    ``fitselect``: ``"unrestricted"`` (default; a distribution function per side) or
+    ``"restricted"`` (one distribution function, continuous at c with common derivatives of
+    order >= 2 and a density of its own on each side: Cattaneo, Jansson and Ma 2018, Stata
+    Journal 18(1), section 2); the restricted model has one bandwidth (``bwselect`` ``"diff"``,
+    ``"sum"`` or ``"comb"``, the smaller of the two). ``vce``: ``"jackknife"`` (default) or
+    ``"plugin"``, the asymptotic variance of Cattaneo, Jansson and Ma (2020, Theorem 1) at the
+    estimated densities; it also enters the bandwidth rules, as in rddensity.
 
     Parameters: ``h`` one bandwidth or a (left, right) pair (None: selected); ``masspoints``
     adjusts the empirical distribution at repeated values; ``regularize``, ``nlocalmin``,
@@ -556,9 +566,10 @@ def rddensity(x, c: float = 0.0, p: int = 2, q: int | None = None, kernel: str =
     if bwselect not in ("each", "diff", "sum", "comb"):
         raise ValueError(f"bwselect: must be one of 'each', 'diff', 'sum', 'comb', got "
                          f"{bwselect!r}")
-    if vce != "jackknife":
-        raise ValueError(f"vce: only 'jackknife' is implemented (rddensity's 'plugin' is not), "
-                         f"got {vce!r}")
+    if vce not in ("jackknife", "plugin"):
+        raise ValueError(f"vce: must be 'jackknife' or 'plugin', got {vce!r}")
+    if fitselect not in ("unrestricted", "restricted"):
+        raise ValueError(f"fitselect: must be 'unrestricted' or 'restricted', got {fitselect!r}")
     if xv.size < 2 or not (xv.min() <= c <= xv.max()):
         raise ValueError(f"c: the cutoff {c!r} must lie within the range of x")
     hl, hr = _pair(h, "h")
@@ -578,7 +589,7 @@ def rddensity(x, c: float = 0.0, p: int = 2, q: int | None = None, kernel: str =
                 h_left=hl, h_right=hr, masspoints=bool(masspoints), regularize=bool(regularize),
                 nlocalmin=mins[0], nuniquemin=mins[1], bino_n=int(bino_n),
                 bino_w=math.nan if bino_w is None else float(bino_w), bino_nw=int(bino_nw),
-                bino_p=float(bino_p))
+                bino_p=float(bino_p), fitselect=fitselect, vce=vce)
     raw = _core.rd_density(xv, opts)
     n, nl, nr, nhl, nhr = (int(v) for v in raw["n"])
     table = None
@@ -598,7 +609,7 @@ def rddensity(x, c: float = 0.0, p: int = 2, q: int | None = None, kernel: str =
         se={"left": se[0], "right": se[1], "diff": se[2]}, n=n, n_left=nl, n_right=nr,
         n_dropped=int(miss.sum()), c=float(c), p=int(p), q=int(q), kernel=_KERNELS[kernel],
         bwselect=raw["bwselect"], mass_points=bool(raw["mass_points"]), bandwidths=table,
-        binomial=bino)
+        binomial=bino, fitselect=raw["fitselect"], vce=raw["vce"])
 
 
 

@@ -8,9 +8,11 @@
 // The estimator: sort x, let F_i = (i - 1)/(n - 1) be the empirical distribution at the i-th
 // order statistic (at a tie group, its last member's value), and on each side of c regress F on a
 // polynomial of order q in (x - c)/h with kernel weights K((x - c)/h)/h; the slope is the density
-// at c from that side. The variance is the jackknife of the paper (its section 3.2): the
+// at c from that side (the restricted model: one fit over both sides with a common level and
+// common higher derivatives, a slope per side). The variance is the jackknife of the paper (its section 3.2): the
 // leave-one-out influence of each row on the fit is a tail sum of the weighted design over the
-// rows above it, so both sides cost one pass over the sorted window.
+// rows above it, so both sides cost one pass over the sorted window; or the plug-in asymptotic
+// variance (their Theorem 1), kernel constants in closed form times the estimated densities.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +30,14 @@ struct RdDensityOptions {
   int p = 2;         ///< order of the bandwidth-selection fit (1..7)
   int q = -1;        ///< order of the test fit; -1: p + 1
   RdKernel kernel = RdKernel::triangular;
-  std::string bwselect = "comb";  ///< each, diff, sum, comb
+  std::string bwselect = "comb";  ///< each, diff, sum, comb (restricted: diff, sum, comb)
+  /// "unrestricted": each side its own distribution function; "restricted": one distribution
+  /// function, continuous with common derivatives of order >= 2, a density (slope) per side
+  /// (Cattaneo, Jansson and Ma 2018, Stata Journal 18(1), section 2); one bandwidth.
+  std::string fitselect = "unrestricted";
+  /// "jackknife" (Cattaneo, Jansson and Ma 2020, section 3.2) or "plugin": the asymptotic
+  /// variance of their Theorem 1 evaluated at the estimated densities.
+  std::string vce = "jackknife";
   double h_left = std::numeric_limits<double>::quiet_NaN();   ///< NaN: selected
   double h_right = std::numeric_limits<double>::quiet_NaN();
   bool masspoints = true;
@@ -43,10 +52,11 @@ struct RdDensityOptions {
 
 struct RdDensityResult {
   double f_left = 0, f_right = 0, diff = 0;       ///< density estimates at c (order q)
-  double se_left = 0, se_right = 0, se_diff = 0;  ///< jackknife standard errors
+  double se_left = 0, se_right = 0, se_diff = 0;  ///< standard errors (of vce)
   double statistic = 0, p_value = 0;
   double h_left = 0, h_right = 0;
   std::string bwselect;  ///< "manual" when both bandwidths were given
+  std::string fitselect, vce;  ///< the model and the variance behind se_* and statistic
   /// rdbwdensity's table: rows left, right, diff, sum; columns bandwidth, variance, bias^2
   /// (empty when both bandwidths were given).
   std::vector<double> bw_table;
