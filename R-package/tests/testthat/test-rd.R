@@ -113,9 +113,55 @@ test_that("rd_density refuses bad input with a message naming the argument", {
   x <- seq(-1, 1, length.out = 200)
   expect_error(rd_density(x, c = 5), "c:")
   expect_error(rd_density(x, p = 0), "p:")
-  expect_error(rd_density(x, vce = "plugin"), "jackknife")
+  expect_error(rd_density(x, vce = "bootstrap"), "vce: must be \"jackknife\" or \"plugin\"")
+  expect_error(rd_density(x, fitselect = "both"), "fitselect: must be \"unrestricted\"")
+  expect_error(rd_density(x, fitselect = "restricted", bwselect = "each"), "'diff', 'sum' or")
+  expect_error(rd_density(x, fitselect = "restricted", h = c(0.5, 0.6)), "one bandwidth")
   expect_error(rd_density(x, h = -1), "h:")
   expect_error(rd_density(c(x, Inf)), "infinite")
   expect_error(rd_density(x, bino_p = 2), "bino_p")
   expect_error(rd_density(x, bwselect = "mserd"))
+})
+
+test_that("rd_density's plug-in variance and restricted model match rddensity 3.0", {
+  # Fixed numbers from Python rddensity 3.0 (PyPI) on the senate margin (93 NA dropped), e.g.
+  # rddensity(margin, fitselect="restricted", vce="plugin"): h, T, p-value, densities. The core
+  # agrees with it live to ~1e-8 (python-package/tests/test_rd_density_models.py); 1e-6 here.
+  data(senate, package = "attnreg", envir = environment())
+  x <- senate$margin
+  ref <- list(
+    list(kw = list(fitselect = "restricted"),
+         want = c(19.30709524411338, 19.30709524411338, -1.5186551863036675,
+                  0.12884931226732754, 0.020266855360657872, 0.016115179870745115)),
+    list(kw = list(fitselect = "restricted", vce = "plugin"),
+         want = c(18.753397579587922, 18.753397579587922, -1.476752444979155,
+                  0.13974200825133964, 0.020315649956278655, 0.01613002132807084)),
+    list(kw = list(vce = "plugin"),
+         want = c(20.35133331369507, 27.97507610154157, -0.8610651678545496,
+                  0.38920215207050535, 0.021857772608924724, 0.018263388086121424)),
+    list(kw = list(fitselect = "restricted", vce = "plugin", h = 15, p = 1),
+         want = c(15, 15, -1.2622668321410562, 0.2068527873513879, 0.019146124560745395,
+                  0.015230179610852214)))
+  for (r in ref) {
+    m <- do.call(rd_density, c(list(x), r$kw))
+    got <- unname(c(m$h, m$statistic, m$p_value, m$density[c("left", "right")]))
+    expect_equal(got, r$want, tolerance = 1e-6)
+    expect_equal(m$fitselect, if (is.null(r$kw$fitselect)) "unrestricted" else r$kw$fitselect)
+  }
+})
+
+test_that("rd_density's restricted densities are the slopes of one weighted lm fit", {
+  # One fit over [c - h, c + h]: a common level and u^2, u^3 and a slope per side (Cattaneo,
+  # Jansson and Ma 2018, section 2). lm's QR against the core's Cholesky: 1e-9.
+  set.seed(5)
+  x <- rnorm(1500)
+  cc <- 0.3; h <- 0.7
+  m <- rd_density(x, c = cc, h = h, fitselect = "restricted", bino_nw = 0)
+  xs <- sort(x); n <- length(xs); F <- (seq_len(n) - 1) / (n - 1)
+  keep <- xs >= cc - h & xs <= cc + h
+  u <- (xs[keep] - cc) / h
+  ul <- ifelse(u < 0, u, 0); ur <- ifelse(u >= 0, u, 0)
+  b <- coef(lm(F[keep] ~ ul + ur + I(u^2) + I(u^3), weights = (1 - abs(u)) / h))
+  expect_equal(unname(m$density[c("left", "right")]), unname(b[c("ul", "ur")]) / h,
+               tolerance = 1e-9)
 })
