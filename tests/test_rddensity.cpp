@@ -1,11 +1,12 @@
 // attnreg::rd::rddensity: exact cases of the local polynomial density estimator (Cattaneo,
 // Jansson and Ma 2020, JASA 115(531)) and the exact binomial test against a direct sum of
 // binomial probabilities. The agreement with rddensity 3.0 is tested live in
-// python-package/tests/test_rd_density.py.
+// python-package/tests/test_rd_density.py and test_rd_density_models.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "attnreg/base/error.hpp"
@@ -64,6 +65,38 @@ TEST(RdDensity, EvenGridIsExactlyUniform) {
   }
 }
 
+TEST(RdDensity, RestrictedAndPluginOnEvenGrid) {
+  // The restricted fit (common level and higher derivatives, a slope per side) reproduces the
+  // linear distribution function exactly, too. The plug-in variance of the local linear fit
+  // (q = 1) is f/(n h) e_1' S^-1 G S^-1 e_1 (Cattaneo, Jansson and Ma 2020, Theorem 1); by
+  // exact symbolic integration that constant is 6/5 for the uniform kernel and 48/35 for the
+  // triangular one.
+  std::vector<double> x;
+  const int n = 2001;
+  for (int i = 0; i < n; ++i) x.push_back(-3.0 + 7.0 * i / (n - 1));
+  for (const char* fs : {"unrestricted", "restricted"})
+    for (auto k : {rd::RdKernel::triangular, rd::RdKernel::uniform}) {
+      rd::RdDensityOptions o;
+      o.c = 0.5;
+      o.kernel = k;
+      o.p = 1;
+      o.q = 1;
+      o.h_left = o.h_right = 1.1;
+      o.fitselect = fs;
+      o.vce = "plugin";
+      const rd::RdDensityResult r = rd::rddensity(x, o);
+      EXPECT_NEAR(r.f_left, 1.0 / 7.0, 1e-10) << fs;
+      EXPECT_NEAR(r.f_right, 1.0 / 7.0, 1e-10) << fs;
+      EXPECT_EQ(r.fitselect, fs);
+      EXPECT_EQ(r.vce, "plugin");
+      if (std::string(fs) == "unrestricted") {
+        const double v = k == rd::RdKernel::uniform ? 6.0 / 5.0 : 48.0 / 35.0;
+        EXPECT_NEAR(r.se_left * r.se_left, r.f_left * v / (n * 1.1), 1e-12 * v / n);
+        EXPECT_NEAR(r.se_diff * r.se_diff, 2 * r.f_left * v / (n * 1.1), 1e-12 * v / n);
+      }
+    }
+}
+
 TEST(RdDensity, SelectedBandwidthsAreRegularised) {
   std::mt19937_64 g(11);
   std::normal_distribution<double> nd(0.0, 1.0);
@@ -94,6 +127,16 @@ TEST(RdDensity, BadInput) {
   EXPECT_THROW(rd::rddensity(x, o), attnreg::InvalidArgument);
   x.pop_back();
   o.h_left = o.h_right = 1.5;  // a cubic through one point on the left
+  EXPECT_THROW(rd::rddensity(x, o), attnreg::InvalidArgument);
+  o.h_left = o.h_right = std::nan("");
+  o.fitselect = "both";
+  EXPECT_THROW(rd::rddensity(x, o), attnreg::InvalidArgument);
+  o.fitselect = "restricted";
+  o.vce = "hc0";
+  EXPECT_THROW(rd::rddensity(x, o), attnreg::InvalidArgument);
+  o.vce = "plugin";
+  o.h_left = 1.0;
+  o.h_right = 2.0;  // the restricted model has one bandwidth
   EXPECT_THROW(rd::rddensity(x, o), attnreg::InvalidArgument);
 }
 
