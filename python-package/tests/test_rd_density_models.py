@@ -96,6 +96,15 @@ def test_against_rddensity_kernels(kernel, fitselect):
         check(m, ref(x, c=c, kernel=kernel, fitselect=fitselect, vce=vce), vce)
 
 
+@pytest.mark.parametrize("vce", ["jackknife", "plugin"])
+def test_restricted_masspoints_off(vce):
+    # massPoints=False: the ECDF and the jackknife ignore the ties.
+    x, c = DESIGNS["ties"]
+    m = rd.rddensity(x, c=c, fitselect="restricted", vce=vce, masspoints=False)
+    check(m, ref(x, c=c, fitselect="restricted", vce=vce, massPoints=False), vce)
+    assert not m.mass_points
+
+
 @pytest.mark.parametrize("fitselect", ["unrestricted", "restricted"])
 @pytest.mark.parametrize("vce", ["jackknife", "plugin"])
 def test_bandwidth_table_against_rdbwdensity(fitselect, vce):
@@ -192,6 +201,18 @@ def test_bad_input(kw, msg):
     x, c = DESIGNS["senate"]
     with pytest.raises(ValueError, match=msg):
         rd.rddensity(x, c=c, **kw)
+
+
+def test_plugin_refuses_a_negative_density():
+    # 81 points, a quartic in a window of 0.3: the right density estimate is negative (-0.17),
+    # so its plug-in variance f V/(n h) is too; rddensity 3.0 reports NaN for that side and
+    # still adds the negative term into the difference's variance (T = -1.16).
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-1, 0, 40), rng.uniform(0.0, 1, 40), [0.0]])
+    kw = dict(h=0.3, p=2, q=4, bino_nw=0)
+    assert rd.rddensity(x, **kw).density["right"] < 0
+    with pytest.raises(ValueError, match="positive density estimates.*vce='jackknife'"):
+        rd.rddensity(x, vce="plugin", **kw)
 
 
 def test_summary_names_model_and_vce():

@@ -480,7 +480,9 @@ RdDensityResult rddensity(const std::vector<double>& xin, const RdDensityOptions
   res.nh_right = hi - nl;
   const Fit f = model_fit(smp, opt, hl, hr, q, 1);
   const double* var = opt.vce == "plugin" ? f.pl : f.jk;
-  if (opt.vce == "plugin" && !(var[2] > 0)) {
+  // A density estimate <= 0 gives a negative plug-in variance on its side (rddensity reports NaN
+  // there and still adds it into the difference's variance): refuse instead.
+  if (opt.vce == "plugin" && !(var[0] > 0 && var[1] > 0 && var[2] > 0)) {
     std::ostringstream m;
     m << "rddensity: the plug-in variance needs positive density estimates on both sides of the "
          "cutoff (left "
