@@ -26,12 +26,23 @@
 #' @param ci Draw the intervals.
 #' @param hide Compute only, do not draw.
 #' @param nplot Points of each fitted curve.
+#' @param covs Optional covariates (a numeric vector, matrix or data frame; names kept) entering
+#'   linearly. The polynomials of both sides share one coefficient vector (`coef_covs`; Calonico,
+#'   Cattaneo, Farrell and Titiunik 2019, REStat 101(3)); the binned means are adjusted with the
+#'   coefficients of y on the bin indicators and the covariates (`coef_covs_bins`; Cattaneo,
+#'   Crump, Farrell and Feng 2024, AER 114(5)). Rows with `NA` in a covariate are dropped and
+#'   counted. docs/rd.md says where this differs from rdrobust's `rdplot`.
+#' @param covs_eval Where the covariates are held: `"mean"` (their sample means) or `0`.
+#' @param covs_drop `TRUE`: covariates collinear with earlier ones are dropped with a warning
+#'   naming them; `FALSE`: an error.
 #' @param xlab,ylab,main Axis labels and title of the plot method.
 #' @param ... Passed to [plot()] by the plot method.
 #' @return Invisibly, an object of class `rd_plot`: `bins` (a data frame: side, bin, edges,
 #'   mid, mean_x, mean_y, n, sd_y, se_y, ci_low, ci_high; empty bins have `n = 0`), `J`,
 #'   `J_imse`, `J_mv`, `scale`, `rscale` (left, right), `coef` (a matrix of the coefficients of
-#'   `(x - c)^j`), `curve` (a data frame side, x, y), `binselect`, `n`, `h`, `n_dropped`.
+#'   `(x - c)^j`), `curve` (a data frame side, x, y), `binselect`, `n`, `h`, `n_dropped`; with
+#'   `covs`, also `coef_covs`, `coef_covs_bins`, `covs_eval` (named) and `covs_dropped`, and
+#'   `bins` has `mean_y` adjusted and `mean_y_unadjusted`.
 #' @examples
 #' data(senate)
 #' r <- rd_plot(senate$vote, senate$margin)
@@ -40,7 +51,8 @@
 #' @export
 rd_plot <- function(y, x, c = 0, p = 4, nbins = NULL, binselect = "esmv", scale = NULL,
                     kernel = "uniform", weights = NULL, h = NULL, support = NULL, level = 0.95,
-                    masspoints = "adjust", ci = FALSE, hide = FALSE, nplot = 500) {
+                    masspoints = "adjust", ci = FALSE, hide = FALSE, nplot = 500,
+                    covs = NULL, covs_eval = "mean", covs_drop = TRUE) {
   num <- function(v, name) {
     if (!is.numeric(v)) stop(name, ": must be a numeric vector", call. = FALSE)
     as.numeric(v)
@@ -52,6 +64,29 @@ rd_plot <- function(y, x, c = 0, p = 4, nbins = NULL, binselect = "esmv", scale 
     weights <- num(weights, "weights")
     if (length(weights) != length(x)) stop("weights: must have the length of x", call. = FALSE)
   }
+  z <- NULL
+  znames <- character(0)
+  if (!is.null(covs)) {
+    if (is.data.frame(covs)) {
+      if (!all(vapply(covs, is.numeric, logical(1))))
+        stop("covs: every column must be numeric", call. = FALSE)
+      covs <- as.matrix(covs)
+    }
+    if (!is.numeric(covs)) stop("covs: must be numeric (a vector, matrix or data frame)",
+                                call. = FALSE)
+    z <- if (is.matrix(covs)) covs else matrix(covs, ncol = 1)
+    if (nrow(z) != length(x))
+      stop("covs: must have one row per observation (", length(x), ")", call. = FALSE)
+    znames <- colnames(z)
+    if (is.null(znames)) znames <- paste0("z", seq_len(ncol(z)))
+    storage.mode(z) <- "double"
+    z <- unname(z)
+  }
+  if (!(identical(covs_eval, "mean") || (is.numeric(covs_eval) && length(covs_eval) == 1 &&
+                                         isTRUE(covs_eval == 0))))
+    stop("covs_eval: must be \"mean\" or 0", call. = FALSE)
+  if (!is.logical(covs_drop) || length(covs_drop) != 1 || is.na(covs_drop))
+    stop("covs_drop: must be TRUE or FALSE", call. = FALSE)
   pair <- function(v, name, integer = FALSE) {
     if (is.null(v)) return(NULL)
     if (!is.numeric(v) || !length(v) %in% 1:2 || any(!is.finite(v)) || any(v <= 0))
@@ -86,8 +121,13 @@ rd_plot <- function(y, x, c = 0, p = 4, nbins = NULL, binselect = "esmv", scale 
               h_left = if (is.null(hh)) NA_real_ else hh[1],
               h_right = if (is.null(hh)) NA_real_ else hh[2],
               support_low = sup[1], support_high = sup[2], masspoints = masspoints,
-              level = as.numeric(level), nplot = as.integer(nplot))
-  r <- .rd_plot_cpp(y, x, weights, opt)
+              level = as.numeric(level), nplot = as.integer(nplot),
+              covs_eval_mean = identical(covs_eval, "mean"), covs_drop = covs_drop,
+              covs_names = znames)
+  r <- .rd_plot_cpp(y, x, weights, opt, z)
+  if (length(r$covs_dropped))
+    warning("covs: dropped collinear covariates: ",
+            paste(znames[r$covs_dropped], collapse = ", "), call. = FALSE)
   if (r$mass_points && masspoints != "off")
     warning("rd_plot: mass points detected in the running variable (>= 20% repeated values)",
             if (masspoints == "adjust" && r$binselect != binselect && r$binselect != "manual")
@@ -117,6 +157,14 @@ rd_plot <- function(y, x, c = 0, p = 4, nbins = NULL, binselect = "esmv", scale 
     n_h = c(left = r$left$n[2], right = r$right$n[2]), h = lr("h"), c = c, p = p,
     kernel = kernel, level = level, mass_points = r$mass_points, n_dropped = r$n_dropped),
     class = "rd_plot")
+  if (!is.null(z)) {
+    kept <- znames[r$covs_kept]
+    out$coef_covs <- stats::setNames(r$coef_covs, kept)
+    out$coef_covs_bins <- stats::setNames(r$coef_covs_bins, kept)
+    out$covs_eval <- stats::setNames(r$covs_eval, kept)
+    out$covs_dropped <- znames[r$covs_dropped]
+    out$bins$mean_y_unadjusted <- c(r$left$mean_y_raw, r$right$mean_y_raw)
+  }
   if (!hide) plot(out, ci = ci)
   invisible(out)
 }
@@ -127,6 +175,8 @@ print.rd_plot <- function(x, ...) {
   cat("  binselect:", x$binselect, " bins J:", x$J[["left"]], "left,", x$J[["right"]],
       "right (IMSE-optimal", x$J_imse[["left"]], "/", x$J_imse[["right"]], ")\n")
   cat("  n:", x$n[["left"]], "left,", x$n[["right"]], "right; polynomial order p =", x$p, "\n")
+  if (!is.null(x$coef_covs))
+    cat("  covariate-adjusted (", paste(names(x$coef_covs), collapse = ", "), ")\n", sep = "")
   invisible(x)
 }
 
@@ -137,7 +187,8 @@ plot.rd_plot <- function(x, ci = FALSE, xlab = "running variable x", ylab = "out
   b <- x$bins[x$bins$n > 0, ]
   yl <- range(c(b$mean_y, x$curve$y, if (ci) c(b$ci_low, b$ci_high)), finite = TRUE)
   if (is.null(main))
-    main <- sprintf("RD plot (%s: J = %d, %d)", x$binselect, x$J[["left"]], x$J[["right"]])
+    main <- sprintf("RD plot (%s: J = %d, %d)%s", x$binselect, x$J[["left"]], x$J[["right"]],
+                    if (is.null(x$coef_covs)) "" else ", covariate-adjusted")
   graphics::plot(b$mid, b$mean_y, pch = 19, col = "navy", cex = 0.7, ylim = yl,
                  xlim = range(c(b$mid, x$curve$x), finite = TRUE), xlab = xlab, ylab = ylab,
                  main = main, ...)

@@ -44,6 +44,7 @@ py::dict side_dict(const rd::RdPlotSide& s) {
   d["se_y"] = s.se_y;
   d["ci_low"] = s.ci_low;
   d["ci_high"] = s.ci_high;
+  d["mean_y_raw"] = s.mean_y_raw;
   d["count"] = s.count;
   d["curve_x"] = s.curve_x;
   d["curve_y"] = s.curve_y;
@@ -55,8 +56,22 @@ py::dict side_dict(const rd::RdPlotSide& s) {
 void init_rdplot(py::module_& m) {
   m.def(
       "rd_plot",
-      [](const py::object& y, const py::object& x, const py::object& w, const py::dict& o) {
+      [](const py::object& y, const py::object& x, const py::object& w, const py::dict& o,
+         const py::object& covs) {
         std::vector<double> yv = rdplot_vec(y), xv = rdplot_vec(x), wv = rdplot_vec(w);
+        // covs: None or an n x dz array (row-major here), passed to the core column-major.
+        std::vector<double> zv;
+        std::size_t dz = 0;
+        if (!covs.is_none()) {
+          darray za = covs.cast<darray>();
+          if (za.ndim() != 2 || static_cast<std::size_t>(za.shape(0)) != xv.size())
+            throw attnreg::InvalidArgument("covs: must have one row per observation of x");
+          const std::size_t nz = za.shape(0);
+          dz = za.shape(1);
+          zv.resize(nz * dz);
+          for (std::size_t i = 0; i < nz; ++i)
+            for (std::size_t a = 0; a < dz; ++a) zv[a * nz + i] = za.data()[i * dz + a];
+        }
         rd::RdPlotOptions opt;
         opt.c = o["c"].cast<double>();
         opt.p = o["p"].cast<int>();
@@ -79,10 +94,14 @@ void init_rdplot(py::module_& m) {
                                          : rd::MassPoints::adjust;
         opt.level = o["level"].cast<double>();
         opt.nplot = o["nplot"].cast<int>();
+        if (o.contains("covs_eval_mean")) opt.covs_eval_mean = o["covs_eval_mean"].cast<bool>();
+        if (o.contains("covs_drop")) opt.covs_drop = o["covs_drop"].cast<bool>();
+        if (o.contains("covs_names"))
+          opt.covs_names = o["covs_names"].cast<std::vector<std::string>>();
         rd::RdPlotResult r;
         {
           py::gil_scoped_release release;
-          r = rd::rdplot(yv, xv, wv, opt);
+          r = rd::rdplot(yv, xv, zv, dz, wv, opt);
         }
         py::dict out;
         out["left"] = side_dict(r.left);
@@ -90,7 +109,12 @@ void init_rdplot(py::module_& m) {
         out["binselect"] = r.binselect;
         out["mass_points"] = r.mass_points;
         out["n_dropped"] = r.n_dropped;
+        out["covs_kept"] = r.covs_kept;
+        out["covs_dropped"] = r.covs_dropped;
+        out["coef_covs"] = r.coef_covs;
+        out["coef_covs_bins"] = r.coef_covs_bins;
+        out["covs_eval"] = r.covs_eval;
         return out;
       },
-      py::arg("y"), py::arg("x"), py::arg("w"), py::arg("options"));
+      py::arg("y"), py::arg("x"), py::arg("w"), py::arg("options"), py::arg("covs") = py::none());
 }

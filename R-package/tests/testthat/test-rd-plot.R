@@ -69,3 +69,81 @@ test_that("rd_plot refuses bad input with the argument's name", {
   x <- d$x; x[3] <- Inf
   expect_error(rd_plot(d$y, x, hide = TRUE), "infinite")
 })
+
+test_that("rd_plot with covariates: one lm for both sides, bins from lm on bin indicators", {
+  set.seed(21)
+  n <- 500
+  c0 <- 2
+  x <- c0 + 2 * rbeta(n, 2, 3) - 0.8
+  z <- cbind(income = rnorm(n) + 0.5 * (x - c0), age = runif(n))
+  y <- 1 + 2 * (x - c0) - (x - c0)^2 + 0.8 * (x >= c0) + z %*% c(1, -0.5) + rnorm(n, 0, 0.5)
+  y <- as.vector(y)
+  for (ev in list("mean", 0)) {
+    r <- rd_plot(y, x, c = c0, p = 2, covs = as.data.frame(z), covs_eval = ev, hide = TRUE)
+    zeval <- if (identical(ev, "mean")) colMeans(z) else c(0, 0)
+    expect_equal(names(r$coef_covs), c("income", "age"))
+    L <- as.numeric(x < c0)
+    u <- x - c0
+    # weights K_h = K(u / h) / h: the sides weigh 1 / h_side (uniform kernel, h = the range)
+    wk <- ifelse(L == 1, 1 / (c0 - min(x)), 1 / (max(x) - c0))
+    fit <- lm(y ~ 0 + L + I(L * u) + I(L * u^2) + I((1 - L)) + I((1 - L) * u) +
+                I((1 - L) * u^2) + z, weights = wk)
+    b <- unname(coef(fit))
+    expect_equal(unname(r$coef_covs), b[7:8], tolerance = 1e-9)
+    expect_equal(unname(r$coef[, "left"]), b[1:3], tolerance = 1e-9)
+    expect_equal(unname(r$coef[, "right"]), b[4:6], tolerance = 1e-9)
+    cl <- r$curve[r$curve$side == "left", ]
+    expect_equal(cl$y, b[1] + b[2] * (cl$x - c0) + b[3] * (cl$x - c0)^2 + sum(zeval * b[7:8]),
+                 tolerance = 1e-9)
+    # bins: y on every bin indicator (both sides) and z
+    bin <- integer(n)
+    for (s in c("left", "right")) {
+      m <- if (s == "left") x < c0 else x >= c0
+      bb <- r$bins[r$bins$side == s, ]
+      e <- c(bb$left_edge, bb$right_edge[nrow(bb)])
+      bin[m] <- as.integer(rownames(bb))[findInterval(x[m], e, rightmost.closed = TRUE,
+                                                       all.inside = TRUE)]
+    }
+    fb <- lm(y ~ 0 + factor(bin) + z)
+    cb <- coef(fb)
+    nb <- length(unique(bin))
+    expect_equal(unname(r$coef_covs_bins), unname(cb[nb + 1:2]), tolerance = 1e-9)
+    ok <- r$bins$n > 0
+    expect_equal(r$bins$mean_y[ok], unname(cb[1:nb]) + sum(zeval * cb[nb + 1:2]),
+                 tolerance = 1e-9)
+    expect_equal(r$bins$mean_y_unadjusted[ok], as.vector(tapply(y, bin, mean)),
+                 tolerance = 1e-12)
+  }
+})
+
+test_that("rd_plot covariates: collinear dropped with a warning, NA rows dropped, bad input", {
+  set.seed(22)
+  n <- 400
+  x <- runif(n, -1, 1)
+  z <- cbind(a = rnorm(n), b = rnorm(n))
+  y <- x + z[, 1] + rnorm(n)
+  zz <- cbind(z, a_plus_b = z[, 1] + z[, 2])
+  expect_warning(r <- rd_plot(y, x, covs = zz, hide = TRUE),
+                 "dropped collinear covariates: a_plus_b")
+  expect_equal(r$covs_dropped, "a_plus_b")
+  ref <- rd_plot(y, x, covs = z, hide = TRUE)
+  expect_equal(r$coef_covs, ref$coef_covs)
+  expect_error(rd_plot(y, x, covs = zz, covs_drop = FALSE, hide = TRUE),
+               "'a_plus_b' collinear with earlier covariates")
+  expect_error(rd_plot(y, x, covs = cbind(z, side = as.numeric(x >= 0)), hide = TRUE),
+               "'side' is a polynomial")
+  expect_error(rd_plot(y, x, covs = z, covs_eval = "median", hide = TRUE), "covs_eval")
+  expect_error(rd_plot(y, x, covs = z[-1, ], hide = TRUE), "one row per observation")
+  z2 <- z
+  z2[c(3, 9), 2] <- NA
+  r2 <- rd_plot(y, x, covs = z2, hide = TRUE)
+  expect_equal(r2$n_dropped, 2)
+  r3 <- rd_plot(y[-c(3, 9)], x[-c(3, 9)], covs = z[-c(3, 9), ], hide = TRUE)
+  expect_equal(r2$bins, r3$bins)
+  expect_output(print(r2), "covariate-adjusted")
+  f <- tempfile(fileext = ".png")
+  grDevices::png(f)
+  expect_silent(plot(r2, ci = TRUE))
+  grDevices::dev.off()
+  expect_true(file.exists(f))
+})

@@ -8,21 +8,17 @@
 #include <numeric>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/detail/rdplot_detail.hpp"
 #include "attnreg/inference/distributions.hpp"
 
 namespace attnreg {
 namespace rd {
 namespace rdplot_detail {
 
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Least squares by Householder QR: A is n x k (column-major), B is n x r (column-major); returns
-// the k x r solution (column-major). Throws NumericalError naming `what` when A is rank
-// deficient (a diagonal of R below n * eps times the largest).
-std::vector<double> qr_solve(std::vector<double> A, std::size_t n, std::size_t k,
-                             std::vector<double> B, std::size_t r, const std::string& what) {
-  if (n < k) throw NumericalError(what + ": fewer rows than coefficients");
-  for (std::size_t j = 0; j < k; ++j) {
+// Householder QR: the reflections are applied to A's later columns and to B; R stays in A.
+std::vector<double> qr_ls(std::vector<double> A, std::size_t n, std::size_t k,
+                          std::vector<double> B, std::size_t r, std::vector<double>& rdiag) {
+  for (std::size_t j = 0; j < k && j < n; ++j) {
     double* a = &A[j * n];
     double norm = 0;
     for (std::size_t i = j; i < n; ++i) norm = std::hypot(norm, a[i]);
@@ -42,20 +38,34 @@ std::vector<double> qr_solve(std::vector<double> A, std::size_t n, std::size_t k
     // keep R_jj in the diagonal; the rest of column j is no longer needed
     a[j] = alpha;
   }
-  double rmax = 0;
-  for (std::size_t j = 0; j < k; ++j) rmax = std::max(rmax, std::fabs(A[j * n + j]));
-  const double tol = rmax * static_cast<double>(n) * std::numeric_limits<double>::epsilon();
-  for (std::size_t j = 0; j < k; ++j)
-    if (!(std::fabs(A[j * n + j]) > tol))
-      throw NumericalError(what + ": the polynomial design is rank deficient (too few distinct x "
-                                  "values for its order); lower the order");
-  std::vector<double> X(k * r);
+  rdiag.assign(k, 0.0);
+  bool full = n >= k;
+  for (std::size_t j = 0; j < k && j < n; ++j) {
+    rdiag[j] = std::fabs(A[j * n + j]);
+    full = full && rdiag[j] > 0;
+  }
+  std::vector<double> X(k * r, kNaN);
+  if (!full) return X;
   for (std::size_t l = 0; l < r; ++l)
     for (std::size_t jj = k; jj-- > 0;) {
       double s = B[l * n + jj];
       for (std::size_t m = jj + 1; m < k; ++m) s -= A[m * n + jj] * X[l * k + m];
       X[l * k + jj] = s / A[jj * n + jj];
     }
+  return X;
+}
+
+std::vector<double> qr_solve(std::vector<double> A, std::size_t n, std::size_t k,
+                             std::vector<double> B, std::size_t r, const std::string& what) {
+  if (n < k) throw NumericalError(what + ": fewer rows than coefficients");
+  std::vector<double> rdiag;
+  std::vector<double> X = qr_ls(std::move(A), n, k, std::move(B), r, rdiag);
+  const double rmax = *std::max_element(rdiag.begin(), rdiag.end());
+  const double tol = rmax * static_cast<double>(n) * std::numeric_limits<double>::epsilon();
+  for (std::size_t j = 0; j < k; ++j)
+    if (!(rdiag[j] > tol))
+      throw NumericalError(what + ": the polynomial design is rank deficient (too few distinct x "
+                                  "values for its order); lower the order");
   return X;
 }
 
@@ -96,10 +106,6 @@ std::vector<double> quantile_edges(const std::vector<double>& xs, int J) {
   }
   return e;
 }
-
-struct SideData {
-  std::vector<double> x, y, w;  // sorted by x (stable)
-};
 
 // The quartic (or lower, with few distinct x) fits of E[y|x] and E[y^2|x] on one side and the
 // spacings sums of CCT 2015 section 3 (their B and V estimators).
@@ -233,9 +239,7 @@ void fill_bins(const SideData& s, RdPlotSide& out, bool right, const RdPlotOptio
   std::vector<double> sx(J_, 0), sy(J_, 0);
   std::vector<std::size_t> bin(ns);
   for (std::size_t i = 0; i < ns; ++i) {
-    std::ptrdiff_t b = std::upper_bound(out.edges.begin(), out.edges.end(), s.x[i]) -
-                       out.edges.begin() - 1;
-    b = std::min<std::ptrdiff_t>(std::max<std::ptrdiff_t>(b, 0), J_ - 1);
+    const std::size_t b = bin_index(out.edges, s.x[i]);
     bin[i] = b;
     ++out.count[b];
     sx[b] += s.x[i];
@@ -272,9 +276,11 @@ void fill_bins(const SideData& s, RdPlotSide& out, bool right, const RdPlotOptio
   }
 }
 
-// The global polynomial of one side and its curve.
-void fit_global(const SideData& s, RdPlotSide& out, bool right, const RdPlotOptions& opt,
-                double range) {
+// The weighted polynomial fit of one side (and of covariate columns, when asked).
+std::vector<double> side_ls(const SideData& s, RdPlotSide& out, bool right,
+                            const RdPlotOptions& opt, double range, std::size_t dz,
+                            const std::vector<std::size_t>& cols, std::vector<double>* resid,
+                            bool kh) {
   using check::require;
   const std::string name = right ? "right" : "left";
   const double c = opt.c;
@@ -283,22 +289,40 @@ void fit_global(const SideData& s, RdPlotSide& out, bool right, const RdPlotOpti
   // The global polynomial of order p in (x - c), weighted by K((x - c) / h) * weights,
   // computed in (x - c) / h and rescaled.
   out.h = (right ? hr : hl) ? (right ? opt.h_right : opt.h_left) : range;
-  const std::size_t P = opt.p + 1;
-  std::vector<double> A(ns * P), Y(ns);
+  out.n_h = 0;
+  const std::size_t P = opt.p + 1, r = 1 + cols.size();
+  std::vector<double> A(ns * P), Y(ns * r);
   std::size_t npos = 0;
   for (std::size_t i = 0; i < ns; ++i) {
     const double t = (s.x[i] - c) / out.h;
-    const double kw = kernel_weight(opt.kernel, t);
+    const double kw = kh ? kernel_weight(opt.kernel, t) / out.h : kernel_weight(opt.kernel, t);
     if (kw > 0) ++out.n_h;
     const double sw = std::sqrt(kw * s.w[i]);
     if (sw > 0) ++npos;
     double pw = sw;
     for (std::size_t j = 0; j < P; ++j) { A[j * ns + i] = pw; pw *= t; }
     Y[i] = sw * s.y[i];
+    for (std::size_t a = 0; a < cols.size(); ++a) Y[(a + 1) * ns + i] = sw * s.z[i * dz + cols[a]];
   }
   require(npos >= P, "p", "the " + name + " side has fewer observations with positive weight "
                           "than the polynomial has coefficients; lower p or widen h");
-  std::vector<double> g = qr_solve(A, ns, P, Y, 1, "rdplot polynomial fit (" + name + " side)");
+  std::vector<double> g = qr_solve(A, ns, P, Y, r, "rdplot polynomial fit (" + name + " side)");
+  if (resid) {
+    // r = B - A g, column by column (A holds sqrt(w) t^j).
+    resid->assign(Y.begin(), Y.end());
+    for (std::size_t l = 0; l < r; ++l)
+      for (std::size_t j = 0; j < P; ++j) {
+        const double gj = g[l * P + j];
+        for (std::size_t i = 0; i < ns; ++i) (*resid)[l * ns + i] -= A[j * ns + i] * gj;
+      }
+  }
+  return g;
+}
+
+void set_curve(RdPlotSide& out, bool right, const RdPlotOptions& opt, const double* g,
+               double shift, bool add_shift) {
+  const double c = opt.c;
+  const std::size_t P = opt.p + 1;
   out.coef.resize(P);
   double hp = 1;
   for (std::size_t j = 0; j < P; ++j) { out.coef[j] = g[j] / hp; hp *= out.h; }
@@ -309,8 +333,21 @@ void fit_global(const SideData& s, RdPlotSide& out, bool right, const RdPlotOpti
     const double t = (out.curve_x[i] - c) / out.h;
     double v = 0;
     for (std::size_t j = P; j-- > 0;) v = v * t + g[j];
-    out.curve_y[i] = v;
+    out.curve_y[i] = add_shift ? v + shift : v;
   }
+}
+
+// The global polynomial of one side and its curve (no covariates).
+void fit_global(const SideData& s, RdPlotSide& out, bool right, const RdPlotOptions& opt,
+                double range) {
+  const std::vector<double> g = side_ls(s, out, right, opt, range, 0, {}, nullptr, false);
+  set_curve(out, right, opt, g.data(), 0.0, false);
+}
+
+std::size_t bin_index(const std::vector<double>& edges, double x) {
+  const std::ptrdiff_t J = static_cast<std::ptrdiff_t>(edges.size()) - 1;
+  std::ptrdiff_t b = std::upper_bound(edges.begin(), edges.end(), x) - edges.begin() - 1;
+  return static_cast<std::size_t>(std::min<std::ptrdiff_t>(std::max<std::ptrdiff_t>(b, 0), J - 1));
 }
 
 }  // namespace rdplot_detail
@@ -339,11 +376,71 @@ BinSelect parse_binselect(const std::string& s) {
 
 RdPlotResult rdplot(const std::vector<double>& y, const std::vector<double>& x,
                     const std::vector<double>& weights, const RdPlotOptions& opt) {
+  return rdplot(y, x, {}, 0, weights, opt);
+}
+
+namespace rdplot_detail {
+
+// The complete rows (no NaN in y, x, a weight or a covariate), sorted by x (stable) and split at
+// the cutoff; xmin and xmax get the range of x.
+void split_rows(const std::vector<double>& y, const std::vector<double>& x,
+                const std::vector<double>& z, std::size_t dz, const std::vector<double>& weights,
+                const RdPlotOptions& opt, RdPlotResult& res, SideData& L, SideData& R,
+                double& xmin, double& xmax) {
+  using check::require;
+  const std::size_t n0 = x.size();
+  xmin = std::numeric_limits<double>::infinity();
+  xmax = -xmin;
+  std::vector<std::size_t> order;
+  order.reserve(n0);
+  for (std::size_t i = 0; i < n0; ++i) {
+    const double wi = weights.empty() ? 1.0 : weights[i];
+    bool nan_z = false;
+    for (std::size_t a = 0; a < dz; ++a) {
+      const double v = z[a * n0 + i];
+      require(!std::isinf(v), "covs", "has an infinite value; drop or fix that row");
+      nan_z = nan_z || std::isnan(v);
+    }
+    if (std::isnan(y[i]) || std::isnan(x[i]) || std::isnan(wi) || nan_z) {
+      ++res.n_dropped;
+      continue;
+    }
+    require(std::isfinite(y[i]), "y", "has an infinite value; drop or fix that row");
+    require(std::isfinite(x[i]), "x", "has an infinite value; drop or fix that row");
+    require(std::isfinite(wi) && wi >= 0, "weights", "must be finite and non-negative");
+    order.push_back(i);
+    xmin = std::min(xmin, x[i]);
+    xmax = std::max(xmax, x[i]);
+  }
+  require(order.size() >= 20, "x", "rdplot needs at least 20 complete rows");
+  require(opt.c > xmin && opt.c < xmax, "c",
+          "the cutoff must lie strictly inside the range of x");
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+  for (std::size_t i : order) {
+    SideData& s = x[i] < opt.c ? L : R;
+    s.x.push_back(x[i]);
+    s.y.push_back(y[i]);
+    s.w.push_back(weights.empty() ? 1.0 : weights[i]);
+    for (std::size_t a = 0; a < dz; ++a) s.z.push_back(z[a * n0 + i]);
+  }
+  require(L.x.size() >= 2, "c", "fewer than 2 observations left of the cutoff");
+  require(R.x.size() >= 2, "c", "fewer than 2 observations right of the cutoff");
+}
+
+}  // namespace rdplot_detail
+
+RdPlotResult rdplot(const std::vector<double>& y, const std::vector<double>& x,
+                    const std::vector<double>& z, std::size_t dz,
+                    const std::vector<double>& weights, const RdPlotOptions& opt) {
   using namespace rdplot_detail;
   using check::require;
   const std::size_t n0 = x.size();
   require(y.size() == n0, "y", "must have the length of x");
   require(weights.empty() || weights.size() == n0, "weights", "must have the length of x");
+  require(z.size() == n0 * dz, "covs", "must have one row per observation of x");
+  require(opt.covs_names.empty() || opt.covs_names.size() == dz, "covs",
+          "needs one name per column");
   require(std::isfinite(opt.c), "c", "must be a finite number");
   require(opt.p >= 0 && opt.p <= 20, "p", "the polynomial order must be in 0..20");
   require(opt.scale_left > 0 && opt.scale_right > 0, "scale", "must be positive");
@@ -356,32 +453,9 @@ RdPlotResult rdplot(const std::vector<double>& y, const std::vector<double>& x,
 
   RdPlotResult res;
   SideData L, R;
-  double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin;
-  std::vector<std::size_t> order;
-  order.reserve(n0);
-  for (std::size_t i = 0; i < n0; ++i) {
-    const double wi = weights.empty() ? 1.0 : weights[i];
-    if (std::isnan(y[i]) || std::isnan(x[i]) || std::isnan(wi)) { ++res.n_dropped; continue; }
-    require(std::isfinite(y[i]), "y", "has an infinite value; drop or fix that row");
-    require(std::isfinite(x[i]), "x", "has an infinite value; drop or fix that row");
-    require(std::isfinite(wi) && wi >= 0, "weights", "must be finite and non-negative");
-    order.push_back(i);
-    xmin = std::min(xmin, x[i]);
-    xmax = std::max(xmax, x[i]);
-  }
-  const std::size_t n = order.size();
-  require(n >= 20, "x", "rdplot needs at least 20 complete rows");
-  require(opt.c > xmin && opt.c < xmax, "c",
-          "the cutoff must lie strictly inside the range of x");
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
-  for (std::size_t i : order) {
-    SideData& s = x[i] < opt.c ? L : R;
-    s.x.push_back(x[i]);
-    s.y.push_back(y[i]);
-    s.w.push_back(weights.empty() ? 1.0 : weights[i]);
-  }
-  require(L.x.size() >= 2, "c", "fewer than 2 observations left of the cutoff");
-  require(R.x.size() >= 2, "c", "fewer than 2 observations right of the cutoff");
+  double xmin, xmax;
+  split_rows(y, x, z, dz, weights, opt, res, L, R, xmin, xmax);
+  const std::size_t n = L.x.size() + R.x.size();
   if (!std::isnan(opt.support_low)) {
     require(std::isfinite(opt.support_low), "support", "must be finite");
     xmin = std::min(xmin, opt.support_low);
@@ -428,8 +502,14 @@ RdPlotResult rdplot(const std::vector<double>& y, const std::vector<double>& x,
   choose_bins(R, res.right, true, opt, rule, range_r);
   fill_bins(L, res.left, false, opt, quantile, xmin, xmax);
   fill_bins(R, res.right, true, opt, quantile, xmin, xmax);
-  fit_global(L, res.left, false, opt, range_l);
-  fit_global(R, res.right, true, opt, range_r);
+  if (dz > 0) {
+    covs_prepare(L, R, dz, res, opt, range_l, range_r);
+    fit_global_covs(L, R, dz, res, opt, range_l, range_r);
+    adjust_bins(L, R, dz, res, opt);
+  } else {
+    fit_global(L, res.left, false, opt, range_l);
+    fit_global(R, res.right, true, opt, range_r);
+  }
   return res;
 }
 

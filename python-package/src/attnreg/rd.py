@@ -634,7 +634,8 @@ class RDPlotResult:
         One row per bin, left side first, in increasing x: ``side`` ("left"/"right"), ``bin``
         (1..J on each side, from the lowest x), ``left_edge``, ``right_edge``, ``mid`` (the bin's
         centre), ``mean_x``, ``mean_y``, ``n``, ``sd_y``, ``se_y``, ``ci_low``, ``ci_high``
-        (t interval at ``level``). Empty bins have n = 0 and NaN means.
+        (t interval at ``level``). Empty bins have n = 0 and NaN means. With ``covs``,
+        ``mean_y`` and the interval are covariate-adjusted and ``mean_y_unadjusted`` is added.
     J : dict
         ``left``, ``right``: the numbers of bins used.
     J_imse, J_mv : dict
@@ -655,9 +656,17 @@ class RDPlotResult:
     mass_points : bool
         Whether at least 20% of the x values on a side repeat.
     n_dropped : int
-        Rows with a missing y, x or weight.
+        Rows with a missing y, x, weight or covariate.
     ax : matplotlib Axes or None
         The plot (None with ``hide=True``).
+    coef_covs : pandas.Series or None
+        With ``covs``: gamma of the polynomial fits (common to both sides), by covariate name.
+    coef_covs_bins : pandas.Series or None
+        With ``covs``: gamma of the binned means (y on the bin indicators and the covariates).
+    covs_eval : pandas.Series or None
+        With ``covs``: where the covariates are evaluated (their means, or 0).
+    covs_dropped : list
+        Covariates dropped as collinear with earlier ones.
     """
 
     bins: object
@@ -679,6 +688,10 @@ class RDPlotResult:
     mass_points: bool
     n_dropped: int
     ax: object = None
+    coef_covs: object = None
+    coef_covs_bins: object = None
+    covs_eval: object = None
+    covs_dropped: list = dataclasses.field(default_factory=list)
 
     def plot(self, ax=None, ci: bool = False, shade: bool = False, title: str | None = None,
              xlabel: str = "running variable x", ylabel: str = "outcome y"):
@@ -696,11 +709,12 @@ class RDPlotResult:
                                     linewidth=0)
                 else:
                     ax.vlines(s["mid"], s["ci_low"], s["ci_high"], color="C0", alpha=0.5)
-        ax.scatter(b["mid"], b["mean_y"], s=12, color="C0", zorder=3, label="bin means")
+        adj = "" if self.coef_covs is None else " (covariate-adjusted)"
+        ax.scatter(b["mid"], b["mean_y"], s=12, color="C0", zorder=3, label="bin means" + adj)
         for side in ("left", "right"):
             cv = self.curve[self.curve["side"] == side]
             ax.plot(cv["x"], cv["y"], color="C3",
-                    label=f"polynomial fit, p = {self.p}" if side == "left" else None)
+                    label=f"polynomial fit, p = {self.p}{adj}" if side == "left" else None)
         ax.axvline(self.c, color="0.5", linestyle=":")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
@@ -728,7 +742,8 @@ def _side_pair(v, name: str, integer: bool = False):
 def rdplot(y, x, c: float = 0.0, p: int = 4, nbins=None, binselect: str = "esmv", scale=None,
            kernel: str = "uniform", weights=None, h=None, support=None, ci=None,
            shade: bool = False, hide: bool = False, ax=None, subset=None,
-           masspoints: str = "adjust", level: float | None = None, nplot: int = 500):
+           masspoints: str = "adjust", level: float | None = None, nplot: int = 500,
+           covs=None, covs_eval="mean", covs_drop: bool = True):
     """Regression discontinuity plot: binned means and global polynomial fits on each side.
 
     The numbers of bins follow Calonico, Cattaneo and Titiunik (2015, JASA 110(512)):
@@ -778,6 +793,18 @@ def rdplot(y, x, c: float = 0.0, p: int = 4, nbins=None, binselect: str = "esmv"
         Level of the bins' intervals in the result (default ``ci`` or 0.95).
     nplot : int
         Points of each fitted curve.
+    covs : array-like or DataFrame, optional
+        Covariates entering linearly (names kept; rows with a NaN are dropped and counted). The
+        polynomial fits of both sides share one coefficient vector (``coef_covs``; Calonico,
+        Cattaneo, Farrell and Titiunik 2019, REStat 101(3)), and the binned means are adjusted
+        with the coefficients of y on the bin indicators and the covariates
+        (``coef_covs_bins``; Cattaneo, Crump, Farrell and Feng 2024, AER 114(5)). docs/rd.md,
+        "RD plots", says where this differs from rdrobust's rdplot.
+    covs_eval : "mean" or 0
+        Where the covariates are held: at their sample means (default) or at 0.
+    covs_drop : bool
+        Drop covariates collinear with earlier ones, with a warning naming them (default);
+        False makes that an error.
 
     Returns
     -------
@@ -791,10 +818,21 @@ def rdplot(y, x, c: float = 0.0, p: int = 4, nbins=None, binselect: str = "esmv"
     if yv is None:
         raise ValueError("y: the outcome is required")
     wv = _vector(weights, "weights", n)
+    z, znames = _covs(covs, n)
     if subset is not None:
         rows = _subset_rows(subset, n)
         xv, yv = xv[rows], yv[rows]
         wv = None if wv is None else wv[rows]
+        z = None if z is None else z[rows]
+    if isinstance(covs_eval, str) and covs_eval.lower() == "mean":
+        covs_eval_mean = True
+    elif (not isinstance(covs_eval, (bool, str)) and np.isscalar(covs_eval)
+          and covs_eval == 0):
+        covs_eval_mean = False
+    else:
+        raise ValueError(f"covs_eval: {covs_eval!r} is not 'mean' or 0")
+    if not isinstance(covs_drop, (bool, np.bool_)):
+        raise ValueError(f"covs_drop: must be True or False, got {covs_drop!r}")
     if not isinstance(p, (int, np.integer)) or isinstance(p, bool):
         raise ValueError(f"p: must be an integer, got {p!r}")
     if not isinstance(binselect, str) or binselect.lower() not in BINSELECT:
@@ -829,8 +867,12 @@ def rdplot(y, x, c: float = 0.0, p: int = 4, nbins=None, binselect: str = "esmv"
                 kernel=kernel, h_left=float(hh[0]) if hh else math.nan,
                 h_right=float(hh[1]) if hh else math.nan, support_low=sup[0],
                 support_high=sup[1], masspoints=masspoints, level=float(level),
-                nplot=int(nplot))
-    r = _core.rd_plot(yv, xv, wv, opts)
+                nplot=int(nplot), covs_eval_mean=covs_eval_mean, covs_drop=bool(covs_drop),
+                covs_names=znames)
+    r = _core.rd_plot(yv, xv, wv, opts, z)
+    if r["covs_dropped"]:
+        _warnings.warn("covs: dropped collinear covariates: " +
+                       ", ".join(znames[j] for j in r["covs_dropped"]), stacklevel=2)
     if r["mass_points"] and masspoints != "off":
         msg = "rdplot: mass points detected in the running variable (>= 20% repeated values)"
         if masspoints == "adjust" and binselect in ("es", "esmv", "qs", "qsmv"):
@@ -841,6 +883,16 @@ def rdplot(y, x, c: float = 0.0, p: int = 4, nbins=None, binselect: str = "esmv"
             _warnings.warn(f"rdplot: y is constant on the {side} side; one bin there",
                           stacklevel=2)
     result = _layout(r, float(c), int(p), kernel, float(level))
+    if z is not None:
+        import pandas as pd
+
+        kept = [znames[j] for j in r["covs_kept"]]
+        result.coef_covs = pd.Series(r["coef_covs"], index=kept, name="coef_covs")
+        result.coef_covs_bins = pd.Series(r["coef_covs_bins"], index=kept, name="coef_covs_bins")
+        result.covs_eval = pd.Series(r["covs_eval"], index=kept, name="covs_eval")
+        result.covs_dropped = [znames[j] for j in r["covs_dropped"]]
+        result.bins["mean_y_unadjusted"] = np.concatenate(
+            [r["left"]["mean_y_raw"], r["right"]["mean_y_raw"]])
     if not hide:
         result.ax = result.plot(ax=ax, ci=ci is not None and ci is not False, shade=shade)
     return result

@@ -19,6 +19,17 @@
 // The global fit is a weighted least-squares polynomial of order p in (x - c) on each side, with
 // kernel weights K((x - c) / h) times the unit weights (uniform kernel and h = the support: the
 // plain global polynomial).
+//
+// Covariates z (optional) enter linearly with one coefficient common to both sides, as in the
+// covariate-adjusted RD estimator of Calonico, Cattaneo, Farrell and Titiunik (2019, REStat
+// 101(3)): the polynomial of each side and gamma solve one weighted least-squares problem,
+//   min sum_i w_i (y_i - P_side(x_i)'beta_side - z_i'gamma)^2,
+// and the curve drawn is P(x)'beta_side + zeval'gamma, with zeval the means of z over the rows
+// used ("mean") or 0. The binned means are adjusted the same way with their own coefficient
+// (Cattaneo, Crump, Farrell and Feng 2024, "On binscatter", AER 114(5)): y on the bin indicators
+// (every bin of both sides) and z, unweighted, gives alpha_b and gamma_b, and the bin's value is
+// alpha_b + zeval'gamma_b = mean_b(y) - (mean_b(z) - zeval)'gamma_b. docs/rd.md, "RD plots",
+// says where this differs from rdrobust's rdplot.
 #pragma once
 
 #include <cstddef>
@@ -51,6 +62,9 @@ struct RdPlotOptions {
   MassPoints masspoints = MassPoints::adjust;
   double level = 0.95;  ///< of the bins' t intervals (a fraction)
   int nplot = 500;      ///< points of the fitted curve per side
+  bool covs_eval_mean = true;  ///< covariates evaluated at their means (false: at 0)
+  bool covs_drop = true;       ///< drop covariates collinear with earlier ones (false: an error)
+  std::vector<std::string> covs_names;  ///< names of the covariate columns for messages (or empty)
 };
 
 /// One side of the plot. Bins are numbered from the outermost (left side) or from the cutoff
@@ -67,6 +81,9 @@ struct RdPlotSide {
   std::vector<double> coef;       ///< polynomial coefficients of (x - c)^j, j = 0..p
   std::vector<double> edges;      ///< J + 1 bin edges
   std::vector<double> mid, mean_x, mean_y, sd_y, se_y, ci_low, ci_high;  ///< per bin (NaN if empty)
+  /// With covariates: the unadjusted means of y per bin (mean_y and the interval are adjusted;
+  /// sd_y and se_y stay those of y in the bin). Empty without covariates.
+  std::vector<double> mean_y_raw;
   std::vector<std::size_t> count;  ///< observations per bin
   std::vector<double> curve_x, curve_y;  ///< the fitted polynomial on [c - h, c] or [c, c + h]
 };
@@ -75,13 +92,26 @@ struct RdPlotResult {
   RdPlotSide left, right;
   std::string binselect;   ///< the rule used (after a mass-point adjustment), or "manual"
   bool mass_points = false;  ///< >= 20% repeated x on a side
-  std::size_t n_dropped = 0;  ///< rows with a NaN in y, x or weights
+  std::size_t n_dropped = 0;  ///< rows with a NaN in y, x, weights or a covariate
+  // With covariates (all empty without):
+  std::vector<std::size_t> covs_kept, covs_dropped;  ///< column indices (collinear ones dropped)
+  std::vector<double> coef_covs;  ///< gamma of the polynomial fit (kept columns)
+  std::vector<double> coef_covs_bins;  ///< gamma_b of the binned means (kept columns)
+  std::vector<double> covs_eval;  ///< zeval: the means of the kept columns, or zeros
 };
 
 /// y, x: n values; weights: empty or n values (>= 0, they enter the polynomial fit only, as in
 /// CCT 2015 and rdplot). Throws InvalidArgument on bad input (infinite values, negative weights,
 /// a cutoff outside the range of x, fewer than 20 rows, a side with fewer than 2 rows, ...).
 RdPlotResult rdplot(const std::vector<double>& y, const std::vector<double>& x,
+                    const std::vector<double>& weights, const RdPlotOptions& opt);
+
+/// With covariates: z is n x dz, column-major (column a at z[a * n + i]). Rows with a NaN in a
+/// covariate are dropped and counted; an infinite value is an error. A covariate that is a
+/// polynomial of order max(p, 1) in x - c on each side (a constant, x, the side indicator, ...)
+/// is an error naming it; one collinear with earlier ones is dropped (covs_drop) or an error.
+RdPlotResult rdplot(const std::vector<double>& y, const std::vector<double>& x,
+                    const std::vector<double>& z, std::size_t dz,
                     const std::vector<double>& weights, const RdPlotOptions& opt);
 
 }  // namespace rd
