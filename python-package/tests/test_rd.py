@@ -102,6 +102,23 @@ def test_senate_clusters_cr1(senate, vce):
     assert ours.n_clusters > 40
 
 
+@pytest.mark.parametrize("vce,label", [("nn", "cr1"), ("hc0", "cr1"), ("hc1", "cr1"),
+                                       ("cr1", "cr1"), ("hc2", "cr2"), ("cr2", "cr2"),
+                                       ("hc3", "cr3"), ("cr3", "cr3")])
+def test_vce_label_from_core(senate, vce, label):
+    # The core reports the variance it computed (rdrobust 2.1.1's names with clusters): the
+    # label and the numbers are those of the cluster-robust name.
+    ours = _ours(senate.vote, senate.margin, groups=senate.state, vce=vce)
+    assert ours.vce == label
+    same = _ours(senate.vote, senate.margin, groups=senate.state, vce=label)
+    np.testing.assert_array_equal(ours.table.to_numpy(), same.table.to_numpy())
+    bw = rd.rdbwselect(senate.vote, senate.margin, groups=senate.state, vce=vce)
+    assert bw.summary_info["vce"] == label
+    if not vce.startswith("cr"):
+        assert _ours(senate.vote, senate.margin, vce=vce).vce == vce
+        assert rd.rdbwselect(senate.vote, senate.margin, vce=vce).summary_info["vce"] == vce
+
+
 def test_senate_kink_fixed_and_cutoff(senate):
     # rdrobust sets p = deriv + 1 when p is not given; here p is 1 unless given.
     _agree(_ours(senate.vote, senate.margin, deriv=1),

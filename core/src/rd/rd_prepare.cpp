@@ -285,6 +285,19 @@ RdOptions normalised(RdOptions opt, bool clustered) {
   return opt;
 }
 
+std::string vce_label(RdVce vce, bool clustered) {
+  switch (vce) {
+    case RdVce::hc0: return "hc0";
+    case RdVce::hc1: return clustered ? "cr1" : "hc1";
+    case RdVce::hc2: return "hc2";
+    case RdVce::hc3: return "hc3";
+    case RdVce::cr1: return "cr1";
+    case RdVce::cr2: return "cr2";
+    case RdVce::cr3: return "cr3";
+    default: return "nn";
+  }
+}
+
 int effective_bwcheck(const Prepared& P, const RdOptions& opt, bool& mass) {
   mass = false;
   int bwcheck = opt.bwcheck;

@@ -209,6 +209,7 @@ RdBwResult rdbwselect(const RdData& data, const RdOptions& opt_in, bool all) {
   Prepared P = prepare(data, opt);
   RdBwResult r;
   copy_counts(P, r);
+  r.vce = vce_label(opt.vce, !data.cluster.empty());
   r.bwcheck_used = effective_bwcheck(P, opt, r.mass_points);
   auto bws = select_bandwidths(P, opt, all ? std::string() : opt.bwselect, r.bwcheck_used);
   for (const auto& nm : selector_names()) {
@@ -227,6 +228,7 @@ RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
   const int p = opt.p, q = opt.q, deriv = opt.deriv;
   RdResult r = result_header(P);
   const bool clustered = !data.cluster.empty();
+  r.vce = vce_label(opt.vce, clustered);
   check_first_stage(P);
   const int bwcheck = effective_bwcheck(P, opt, r.mass_points);
   r.bw = choose_bandwidths(P, opt, bwcheck, r.bwselect);

@@ -32,9 +32,6 @@ SELECTORS = ("mserd", "msetwo", "msesum", "msecomb1", "msecomb2", "cerrd", "cert
 _KERNELS = {"triangular": "triangular", "tri": "triangular", "epanechnikov": "epanechnikov",
             "epa": "epanechnikov", "uniform": "uniform", "uni": "uniform"}
 _VCE = ("nn", "hc0", "hc1", "hc2", "hc3", "cr1", "cr2", "cr3")
-# The variance the core computes for each name with cluster ids (rdrobust 2.1.1's map; docs/rd.md).
-_CLUSTER_VCE = {"nn": "cr1", "hc0": "cr1", "hc1": "cr1", "cr1": "cr1", "hc2": "cr2",
-                "cr2": "cr2", "hc3": "cr3", "cr3": "cr3"}
 
 
 def _vector(v, name: str, n: int | None = None) -> np.ndarray:
@@ -249,7 +246,7 @@ class RDResult:
         self.c = opts["c"]
         self.p, self.q, self.deriv = opts["p"], opts["q"], opts["deriv"]
         self.kernel = opts["kernel"]
-        self.vce = _CLUSTER_VCE[opts["vce"]] if opts.get("_clustered") else opts["vce"]
+        self.vce = raw["vce"]  # the variance the core used (cr1/cr2/cr3 with clusters)
         self.bwselect = raw["bwselect"]
 
         def table(e):
@@ -450,8 +447,7 @@ def rdbwselect(y, x, c: float = 0.0, fuzzy=None, deriv: int = 0, p: int = 1,
     return RDBandwidths(bws=bws, n={"left": int(raw["n"][0]), "right": int(raw["n"][1])},
                         n_dropped=int(raw["n_dropped"]), mass_points=bool(raw["mass_points"]),
                         summary_info={"p": opts["p"], "q": opts["q"], "kernel": opts["kernel"],
-                                      "vce": (_CLUSTER_VCE[opts["vce"]] if groups is not None
-                                              else opts["vce"])})
+                                      "vce": raw["vce"]})
 
 
 @dataclasses.dataclass

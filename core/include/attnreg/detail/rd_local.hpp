@@ -98,6 +98,8 @@ double column_var(const Side& s, std::size_t col);
 double column_mean(const Side& s, std::size_t col);
 void validate(const RdOptions& opt);
 RdOptions normalised(RdOptions opt, bool clustered);
+// The name of the variance a normalised vce computes (cr1/cr2/cr3 with clusters).
+std::string vce_label(RdVce vce, bool clustered);
 int effective_bwcheck(const Prepared& P, const RdOptions& opt, bool& mass);
 std::map<std::string, RdBandwidths> select_bandwidths(const Prepared& P, const RdOptions& opt,
                                                       const std::string& which, int bwcheck);
