@@ -380,3 +380,25 @@ def test_plot_rd_weights():
                                np.sort(a[a != 0]))
     with pytest.raises(ValueError, match="result: pass the result"):
         attnreg.plot.rd_weights(object())
+
+
+def test_subset_equals_the_selected_rows(senate):
+    # subset= (mask or positions) gives the fit on those rows; the attention weights cover all
+    # input rows, 0 outside the subset; without subset the weights are the core's own vector.
+    y, x = senate.vote.to_numpy(), senate.margin.to_numpy()
+    mask = np.arange(len(x)) % 3 != 0
+    sub = _ours(y, x, subset=mask)
+    direct = _ours(y[mask], x[mask])
+    np.testing.assert_array_equal(sub.table.to_numpy(), direct.table.to_numpy())
+    a = sub.attention_weights().weights
+    assert a.shape == x.shape and np.all(a[~mask] == 0)
+    np.testing.assert_array_equal(a[mask], direct.attention_weights().weights)
+    pos = _ours(y, x, subset=np.flatnonzero(mask))
+    np.testing.assert_array_equal(pos.attention_weights().weights, a)
+    full = _ours(y, x)
+    ok = ~np.isnan(y)
+    assert full.attention_weights().weights.shape == x.shape
+    w = full.attention_weights().weights[ok]
+    # Two summation orders of the same terms: |difference| <= n eps sum |a_i y_i|.
+    bound = ok.sum() * np.finfo(float).eps * np.sum(np.abs(w * y[ok]))
+    assert abs(w @ y[ok] - full.table.loc["conventional", "coef"]) <= bound
