@@ -2,10 +2,6 @@
 # The formulas live in the C++ core (core/include/attnreg/rd/rdrobust.hpp); docs/rd.md has the
 # conventions and the differences from rdrobust.
 
-# The variance the core computes for each name with cluster ids (rdrobust 2.1.1's map).
-.rd_cluster_vce <- c(nn = "cr1", hc0 = "cr1", hc1 = "cr1", cr1 = "cr1", hc2 = "cr2",
-                     cr2 = "cr2", hc3 = "cr3", cr3 = "cr3")
-
 .rd_options <- function(c, p, q, deriv, h, b, rho, kernel, bwselect, vce, nnmatch, level,
                         masspoints, bwcheck, bwrestrict, scaleregul, stdvars, sharpbw) {
   pair <- function(v, name) {
@@ -144,7 +140,7 @@ rd_robust <- function(y, x, c = 0, fuzzy = NULL, deriv = 0, p = 1, q = NULL, h =
               attention_weights = a,
               effective_n = c(left = 1 / sum(a[left]^2), right = 1 / sum(a[right]^2)),
               fuzzy = r$fuzzy, level = opt$level, p = opt$p, q = opt$q, deriv = opt$deriv,
-              kernel = opt$kernel, vce = if (is.null(cluster)) opt$vce else .rd_cluster_vce[[opt$vce]],
+              kernel = opt$kernel, vce = r$vce,
               c = opt$c)
   class(out) <- "rd_robust"
   out

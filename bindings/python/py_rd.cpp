@@ -120,6 +120,7 @@ void init_rd(py::module_& m) {
         out["bandwidths"] = std::vector<double>{r.bw.h_left, r.bw.h_right, r.bw.b_left,
                                                 r.bw.b_right};
         out["bwselect"] = r.bwselect;
+        out["vce"] = r.vce;
         out["n"] = std::vector<std::size_t>{r.n_left, r.n_right};
         out["n_h"] = std::vector<std::size_t>{r.nh_left, r.nh_right};
         out["n_b"] = std::vector<std::size_t>{r.nb_left, r.nb_right};
@@ -164,6 +165,7 @@ void init_rd(py::module_& m) {
         out["n_dropped"] = r.n_dropped;
         out["mass_points"] = r.mass_points;
         out["covs_dropped"] = r.covs_dropped;
+        out["vce"] = r.vce;
         return out;
       },
       py::arg("y"), py::arg("x"), py::arg("t"), py::arg("z"), py::arg("w"), py::arg("cluster"),

@@ -107,7 +107,7 @@ Rcpp::List rd_robust_cpp(const Rcpp::NumericVector& y, const Rcpp::NumericVector
       Rcpp::Named("fuzzy") = r.fuzzy,
       Rcpp::Named("bandwidths") =
           Rcpp::NumericVector::create(r.bw.h_left, r.bw.h_right, r.bw.b_left, r.bw.b_right),
-      Rcpp::Named("bwselect") = r.bwselect,
+      Rcpp::Named("bwselect") = r.bwselect, Rcpp::Named("vce") = r.vce,
       Rcpp::Named("n") = Rcpp::NumericVector::create(r.n_left, r.n_right),
       Rcpp::Named("n_h") = Rcpp::NumericVector::create(r.nh_left, r.nh_right),
       Rcpp::Named("n_unique") = Rcpp::NumericVector::create(r.m_left, r.m_right),
@@ -137,7 +137,8 @@ Rcpp::List rd_bwselect_cpp(const Rcpp::NumericVector& y, const Rcpp::NumericVect
   return Rcpp::List::create(Rcpp::Named("bws") = bws,
                             Rcpp::Named("selectors") = Rcpp::wrap(r.selectors),
                             Rcpp::Named("n") = Rcpp::NumericVector::create(r.n_left, r.n_right),
-                            Rcpp::Named("n_dropped") = static_cast<double>(r.n_dropped));
+                            Rcpp::Named("n_dropped") = static_cast<double>(r.n_dropped),
+                            Rcpp::Named("vce") = r.vce);
 }
 
 // [[Rcpp::export(name = ".rd_density_cpp")]]

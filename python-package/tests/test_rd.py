@@ -102,6 +102,23 @@ def test_senate_clusters_cr1(senate, vce):
     assert ours.n_clusters > 40
 
 
+@pytest.mark.parametrize("vce,label", [("nn", "cr1"), ("hc0", "cr1"), ("hc1", "cr1"),
+                                       ("cr1", "cr1"), ("hc2", "cr2"), ("cr2", "cr2"),
+                                       ("hc3", "cr3"), ("cr3", "cr3")])
+def test_vce_label_from_core(senate, vce, label):
+    # The core reports the variance it computed (rdrobust 2.1.1's names with clusters): the
+    # label and the numbers are those of the cluster-robust name.
+    ours = _ours(senate.vote, senate.margin, groups=senate.state, vce=vce)
+    assert ours.vce == label
+    same = _ours(senate.vote, senate.margin, groups=senate.state, vce=label)
+    np.testing.assert_array_equal(ours.table.to_numpy(), same.table.to_numpy())
+    bw = rd.rdbwselect(senate.vote, senate.margin, groups=senate.state, vce=vce)
+    assert bw.summary_info["vce"] == label
+    if not vce.startswith("cr"):
+        assert _ours(senate.vote, senate.margin, vce=vce).vce == vce
+        assert rd.rdbwselect(senate.vote, senate.margin, vce=vce).summary_info["vce"] == vce
+
+
 def test_senate_kink_fixed_and_cutoff(senate):
     # rdrobust sets p = deriv + 1 when p is not given; here p is 1 unless given.
     _agree(_ours(senate.vote, senate.margin, deriv=1),
@@ -363,3 +380,25 @@ def test_plot_rd_weights():
                                np.sort(a[a != 0]))
     with pytest.raises(ValueError, match="result: pass the result"):
         attnreg.plot.rd_weights(object())
+
+
+def test_subset_equals_the_selected_rows(senate):
+    # subset= (mask or positions) gives the fit on those rows; the attention weights cover all
+    # input rows, 0 outside the subset; without subset the weights are the core's own vector.
+    y, x = senate.vote.to_numpy(), senate.margin.to_numpy()
+    mask = np.arange(len(x)) % 3 != 0
+    sub = _ours(y, x, subset=mask)
+    direct = _ours(y[mask], x[mask])
+    np.testing.assert_array_equal(sub.table.to_numpy(), direct.table.to_numpy())
+    a = sub.attention_weights().weights
+    assert a.shape == x.shape and np.all(a[~mask] == 0)
+    np.testing.assert_array_equal(a[mask], direct.attention_weights().weights)
+    pos = _ours(y, x, subset=np.flatnonzero(mask))
+    np.testing.assert_array_equal(pos.attention_weights().weights, a)
+    full = _ours(y, x)
+    ok = ~np.isnan(y)
+    assert full.attention_weights().weights.shape == x.shape
+    w = full.attention_weights().weights[ok]
+    # Two summation orders of the same terms: |difference| <= n eps sum |a_i y_i|.
+    bound = ok.sum() * np.finfo(float).eps * np.sum(np.abs(w * y[ok]))
+    assert abs(w @ y[ok] - full.table.loc["conventional", "coef"]) <= bound

@@ -31,11 +31,33 @@ struct BwTerms {
   double V = kNaN, B = kNaN, R = kNaN, rate = 0;
 };
 
+// The window of a side at the pilot bandwidth c_bw, shared by the V-fits of every order.
+struct PilotWindow {
+  bool ready = false;
+  Window w;
+  std::vector<double> wt, res_nn;
+};
+
 struct BwContext {
   const RdOptions* opt = nullptr;
   double c = 0, c_bw = 0;
   std::map<std::pair<int, int>, PilotV> cache[2];
+  PilotWindow pilot[2];
+  NnSide nn[2];  // nearest-neighbour residuals of each whole side (vce = nn), computed once
 };
+
+// The nearest-neighbour residuals of the whole side (vce = nn without unit weights: every
+// window is then a contiguous block of the side), or null.
+const NnSide* side_nn(BwContext& ctx, int side, const Side& s) {
+  if (ctx.opt->vce != RdVce::nn || !s.fw.empty() || s.n() == 0) return nullptr;
+  NnSide& c = ctx.nn[side];
+  if (!c.side) {
+    c.side = &s;
+    c.res.assign(s.n() * s.k, 0.0);
+    nn_residuals(s.x.data(), s.D.data(), s.n(), s.k, ctx.opt->nnmatch, 0, s.n(), c.res.data());
+  }
+  return &c;
+}
 
 // The combination vector s of the columns (outcome, treatment, covariates) whose variance and
 // bias enter the bandwidth (CCFT 2019; fuzzy: the delta method of the ratio), from the fit f.
@@ -95,13 +117,24 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
   if (it == ctx.cache[side].end()) {
     PilotV pv;
     const double hV = ctx.c_bw;
-    Window w = gather(s, ctx.c, hV, opt.kernel);
-    std::vector<double> wt = window_weights(s, w, ctx.c, hV, opt.kernel);
+    PilotWindow& pw = ctx.pilot[side];
+    if (!pw.ready) {
+      pw.w = gather(s, ctx.c, hV, opt.kernel);
+      pw.wt = window_weights(s, pw.w, ctx.c, hV, opt.kernel);
+      if (opt.vce == RdVce::nn)  // the same for every order: computed once
+        pw.res_nn = residuals(pw.w, opt.vce, clustered, opt.nnmatch, nullptr, nullptr, 0,
+                              side_nn(ctx, side, s));
+      pw.ready = true;
+    }
+    const Window& w = pw.w;
+    const std::vector<double>& wt = pw.wt;
     if (distinct_positive(w, wt) < static_cast<std::size_t>(o + 1)) pilot_error(o, hV);
     Fit f = poly_fit(w, wt, o, hV);
     if (!f.ok) pilot_error(o, hV);
     pv.s = combination(w, wt, f, nu, bs.ny, bs.dz);
-    std::vector<double> res = residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o + 1);
+    const std::vector<double> res =
+        opt.vce == RdVce::nn ? pw.res_nn
+                             : residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o + 1);
     std::vector<double> ell = coef_weights(w, wt, f, nu);
     pv.V = variance_sum(w, ell, res, pv.s, o + 1, nullptr, !cluster_leverage(opt.vce));
     pv.BConst = bias_constant(w, wt, f, nu);
@@ -118,7 +151,8 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
   if (!f.ok) pilot_error(o_B, h_B);
   double BWreg = 0;
   if (scale > 0) {
-    std::vector<double> res = residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o_B + 1);
+    std::vector<double> res = residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o_B + 1,
+                                        side_nn(ctx, side, s));
     std::vector<double> ell = coef_weights(w, wt, f, o + 1);
     const double VB = variance_sum(w, ell, res, pv.s, o_B + 1, nullptr,
                                     !cluster_leverage(opt.vce));

@@ -103,28 +103,46 @@ Window gather(const Side& s, double c, double h, RdKernel kern) {
   const std::size_t first =
       std::lower_bound(s.x.begin(), s.x.end(), lo_x) - s.x.begin();
   const std::size_t last = std::upper_bound(s.x.begin(), s.x.end(), hi_x) - s.x.begin();
+  w.c = c;
+  std::size_t n = 0, lo = last, hi = first;
   for (std::size_t i = first; i < last; ++i) {
-    if (unit_weight(s, i, c, h, kern) > 0) w.idx.push_back(i);
+    if (unit_weight(s, i, c, h, kern) > 0) {
+      ++n;
+      lo = std::min(lo, i);
+      hi = i + 1;
+    }
   }
-  const std::size_t n = w.idx.size();
-  w.x.resize(n);
-  w.u.resize(n);
-  w.D.resize(n * s.k);
-  if (!s.cl.empty()) w.cl.resize(n);
+  w.n_ = n;
+  if (n == 0 || hi - lo == n) {  // a contiguous block: a view of the side
+    w.block = true;
+    w.first = n == 0 ? first : lo;
+    w.x = s.x.data() + w.first;
+    w.D = s.D.data() + w.first * s.k;
+    if (!s.cl.empty()) w.cl = s.cl.data() + w.first;
+    return w;
+  }
+  w.block = false;  // unit weights of 0 inside the window: a gathered copy
+  for (std::size_t i = lo; i < hi; ++i)
+    if (unit_weight(s, i, c, h, kern) > 0) w.idx_.push_back(i);
+  w.x_.resize(n);
+  w.D_.resize(n * s.k);
+  if (!s.cl.empty()) w.cl_.resize(n);
   for (std::size_t j = 0; j < n; ++j) {
-    const std::size_t i = w.idx[j];
-    w.x[j] = s.x[i];
-    w.u[j] = s.x[i] - c;
-    for (std::size_t m = 0; m < s.k; ++m) w.D[j * s.k + m] = s.D[i * s.k + m];
-    if (!s.cl.empty()) w.cl[j] = s.cl[i];
+    const std::size_t i = w.idx_[j];
+    w.x_[j] = s.x[i];
+    for (std::size_t m = 0; m < s.k; ++m) w.D_[j * s.k + m] = s.D[i * s.k + m];
+    if (!s.cl.empty()) w.cl_[j] = s.cl[i];
   }
+  w.x = w.x_.data();
+  w.D = w.D_.data();
+  if (!s.cl.empty()) w.cl = w.cl_.data();
   return w;
 }
 
 std::vector<double> window_weights(const Side& s, const Window& w, double c, double h,
                                    RdKernel kern) {
   std::vector<double> out(w.n());
-  for (std::size_t j = 0; j < w.n(); ++j) out[j] = unit_weight(s, w.idx[j], c, h, kern);
+  for (std::size_t j = 0; j < w.n(); ++j) out[j] = unit_weight(s, w.idx(j), c, h, kern);
   return out;
 }
 
@@ -152,7 +170,7 @@ Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs) {
   for (std::size_t j = 0; j < w.n(); ++j) {
     const double wj = wt[j];
     if (wj == 0) continue;
-    const double t = w.u[j] / hs;
+    const double t = w.u(j) / hs;
     s[0] = 1;
     for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
     for (int a = 0; a < k1; ++a) {
@@ -183,7 +201,7 @@ std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt,
   const double scale = std::pow(f.hs, -coef);
   for (std::size_t j = 0; j < w.n(); ++j) {
     if (wt[j] == 0) continue;
-    const double t = w.u[j] / f.hs;
+    const double t = w.u(j) / f.hs;
     s[0] = 1;
     for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
     double v = 0;
@@ -199,7 +217,7 @@ double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& 
   std::vector<double> L(k1, 0.0), s(k1 + 1);
   for (std::size_t j = 0; j < w.n(); ++j) {
     if (wt[j] == 0) continue;
-    const double t = w.u[j] / f.hs;
+    const double t = w.u(j) / f.hs;
     s[0] = 1;
     for (int a = 1; a <= k1; ++a) s[a] = s[a - 1] * t;
     for (int a = 0; a < k1; ++a) L[a] += wt[j] * s[a] * s[k1];
@@ -209,63 +227,115 @@ double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& 
   return v;
 }
 
-// Residuals (row-major n x k) for the variance: nearest-neighbour (Abadie and Imbens 2006;
-// CCT 2014, section 3: the mean of at least `nnmatch` nearest neighbours within the window, ties
-// in x taken together, distances equal up to sqrt(eps) relative taken from both sides, scaled
-// by sqrt(J / (J + 1))) or the fit's residuals with the HC0-HC3 factors.
-std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nnmatch,
-                              const Fit* f, const std::vector<double>* wt, int d) {
-  const std::size_t n = w.n(), k = w.k;
-  std::vector<double> res(n * k, 0.0);
-  if (vce == RdVce::nn) {
-    // Tie groups in the sorted window.
-    std::vector<std::size_t> gstart, gid(n);
-    for (std::size_t j = 0; j < n; ++j) {
-      if (j == 0 || w.x[j] != w.x[j - 1]) gstart.push_back(j);
-      gid[j] = gstart.size() - 1;
-    }
-    gstart.push_back(n);
-    const std::size_t cap = std::min<std::size_t>(nnmatch, n - 1);
-    std::vector<double> sum(k);
-    for (std::size_t g = 0; g + 1 < gstart.size(); ++g) {
-      std::size_t lo = gstart[g], hi = gstart[g + 1];
-      const double xg = w.x[lo];
-      while (hi - lo - 1 < cap) {
-        if (lo == 0) {
-          hi = gstart[gid[hi] + 1];
-        } else if (hi >= n) {
-          lo = gstart[gid[lo - 1]];
+// Nearest-neighbour residuals (Abadie and Imbens 2006; CCT 2014, section 3) of the tie groups
+// starting in rows [from, to) of a sorted block of n rows (x ascending, D row-major n x k): the
+// mean of at least cap = min(nnmatch, n - 1) nearest neighbours within the block, ties in x taken
+// together, distances equal up to sqrt(eps) relative taken from both sides, scaled by
+// sqrt(J / (J + 1)). `from` must start a tie group; groups are stepped over by scanning equal x.
+void nn_residuals(const double* x, const double* D, std::size_t n, std::size_t k, int nnmatch,
+                  std::size_t from, std::size_t to, double* res) {
+  const std::size_t cap = std::min<std::size_t>(nnmatch, n - 1);
+  auto group_end = [&](std::size_t j) {  // one past the tie group of row j
+    const double v = x[j];
+    while (++j < n && x[j] == v) {}
+    return j;
+  };
+  auto group_start = [&](std::size_t j) {  // the first row of the tie group of row j
+    const double v = x[j];
+    while (j > 0 && x[j - 1] == v) --j;
+    return j;
+  };
+  std::size_t g0 = from;
+  while (g0 < to) {
+    const std::size_t g1 = group_end(g0);
+    std::size_t lo = g0, hi = g1;
+    const double xg = x[g0];
+    while (hi - lo - 1 < cap) {
+      if (lo == 0) {
+        hi = group_end(hi);
+      } else if (hi >= n) {
+        lo = group_start(lo - 1);
+      } else {
+        const double dl = xg - x[lo - 1], dr = x[hi] - xg;
+        const double tol = std::max(dl, dr) * kSqrtEps;
+        if (dl - dr > tol) {
+          hi = group_end(hi);
+        } else if (dr - dl > tol) {
+          lo = group_start(lo - 1);
         } else {
-          const double dl = xg - w.x[lo - 1], dr = w.x[hi] - xg;
-          const double tol = std::max(dl, dr) * kSqrtEps;
-          if (dl - dr > tol) {
-            hi = gstart[gid[hi] + 1];
-          } else if (dr - dl > tol) {
-            lo = gstart[gid[lo - 1]];
-          } else {
-            hi = gstart[gid[hi] + 1];
-            lo = gstart[gid[lo - 1]];
-          }
+          hi = group_end(hi);
+          lo = group_start(lo - 1);
         }
       }
-      std::fill(sum.begin(), sum.end(), 0.0);
-      for (std::size_t j = lo; j < hi; ++j)
-        for (std::size_t m = 0; m < k; ++m) sum[m] += w.D[j * k + m];
-      const double J = static_cast<double>(hi - lo - 1);
-      const double sf = std::sqrt(J / (J + 1));
-      for (std::size_t j = gstart[g]; j < gstart[g + 1]; ++j)
-        for (std::size_t m = 0; m < k; ++m) {
-          const double yj = w.D[j * k + m];
-          res[j * k + m] = sf * (yj - (sum[m] - yj) / J);
-        }
     }
+    const double J = static_cast<double>(hi - lo - 1);
+    const double sf = std::sqrt(J / (J + 1));
+    for (std::size_t m = 0; m < k; ++m) {
+      double sum = 0;
+      for (std::size_t j = lo; j < hi; ++j) sum += D[j * k + m];
+      for (std::size_t j = g0; j < g1; ++j) {
+        const double yj = D[j * k + m];
+        res[j * k + m] = sf * (yj - (sum - yj) / J);
+      }
+    }
+    g0 = g1;
+  }
+}
+
+// The nearest-neighbour residuals of a window that is the contiguous block [first, last) of the
+// side's rows, from those of the whole side (full): a group's neighbours differ only if they
+// would reach past the block's edge. A neighbour group L is taken only while fewer than cap + 1
+// rows are held, and the rows between L and the group are held before L, so a group more than
+// cap rows away from the edge group never reaches it and keeps the side's residuals; the groups
+// within cap rows of a cut edge are recomputed within the block (test_rd.cpp compares this with
+// the window-local computation on ties, few points and shifted x).
+void nn_residuals_from_side(const Side& s, const std::vector<double>& full, std::size_t first,
+                            std::size_t last, int nnmatch, std::vector<double>& res) {
+  const std::size_t k = s.k, n = last - first;
+  res.assign(full.begin() + first * k, full.begin() + last * k);
+  const std::size_t cap = std::min<std::size_t>(nnmatch, n - 1);
+  const double* x = s.x.data() + first;
+  const double* D = s.D.data() + first * k;
+  if (first > 0) {  // groups starting before the end of the first group + cap
+    std::size_t e = 0;
+    while (e < n && x[e] == x[0]) ++e;
+    std::size_t to = std::min(n, e + cap);
+    while (to < n && to > 0 && x[to] == x[to - 1]) ++to;  // finish the group
+    nn_residuals(x, D, n, k, nnmatch, 0, to, res.data());
+  }
+  if (last < s.n()) {  // groups ending after the start of the last group - cap
+    std::size_t b = n - 1;
+    while (b > 0 && x[b - 1] == x[n - 1]) --b;
+    std::size_t from = b > cap ? b - cap : 0;
+    while (from > 0 && x[from - 1] == x[from]) --from;  // back to the group's start
+    nn_residuals(x, D, n, k, nnmatch, from, n, res.data());
+  }
+}
+
+// Residuals (row-major n x k) for the variance: nearest-neighbour (nn_residuals, within the
+// window; from the side's own, `nn_side`, when the window is a contiguous block of the side)
+// or the fit's residuals with the HC0-HC3 factors.
+std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nnmatch,
+                              const Fit* f, const std::vector<double>* wt, int d,
+                              const NnSide* nn_side) {
+  const std::size_t n = w.n(), k = w.k;
+  if (vce == RdVce::nn) {
+    std::vector<double> res;
+    if (n == 0) return res;
+    if (nn_side && w.block && n > static_cast<std::size_t>(nnmatch)) {
+      nn_residuals_from_side(*nn_side->side, nn_side->res, w.first, w.first + n, nnmatch, res);
+      return res;
+    }
+    res.assign(n * k, 0.0);
+    nn_residuals(w.x, w.D, n, k, nnmatch, 0, n, res.data());
     return res;
   }
+  std::vector<double> res(n * k, 0.0);
   const int k1 = f->o + 1;
   std::vector<double> s(k1);
   const double nn = static_cast<double>(n);
   for (std::size_t j = 0; j < n; ++j) {
-    const double t = w.u[j] / f->hs;
+    const double t = w.u(j) / f->hs;
     s[0] = 1;
     for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
     double fac = 1.0;
@@ -303,7 +373,7 @@ double variance_sum(const Window& w, const std::vector<double>& ell,
     for (std::size_t m = 0; m < k; ++m) r += s[m] * res[j * k + m];
     return r;
   };
-  if (w.cl.empty()) {
+  if (!w.cl) {
     double v = 0;
     for (std::size_t j = 0; j < n; ++j) {
       const double a = ell[j] * comb(j);
@@ -357,7 +427,7 @@ void cluster_adjust(const Window& w, bool cr3, const Fit& f, const std::vector<d
   for (std::size_t j = 0; j < n; ++j) members[w.cl[j]].push_back(j);
   arma::mat X(n, k1);
   for (std::size_t j = 0; j < n; ++j) {
-    const double t = w.u[j] / f.hs;
+    const double t = w.u(j) / f.hs;
     double v = 1;
     for (int a = 0; a < k1; ++a) {
       X(j, a) = v;
@@ -411,7 +481,7 @@ void partial_sums(const Window& w, const std::vector<double>& wt, const Fit& f, 
   std::vector<double> s(k1), r(k);
   if (Ztil) Ztil->assign(w.n() * dz, 0.0);
   for (std::size_t j = 0; j < w.n(); ++j) {
-    const double t = w.u[j] / f.hs;
+    const double t = w.u(j) / f.hs;
     s[0] = 1;
     for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
     for (std::size_t m = 0; m < k; ++m) {

@@ -81,8 +81,9 @@ void check_covariates(const std::vector<double>& z, std::size_t n, std::size_t d
 
 // Stable LSD radix sort of the rows by x (11-bit digits of the order-preserving bit pattern of
 // a double, at most six passes): O(n), rows with equal x keep their input order (-0.0 is taken
-// as 0.0).
-void sort_by_x(const std::vector<double>& x, std::vector<std::size_t>& rows) {
+// as 0.0). x_sorted receives the sorted values, decoded from the keys (no gather through rows).
+void sort_by_x(const std::vector<double>& x, std::vector<std::size_t>& rows,
+               std::vector<double>& x_sorted) {
   const std::size_t n = rows.size();
   std::vector<std::uint64_t> key(n), key2(n);
   std::vector<std::size_t> rows2(n);
@@ -105,6 +106,12 @@ void sort_by_x(const std::vector<double>& x, std::vector<std::size_t>& rows) {
     }
     key.swap(key2);
     rows.swap(rows2);
+  }
+  x_sorted.resize(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::uint64_t k = key[j];
+    const std::uint64_t b = (k >> 63) ? (k & ~(std::uint64_t(1) << 63)) : ~k;
+    std::memcpy(&x_sorted[j], &b, sizeof b);
   }
 }
 
@@ -148,13 +155,9 @@ Prepared prepare(const RdData& d, const RdOptions& opt) {
     for (std::size_t i : keep) s += d.weights[i];
     check::require(s > 0, "weights", "must include a positive value");
   }
-  sort_by_x(d.x, keep);
-  std::vector<std::pair<double, std::size_t>> order(keep.size());
-  for (std::size_t j = 0; j < keep.size(); ++j) order[j] = {d.x[keep[j]] + 0.0, keep[j]};
-  const std::size_t nk = order.size();
+  sort_by_x(d.x, keep, P.x_sorted);
+  const std::size_t nk = keep.size();
   P.n = nk;
-  P.x_sorted.resize(nk);
-  for (std::size_t j = 0; j < nk; ++j) P.x_sorted[j] = order[j].first;
   P.x_min = P.x_sorted.front();
   P.x_max = P.x_sorted.back();
   const double c = opt.c;
@@ -176,19 +179,27 @@ Prepared prepare(const RdData& d, const RdOptions& opt) {
   }
   P.dz = P.covs_kept.size();
   const std::size_t k = 1 + (fuzzy ? 1 : 0) + P.dz;
-  for (Side* s : {&P.left, &P.right}) {
-    s->k = k;
-  }
-  for (std::size_t j = 0; j < nk; ++j) {
-    const std::size_t i = order[j].second;
-    Side& s = order[j].first < c ? P.left : P.right;
-    s.x.push_back(order[j].first);
-    s.row.push_back(i);
-    s.D.push_back(d.y[i]);
-    if (fuzzy) s.D.push_back(d.t[i]);
-    for (std::size_t a : P.covs_kept) s.D.push_back(d.z[a * n + i]);
-    if (!d.weights.empty()) s.fw.push_back(d.weights[i]);
-    if (!d.cluster.empty()) s.cl.push_back(d.cluster[i]);
+  // The sides: rows with x < c, then the others (x is sorted), each filled in place.
+  const std::size_t n_left =
+      std::lower_bound(P.x_sorted.begin(), P.x_sorted.end(), c) - P.x_sorted.begin();
+  for (int side = 0; side < 2; ++side) {
+    Side& s = side ? P.right : P.left;
+    const std::size_t j0 = side ? n_left : 0, m = side ? nk - n_left : n_left;
+    s.k = k;
+    s.x.assign(P.x_sorted.begin() + j0, P.x_sorted.begin() + j0 + m);
+    s.row.assign(keep.begin() + j0, keep.begin() + j0 + m);
+    s.D.resize(m * k);
+    if (!d.weights.empty()) s.fw.resize(m);
+    if (!d.cluster.empty()) s.cl.resize(m);
+    for (std::size_t r = 0; r < m; ++r) {
+      const std::size_t i = keep[j0 + r];
+      double* D = s.D.data() + r * k;
+      *D++ = d.y[i];
+      if (fuzzy) *D++ = d.t[i];
+      for (std::size_t a : P.covs_kept) *D++ = d.z[a * n + i];
+      if (!d.weights.empty()) s.fw[r] = d.weights[i];
+      if (!d.cluster.empty()) s.cl[r] = d.cluster[i];
+    }
   }
   auto distinct = [](const std::vector<double>& v) {
     std::size_t m = 0;
@@ -283,6 +294,19 @@ RdOptions normalised(RdOptions opt, bool clustered) {
                    "(pass the clusters, or use hc1, hc2 or hc3 without them)");
   }
   return opt;
+}
+
+std::string vce_label(RdVce vce, bool clustered) {
+  switch (vce) {
+    case RdVce::hc0: return "hc0";
+    case RdVce::hc1: return clustered ? "cr1" : "hc1";
+    case RdVce::hc2: return "hc2";
+    case RdVce::hc3: return "hc3";
+    case RdVce::cr1: return "cr1";
+    case RdVce::cr2: return "cr2";
+    case RdVce::cr3: return "cr3";
+    default: return "nn";
+  }
 }
 
 int effective_bwcheck(const Prepared& P, const RdOptions& opt, bool& mass) {

@@ -143,7 +143,7 @@ void fill_weights(RdResult& r, const SideFit S[2], const Side* const sides[2], s
     for (std::size_t j = 0; j < F.w.n(); ++j) {
       double a = sign * fac * F.ellp[j];
       for (std::size_t m = 0; m < dz; ++m) a -= adj[m] * F.wh[j] * F.Ztil[j * dz + m];
-      r.weights[s.row[F.w.idx[j]]] = a;
+      r.weights[s.row[F.w.idx(j)]] = a;
     }
   }
 }
@@ -209,6 +209,7 @@ RdBwResult rdbwselect(const RdData& data, const RdOptions& opt_in, bool all) {
   Prepared P = prepare(data, opt);
   RdBwResult r;
   copy_counts(P, r);
+  r.vce = vce_label(opt.vce, !data.cluster.empty());
   r.bwcheck_used = effective_bwcheck(P, opt, r.mass_points);
   auto bws = select_bandwidths(P, opt, all ? std::string() : opt.bwselect, r.bwcheck_used);
   for (const auto& nm : selector_names()) {
@@ -227,6 +228,7 @@ RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
   const int p = opt.p, q = opt.q, deriv = opt.deriv;
   RdResult r = result_header(P);
   const bool clustered = !data.cluster.empty();
+  r.vce = vce_label(opt.vce, clustered);
   check_first_stage(P);
   const int bwcheck = effective_bwcheck(P, opt, r.mass_points);
   r.bw = choose_bandwidths(P, opt, bwcheck, r.bwselect);
@@ -322,7 +324,7 @@ RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
   }
   if (clustered) {
     std::vector<std::int64_t> all;
-    for (int i = 0; i < 2; ++i) all.insert(all.end(), S[i].w.cl.begin(), S[i].w.cl.end());
+    for (int i = 0; i < 2; ++i) all.insert(all.end(), S[i].w.cl, S[i].w.cl + S[i].w.n());
     std::sort(all.begin(), all.end());
     r.clusters = static_cast<std::size_t>(std::unique(all.begin(), all.end()) - all.begin());
   }

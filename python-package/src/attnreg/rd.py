@@ -32,12 +32,9 @@ SELECTORS = ("mserd", "msetwo", "msesum", "msecomb1", "msecomb2", "cerrd", "cert
 _KERNELS = {"triangular": "triangular", "tri": "triangular", "epanechnikov": "epanechnikov",
             "epa": "epanechnikov", "uniform": "uniform", "uni": "uniform"}
 _VCE = ("nn", "hc0", "hc1", "hc2", "hc3", "cr1", "cr2", "cr3")
-# The variance the core computes for each name with cluster ids (rdrobust 2.1.1's map; docs/rd.md).
-_CLUSTER_VCE = {"nn": "cr1", "hc0": "cr1", "hc1": "cr1", "cr1": "cr1", "hc2": "cr2",
-                "cr2": "cr2", "hc3": "cr3", "cr3": "cr3"}
 
 
-def _vector(v, name: str, n: int | None = None) -> np.ndarray:
+def _vector(v, name: str, n: int | None = None, copy: bool = True) -> np.ndarray:
     if v is None:
         return None
     a = np.asarray(v)
@@ -48,7 +45,7 @@ def _vector(v, name: str, n: int | None = None) -> np.ndarray:
     if a.dtype == bool or not (np.issubdtype(a.dtype, np.number) or a.dtype == object):
         raise ValueError(f"{name}: must be numeric, got dtype {a.dtype}")
     try:
-        a = a.astype(float)
+        a = a.astype(float, copy=copy)
     except (TypeError, ValueError):
         raise ValueError(f"{name}: must be numeric (None/NaN mark missing rows)") from None
     if np.iscomplexobj(a):
@@ -124,15 +121,16 @@ def _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs, kernel, weights, bwse
     if xv is None:
         raise ValueError("x: the running variable is required")
     n = xv.shape[0]
-    yv = _vector(y, "y", n)
-    tv = _vector(fuzzy, "fuzzy", n)
-    wv = _vector(weights, "weights", n)
+    # y, fuzzy and weights only travel to the core, which copies them: no copy here.
+    yv = _vector(y, "y", n, copy=False)
+    tv = _vector(fuzzy, "fuzzy", n, copy=False)
+    wv = _vector(weights, "weights", n, copy=False)
     z, names = _covs(covs, n)
     cl = _groups(groups, n)
-    rows = np.arange(n)
+    rows = None  # all rows
     if subset is not None:
         rows = _subset_rows(subset, n)
-    take = (lambda a: None if a is None else a[rows])
+    take = (lambda a: a if a is None or rows is None else a[rows])
     for name, val in (("p", p), ("deriv", deriv), ("nnmatch", nnmatch)):
         if not isinstance(val, (int, np.integer)) or isinstance(val, bool):
             raise ValueError(f"{name}: must be an integer, got {val!r}")
@@ -172,7 +170,7 @@ def _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs, kernel, weights, bwse
                 bwselect=bws, h_left=hl, h_right=hr, b_left=bl, b_right=br,
                 rho=math.nan if rho is None else float(rho), level=check_level(level),
                 sharpbw=bool(sharpbw))
-    data = dict(y=take(yv), x=take(xv), t=take(tv), z=None if z is None else z[rows],
+    data = dict(y=take(yv), x=take(xv), t=take(tv), z=take(z),
                 w=take(wv), cluster=take(cl))
     return data, opts, names, rows, n, xv
 
@@ -249,7 +247,7 @@ class RDResult:
         self.c = opts["c"]
         self.p, self.q, self.deriv = opts["p"], opts["q"], opts["deriv"]
         self.kernel = opts["kernel"]
-        self.vce = _CLUSTER_VCE[opts["vce"]] if opts.get("_clustered") else opts["vce"]
+        self.vce = raw["vce"]  # the variance the core used (cr1/cr2/cr3 with clusters)
         self.bwselect = raw["bwselect"]
 
         def table(e):
@@ -275,9 +273,12 @@ class RDResult:
         self.covs_dropped = [names[j] for j in raw["covs_dropped"]]
         self.coef_covs = (pd.Series(raw["gamma"], index=kept, name="coef")
                           if kept else None)
-        w = np.zeros(n_total)
-        w[rows] = raw["weights"]
-        self._weights = w
+        if rows is None:
+            self._weights = raw["weights"]
+        else:
+            w = np.zeros(n_total)
+            w[rows] = raw["weights"]
+            self._weights = w
         self._x = x_all
 
     @property
@@ -450,8 +451,7 @@ def rdbwselect(y, x, c: float = 0.0, fuzzy=None, deriv: int = 0, p: int = 1,
     return RDBandwidths(bws=bws, n={"left": int(raw["n"][0]), "right": int(raw["n"][1])},
                         n_dropped=int(raw["n_dropped"]), mass_points=bool(raw["mass_points"]),
                         summary_info={"p": opts["p"], "q": opts["q"], "kernel": opts["kernel"],
-                                      "vce": (_CLUSTER_VCE[opts["vce"]] if groups is not None
-                                              else opts["vce"])})
+                                      "vce": raw["vce"]})
 
 
 @dataclasses.dataclass

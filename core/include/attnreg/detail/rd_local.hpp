@@ -37,14 +37,30 @@ struct Side {
   std::size_t n() const { return x.size(); }
 };
 
-// The rows of one side with a positive weight at bandwidth h, with their data.
+// The rows of one side with a positive weight at bandwidth h. When they are a contiguous block
+// of the side (always without unit weights) the window points into the side's arrays; otherwise
+// it holds a gathered copy. Movable, not copyable (the pointers may refer to its own copy).
 struct Window {
-  std::vector<std::size_t> idx;    // positions in the side
-  std::vector<double> x, u;        // x and x - c
-  std::vector<double> D;           // row-major n x k
+  const double* x = nullptr;          // n values, ascending
+  const double* D = nullptr;          // row-major n x k
+  const std::int64_t* cl = nullptr;   // cluster codes, or null
+  double c = 0;
   std::size_t k = 1;
-  std::vector<std::int64_t> cl;
-  std::size_t n() const { return idx.size(); }
+  bool block = true;                  // rows first .. first + n - 1 of the side
+  std::size_t first = 0;
+  std::size_t n() const { return n_; }
+  double u(std::size_t j) const { return x[j] - c; }  // x - c
+  std::size_t idx(std::size_t j) const { return block ? first + j : idx_[j]; }  // side position
+  Window() = default;
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+  Window(Window&&) = default;
+  Window& operator=(Window&&) = default;
+
+  std::size_t n_ = 0;
+  std::vector<std::size_t> idx_;      // the gathered copy (block = false)
+  std::vector<double> x_, D_;
+  std::vector<std::int64_t> cl_;
 };
 
 // Weighted polynomial fit of order o in t = u / hs: Gram G, its inverse, coefficients (o+1) x k
@@ -65,8 +81,18 @@ Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs);
 std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt, const Fit& f,
                                  int coef);
 double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& f, int coef);
+// The nearest-neighbour residuals of a whole side (nn_residuals over all its rows), from which
+// those of any window that is a contiguous block of the side follow by recomputing the groups
+// near its cut edges.
+struct NnSide {
+  const Side* side = nullptr;
+  std::vector<double> res;
+};
+void nn_residuals(const double* x, const double* D, std::size_t n, std::size_t k, int nnmatch,
+                  std::size_t from, std::size_t to, double* res);
 std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nnmatch,
-                              const Fit* f, const std::vector<double>* wt, int d);
+                              const Fit* f, const std::vector<double>* wt, int d,
+                              const NnSide* nn_side = nullptr);
 double variance_sum(const Window& w, const std::vector<double>& ell,
                     const std::vector<double>& res, const std::vector<double>& s, int k_df,
                     std::size_t* n_clusters = nullptr, bool cr1_factor = true);
@@ -98,6 +124,8 @@ double column_var(const Side& s, std::size_t col);
 double column_mean(const Side& s, std::size_t col);
 void validate(const RdOptions& opt);
 RdOptions normalised(RdOptions opt, bool clustered);
+// The name of the variance a normalised vce computes (cr1/cr2/cr3 with clusters).
+std::string vce_label(RdVce vce, bool clustered);
 int effective_bwcheck(const Prepared& P, const RdOptions& opt, bool& mass);
 std::map<std::string, RdBandwidths> select_bandwidths(const Prepared& P, const RdOptions& opt,
                                                       const std::string& which, int bwcheck);

@@ -91,6 +91,7 @@ struct RdBwResult {
   bool mass_points = false;                ///< >= 20% repeated x on a side
   int bwcheck_used = 0;
   std::vector<std::size_t> covs_dropped;  ///< collinear covariates (column indices)
+  std::string vce;  ///< the variance used: nn, hc0..hc3, or with clusters cr1, cr2, cr3
 };
 
 struct RdInference {
@@ -110,6 +111,7 @@ struct RdResult {
   RdInference first_stage;      ///< fuzzy: the treatment jump
   RdBandwidths bw;
   std::string bwselect;         ///< the selector used, or "Manual"
+  std::string vce;              ///< the variance used: nn, hc0..hc3, or with clusters cr1..cr3
   std::size_t n_left = 0, n_right = 0, n_dropped = 0;
   std::size_t nh_left = 0, nh_right = 0, nb_left = 0, nb_right = 0;
   std::size_t m_left = 0, m_right = 0;
