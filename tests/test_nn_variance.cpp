@@ -81,8 +81,17 @@ TEST(NnVariance, PointwiseDiagnosticsUseIt) {
     const double se = std::sqrt(arma::dot(arma::square(L.row(j).t()), s2));
     EXPECT_NEAR(d.se(j), se, 1e-12 * se);
   }
+  // Two regressors: the neighbours in two dimensions (nn_variance.hpp). With the Gaussian
+  // kernel every row is in every point's window, so omega is the same for all points.
   LocalPolynomial m2;
-  m2.fit(arma::join_rows(x, arma::randu<arma::vec>(n)), arma::mat(y), arma::vec{0.2, 0.3});
-  EXPECT_THROW(pointwise_diagnostics(m2, arma::mat(2, 2, arma::fill::value(0.5)), po),
-               InvalidArgument);
+  const arma::mat X2 = arma::join_rows(x, arma::randu<arma::vec>(n));
+  m2.fit(X2, arma::mat(y), arma::vec{0.2, 0.3});
+  const arma::mat Xe2(2, 2, arma::fill::value(0.5));
+  const arma::vec s2d = nn_residual_variance(X2, arma::vec{0.2, 0.3}, arma::uvec(), y, kNnMatch);
+  const PointwiseDiagnostics d2 = pointwise_diagnostics(m2, Xe2, po);
+  const arma::mat L2 = m2.attention_weights(Xe2);
+  for (arma::uword j = 0; j < Xe2.n_rows; ++j) {
+    const double se = std::sqrt(arma::dot(arma::square(L2.row(j).t()), s2d));
+    EXPECT_NEAR(d2.se(j), se, 1e-12 * se);
+  }
 }

@@ -47,11 +47,15 @@
 #' @param level Confidence level.
 #' @param vcov Variance estimator (any case): `"HC3"`, `"HC2"`, `"HC1"`, `"HC0"`, `"nonrobust"`
 #'   (also `"const"`), `"CR1"`, or
-#'   `"nn"`: nearest-neighbour residuals (one continuous regressor; nprobust's default
+#'   `"nn"`: nearest-neighbour residuals (nprobust's default
 #'   `vce = "nn"` with 3 neighbours, Calonico, Cattaneo and Farrell 2018,
 #'   \doi{10.1080/01621459.2017.1285776}), \eqn{\sigma_i^2 = J/(J+1) (y_i - \bar y_{J(i)})^2}
 #'   over the \eqn{J} nearest observations in \eqn{x} (whole tie groups) among those in the
 #'   evaluation point's kernel window, as nprobust's `lprobust`.
+#'   With several regressors the neighbours are the nearest in Euclidean distance on
+#'   the continuous columns divided by their bandwidths, among the observations with the
+#'   same categorical values (ties in distance kept whole; Abadie and Imbens 2006,
+#'   Econometrica 74(1)).
 #' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth); with several
 #'   regressors a vector, one entry per regressor.
 #' @param uniform Also compute uniform bands (see Details).

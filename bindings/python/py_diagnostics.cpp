@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/inference/nn_variance.hpp"
 #include "attnreg/inference/tradeoff_table.hpp"
 #include "attnreg/bandwidth/dpi_bandwidth.hpp"
 #include "attnreg/solve/local_fit.hpp"
@@ -126,6 +127,17 @@ static void init_diagnostics_criteria(py::module_& m) {
       },
       py::arg("Sigma"), py::arg("level") = 0.95, py::arg("replications") = 2000,
       py::arg("seed") = 0ULL);
+
+  m.def(
+      "nn_residual_variance_multi",
+      [](const farray& X, const std::vector<double>& h, const std::vector<unsigned long long>& cell,
+         const farray& y, int J) {
+        arma::uvec c(cell.size());
+        for (std::size_t i = 0; i < cell.size(); ++i) c(i) = static_cast<arma::uword>(cell[i]);
+        return to_numpy(attnreg::nn_residual_variance(as_mat(X, "X"), arma::vec(h), c,
+                                                      as_vec1(y, "y"), J));
+      },
+      py::arg("X"), py::arg("h"), py::arg("cell"), py::arg("y"), py::arg("J") = 3);
 
 }
 

@@ -31,6 +31,4 @@ def test_diagnose_nn_standard_errors(ties):
     d = diagnose(m, Xe, cov_type="nn")
     L = m.attention_weights(Xe)
     np.testing.assert_allclose(d["se"], np.sqrt(L ** 2 @ nn_sigma2(x, y)), rtol=1e-12)
-    with pytest.raises(ValueError, match="kind: 'nn' .* needs one continuous regressor"):
-        m2 = attnreg.LocalLinear(bandwidth=[0.2, 0.3]).fit(np.column_stack([x, x ** 2]), y)
-        diagnose(m2, np.column_stack([x, x ** 2])[:2], cov_type="nn")
+    # several regressors: test_rbc_grouped_nn.py (neighbours in d dimensions)

@@ -20,7 +20,23 @@ test_that("kind = 'nn' standard errors use nearest-neighbour residuals", {
   L <- attention_weights(fit, nd)
   expect_equal(unname(dg$se), unname(sqrt(drop(L^2 %*% nn_sigma2(d$x, d$y)))),
                tolerance = 1e-12)
-  d$z <- runif(90)
-  fit2 <- kreg(y ~ x + z, data = d, bw = c(0.2, 0.3))
-  expect_error(diagnose(fit2, d[1:2, ], vcov = "nn"), "one continuous regressor")
+})
+
+test_that("vcov = 'nn' with two regressors: neighbours by scaled Euclidean distance", {
+  # Gaussian kernel: every row is in every point's window, so omega is one vector.
+  set.seed(4)
+  d <- data.frame(x = round(runif(90) * 15) / 15, z = runif(90))
+  d$y <- cos(4 * d$x) + d$z + 0.2 * rnorm(90)
+  h <- c(0.2, 0.3)
+  fit <- kreg(y ~ x + z, data = d, bw = h)
+  nn2 <- vapply(seq_len(90), function(i) {
+    d2 <- ((d$x - d$x[i]) / h[1])^2 + ((d$z - d$z[i]) / h[2])^2
+    d2[i] <- Inf
+    nb <- d2 <= sort(d2)[3]
+    sum(nb) / (sum(nb) + 1) * (d$y[i] - mean(d$y[nb]))^2
+  }, numeric(1))
+  nd <- d[1:3, c("x", "z")]
+  dg <- diagnose(fit, nd, vcov = "nn")
+  L <- attention_weights(fit, nd)
+  expect_equal(unname(dg$se), unname(sqrt(drop(L^2 %*% nn2))), tolerance = 1e-10)
 })

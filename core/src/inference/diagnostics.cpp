@@ -282,25 +282,55 @@ namespace {
 
 // nn: nprobust's lprobust computes the nearest-neighbour residuals of each evaluation point
 // among the observations of its window (those with a non-zero weight in the fit or in the
-// bias correction), so omega depends on the point: Omega (m x n).
-arma::mat nn_omega(const arma::vec& xt, const arma::vec& y, const arma::mat& L,
+// bias correction), so omega depends on the point: Omega (m x n). Several regressors: the
+// neighbours in d dimensions (nn_variance.hpp), cells of equal categorical values.
+arma::mat nn_omega(const LocalPolynomial& model, const arma::vec& y, const arma::mat& L,
                    const arma::mat& B) {
-  arma::mat Omega(L.n_rows, xt.n_elem, arma::fill::zeros);
+  const arma::mat& X = model.training_x();
+  const bool one = one_continuous(model);
+  const std::vector<std::size_t>& cc = model.space().continuous_columns();
+  const std::vector<std::size_t>& ca = model.space().categorical_columns();
+  const arma::uvec ucc = arma::conv_to<arma::uvec>::from(cc);
+  const arma::mat Xc = X.cols(ucc);
+  const arma::vec h = arma::vec(model.bandwidth())(ucc);
+  arma::uvec cell(X.n_rows, arma::fill::zeros);
+  if (!ca.empty())
+    cell = arma::conv_to<arma::uvec>::from(
+        distinct_rows(arma::mat(X.cols(arma::conv_to<arma::uvec>::from(ca)))).group_of);
+  arma::mat Omega(L.n_rows, X.n_rows, arma::fill::zeros);
   for (arma::uword j = 0; j < L.n_rows; ++j) {
     arma::rowvec inside = arma::abs(L.row(j));
     if (!B.is_empty()) inside += arma::abs(B.row(j));
     arma::uvec idx = arma::find(inside > 0);
-    if (idx.n_elem < 2) idx = arma::regspace<arma::uvec>(0, xt.n_elem - 1);
-    const arma::vec om = nn_residual_variance(xt(idx), y(idx), kNnMatch);
+    if (idx.n_elem < 2) idx = arma::regspace<arma::uvec>(0, X.n_rows - 1);
+    arma::vec om;
+    if (one) {
+      om = nn_residual_variance(arma::vec(X.col(0))(idx), y(idx), kNnMatch);
+    } else {
+      const arma::uvec cj = cell(idx);
+      std::vector<arma::uword> per(cell.max() + 1, 0);
+      for (arma::uword c : cj) ++per[c];
+      for (arma::uword k = 0; k < idx.n_elem; ++k)
+        if (per[cj(k)] < 2)
+          throw NumericalError("kind: 'nn' (nearest-neighbour residuals) matches exactly on the "
+                               "categorical columns, but training row " +
+                               std::to_string(idx(k) + 1) + " is the only one with its "
+                               "categorical values in the window of evaluation row " +
+                               std::to_string(j + 1) + "; use 'hc3'");
+      om = nn_residual_variance(arma::mat(Xc.rows(idx)), h, cj, y(idx), kNnMatch);
+    }
     for (arma::uword k = 0; k < idx.n_elem; ++k) Omega(j, idx(k)) = om(k);
   }
   return Omega;
 }
 
 // Sigma = W Omega W' of the smoother rows W for the variance kind (cr1: from the cluster sums).
+// With training groups (several regressors) and a per-row omega, over the distinct rows:
+// W(x, i) = share_i Wg(x, g) gives W Omega W' = Wg diag(sum_{i in g} share_i^2 omega_i) Wg'.
 arma::mat smoother_covariance(const LocalPolynomial& model, const PointwiseOptions& opt,
                               arma::uword output, const GlobalDiagnostics& g,
-                              const arma::mat& Omega, const arma::mat& W) {
+                              const arma::mat& Omega, const arma::mat& W,
+                              const TrainingGroups* groups) {
   if (opt.kind == VarianceKind::cr1) {
     const arma::vec e = output_column(model.residuals(), output, "cr1");
     std::map<long long, arma::uword> index;
@@ -313,6 +343,12 @@ arma::mat smoother_covariance(const LocalPolynomial& model, const PointwiseOptio
   arma::mat F;
   if (opt.kind == VarianceKind::nn) {
     F = W % arma::sqrt(Omega);
+  } else if (groups != nullptr) {
+    const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output);
+    arma::vec og(groups->X.n_rows, arma::fill::zeros);
+    for (arma::uword i = 0; i < omega.n_elem; ++i)
+      og(groups->group_of(i)) += groups->share(i) * groups->share(i) * omega(i);
+    F = group_sums(W, *groups).each_row() % arma::sqrt(og).t();
   } else {
     const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output);
     F = W.each_row() % arma::sqrt(omega).t();
@@ -325,14 +361,15 @@ arma::mat smoother_covariance(const LocalPolynomial& model, const PointwiseOptio
 void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
                        const PointwiseOptions& opt, arma::uword output,
                        const GlobalDiagnostics& g, const arma::mat& Omega, const arma::mat& L,
-                       const arma::mat* B) {
-  r.crit_uniform = sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L),
-                                        opt.level, opt.uniform_replications, opt.seed);
+                       const arma::mat* B, const TrainingGroups* groups) {
+  r.crit_uniform =
+      sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L, groups),
+                           opt.level, opt.uniform_replications, opt.seed);
   r.uniform_low = r.fit - r.crit_uniform * r.se;
   r.uniform_high = r.fit + r.crit_uniform * r.se;
   if (B != nullptr) {
     r.crit_uniform_bc =
-        sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L - *B),
+        sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L - *B, groups),
                              opt.level, opt.uniform_replications, opt.seed);
     r.uniform_rbc_low = r.fit_bc - r.crit_uniform_bc * r.se_bc;
     r.uniform_rbc_high = r.fit_bc + r.crit_uniform_bc * r.se_bc;
@@ -386,26 +423,26 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
   const arma::uword m = X_eval.n_rows;
   const bool uni = one_continuous(model);
   const bool multi = !uni && model.space().n_continuous() >= 1;
-  if (opt.kind == VarianceKind::nn)
-    check::require(model.training_x().n_cols == 1 && model.space().n_continuous() == 1, "kind",
-                   "'nn' (nearest-neighbour residuals) needs one continuous regressor; use "
-                   "'hc3' or 'hc0' with several");
-  if (uni)
-    check::require(opt.pilot_bandwidths.is_empty() || opt.pilot_bandwidths.n_elem == 1,
-                   "pilot_bandwidth", "needs one value per column of X (1), got " +
-                                          std::to_string(opt.pilot_bandwidths.n_elem));
+  check::require(opt.pilot_bandwidths.is_empty() || opt.pilot_bandwidths.n_elem == X_eval.n_cols,
+                 "pilot_bandwidth",
+                 "needs one value per column of X (" + std::to_string(X_eval.n_cols) + "), got " +
+                     std::to_string(opt.pilot_bandwidths.n_elem));
   if (multi)
     check::require(opt.pilot_bandwidth == 0, "pilot_bandwidth",
                    "with " + std::to_string(X_eval.n_cols) + " columns give one pilot bandwidth "
                    "per column (a vector of length " + std::to_string(X_eval.n_cols) + ")");
   const double pb1 = uni && opt.pilot_bandwidths.n_elem == 1 ? opt.pilot_bandwidths(0)
                                                              : opt.pilot_bandwidth;
+  // Several regressors: the pilot over the distinct training rows, with the fit's weights L.
+  const TrainingGroups groups = multi ? training_groups(model) : TrainingGroups();
   const arma::mat B =
       uni     ? bias_weights_cached(model, X_eval, opt.pilot_degree, pb1, cache)
-      : multi ? bias_weights_multivariate(model, X_eval, opt.pilot_degree, opt.pilot_bandwidths)
+      : multi ? expand_groups(bias_weights_multivariate_grouped(model, X_eval, opt.pilot_degree,
+                                                                opt.pilot_bandwidths, L, groups),
+                              groups)
               : arma::mat();
   const arma::mat Omega =
-      opt.kind == VarianceKind::nn ? nn_omega(model.training_x().col(0), y, L, B) : arma::mat();
+      opt.kind == VarianceKind::nn ? nn_omega(model, y, L, B) : arma::mat();
   auto variance_of = [&](const arma::mat& W) -> arma::vec {
     if (opt.kind == VarianceKind::cr1)
       return cluster_variance(W, output_column(model.residuals(), output, "cr1"), opt.cluster,
@@ -435,7 +472,8 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
   r.mse = arma::square(r.bias) + arma::square(r.se);
   r.crit_uniform = r.crit_uniform_bc = kNaN;
   if (opt.uniform_replications > 0)
-    add_uniform_bands(r, model, opt, output, g, Omega, L, (uni || multi) ? &B : nullptr);
+    add_uniform_bands(r, model, opt, output, g, Omega, L, (uni || multi) ? &B : nullptr,
+                      multi ? &groups : nullptr);
   return r;
 }
 

@@ -1,6 +1,14 @@
 // attnreg: robust bias correction with several continuous regressors (the pilot local quadratic
 // with all squares and cross products) and the sup-t critical values of uniform bands; the
 // formulas and their sources are in core/include/attnreg/inference/diagnostics.hpp.
+//
+// The pilot runs over the distinct training rows (training_groups): tied rows share their
+// design row and kernel weight, so the weighted normal equations over all n rows equal those
+// over the G distinct rows with the group's total observation weight A_g, and row i of group g
+// gets the group's coefficient weight times a_i / A_g (as pilot_coefficient_weights does for
+// one column). Each point's least squares uses only the rows inside its pilot kernel window
+// (a positive weight: compact kernels exactly, the Gaussian after the core's truncation rule,
+// kernel_pairs.hpp), and the fit's attention weights are passed in, not recomputed.
 #include "attnreg/inference/diagnostics.hpp"
 
 #include <algorithm>
@@ -17,15 +25,16 @@
 
 namespace attnreg {
 
-arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::mat& X_eval,
-                                    int pilot_degree, const arma::vec& pilot_bandwidths) {
+namespace {
+
+// The argument checks of the multivariate bias; returns the pilot bandwidth vector b.
+arma::vec check_multivariate_pilot(const LocalPolynomial& model, const arma::mat& X_eval,
+                                   int pilot_degree, const arma::vec& pilot_bandwidths) {
   check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
   const int p = model.options().degree;
   const std::size_t d = model.space().var_types().size();
   const std::vector<std::size_t>& cc = model.space().continuous_columns();
-  const arma::uword dc = cc.size();
-  check::require(dc >= 1, "model",
-                 "the bias estimate needs at least one continuous regressor");
+  check::require(!cc.empty(), "model", "the bias estimate needs at least one continuous regressor");
   check::require(p <= 1, "model",
                  "the bias estimate with several regressors covers local constant and local "
                  "linear fits (degree 0 or 1); this fit has degree " + std::to_string(p));
@@ -44,70 +53,132 @@ arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::ma
   check::require(X_eval.n_cols == d, "X",
                  "has " + std::to_string(X_eval.n_cols) + " columns but the model was fitted on " +
                      std::to_string(d));
-  const arma::mat& Xt = model.training_x();
-  const arma::uword n = Xt.n_rows, m = X_eval.n_rows;
   // A quadratic in direction c needs three distinct values of x_c.
   for (std::size_t c : cc) {
-    const arma::vec u = arma::unique(Xt.col(c));
+    const arma::vec u = arma::unique(model.training_x().col(c));
     check::require(u.n_elem >= 3, "X",
                    "column " + std::to_string(c + 1) + " has " + std::to_string(u.n_elem) +
                        " distinct value(s); the pilot local quadratic of the bias estimate "
                        "needs at least 3 in every continuous direction (declare the column "
                        "categorical)");
   }
-  // Pilot kernel weights: those of a local-constant fit at b with the model's kernels, column
-  // types and sample weights (row j of its attention weights is K_b(x_i - x_j) a_i / sum).
+  return b;
+}
+
+std::string point_text(const arma::mat& X_eval, arma::uword j) {
+  std::string s = "(";
+  for (arma::uword c = 0; c < X_eval.n_cols; ++c)
+    s += (c ? ", " : "") + std::to_string(X_eval(j, c));
+  return s + ")";
+}
+
+// Terms of the quadratic: (-1,-1) = 1, (a,-1) = u_a, (a,e) = u_a u_e (a <= e), in that order.
+std::vector<std::pair<int, int>> quadratic_terms(arma::uword dc) {
+  std::vector<std::pair<int, int>> terms;
+  terms.emplace_back(-1, -1);
+  for (arma::uword a = 0; a < dc; ++a) terms.emplace_back(static_cast<int>(a), -1);
+  for (arma::uword a = 0; a < dc; ++a)
+    for (arma::uword e = a; e < dc; ++e)
+      terms.emplace_back(static_cast<int>(a), static_cast<int>(e));
+  return terms;
+}
+
+// Z(r, k) = term k at distinct training row rows(r), u = (x - x0) / b on the continuous columns.
+arma::mat term_matrix(const arma::mat& Xd, const arma::uvec& rows,
+                      const std::vector<std::size_t>& cc, const arma::rowvec& x0,
+                      const arma::vec& b, const std::vector<std::pair<int, int>>& terms) {
+  arma::mat U(rows.n_elem, cc.size());
+  for (arma::uword a = 0; a < cc.size(); ++a)
+    for (arma::uword r = 0; r < rows.n_elem; ++r)
+      U(r, a) = (Xd(rows(r), cc[a]) - x0(cc[a])) / b(cc[a]);
+  arma::mat Z(rows.n_elem, terms.size());
+  for (arma::uword k = 0; k < terms.size(); ++k) {
+    const auto [a, e] = terms[k];
+    if (a < 0) Z.col(k).ones();
+    else if (e < 0) Z.col(k) = U.col(a);
+    else Z.col(k) = U.col(a) % U.col(e);
+  }
+  return Z;
+}
+
+// Pilot kernel weights at the distinct rows (m x G): those of a local-constant fit at b on the
+// distinct rows with the groups' total observation weights A_g, with the model's kernels and
+// column types (row j is proportional to K_b(x_g - x_j) A_g, the sum over the group's rows).
+arma::mat pilot_kernel_weights(const LocalPolynomial& model, const TrainingGroups& g,
+                               const arma::mat& X_eval, const arma::vec& b) {
   LocalFitOptions fo = model.options();
   fo.degree = 0;
   fo.ridge = 0;
   fo.compute_fitted = false;
   LocalPolynomial nw(fo);
-  arma::mat K;
   try {
-    nw.fit(Xt, model.training_y(), b, model.state().sample_weight);
-    K = nw.attention_weights(X_eval);
+    nw.fit(g.X, arma::mat(g.X.n_rows, 1, arma::fill::zeros), b, g.weight);
+    return nw.attention_weights(X_eval);
   } catch (const NumericalError& e) {
     throw NumericalError(std::string("pilot_bandwidth: the pilot local quadratic of the bias "
                                      "estimate has no kernel weight at an evaluation point (") +
                          e.what() + "); use a larger pilot_bandwidth");
   }
-  const arma::mat L = model.attention_weights(X_eval);
-  // Terms: 1, u_c (c in cc), u_c u_e (c <= e); bias terms are those of degree p+1..2.
-  std::vector<std::pair<int, int>> terms;  // (-1,-1) = 1, (c,-1) = u_c, (c,e) = u_c u_e
-  terms.emplace_back(-1, -1);
-  for (arma::uword a = 0; a < dc; ++a) terms.emplace_back(static_cast<int>(a), -1);
-  for (arma::uword a = 0; a < dc; ++a)
-    for (arma::uword e = a; e < dc; ++e) terms.emplace_back(static_cast<int>(a), static_cast<int>(e));
+}
+
+}  // namespace
+
+TrainingGroups training_groups(const LocalPolynomial& model) {
+  const DistinctRows grp = distinct_rows(model.training_x());
+  const arma::vec sw = model.state().sample_weight;
+  const arma::uword n = grp.group_of.size();
+  TrainingGroups g;
+  g.X = grp.X;
+  g.group_of = arma::conv_to<arma::uvec>::from(grp.group_of);
+  g.weight.zeros(grp.X.n_rows);
+  for (arma::uword i = 0; i < n; ++i) g.weight(g.group_of(i)) += sw.is_empty() ? 1.0 : sw(i);
+  g.share.set_size(n);
+  for (arma::uword i = 0; i < n; ++i) {
+    const double a = sw.is_empty() ? 1.0 : sw(i), s = g.weight(g.group_of(i));
+    g.share(i) = s > 0 ? a / s : 0.0;
+  }
+  return g;
+}
+
+arma::mat group_sums(const arma::mat& W, const TrainingGroups& g) {
+  arma::mat Wg(W.n_rows, g.X.n_rows, arma::fill::zeros);
+  for (arma::uword i = 0; i < W.n_cols; ++i) Wg.col(g.group_of(i)) += W.col(i);
+  return Wg;
+}
+
+arma::mat expand_groups(const arma::mat& Wg, const TrainingGroups& g) {
+  arma::mat W(Wg.n_rows, g.group_of.n_elem);
+  for (arma::uword i = 0; i < W.n_cols; ++i) W.col(i) = Wg.col(g.group_of(i)) * g.share(i);
+  return W;
+}
+
+arma::mat bias_weights_multivariate_grouped(const LocalPolynomial& model,
+                                            const arma::mat& X_eval, int pilot_degree,
+                                            const arma::vec& pilot_bandwidths, const arma::mat& L,
+                                            const TrainingGroups& g) {
+  const arma::vec b = check_multivariate_pilot(model, X_eval, pilot_degree, pilot_bandwidths);
+  const std::vector<std::size_t>& cc = model.space().continuous_columns();
+  const arma::uword m = X_eval.n_rows, G = g.X.n_rows;
+  check::require(L.n_rows == m && L.n_cols == g.group_of.n_elem, "L",
+                 "must be the model's attention weights at X (one row per evaluation point)");
+  const arma::mat K = pilot_kernel_weights(model, g, X_eval, b);  // m x G
+  const arma::mat Lg = group_sums(L, g);                            // m x G
+  const std::vector<std::pair<int, int>> terms = quadratic_terms(cc.size());
   const arma::uword nt = terms.size();
-  const arma::uword first = p == 0 ? 1 : 1 + dc;  // first bias term
-  arma::mat B(m, n, arma::fill::zeros);
-  arma::mat U(n, dc);
+  const arma::uword first = model.options().degree == 0 ? 1 : 1 + cc.size();  // first bias term
+  arma::mat Bg(m, G, arma::fill::zeros);
   for (arma::uword j = 0; j < m; ++j) {
-    for (arma::uword a = 0; a < dc; ++a)
-      U.col(a) = (Xt.col(cc[a]) - X_eval(j, cc[a])) / b(cc[a]);
-    const arma::uvec idx = arma::find(K.row(j).t() > 0);
-    auto point = [&]() {
-      std::string s = "(";
-      for (arma::uword c = 0; c < d; ++c) s += (c ? ", " : "") + std::to_string(X_eval(j, c));
-      return s + ")";
-    };
+    const arma::rowvec x0 = X_eval.row(j);
+    const arma::uvec idx = arma::find(K.row(j).t() > 0);  // the pilot's kernel window
     if (idx.n_elem < nt)
       throw NumericalError("pilot_bandwidth: the pilot local quadratic at evaluation row " +
-                           std::to_string(j + 1) + " x = " + point() + " has " +
-                           std::to_string(idx.n_elem) + " training point(s) with weight, fewer "
-                           "than its " + std::to_string(nt) + " coefficients; use a larger "
-                           "pilot_bandwidth");
+                           std::to_string(j + 1) + " x = " + point_text(X_eval, j) + " has " +
+                           std::to_string(idx.n_elem) + " distinct training point(s) with "
+                           "weight, fewer than its " + std::to_string(nt) + " coefficients; use "
+                           "a larger pilot_bandwidth");
     const arma::vec w = K.row(j).t();
     const arma::vec sq = arma::sqrt(w(idx) / w(idx).max());
-    arma::mat Z(idx.n_elem, nt);
-    arma::mat Mfull(n, nt);  // every term at every training row, for the fit's moments
-    for (arma::uword k = 0; k < nt; ++k) {
-      const auto [a, e] = terms[k];
-      if (a < 0) Mfull.col(k).ones();
-      else if (e < 0) Mfull.col(k) = U.col(a);
-      else Mfull.col(k) = U.col(a) % U.col(e);
-      Z.col(k) = arma::vec(Mfull.col(k)).elem(idx);
-    }
+    const arma::mat Z = term_matrix(g.X, idx, cc, x0, b, terms);
     arma::mat Q, R;
     if (!arma::qr_econ(Q, R, Z.each_col() % sq))
       throw NumericalError("pilot_bandwidth: QR of the pilot design failed at evaluation row " +
@@ -115,18 +186,33 @@ arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::ma
     const arma::vec rd = arma::abs(R.diag());
     if (!(rd.min() > 1e-10 * std::max(rd.max(), 1.0)))
       throw NumericalError("pilot_bandwidth: the pilot local quadratic at evaluation row " +
-                           std::to_string(j + 1) + " x = " + point() + " is singular (its "
-                           "weighted training points do not determine a quadratic in every "
-                           "continuous direction); use a larger pilot_bandwidth");
+                           std::to_string(j + 1) + " x = " + point_text(X_eval, j) + " is "
+                           "singular (its weighted training points do not determine a "
+                           "quadratic in every continuous direction); use a larger "
+                           "pilot_bandwidth");
     const arma::mat C = arma::solve(arma::trimatu(R), Q.t());  // nt x |idx|
-    // moments of the fit's weights: sum_i l_i(x) term_k(u_i)
-    const arma::rowvec mom = L.row(j) * Mfull;
+    // moments of the fit's weights, sum_i l_i(x) term_k(u_i), over the fit's window
+    const arma::uvec lw = arma::find(Lg.row(j).t() != 0);
+    const arma::rowvec lj = Lg.row(j);
+    const arma::rowvec mom = lj.cols(lw) * term_matrix(g.X, lw, cc, x0, b, terms);
     arma::rowvec row(idx.n_elem, arma::fill::zeros);
     for (arma::uword k = first; k < nt; ++k) row += mom(k) * C.row(k);
     row %= sq.t();
-    for (arma::uword t = 0; t < idx.n_elem; ++t) B(j, idx(t)) = row(t);
+    for (arma::uword t = 0; t < idx.n_elem; ++t) Bg(j, idx(t)) = row(t);
   }
-  return B;
+  return Bg;
+}
+
+arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::mat& X_eval,
+                                    int pilot_degree, const arma::vec& pilot_bandwidths) {
+  check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
+  check::require(X_eval.n_cols == model.training_x().n_cols, "X",
+                 "has " + std::to_string(X_eval.n_cols) + " columns but the model was fitted on " +
+                     std::to_string(model.training_x().n_cols));
+  const TrainingGroups g = training_groups(model);
+  const arma::mat L = model.attention_weights(X_eval);
+  return expand_groups(
+      bias_weights_multivariate_grouped(model, X_eval, pilot_degree, pilot_bandwidths, L, g), g);
 }
 
 namespace {

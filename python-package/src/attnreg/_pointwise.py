@@ -58,11 +58,14 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         with a ``FutureWarning``): heteroskedasticity-robust with leverage adjustment,
         homoskedastic (``"nonrobust"``, also ``"const"``), cluster-robust CR1 (needs
         ``groups``), or ``"nn"``: nearest-neighbour
-        residuals (one continuous regressor; nprobust's default ``vce = "nn"`` with 3
+        residuals (nprobust's default ``vce = "nn"`` with 3
         neighbours, Calonico, Cattaneo and Farrell 2018, doi:10.1080/01621459.2017.1285776):
         ``sigma_i^2 = J/(J+1) (y_i - mean of y over the J nearest x)^2``, whole tie groups,
         the neighbours sought among the observations inside the evaluation point's kernel
-        window, as nprobust's ``lprobust``.
+        window, as nprobust's ``lprobust``. With several regressors the neighbours are the
+        nearest in Euclidean distance on the continuous columns divided by their bandwidths,
+        among the observations with the same categorical values (ties in distance kept
+        whole; Abadie and Imbens 2006, Econometrica 74(1)).
     pilot_bandwidth : float or array-like of shape (d,), optional
         Bandwidth ``b`` of the pilot local polynomial that estimates the derivatives in the
         bias; default the estimator's bandwidth (``rho = h / b = 1`` as nprobust). With several
@@ -115,13 +118,8 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
     elif np.ndim(pilot_bandwidth) == 0:
         if not np.isfinite(pilot_bandwidth) or pilot_bandwidth <= 0:
             raise ValueError(f"pilot_bandwidth: must be a positive number, got {pilot_bandwidth!r}")
-    else:
+    else:  # a vector: its length and values are checked by the core (the error names it)
         pv = np.asarray(pilot_bandwidth, dtype=float).ravel()
-        if pv.size != Xa.shape[1]:
-            raise ValueError(f"pilot_bandwidth: needs one value per column of X ({Xa.shape[1]}), "
-                             f"got {pv.size}")
-        if not np.all(np.isfinite(pv)) or np.any(pv < 0):
-            raise ValueError(f"pilot_bandwidth: must be finite and non-negative, got {pv!r}")
         pilot_vec, pilot_bandwidth = [float(v) for v in pv], 0.0
     n_rep, seed = 0, 0
     if uniform:

@@ -78,8 +78,9 @@ namespace attnreg {
 /// Rows of L (at the training points) materialised at once when accumulating tr L'L.
 constexpr arma::uword kDiagBlockRows = 256;
 
-/// nn: nearest-neighbour residuals (nn_variance.hpp; nprobust's vce = "nn", 3 neighbours),
-/// one continuous regressor. In pointwise_diagnostics, as nprobust's lprobust, the neighbours
+/// nn: nearest-neighbour residuals (nn_variance.hpp; nprobust's vce = "nn", 3 neighbours; with
+/// several regressors the d-dimensional neighbours of nn_variance.hpp, pointwise_diagnostics
+/// only). In pointwise_diagnostics, as nprobust's lprobust, the neighbours
 /// of each evaluation point's residuals are sought among the observations of its window (a
 /// non-zero weight in the fit or in its bias correction), so omega_i depends on the point.
 enum class VarianceKind { homoskedastic = 0, hc0, hc1, hc2, hc3, cr1, nn };
@@ -169,6 +170,29 @@ arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, in
 /// NumericalError naming the evaluation row when the pilot's design there is singular.
 arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::mat& X_eval,
                                     int pilot_degree, const arma::vec& pilot_bandwidths);
+
+/// The training rows grouped by ties (distinct_rows.hpp) for the multivariate pilot: row i
+/// belongs to distinct row group_of(i) and carries the share a_i / A_g of its group's total
+/// observation weight A_g (0 when A_g = 0). Every linear smoother of the fit has
+/// W(x, i) = share_i * sum_{k in g} W(x, k) (its weights are a_i times a function of x_i).
+struct TrainingGroups {
+  arma::mat X;          ///< G x d distinct training rows
+  arma::uvec group_of;  ///< n
+  arma::vec weight;     ///< G: A_g
+  arma::vec share;      ///< n: a_i / A_g
+};
+TrainingGroups training_groups(const LocalPolynomial& model);
+/// Column sums per group (m x n -> m x G) and their inverse for a grouped smoother
+/// (m x G -> m x n, W(x, i) = Wg(x, g(i)) share_i).
+arma::mat group_sums(const arma::mat& W, const TrainingGroups& groups);
+arma::mat expand_groups(const arma::mat& Wg, const TrainingGroups& groups);
+/// bias_weights_multivariate over the distinct training rows: Bg (m x G) with
+/// B = expand_groups(Bg, groups). L is the model's attention weights at X_eval (m x n), reused
+/// for the moments of the fit.
+arma::mat bias_weights_multivariate_grouped(const LocalPolynomial& model,
+                                            const arma::mat& X_eval, int pilot_degree,
+                                            const arma::vec& pilot_bandwidths, const arma::mat& L,
+                                            const TrainingGroups& groups);
 
 /// Sup-t critical value at `level` for m estimates with covariance Sigma (m x m): the
 /// ceil(level R)-th order statistic of max_j |Z_j| over R Gaussian multiplier draws Z ~
