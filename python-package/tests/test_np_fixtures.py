@@ -233,9 +233,11 @@ def test_italy_npcdens_li_racine_on_year():
     year, gdp = italy()
     h, fval = np_bw("italy_cdens_ml")
     f = fixture("italy_cdens_ml")
-    m = ConditionalDensity(bandwidth=h, var_types="o", ordered_kernel="li_racine").fit(year, gdp)
+    # the default ordered_kernel on X's columns is np's oxkertype default, Li-Racine
+    m = ConditionalDensity(bandwidth=h, var_types="o").fit(year, gdp)
+    assert m.ordered_kernel == "li_racine"
     assert rel(m.density(f.year.to_numpy(float), f.gdp.to_numpy(float)), f.condens) < 1e-12
-    s = ConditionalDensity(var_types="o", ordered_kernel="li_racine").fit(year, gdp)
+    s = ConditionalDensity(var_types="o").fit(year, gdp)
     assert s.objective_ <= -fval[0] + FTOL * abs(fval[0])
     assert np.all(np.abs(s.bandwidth_ - h) <= BW_RTOL * h)
 
@@ -244,15 +246,17 @@ def test_italy_npcdist_li_racine_on_year():
     year, gdp = italy()
     h, _ = np_bw("italy_cdist_ls")
     f = fixture("italy_cdist_ls")
-    m = ConditionalDistribution(bandwidth=h, var_types="o",
-                                ordered_kernel="li_racine").fit(year, gdp)
+    m = ConditionalDistribution(bandwidth=h, var_types="o").fit(year, gdp)
     F = m.cdf(f.year.to_numpy(float), f.gdp.to_numpy(float))
     assert np.max(np.abs(F - f.condist)) <= ERFCC
+    # the old default (Wang-van Ryzin on year) is a different estimator: off by up to 24%
+    old = ConditionalDistribution(bandwidth=h, var_types="o",
+                                  ordered_kernel="wang_van_ryzin").fit(year, gdp)
+    assert np.max(np.abs(old.cdf(f.year.to_numpy(float), f.gdp.to_numpy(float)) - f.condist)) > 0.01
     # documented difference: np's npcdistbw cross-validates on 100 quantiles of y, attnreg on
     # every training y, so the selected bandwidths are two optima of two objectives; attnreg's
     # is the optimum of its own
-    s = ConditionalDistribution(bandwidth="cv_ls", var_types="o",
-                                ordered_kernel="li_racine").fit(year, gdp)
+    s = ConditionalDistribution(bandwidth="cv_ls", var_types="o").fit(year, gdp)
     at_np, _ = attnreg._core.density_objective(
         "conditional_distribution", np.asfortranarray(year[:, None]), "o",
         np.asfortranarray(gdp[:, None]), "c", ordered_kernel="li_racine", method="cv_ls",
@@ -264,12 +268,12 @@ def test_italy_npqreg_li_racine_on_year():
     year, gdp = italy()
     h, _ = np_bw("italy_cdist_ls")
     f = fixture("italy_qreg")
-    m = ConditionalQuantile(bandwidth=h, var_types="o", ordered_kernel="li_racine").fit(year, gdp)
+    m = ConditionalQuantile(bandwidth=h, var_types="o").fit(year, gdp)  # Li-Racine on year
     F = m.cdf(f.year.to_numpy(float), f["quantile"].to_numpy(float))
     assert np.max(np.abs(F - f.tau)) <= ERFCC + 1e-12
     q = np.array([m.quantile(np.array([yr]), tau)[0] for yr, tau in zip(f.year, f.tau)])
     # |q - q_np| <= |F error| / f(q | x), f the conditional density at the same bandwidths
-    dens = ConditionalDensity(bandwidth=h, var_types="o", ordered_kernel="li_racine").fit(year, gdp)
+    dens = ConditionalDensity(bandwidth=h, var_types="o").fit(year, gdp)
     fq = dens.density(f.year.to_numpy(float), f["quantile"].to_numpy(float))
     assert np.all(np.abs(q - f["quantile"]) <= 2 * ERFCC / fq)
 
