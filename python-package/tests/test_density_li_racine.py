@@ -89,7 +89,8 @@ def test_italy_cv_ls_objective_equals_oracle_and_is_minimal():
             continue
         assert oracle_cdist_cv(x, y, *b) >= cf.objective_ * (1 - 1e-12)
     # the Li-Racine kernel on X differs from Wang-van Ryzin at the same lambda (not ignored)
-    wvr = ConditionalDistribution(bandwidth=[0.3, 1.0], var_types="o").fit(year, gdp)
+    wvr = ConditionalDistribution(bandwidth=[0.3, 1.0], var_types="o",
+                                  ordered_kernel="wang_van_ryzin").fit(year, gdp)
     lr = ConditionalDistribution(bandwidth=[0.3, 1.0], var_types="o",
                                  ordered_kernel="li_racine").fit(year, gdp)
     q = np.arange(0, len(year), 37)
@@ -147,8 +148,10 @@ def test_ordered_x_li_racine_with_ordered_y_wang_van_ryzin_by_default():
     x = rng.integers(0, 4, n).astype(float)
     y = np.clip(x + rng.integers(-1, 2, n), 0, 5).astype(float)
     lx, ly = 0.35, 0.2
+    # every level present, so the level codes are the values (distances as in the oracle)
+    assert np.array_equal(np.unique(x), np.arange(4)) and np.array_equal(np.unique(y), np.arange(5))
     xq = np.array([0.0, 1.0, 3.0, 2.0, 0.0])
-    yq = np.array([0.0, 2.0, 3.0, 5.0, 1.0])
+    yq = np.array([0.0, 2.0, 3.0, 4.0, 1.0])
     K = li_racine_ordered(xq, x, lx)
     cd = ConditionalDensity(bandwidth=[lx, ly], var_types="o", y_types="o").fit(x, y)
     want = (K * wvr(yq, y, ly)).sum(1) / K.sum(1)

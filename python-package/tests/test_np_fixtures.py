@@ -290,3 +290,34 @@ def test_wage1_npplreg_at_np_bandwidths():
     assert rel(m.predict(X, Z=Z), fitted) < 1e-10
     assert abs(m.r_squared_ - c.r_squared[0]) < 1e-10
     assert rel(m.coef_se_, c.se) < 1e-8
+
+
+# ------------------------------------------------------ one default per kernel option
+def test_one_default_per_kernel_option_nps():
+    """unordered_kernel: aitchison_aitken (np's ukertype); ordered_kernel: li_racine (np's
+    okertype / oxkertype) everywhere except KernelDensity, whose ordered columns the estimate is
+    a density in (np's default there is its normalised Li-Racine kernel, not offered);
+    y_ordered_kernel: wang_van_ryzin (the one offered for a response)."""
+    import inspect
+
+    from attnreg import bandwidth, density, kernel, semiparametric, spectests
+
+    want = {"unordered_kernel": "aitchison_aitken", "ordered_kernel": "li_racine",
+            "y_ordered_kernel": "wang_van_ryzin"}
+    seen = 0
+    for mod in (attnreg, bandwidth, density, kernel, semiparametric, spectests):
+        for name, obj in vars(mod).items():
+            if name.startswith("_") or not callable(obj):
+                continue
+            try:
+                params = inspect.signature(obj).parameters
+            except (TypeError, ValueError):
+                continue
+            for p, default in want.items():
+                if p not in params:
+                    continue
+                seen += 1
+                expect = ("wang_van_ryzin" if (obj is KernelDensity and p == "ordered_kernel")
+                          else default)
+                assert params[p].default == expect, (mod.__name__, name, p)
+    assert seen >= 12

@@ -47,3 +47,23 @@ test_that("kqreg and kcdist on Italy with np's default kernel on ordered(year)",
   got <- as.matrix(predict(kq, data.frame(year = med$year), tau = 0.5))[, 1]
   expect_lt(max(abs(got / med$quantile - 1)), 1e-5)
 })
+
+test_that("one default per kernel option, np's (kdens's ordered density kernel excepted)", {
+  ns <- asNamespace("attnreg")
+  seen <- 0L
+  for (f in getNamespaceExports("attnreg")) {
+    fn <- get(f, envir = ns)
+    if (!is.function(fn)) next
+    a <- formals(fn)
+    if (!is.null(a$ukertype)) {
+      expect_identical(a$ukertype, "aitchisonaitken", info = f)
+      seen <- seen + 1L
+    }
+    if (!is.null(a$okertype)) {
+      expect_identical(a$okertype, if (f == "kdens") "wangvanryzin" else "liracine", info = f)
+      seen <- seen + 1L
+    }
+    if (!is.null(a$oykertype)) expect_identical(a$oykertype, "wangvanryzin", info = f)
+  }
+  expect_gt(seen, 10L)
+})
