@@ -768,6 +768,14 @@ TEST(Density, BadInputNamesTheArgument) {
   lr.ordered = CategoricalKernel(CategoricalKernelType::li_racine_ordered);
   EXPECT_EQ(msg([&] { DensityData(DensityKind::density, d.X, "co", arma::mat(), "", lr); })
                 .rfind("ordered_kernel:", 0), 0u);
+  // y's ordered columns take ordered_y, which must sum to one; li_racine on X's ordered column
+  // (R np's oxkertype default) goes with a Wang-van Ryzin ordered y
+  DensityOptions lry;
+  lry.ordered_y = CategoricalKernel(CategoricalKernelType::li_racine_ordered);
+  const arma::mat yo = d.X.col(1);
+  EXPECT_EQ(msg([&] { DensityData(DensityKind::conditional_density, d.X, "co", yo, "o", lry); })
+                .rfind("y_ordered_kernel:", 0), 0u);
+  EXPECT_NO_THROW(DensityData(DensityKind::conditional_distribution, d.X, "co", yo, "o", lr));
   EXPECT_EQ(msg([&] { DensityData(DensityKind::conditional_distribution, d.X, "co",
                                   arma::mat(d.X.col(1)), "u", DensityOptions()); })
                 .rfind("y_types:", 0), 0u);

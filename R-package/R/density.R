@@ -33,12 +33,19 @@
 #'   `"gaussian4"`, the fourth-order Gaussian \eqn{(3 - u^2)\phi(u)/2} of np's
 #'   `ckerorder = 4` (same bandwidth; estimates can be negative; `"normal-reference"` refuses
 #'   it).
-#' @param ukertype,okertype Categorical kernels: `"aitchisonaitken"`, `"wangvanryzin"` (they
-#'   sum to one over the levels, as a density's kernel must), or `"liracine"` (np's default
-#'   for the conditioning variables of `npcdensbw`/`npcdistbw`), accepted when the only
-#'   columns of that type are the conditioning (x) variables of a conditional density,
-#'   distribution or quantile, where the kernel cancels in the ratio
-#'   \eqn{\hat f(x, y) / \hat f(x)}; refused on y's columns and in `kdens`.
+#' @param ukertype Kernel of unordered factors: `"aitchisonaitken"` (np's default; it sums to
+#'   one over the levels, as a density's kernel must), or `"liracine"`, accepted only on the
+#'   conditioning (x) variables of a conditional density, distribution or quantile, where the
+#'   kernel cancels in the ratio \eqn{\hat f(x, y) / \hat f(x)}.
+#' @param okertype Kernel of ordered factors. In `kdens`, where the estimate is a density in
+#'   them, `"wangvanryzin"` (default; it sums to one over the integers; np's `npudens` default
+#'   `"liracine"` is there its normalised Li-Racine kernel
+#'   \eqn{\lambda^{|d|}(1 - \lambda)/(1 + \lambda)}, which attnreg does not offer). In `kcdens`,
+#'   `kcdist` and `kqreg` the kernel of the conditioning (x) ordered factors: `"liracine"`
+#'   (default, np's `oxkertype`; it cancels in the ratio, so it need not sum to one) or
+#'   `"wangvanryzin"`.
+#' @param oykertype Kernel of the response's ordered factors in `kcdens` and `kcdist`:
+#'   `"wangvanryzin"`, the one offered (it must sum to one over the integers).
 #' @param nstart Starting points of the bandwidth search.
 #' @param seed Seed of the random starts.
 #' @param n_threads Threads (0 = all).
@@ -79,28 +86,28 @@ kdens <- function(formula, data, subset, na.action, bw = "cv.ml", ckertype = "ga
 #' @rdname kdens
 #' @export
 kcdens <- function(formula, data, subset, na.action, bw = "cv.ml", ckertype = "gaussian",
-                   ukertype = "aitchisonaitken", okertype = "wangvanryzin", nstart = 3L,
-                   seed = 0, n_threads = 0L) {
+                   ukertype = "aitchisonaitken", okertype = "liracine", nstart = 3L,
+                   seed = 0, n_threads = 0L, oykertype = "wangvanryzin") {
   mf <- .kdens_frame(match.call(expand.dots = FALSE), parent.frame())
   .kdens_fit("conditional_density", mf$x, mf$y, bw, ckertype, ukertype, okertype, nstart, seed,
-             n_threads, match.call(), "kcdens")
+             n_threads, match.call(), "kcdens", oykertype)
 }
 
 #' @rdname kdens
 #' @export
 kcdist <- function(formula, data, subset, na.action, bw = "cv.ls", ckertype = "gaussian",
-                   ukertype = "aitchisonaitken", okertype = "wangvanryzin", nstart = 3L,
-                   seed = 0, n_threads = 0L) {
+                   ukertype = "aitchisonaitken", okertype = "liracine", nstart = 3L,
+                   seed = 0, n_threads = 0L, oykertype = "wangvanryzin") {
   mf <- .kdens_frame(match.call(expand.dots = FALSE), parent.frame())
   .kdens_fit("conditional_distribution", mf$x, mf$y, bw, ckertype, ukertype, okertype, nstart,
-             seed, n_threads, match.call(), "kcdist")
+             seed, n_threads, match.call(), "kcdist", oykertype)
 }
 
 #' @rdname kdens
 #' @param tau Quantile levels, each strictly between 0 and 1.
 #' @export
 kqreg <- function(formula, data, subset, na.action, tau = 0.5, bw = "cv.ls",
-                  ckertype = "gaussian", ukertype = "aitchisonaitken", okertype = "wangvanryzin",
+                  ckertype = "gaussian", ukertype = "aitchisonaitken", okertype = "liracine",
                   nstart = 3L, seed = 0, n_threads = 0L) {
   .check_tau(tau)
   mf <- .kdens_frame(match.call(expand.dots = FALSE), parent.frame())
@@ -144,7 +151,7 @@ kqreg <- function(formula, data, subset, na.action, tau = 0.5, bw = "cv.ls",
 }
 
 .kdens_fit <- function(kind, xf, yf, bw, ckertype, ukertype, okertype, nstart, seed, n_threads,
-                       call, cls) {
+                       call, cls, oykertype = "wangvanryzin") {
   xs <- .kdens_spec(xf)
   X <- .kreg_encode(xs, xf)
   ys <- if (is.null(yf)) NULL else .kdens_spec(yf)
@@ -157,7 +164,8 @@ kqreg <- function(formula, data, subset, na.action, tau = 0.5, bw = "cv.ls",
     if (length(bw) != 1L) stop("bw: give one method name or one number per variable", call. = FALSE)
     sel <- .kreg_core(do.call(.kdens_select_cpp, c(args, list(
       method = bw, kernel = ckertype, ukertype = ukertype, okertype = okertype,
-      nstart = as.integer(nstart), seed = as.double(seed), n_threads = as.integer(n_threads)))),
+      nstart = as.integer(nstart), seed = as.double(seed), n_threads = as.integer(n_threads),
+      oykertype = oykertype))),
       spec_all)
     bwv <- sel$bw
     objective <- sel$objective
@@ -173,7 +181,8 @@ kqreg <- function(formula, data, subset, na.action, tau = 0.5, bw = "cv.ls",
   fit <- structure(list(bw = bwv, terms = attr(xf, "terms"), bwmethod = bwmethod, objective = objective, nobs = nrow(X),
                         var_types = xs$types, y_types = yt, xspec = xs, yspec = ys, X = X, Y = Y,
                         kind = kind, ckertype = ckertype, ukertype = ukertype,
-                        okertype = okertype, n_threads = as.integer(n_threads), call = call),
+                        okertype = okertype, oykertype = oykertype,
+                        n_threads = as.integer(n_threads), call = call),
                    class = cls)
   if (cls != "kqreg") {
     est <- .kdens_eval(fit, X, Y)
@@ -185,10 +194,14 @@ kqreg <- function(formula, data, subset, na.action, tau = 0.5, bw = "cv.ls",
   fit
 }
 
+# Fits saved before oykertype existed used Wang-van Ryzin on y's ordered factors.
+.oykertype <- function(object) if (is.null(object$oykertype)) "wangvanryzin" else object$oykertype
+
 .kdens_eval <- function(object, Xq, Yq) {
   .kreg_core(.kdens_eval_cpp(object$kind, object$X, object$var_types, object$Y, object$y_types,
                              object$ckertype, object$ukertype, object$okertype,
-                             as.double(object$bw), Xq, Yq, object$n_threads),
+                             as.double(object$bw), Xq, Yq, object$n_threads,
+                             .oykertype(object)),
              list(names = names(object$bw)))
 }
 
@@ -197,7 +210,8 @@ kqreg <- function(formula, data, subset, na.action, tau = 0.5, bw = "cv.ls",
   out <- vapply(tau, function(t) {
     .kreg_core(.kdens_quantile_cpp(object$X, object$var_types, object$Y, object$y_types,
                                    object$ckertype, object$ukertype, object$okertype,
-                                   as.double(object$bw), Xq, t, object$n_threads),
+                                   as.double(object$bw), Xq, t, object$n_threads,
+                                   .oykertype(object)),
                list(names = names(object$bw)))
   }, numeric(nrow(Xq)))
   out <- matrix(out, nrow(Xq), length(tau))

@@ -32,11 +32,13 @@ arma::mat opt_mat(const py::object& o, const char* name) {
 
 attnreg::DensityOptions options(const std::string& kernel, const std::string& unordered_kernel,
                                 const std::string& ordered_kernel, int n_starts,
-                                std::uint64_t seed, int n_threads) {
+                                std::uint64_t seed, int n_threads,
+                                const std::string& y_ordered_kernel) {
   attnreg::DensityOptions o;
   o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
   o.unordered = attnreg::CategoricalKernel::from_name(unordered_kernel, false, "unordered_kernel");
   o.ordered = attnreg::CategoricalKernel::from_name(ordered_kernel, true, "ordered_kernel");
+  o.ordered_y = attnreg::CategoricalKernel::from_name(y_ordered_kernel, true, "y_ordered_kernel");
   o.n_starts = n_starts;
   o.seed = seed;
   o.n_threads = n_threads;
@@ -48,7 +50,8 @@ attnreg::DensityOptions options(const std::string& kernel, const std::string& un
   py::arg("kind"), py::arg("X"), py::arg("x_types"), py::arg("Y"), py::arg("y_types"),       \
       py::arg("kernel") = "gaussian", py::arg("unordered_kernel") = "aitchison_aitken",      \
       py::arg("ordered_kernel") = "wang_van_ryzin", py::arg("n_starts") = 3,                 \
-      py::arg("seed") = 0, py::arg("n_threads") = 0
+      py::arg("seed") = 0, py::arg("n_threads") = 0,                                         \
+      py::arg("y_ordered_kernel") = "wang_van_ryzin"
 
 }  // namespace
 
@@ -58,10 +61,10 @@ void init_density(py::module_& m) {
       [](const std::string& kind, const attnreg_py::farray& X, const std::string& x_types,
          const py::object& Y, const std::string& y_types, const std::string& kernel,
          const std::string& uk, const std::string& ok, int n_starts, std::uint64_t seed,
-         int n_threads, const std::string& method) {
+         int n_threads, const std::string& yok, const std::string& method) {
         const attnreg::DensityData data(kind_from(kind), attnreg_py::as_mat(X, "X"), x_types,
                                         opt_mat(Y, "y"), y_types,
-                                        options(kernel, uk, ok, n_starts, seed, n_threads));
+                                        options(kernel, uk, ok, n_starts, seed, n_threads, yok));
         const attnreg::DensityMethod mth = attnreg::density_method_from_name(method, "bandwidth");
         attnreg::DensityBandwidthResult r;
         {
@@ -87,10 +90,11 @@ void init_density(py::module_& m) {
       [](const std::string& kind, const attnreg_py::farray& X, const std::string& x_types,
          const py::object& Y, const std::string& y_types, const std::string& kernel,
          const std::string& uk, const std::string& ok, int n_starts, std::uint64_t seed,
-         int n_threads, const std::string& method, const attnreg_py::farray& bandwidth) {
+         int n_threads, const std::string& yok, const std::string& method,
+         const attnreg_py::farray& bandwidth) {
         const attnreg::DensityData data(kind_from(kind), attnreg_py::as_mat(X, "X"), x_types,
                                         opt_mat(Y, "y"), y_types,
-                                        options(kernel, uk, ok, n_starts, seed, n_threads));
+                                        options(kernel, uk, ok, n_starts, seed, n_threads, yok));
         const arma::mat b = attnreg_py::as_mat(bandwidth, "bandwidth");
         const arma::vec bw(b.memptr(), b.n_elem);
         const attnreg::DensityObjective obj(data,
@@ -110,11 +114,12 @@ void init_density(py::module_& m) {
       [](const std::string& kind, const attnreg_py::farray& X, const std::string& x_types,
          const py::object& Y, const std::string& y_types, const std::string& kernel,
          const std::string& uk, const std::string& ok, int n_starts, std::uint64_t seed,
-         int n_threads, const attnreg_py::farray& bandwidth, const attnreg_py::farray& Xq,
+         int n_threads, const std::string& yok, const attnreg_py::farray& bandwidth,
+         const attnreg_py::farray& Xq,
          const py::object& Yq) {
         const attnreg::DensityData data(kind_from(kind), attnreg_py::as_mat(X, "X"), x_types,
                                         opt_mat(Y, "y"), y_types,
-                                        options(kernel, uk, ok, n_starts, seed, n_threads));
+                                        options(kernel, uk, ok, n_starts, seed, n_threads, yok));
         const arma::mat b = attnreg_py::as_mat(bandwidth, "bandwidth");
         const arma::vec bw(b.memptr(), b.n_elem);
         const arma::mat xq = attnreg_py::as_mat(Xq, "X_new");
@@ -133,11 +138,12 @@ void init_density(py::module_& m) {
       [](const std::string& kind, const attnreg_py::farray& X, const std::string& x_types,
          const py::object& Y, const std::string& y_types, const std::string& kernel,
          const std::string& uk, const std::string& ok, int n_starts, std::uint64_t seed,
-         int n_threads, const attnreg_py::farray& bandwidth, const attnreg_py::farray& Xq,
+         int n_threads, const std::string& yok, const attnreg_py::farray& bandwidth,
+         const attnreg_py::farray& Xq,
          const attnreg_py::farray& tau) {
         const attnreg::DensityData data(kind_from(kind), attnreg_py::as_mat(X, "X"), x_types,
                                         opt_mat(Y, "y"), y_types,
-                                        options(kernel, uk, ok, n_starts, seed, n_threads));
+                                        options(kernel, uk, ok, n_starts, seed, n_threads, yok));
         const arma::mat b = attnreg_py::as_mat(bandwidth, "bandwidth");
         const arma::vec bw(b.memptr(), b.n_elem);
         const arma::mat xq = attnreg_py::as_mat(Xq, "X_new");
@@ -157,10 +163,10 @@ void init_density(py::module_& m) {
       [](const std::string& kind, const attnreg_py::farray& X, const std::string& x_types,
          const py::object& Y, const std::string& y_types, const std::string& kernel,
          const std::string& uk, const std::string& ok, int n_starts, std::uint64_t seed,
-         int n_threads) {
+         int n_threads, const std::string& yok) {
         const attnreg::DensityData data(kind_from(kind), attnreg_py::as_mat(X, "X"), x_types,
                                         opt_mat(Y, "y"), y_types,
-                                        options(kernel, uk, ok, n_starts, seed, n_threads));
+                                        options(kernel, uk, ok, n_starts, seed, n_threads, yok));
         return attnreg_py::to_numpy(attnreg::density_normal_reference(data));
       },
       ATTNREG_DENSITY_DATA_ARGS);

@@ -89,7 +89,8 @@ def test_italy_cv_ls_objective_equals_oracle_and_is_minimal():
             continue
         assert oracle_cdist_cv(x, y, *b) >= cf.objective_ * (1 - 1e-12)
     # the Li-Racine kernel on X differs from Wang-van Ryzin at the same lambda (not ignored)
-    wvr = ConditionalDistribution(bandwidth=[0.3, 1.0], var_types="o").fit(year, gdp)
+    wvr = ConditionalDistribution(bandwidth=[0.3, 1.0], var_types="o",
+                                  ordered_kernel="wang_van_ryzin").fit(year, gdp)
     lr = ConditionalDistribution(bandwidth=[0.3, 1.0], var_types="o",
                                  ordered_kernel="li_racine").fit(year, gdp)
     q = np.arange(0, len(year), 37)
@@ -118,20 +119,50 @@ def test_li_racine_refused_where_a_kernel_must_sum_to_one():
     rng = np.random.default_rng(2)
     x = rng.normal(size=40)
     yo = rng.integers(0, 3, 40).astype(float)
-    with pytest.raises(ValueError, match="^ordered_kernel: the response y's kernel must sum to "
-                                         "one over the integers.*accepted on X's"):
+    with pytest.raises(ValueError, match="^y_ordered_kernel: the response y's kernel must sum "
+                                         "to one over the integers.*accepted on X's"):
         ConditionalDensity(bandwidth=[1.0, 0.3], y_types="o",
-                           ordered_kernel="li_racine").fit(x, yo)
-    with pytest.raises(ValueError, match="^ordered_kernel: the response y's kernel"):
+                           y_ordered_kernel="li_racine").fit(x, yo)
+    with pytest.raises(ValueError, match="^y_ordered_kernel: the response y's kernel"):
         ConditionalDistribution(bandwidth=[1.0, 0.3], y_types="o",
-                                ordered_kernel="li_racine").fit(x, yo)
+                                y_ordered_kernel="li_racine").fit(x, yo)
     with pytest.raises(ValueError, match="^unordered_kernel: the response y's kernel"):
         ConditionalDensity(bandwidth=[1.0, 0.3], y_types="u",
                            unordered_kernel="li_racine").fit(x, yo)
     with pytest.raises(ValueError, match="^ordered_kernel: an unconditional density needs"):
         KernelDensity(bandwidth=[1.0, 0.3], var_types="co",
                       ordered_kernel="li_racine").fit(np.column_stack([x, yo]))
-    # ordered X with li_racine and an ordered y: refused (one option governs both)
-    with pytest.raises(ValueError, match="^ordered_kernel:"):
-        ConditionalDistribution(bandwidth=[0.3, 0.3], var_types="o", y_types="o",
-                                ordered_kernel="li_racine").fit(yo, yo)
+    with pytest.raises(ValueError, match="^y_ordered_kernel:"):
+        ConditionalDistribution(y_ordered_kernel="liracine_x").fit(x, yo)
+
+
+def wvr(y, yi, lam):
+    d = np.abs(y[:, None] - yi[None, :])
+    return np.where(d == 0, 1 - lam, 0.5 * (1 - lam) * lam ** d)
+
+
+def test_ordered_x_li_racine_with_ordered_y_wang_van_ryzin_by_default():
+    # the defaults: Li-Racine on X's ordered columns (np's oxkertype), Wang-van Ryzin on y's
+    rng = np.random.default_rng(5)
+    n = 60
+    x = rng.integers(0, 4, n).astype(float)
+    y = np.clip(x + rng.integers(-1, 2, n), 0, 5).astype(float)
+    lx, ly = 0.35, 0.2
+    # every level present, so the level codes are the values (distances as in the oracle)
+    assert np.array_equal(np.unique(x), np.arange(4)) and np.array_equal(np.unique(y), np.arange(5))
+    xq = np.array([0.0, 1.0, 3.0, 2.0, 0.0])
+    yq = np.array([0.0, 2.0, 3.0, 4.0, 1.0])
+    K = li_racine_ordered(xq, x, lx)
+    cd = ConditionalDensity(bandwidth=[lx, ly], var_types="o", y_types="o").fit(x, y)
+    want = (K * wvr(yq, y, ly)).sum(1) / K.sum(1)
+    np.testing.assert_allclose(cd.density(xq, yq), want, rtol=1e-13)
+    cf = ConditionalDistribution(bandwidth=[lx, ly], var_types="o", y_types="o").fit(x, y)
+    levels = np.unique(y)
+    G = np.stack([sum(wvr(np.array([l]), y, ly)[0] for l in levels if l <= v) for v in yq])
+    np.testing.assert_allclose(cf.cdf(xq, yq), (K * G).sum(1) / K.sum(1), rtol=1e-13)
+    # explicit Wang-van Ryzin on X gives the old default's numbers, a different estimate
+    old = ConditionalDensity(bandwidth=[lx, ly], var_types="o", y_types="o",
+                             ordered_kernel="wang_van_ryzin").fit(x, y)
+    Kw = wvr(xq, x, lx)
+    np.testing.assert_allclose(old.density(xq, yq), (Kw * wvr(yq, y, ly)).sum(1) / Kw.sum(1),
+                               rtol=1e-13)

@@ -26,8 +26,22 @@ test_that("okertype = 'liracine' on ordered(x) equals the ratio oracle and inver
 
 test_that("liracine is refused where a kernel must sum to one", {
   d <- data.frame(x = rnorm(30), g = factor(sample(1:3, 30, TRUE), ordered = TRUE))
-  expect_error(kcdens(g ~ x, data = d, bw = c(1, 0.3), okertype = "liracine"),
-               "^ordered_kernel: the response y's kernel must sum to one")
+  expect_error(kcdens(g ~ x, data = d, bw = c(1, 0.3), oykertype = "liracine"),
+               "^y_ordered_kernel: the response y's kernel must sum to one")
   expect_error(kdens(~ x + g, data = d, bw = c(1, 0.3), okertype = "liracine"),
                "^ordered_kernel: an unconditional density needs")
+})
+
+test_that("okertype (x's ordered factors) and oykertype (y's) are separate options", {
+  set.seed(4)
+  d <- data.frame(x = ordered(sample(1:4, 40, TRUE)))
+  d$g <- ordered(pmin(as.integer(d$x) + sample(0:1, 40, TRUE), 5))
+  f <- kcdens(g ~ x, data = d, bw = c(0.35, 0.2))  # defaults: liracine on x, wangvanryzin on g
+  xi <- as.integer(d$x) - 1
+  gi <- as.integer(d$g) - 1
+  wv <- function(a, b, l) ifelse(a == b, 1 - l, 0.5 * (1 - l) * l^abs(a - b))
+  dens <- sapply(seq_len(40), function(i)
+    sum(0.35^abs(xi[i] - xi) * wv(gi[i], gi, 0.2)) / sum(0.35^abs(xi[i] - xi)))
+  expect_equal(unname(f$condens), dens, tolerance = 1e-13)
+  expect_equal(f$oykertype, "wangvanryzin")
 })

@@ -42,7 +42,8 @@ test_that("kcdens, kcdist and kqreg match the oracles and invert", {
   cf <- kcdist(y ~ x + g, data = d, bw = bw)
   gi <- as.integer(d$g) - 1
   n <- nrow(d)
-  Kx <- function(i) dnorm((d$x[i] - d$x) / bw[1]) * wvr(gi[i], gi, bw[2])
+  # the ordered x's kernel: Li-Racine, np's default on conditioning variables (okertype)
+  Kx <- function(i) dnorm((d$x[i] - d$x) / bw[1]) * bw[2]^abs(gi[i] - gi)
   dens <- sapply(seq_len(n), function(i) sum(Kx(i) * dnorm((d$y[i] - d$y) / bw[3]) / bw[3]) / sum(Kx(i)))
   cdf <- sapply(seq_len(n), function(i) sum(Kx(i) * pnorm((d$y[i] - d$y) / bw[3])) / sum(Kx(i)))
   expect_equal(unname(cd$condens), dens, tolerance = 1e-13)

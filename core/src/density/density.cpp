@@ -95,6 +95,9 @@ DensityData::DensityData(DensityKind kind, const arma::mat& X, const std::string
       if (u == t) return true;
     return false;
   };
+  auto has = [](const std::vector<VarType>& v, VarType t) {
+    return std::find(v.begin(), v.end(), t) != v.end();
+  };
   const char* where = kind == DensityKind::density
                           ? "an unconditional density needs a kernel that sums to one over the "
                           : "the response y's kernel must sum to one over the ";
@@ -106,11 +109,18 @@ DensityData::DensityData(DensityKind kind, const arma::mat& X, const std::string
     throw InvalidArgument(std::string("unordered_kernel: ") + where +
                           "levels: use aitchison_aitken for it (li_racine does not sum to one" +
                           accepted + ")");
-  if (opt.ordered.type != CategoricalKernelType::wang_van_ryzin &&
-      needs_sum_to_one(VarType::ordered))
+  // Ordered columns: X's take `ordered` (all columns of an unconditional density), y's take
+  // `ordered_y`, so li_racine on the conditioning columns (np's oxkertype default) goes with a
+  // kernel that sums to one on the response.
+  if (kind == DensityKind::density && opt.ordered.type != CategoricalKernelType::wang_van_ryzin &&
+      has(tx, VarType::ordered))
     throw InvalidArgument(std::string("ordered_kernel: ") + where +
+                          "integers: use wang_van_ryzin for it (li_racine does not sum to one)");
+  if (kind != DensityKind::density &&
+      opt.ordered_y.type != CategoricalKernelType::wang_van_ryzin && has(ty, VarType::ordered))
+    throw InvalidArgument(std::string("y_ordered_kernel: ") + where +
                           "integers: use wang_van_ryzin for it (li_racine does not sum to one" +
-                          accepted + ")");
+                          accepted + " through ordered_kernel)");
   check::require(opt.n_starts >= 1, "n_starts", "must be at least 1");
   for (std::size_t j = 0; j < types_.size(); ++j) {
     if (types_[j] == VarType::continuous) continue;
@@ -163,7 +173,10 @@ std::vector<Column> make_columns(const DensityData& data) {
     Column& c = cols[j];
     c.type = data.types()[j];
     if (c.continuous()) continue;
-    c.ck = c.type == VarType::ordered ? data.options().ordered : data.options().unordered;
+    const bool is_y = j >= dx;
+    c.ck = c.type != VarType::ordered ? data.options().unordered
+           : is_y                     ? data.options().ordered_y
+                                      : data.options().ordered;
     const arma::vec col = j < dx ? arma::vec(data.X().col(j)) : arma::vec(data.Y().col(j - dx));
     const arma::vec u = arma::unique(col);
     c.levels.assign(u.begin(), u.end());

@@ -4,7 +4,9 @@ estimation for mixed continuous / categorical data, as R's ``np`` (``npudens``, 
 
 Product kernels: a continuous kernel density (integrating to one) per continuous column, the
 Aitchison and Aitken (1976) kernel for unordered and the Wang and van Ryzin (1981) kernel for
-ordered categorical columns. Bandwidths (one per column; ``h`` for continuous columns, ``lambda``
+ordered categorical columns that the estimate is a density in; on the conditioning (X) ordered
+columns of the conditional estimators the Li and Racine kernel ``lambda^|x - X_i|`` by default,
+as R np's ``npcdensbw`` / ``npcdistbw`` (``oxkertype = "liracine"``). Bandwidths (one per column; ``h`` for continuous columns, ``lambda``
 for categorical ones) by
 
 * ``"cv_ml"``: likelihood cross-validation, minimising ``-sum_i log f_{-i}(X_i)`` (densities) or
@@ -58,8 +60,9 @@ class _KernelDensityBase(BaseEstimator):
 
     def __init__(self, bandwidth="cv_ml", kernel: str = "gaussian", var_types: str | None = None,
                  y_types: str | None = None, unordered_kernel: str = "aitchison_aitken",
-                 ordered_kernel: str = "wang_van_ryzin", n_starts: int = 3,
-                 random_state: int = 0, n_threads: int = 0):
+                 ordered_kernel: str = "li_racine", n_starts: int = 3,
+                 random_state: int = 0, n_threads: int = 0,
+                 y_ordered_kernel: str = "wang_van_ryzin"):
         self.bandwidth = bandwidth
         self.kernel = kernel
         self.var_types = var_types
@@ -69,6 +72,7 @@ class _KernelDensityBase(BaseEstimator):
         self.n_starts = n_starts
         self.random_state = random_state
         self.n_threads = n_threads
+        self.y_ordered_kernel = y_ordered_kernel
 
     # ------------------------------------------------------------------ core plumbing
     def _data_args(self):
@@ -76,7 +80,8 @@ class _KernelDensityBase(BaseEstimator):
                     y_types=self.y_types_ if self._Y is not None else "", kernel=str(self.kernel),
                     unordered_kernel=str(self.unordered_kernel),
                     ordered_kernel=str(self.ordered_kernel), n_starts=int(self.n_starts),
-                    seed=int(self.random_state), n_threads=int(self.n_threads))
+                    seed=int(self.random_state), n_threads=int(self.n_threads),
+                    y_ordered_kernel=str(getattr(self, "y_ordered_kernel", "wang_van_ryzin")))
 
     def _fit(self, X, y=None):
         refuse_non_number_params(self)
@@ -224,13 +229,20 @@ class KernelDensity(_KernelDensityBase):
         Wand 1992): estimates can then be negative, and normal_reference refuses it.
     var_types : str, optional
         One of ``c``/``u``/``o`` per column; inferred from pandas dtypes, else all continuous.
-    unordered_kernel, ordered_kernel : str
-        ``aitchison_aitken`` and ``wang_van_ryzin`` (they sum to one over the levels, as a
-        density's kernel must), or ``li_racine`` (R np's default for the conditioning
-        variables of ``npcdensbw``/``npcdistbw``), accepted when the only columns of that type
-        are X's columns of a conditional density, distribution or quantile: there the kernel
-        enters ``f(x, y) / f(x)`` and ``F(y | x)`` in numerator and denominator alike and
-        cancels; refused on y's columns and in :class:`KernelDensity`.
+    unordered_kernel : str, default="aitchison_aitken"
+        ``aitchison_aitken`` (sums to one over the levels, as a density's kernel must; np's
+        default), or ``li_racine`` where it cancels (below).
+    ordered_kernel : str, default="wang_van_ryzin" here, "li_racine" in the conditional
+        estimators
+        The kernel of ordered columns that the estimate is a density in (every column here):
+        ``wang_van_ryzin``, which sums to one over the integers. np's ``npudens`` default
+        (``okertype = "liracine"``) is there its normalised Li-Racine kernel
+        ``lambda^|d| (1 - lambda) / (1 + lambda)``, which attnreg does not offer. In
+        :class:`ConditionalDensity`, :class:`ConditionalDistribution` and
+        :class:`ConditionalQuantile` this option is the kernel of X's (conditioning) ordered
+        columns, default ``li_racine`` as np's ``oxkertype``: the kernel enters
+        ``f(x, y) / f(x)`` and ``F(y | x)`` in numerator and denominator alike and cancels, so it
+        need not sum to one (``wang_van_ryzin`` is accepted too).
     n_starts, random_state, n_threads
         Search starts (the first at the normal-reference rule), their seed, and threads (0 = all).
 
@@ -251,6 +263,21 @@ class KernelDensity(_KernelDensityBase):
     """
 
     _kind = "density"
+
+    def __init__(self, bandwidth="cv_ml", kernel: str = "gaussian", var_types: str | None = None,
+                 y_types: str | None = None, unordered_kernel: str = "aitchison_aitken",
+                 ordered_kernel: str = "wang_van_ryzin", n_starts: int = 3,
+                 random_state: int = 0, n_threads: int = 0):
+        # no response columns, so no y_ordered_kernel (scikit-learn: __init__ only stores)
+        self.bandwidth = bandwidth
+        self.kernel = kernel
+        self.var_types = var_types
+        self.y_types = y_types
+        self.unordered_kernel = unordered_kernel
+        self.ordered_kernel = ordered_kernel
+        self.n_starts = n_starts
+        self.random_state = random_state
+        self.n_threads = n_threads
 
     def fit(self, X: ArrayLike, y=None) -> "KernelDensity":
         """Select the bandwidths (or check the given ones) on the rows of X."""
@@ -274,7 +301,11 @@ class KernelDensity(_KernelDensityBase):
 class ConditionalDensity(_KernelDensityBase):
     """Conditional density ``f(y | x) = f(x, y) / f(x)`` for mixed data (R np's ``npcdens``).
 
-    Parameters as :class:`KernelDensity`, plus ``y_types`` (one of c/u/o per column of y).
+    Parameters as :class:`KernelDensity` (but ``ordered_kernel``, the kernel of X's ordered
+    columns, defaults to ``"li_racine"``, np's ``oxkertype``), plus ``y_types`` (one of c/u/o
+    per column of y) and ``y_ordered_kernel`` (default ``"wang_van_ryzin"``; the only kernel
+    offered for y's ordered columns, which must sum to one over the integers: np's
+    ``oykertype = "liracine"`` default is its normalised Li-Racine kernel there, not offered).
     ``bandwidth_`` holds X's columns, then y's.
     """
 
@@ -307,11 +338,13 @@ class ConditionalDistribution(_KernelDensityBase):
 
     def __init__(self, bandwidth="cv_ls", kernel: str = "gaussian", var_types: str | None = None,
                  y_types: str | None = None, unordered_kernel: str = "aitchison_aitken",
-                 ordered_kernel: str = "wang_van_ryzin", n_starts: int = 3,
-                 random_state: int = 0, n_threads: int = 0):
+                 ordered_kernel: str = "li_racine", n_starts: int = 3,
+                 random_state: int = 0, n_threads: int = 0,
+                 y_ordered_kernel: str = "wang_van_ryzin"):
         super().__init__(bandwidth=bandwidth, kernel=kernel, var_types=var_types, y_types=y_types,
                          unordered_kernel=unordered_kernel, ordered_kernel=ordered_kernel,
-                         n_starts=n_starts, random_state=random_state, n_threads=n_threads)
+                         n_starts=n_starts, random_state=random_state, n_threads=n_threads,
+                         y_ordered_kernel=y_ordered_kernel)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> "ConditionalDistribution":
         """Select the bandwidths of X's and y's columns."""

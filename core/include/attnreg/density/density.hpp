@@ -82,7 +82,10 @@ enum class DensityKind : int {
 struct DensityOptions {
   Kernel kernel{KernelType::gaussian};
   CategoricalKernel unordered{CategoricalKernelType::aitchison_aitken};
+  /// Ordered columns of X (every column of an unconditional density).
   CategoricalKernel ordered{CategoricalKernelType::wang_van_ryzin};
+  /// Ordered columns of y (conditional kinds): its kernel must sum to one over the integers.
+  CategoricalKernel ordered_y{CategoricalKernelType::wang_van_ryzin};
   int n_starts = 3;          ///< starting points of the search (>= 1)
   std::uint64_t seed = 0;    ///< random starts are reproducible from this
   int n_threads = 0;         ///< 0 = OpenMP default
