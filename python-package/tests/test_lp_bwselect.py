@@ -266,3 +266,119 @@ def test_diagnose_nn_seeks_neighbours_inside_the_window(seed):
     lw = [np.sqrt(np.sum((m.attention_weights(np.array([[c]]))[0]) ** 2 * _nn_r2(x, y)))
           for c in ev]
     assert np.max(np.abs(np.array(lw) / want[:, 2] - 1)) > 1e-6
+
+
+# ------------------------------------------- the windowed fast path against every row
+# The core sorts x once and fits each piece on its run of positive kernel weight (binary search
+# for the compact kernels, every row for the Gaussian, whose shape is positive everywhere) by a
+# Householder QR in plain loops. The oracle below weighs every row directly and solves by the
+# SVD (numpy's pinv) in the scaled design u = (x - c)/h. Both are backward stable, so each
+# coefficient row agrees to about kappa * u (kappa: the condition number of the weighted
+# design, u = 2^-53); the tests allow 100 kappa u on the scale of each dot product's terms.
+def _direct_fit(x, y, c, h, deg, kernel):
+    w = _K((x - c) / h, kernel)
+    s = w > 0
+    u = (x[s] - c) / h
+    A = np.vander(u, deg + 1, increasing=True) * np.sqrt(w[s])[:, None]
+    C = np.linalg.pinv(A) * np.sqrt(w[s])[None, :]  # (Z'WZ)^-1 Z'W
+    return s, u, C, np.linalg.cond(A)
+
+
+def _direct_r2(x, y, s, u, C, kind):
+    """Squared residuals and, per row, the scale of their rounding error: nn residuals are the
+    same arithmetic in the core (their own scale); a fitted residual e = y - fit carries an
+    error of about kappa u (|y| + |fit|), amplified for hc2/hc3 by 1/(1 - leverage)."""
+    if kind == "nn":
+        r2 = _nn_r2(x[s], y[s])
+        return r2, r2
+    Z = np.vander(u, C.shape[0], increasing=True)
+    fit = Z @ (C @ y[s])
+    e = y[s] - fit
+    lev = np.einsum("ij,ji->i", Z, C)
+    m, d = len(u), C.shape[0]
+    f = {"hc0": 1.0, "hc1": m / (m - d), "hc2": 1 / (1 - lev), "hc3": 1 / (1 - lev) ** 2}[kind]
+    return e ** 2 * f, (np.abs(e) + np.abs(y[s]) + np.abs(fit)) ** 2 * f / (1 - lev)
+
+
+def _direct_piece(x, y, c, o, nu, oB, hV, hB1, hB2, scale, kernel, kind):
+    """Returns (values, error scales, largest condition number)."""
+    n = len(x)
+    s, u, C, k0 = _direct_fit(x, y, c, hV, o, kernel)
+    r2, r2s = _direct_r2(x, y, s, u, C, kind)
+    V = n * hV * np.sum(C[nu] ** 2 * r2)
+    # an entry of a coefficient row errs by about kappa u max|row|
+    Vs = n * hV * np.sum((np.abs(C[nu]) + np.abs(C[nu]).max()) ** 2 * r2s)
+    bc = [C[nu] @ u ** (o + 1), C[nu] @ u ** (o + 2)]
+    bca = [np.abs(C[nu]) @ np.abs(u) ** (o + 1), np.abs(C[nu]) @ np.abs(u) ** (o + 2)]
+    s1, u1, C1, k1 = _direct_fit(x, y, c, hB1, oB, kernel)
+    beta1 = C1[o + 1] @ y[s1] / hB1 ** (o + 1)
+    b1a = np.abs(C1[o + 1]) @ np.abs(y[s1]) / hB1 ** (o + 1)
+    R = Rs = 0.0
+    if scale > 0:
+        r21, r21s = _direct_r2(x, y, s1, u1, C1, kind)
+        R = 3 * bc[0] ** 2 * np.sum(C1[o + 1] ** 2 * r21) / hB1 ** (2 * o + 2)
+        c1a = np.abs(C1[o + 1]) + np.abs(C1[o + 1]).max()
+        Rs = 3 * bca[0] ** 2 * np.sum(c1a ** 2 * r21s) / hB1 ** (2 * o + 2)
+    s2, _, C2, k2 = _direct_fit(x, y, c, hB2, oB + 1, kernel)
+    beta2 = C2[o + 2] @ y[s2] / hB2 ** (o + 2)
+    b2a = np.abs(C2[o + 2]) @ np.abs(y[s2]) / hB2 ** (o + 2)
+    B1, B2 = bc[0] * beta1, bc[1] * beta2
+    bw = ((2 * nu + 1) * V / (n * 2 * (o + 1 - nu) * (B1 ** 2 + scale * R))) ** (1 / (2 * o + 3))
+    vals = dict(V=V, B1=B1, B2=B2, R=R, bw=bw)
+    sB1 = bca[0] * b1a
+    # bw = (const V / (B1^2 + scale R))^(1/(2o+3)): relative errors add, damped by 2o+3
+    sbw = abs(bw) * (Vs / V + (2 * abs(B1) * sB1 + scale * Rs) / (B1 ** 2 + scale * R))
+    scales = dict(V=Vs, B1=sB1, B2=bca[1] * b2a, R=Rs, bw=sbw)
+    return vals, scales, max(k0, k1, k2)
+
+
+def _window_cases(rng, ties=5):
+    """(name, x, y): ties, x far from 0, clustered."""
+    n = 240
+    x = rng.uniform(0, 3, n)
+    y = np.sin(2 * x) + 0.3 * rng.standard_normal(n)
+    xt = np.round(x * ties) / ties  # heavy ties: 3 ties + 1 distinct values
+    return [("plain", x, y), ("ties", xt, y), ("far", 1e6 + x, y),
+            ("cluster", np.concatenate([x[:200] * 1e-3, 2 + x[200:]]), y)]
+
+
+@pytest.mark.parametrize("kernel", ["epanechnikov", "uniform", "triangular", "gaussian"])
+@pytest.mark.parametrize("kind", ["nn", "hc0", "hc3"])
+def test_windowed_piece_matches_all_rows(kernel, kind):
+    rng = np.random.default_rng(11)
+    for name, x, y in _window_cases(rng):
+        rngx = x.max() - x.min()
+        for c in (float(x[7]), float(np.median(x)) + 1e-3 * rngx, float(x.max())):
+            # (o, nu, oB, hV, hB1, hB2, scale): tiny (just enough distinct rows, some at
+            # |u| = 1 exactly: h is a distance to a data point), medium, huge (5 x range).
+            tiny = [1.0000001 * np.sort(np.unique(np.abs(x - c)))[k] for k in (6, 7, 8)]
+            med = np.maximum(np.quantile(np.abs(x - c), [0.1, 0.12, 0.15]), tiny)
+            for args in [(1, 0, 2, tiny[0], tiny[1], tiny[2], 1.0),
+                         (1, 1, 2, *med, 1.0),
+                         (2, 2, 3, 0.3 * rngx, rngx, rngx, 0.0),
+                         (1, 0, 2, 5 * rngx, 5 * rngx, 5 * rngx, 1.0)]:
+                try:
+                    want, scale, kappa = _direct_piece(x, y, c, *args, kernel, kind)
+                except (np.linalg.LinAlgError, ZeroDivisionError, FloatingPointError):
+                    continue
+                if kappa > 1e8 or not np.isfinite(want["bw"]):
+                    continue  # the core refuses these (singular window); not this test's
+                got = _core.lp_bw_piece(x, y, c, *args, kernel=kernel, kind=kind)
+                tol = 100 * kappa * np.finfo(float).eps
+                for k in want:
+                    assert abs(got[k] - want[k]) <= tol * scale[k] + 1e-300, (name, c, args, k)
+
+
+@pytest.mark.parametrize("kernel", ["epanechnikov", "triangular", "gaussian"])
+def test_windowed_chain_matches_all_rows(kernel):
+    # the whole mse_dpi chain (bw_min by a merge outward from c on the sorted x, windows by
+    # binary search) against _mse_point (every row, a full sort of |x - c|)
+    rng = np.random.default_rng(12)
+    for name, x, y in _window_cases(rng, ties=20):  # 61 values: the degree-6 pilot is regular
+        if name == "cluster":
+            continue  # the chain's degree-6 pilot is singular on two clusters
+        grid = np.concatenate([[x.min(), x.max(), x[3]], np.quantile(x, [0.3, 0.7])])
+        h, b = D.mse_dpi(x, y, grid, kernel=kernel, return_pilot=True)
+        want = [_mse_point(x, y, c, 1, kernel) for c in grid]
+        np.testing.assert_allclose(h, [w[0] for w in want], rtol=1e-8, err_msg=name)
+        np.testing.assert_allclose(b, [w[1] for w in want], rtol=1e-8, err_msg=name)

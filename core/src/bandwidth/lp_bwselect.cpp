@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "attnreg/detail/lp_window_fit.hpp"
 #include "attnreg/detail/pow2_scale.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/inference/nn_variance.hpp"
@@ -31,96 +32,120 @@ double rule_constant(const Kernel& k) {
                         "'uniform', 'triangular' or 'gaussian'");
 }
 
-/// A weighted least-squares fit of degree `deg` at c with bandwidth h over the observations with
-/// positive kernel weight: coefficient weights C ((deg+1) x m) in the scaled design
-/// u = (x - c)/h, so beta_u = C y_window and the raw coefficient k is beta_u(k) / h^k.
-struct WindowFit {
-  arma::uvec idx;  ///< observations in the window
-  arma::vec u;     ///< their scaled distances
-  arma::mat Z;     ///< design u^k (m x deg+1)
-  arma::mat C;     ///< coefficient weights
-  arma::vec w;     ///< kernel weights
+using detail::LpWindowFit;
+
+/// Squared residuals r_i^2 of the window's rows (nn: of y; hc: of the window's fit of `deg`),
+/// on x, y sorted by x.
+std::vector<double> window_r2(const arma::vec& xs, const arma::vec& ys, const LpWindowFit& f,
+                              const LpBwOptions& opt) {
+  const arma::uword lo = f.lo(), m = f.size();
+  if (opt.kind == VarianceKind::nn) {
+    const arma::vec r2 = nn_residual_variance(xs.subvec(lo, lo + m - 1), ys.subvec(lo, lo + m - 1),
+                                              opt.nnmatch);
+    return std::vector<double>(r2.begin(), r2.end());
+  }
+  const int deg = f.degree();
+  std::vector<std::vector<double>> C(static_cast<std::size_t>(deg) + 1);
+  std::vector<double> beta(C.size(), 0.0);
+  for (std::size_t j = 0; j < C.size(); ++j) {
+    C[j] = f.coef_row(static_cast<int>(j));
+    for (arma::uword i = 0; i < m; ++i) beta[j] += C[j][i] * ys(lo + i);
+  }
+  const double dm = static_cast<double>(m), d = deg + 1;
+  if (opt.kind == VarianceKind::hc1 && !(dm > d))
+    throw NumericalError("kind: hc1 needs more observations than coefficients "
+                         "in every local window; use 'nn' or 'hc0'");
+  if (opt.kind != VarianceKind::hc0 && opt.kind != VarianceKind::hc1 &&
+      opt.kind != VarianceKind::hc2 && opt.kind != VarianceKind::hc3)
+    throw InvalidArgument("kind: use 'nn', 'hc0', 'hc1', 'hc2' or 'hc3'");
+  std::vector<double> r2(m);
+  for (arma::uword i = 0; i < m; ++i) {
+    double fit = 0, lev = 0, p = 1;
+    for (std::size_t j = 0; j < C.size(); ++j) {
+      fit += p * beta[j];
+      lev += p * C[j][i];
+      p *= f.u(i);
+    }
+    const double e = ys(lo + i) - fit;
+    r2[i] = e * e;
+    if (opt.kind == VarianceKind::hc1) {
+      r2[i] *= dm / (dm - d);
+    } else if (opt.kind == VarianceKind::hc2 || opt.kind == VarianceKind::hc3) {
+      const double one_m = 1 - lev;
+      if (!(one_m > 1e-12))
+        throw NumericalError(std::string("kind: a local leverage is >= 1, so ") +
+                             variance_kind_name(opt.kind) + " is undefined; use 'nn' or 'hc0'");
+      r2[i] /= (opt.kind == VarianceKind::hc2 ? one_m : one_m * one_m);
+    }
+  }
+  return r2;
+}
+
+double sandwich(const std::vector<double>& c, const std::vector<double>& r2) {
+  double s = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) s += c[i] * c[i] * r2[i];
+  return s;
+}
+
+/// x and y sorted by x (a stable sort: tied rows keep their order).
+struct Sorted {
+  arma::vec x, y;
 };
 
-WindowFit window_fit(const arma::vec& x, double c, double h, int deg, const Kernel& kernel) {
-  WindowFit f;
-  std::vector<arma::uword> keep;
-  std::vector<double> kw;
-  for (arma::uword i = 0; i < x.n_elem; ++i) {
-    const double w = kernel.shape((x(i) - c) / h);
-    if (w > 0) {
-      keep.push_back(i);
-      kw.push_back(w);
-    }
-  }
-  const arma::uword m = keep.size(), k1 = static_cast<arma::uword>(deg) + 1;
-  if (m < k1)
-    throw NumericalError("bwcheck: a local polynomial of degree " + std::to_string(deg) +
-                         " at x = " + std::to_string(c) + " has " + std::to_string(m) +
-                         " observations in its window (bandwidth " + std::to_string(h) +
-                         "); use a larger bwcheck, a lower degree or more data");
-  f.idx = arma::uvec(keep);
-  f.w = arma::vec(kw);
-  f.u.set_size(m);
-  f.Z.set_size(m, k1);
-  for (arma::uword i = 0; i < m; ++i) {
-    const double u = (x(f.idx(i)) - c) / h;
-    f.u(i) = u;
-    double p = 1;
-    for (arma::uword k = 0; k < k1; ++k) {
-      f.Z(i, k) = p;
-      p *= u;
-    }
-  }
-  const arma::vec sq = arma::sqrt(f.w / f.w.max());
-  arma::mat Q, R;
-  if (!arma::qr_econ(Q, R, arma::mat(f.Z.each_col() % sq)))
-    throw NumericalError("bwcheck: QR of a local design failed");
-  const arma::vec rd = arma::abs(R.diag());
-  if (!(rd.min() > 1e-10 * std::max(rd.max(), 1.0)))
-    throw NumericalError("bwcheck: the local polynomial of degree " + std::to_string(deg) +
-                         " at x = " + std::to_string(c) + " (bandwidth " + std::to_string(h) +
-                         ") is singular: fewer than " + std::to_string(k1) +
-                         " distinct x values carry weight (with repeated x values bwcheck, "
-                         "which counts observations, may not reach them); raise bwcheck, use "
-                         "evaluation points away from the edge of the data, or a lower degree");
-  f.C = arma::solve(arma::trimatu(R), Q.t());
-  f.C.each_row() %= sq.t();
-  return f;
+Sorted sorted_by_x(const arma::vec& x, const arma::vec& y) {
+  const arma::uvec o = arma::stable_sort_index(x);
+  return {x(o), y(o)};
 }
 
-/// Squared residuals r_i^2 of the window (nn: of y; hc: of the window's fit of `deg`).
-arma::vec window_r2(const arma::vec& x, const arma::vec& y, const WindowFit& f, int deg,
-                    const LpBwOptions& opt) {
-  const arma::vec xs = x(f.idx), ys = y(f.idx);
-  if (opt.kind == VarianceKind::nn) return nn_residual_variance(xs, ys, opt.nnmatch);
-  const arma::vec e = ys - f.Z * (f.C * ys);
-  const double m = static_cast<double>(xs.n_elem), d = deg + 1;
-  arma::vec r2 = arma::square(e);
-  switch (opt.kind) {
-    case VarianceKind::hc0: return r2;
-    case VarianceKind::hc1:
-      if (!(m > d)) throw NumericalError("kind: hc1 needs more observations than coefficients "
-                                         "in every local window; use 'nn' or 'hc0'");
-      return r2 * (m / (m - d));
-    case VarianceKind::hc2:
-    case VarianceKind::hc3: {
-      for (arma::uword i = 0; i < r2.n_elem; ++i) {
-        const double one_m = 1 - arma::dot(f.Z.row(i), f.C.col(i));
-        if (!(one_m > 1e-12))
-          throw NumericalError(std::string("kind: a local leverage is >= 1, so ") +
-                               variance_kind_name(opt.kind) + " is undefined; use 'nn' or 'hc0'");
-        r2(i) /= (opt.kind == VarianceKind::hc2 ? one_m : one_m * one_m);
-      }
-      return r2;
-    }
-    default: break;
+/// The distance from c to its k-th nearest observation (k >= 1) of the sorted xs, by merging
+/// outward from c: O(k) (|x_i - c| is computed as c - x_i or x_i - c, the same double).
+double kth_distance(const arma::vec& xs, double c, arma::uword k) {
+  const double* b = xs.memptr();
+  arma::uword r = static_cast<arma::uword>(std::lower_bound(b, b + xs.n_elem, c) - b), l = r;
+  double d = 0;
+  for (arma::uword t = 0; t < k; ++t) {
+    const bool has_l = l > 0, has_r = r < xs.n_elem;
+    if (has_l && (!has_r || c - xs(l - 1) <= xs(r) - c)) d = c - xs(--l);
+    else d = xs(r++) - c;
   }
-  throw InvalidArgument("kind: use 'nn', 'hc0', 'hc1', 'hc2' or 'hc3'");
+  return d;
 }
 
-double sandwich(const arma::rowvec& c, const arma::vec& r2) {
-  return arma::accu(arma::square(c) % r2.t());
+/// The piece of lp_bw_piece on data sorted by x.
+LpBwPiece piece_sorted(const arma::vec& xs, const arma::vec& ys, double c, int o, int nu,
+                       int o_B, double h_V, double h_B1, double h_B2, double scale,
+                       const LpBwOptions& opt) {
+  LpBwPiece P;
+  const double n = static_cast<double>(xs.n_elem);
+  const auto dot_y = [&](const std::vector<double>& row, const LpWindowFit& f) {
+    double s = 0;
+    for (arma::uword i = 0; i < f.size(); ++i) s += row[i] * ys(f.lo() + i);
+    return s;
+  };
+  // Variance and bias constants of the degree-o fit at h_V.
+  const LpWindowFit fv(xs, c, h_V, o, opt.kernel);
+  const std::vector<double> cv = fv.coef_row(nu);
+  // Var of the raw coefficient nu is Var_u / h^(2 nu); V = n h^(2nu+1) Var = n h Var_u.
+  P.V = n * h_V * sandwich(cv, window_r2(xs, ys, fv, opt));
+  double bc1 = 0, bc2 = 0;
+  for (arma::uword i = 0; i < fv.size(); ++i) {
+    bc1 += cv[i] * std::pow(fv.u(i), o + 1);
+    bc2 += cv[i] * std::pow(fv.u(i), o + 2);
+  }
+  // Pilot derivatives.
+  const LpWindowFit f1(xs, c, h_B1, o_B, opt.kernel);
+  const std::vector<double> c1 = f1.coef_row(o + 1);
+  const double s1 = std::pow(h_B1, o + 1);
+  const double beta1 = dot_y(c1, f1) / s1;
+  if (scale > 0) P.R = 3 * bc1 * bc1 * sandwich(c1, window_r2(xs, ys, f1, opt)) / (s1 * s1);
+  const LpWindowFit f2(xs, c, h_B2, o_B + 1, opt.kernel);
+  const double beta2 = dot_y(f2.coef_row(o + 2), f2) / std::pow(h_B2, o + 2);
+  P.B1 = bc1 * beta1;
+  P.B2 = bc2 * beta2;
+  P.rB = 2 * (o + 1 - nu);
+  P.rV = 2 * nu + 1;
+  P.bw = std::pow(P.rV * P.V / (n * P.rB * (P.B1 * P.B1 + scale * P.R)), 1.0 / (2 * o + 3));
+  return P;
 }
 
 struct Setup {
@@ -181,16 +206,13 @@ struct PointResult {
   double h = 0, b = 0, Vh = 0, Bh = 0, Vb = 0, Bb = 0;
 };
 
-PointResult mse_point(const arma::vec& x, const arma::vec& y, double c, const Setup& s,
+PointResult mse_point(const arma::vec& xs, const arma::vec& ys, double c, const Setup& s,
                       const LpBwOptions& opt) {
   const int p = opt.degree, nu = opt.deriv, q = p + 1;
   const bool closed = ((p - nu) % 2 == 1) || opt.interior;
-  const double bw_max = std::max(std::fabs(c - x.min()), std::fabs(c - x.max()));
+  const double bw_max = std::max(std::fabs(c - xs(0)), std::fabs(c - xs(xs.n_elem - 1)));
   double bw_min = 0;
-  if (opt.bwcheck > 0) {
-    const arma::vec dist = arma::sort(arma::abs(x - c));
-    bw_min = dist(static_cast<arma::uword>(opt.bwcheck) - 1);
-  }
+  if (opt.bwcheck > 0) bw_min = kth_distance(xs, c, static_cast<arma::uword>(opt.bwcheck));
   const auto clip = [&](double h) {
     h = std::min(h, bw_max);
     return opt.bwcheck > 0 ? std::max(h, bw_min) : h;
@@ -208,14 +230,17 @@ PointResult mse_point(const arma::vec& x, const arma::vec& y, double c, const Se
         },
         s.range);
   };
-  const LpBwPiece d2 = lp_bw_piece(x, y, c, q + 1, q + 1, q + 2, c_bw, s.range, s.range, 0, opt);
-  const LpBwPiece d3 = lp_bw_piece(x, y, c, q + 2, q + 2, q + 3, c_bw, s.range, s.range, 0, opt);
+  const LpBwPiece d2 = piece_sorted(xs, ys, c, q + 1, q + 1, q + 2, c_bw, s.range, s.range, 0,
+                                    opt);
+  const LpBwPiece d3 = piece_sorted(xs, ys, c, q + 2, q + 2, q + 3, c_bw, s.range, s.range, 0,
+                                    opt);
   const double mp2 = clip(solve(d2, q + 1, q + 1, 0));
   const double mp3 = clip(solve(d3, q + 2, q + 2, 0));
-  const LpBwPiece pb = lp_bw_piece(x, y, c, q, p + 1, q + 1, c_bw, mp2, mp3, opt.bwregul, opt);
+  const LpBwPiece pb = piece_sorted(xs, ys, c, q, p + 1, q + 1, c_bw, mp2, mp3, opt.bwregul,
+                                    opt);
   PointResult r;
   r.b = clip(solve(pb, q, p + 1, opt.bwregul));
-  const LpBwPiece ph = lp_bw_piece(x, y, c, p, nu, q, c_bw, r.b, mp2, opt.bwregul, opt);
+  const LpBwPiece ph = piece_sorted(xs, ys, c, p, nu, q, c_bw, r.b, mp2, opt.bwregul, opt);
   r.h = clip(solve(ph, p, nu, opt.bwregul));
   if (closed) {
     r.Vh = ph.rV * ph.V;
@@ -258,9 +283,10 @@ LpBwSelection select_at_points(const arma::vec& x, const arma::vec& y, const arm
   r.h.set_size(eval.n_elem);
   r.b.set_size(eval.n_elem);
   InterruptGuard guard;
+  const Sorted d = sorted_by_x(x, y);  // once: every window is a run of it
   for (arma::uword j = 0; j < eval.n_elem; ++j) {
     if (guard.poll()) throw Interrupted();
-    const PointResult pr = mse_point(x, y, eval(j), s, opt);
+    const PointResult pr = mse_point(d.x, d.y, eval(j), s, opt);
     r.h(j) = pr.h;
     r.b(j) = pr.b;
     each(pr);
@@ -273,33 +299,8 @@ LpBwSelection select_at_points(const arma::vec& x, const arma::vec& y, const arm
 LpBwPiece lp_bw_piece(const arma::vec& x, const arma::vec& y, double c, int o, int nu, int o_B,
                       double h_V, double h_B1, double h_B2, double scale,
                       const LpBwOptions& opt) {
-  LpBwPiece P;
-  const double n = static_cast<double>(x.n_elem);
-  const arma::uword unu = static_cast<arma::uword>(nu);
-  // Variance and bias constants of the degree-o fit at h_V.
-  const WindowFit fv = window_fit(x, c, h_V, o, opt.kernel);
-  const arma::vec r2v = window_r2(x, y, fv, o, opt);
-  // Var of the raw coefficient nu is Var_u / h^(2 nu); V = n h^(2nu+1) Var = n h Var_u.
-  P.V = n * h_V * sandwich(fv.C.row(unu), r2v);
-  const arma::vec u1 = arma::pow(fv.u, o + 1), u2 = arma::pow(fv.u, o + 2);
-  const double bc1 = arma::dot(fv.C.row(unu), u1), bc2 = arma::dot(fv.C.row(unu), u2);
-  // Pilot derivatives.
-  const WindowFit f1 = window_fit(x, c, h_B1, o_B, opt.kernel);
-  const arma::uword k1 = static_cast<arma::uword>(o + 1);
-  const double s1 = std::pow(h_B1, o + 1);
-  const double beta1 = arma::dot(f1.C.row(k1), y(f1.idx)) / s1;
-  if (scale > 0) {
-    const arma::vec r21 = window_r2(x, y, f1, o_B, opt);
-    P.R = 3 * bc1 * bc1 * sandwich(f1.C.row(k1), r21) / (s1 * s1);
-  }
-  const WindowFit f2 = window_fit(x, c, h_B2, o_B + 1, opt.kernel);
-  const double beta2 = arma::dot(f2.C.row(k1 + 1), y(f2.idx)) / std::pow(h_B2, o + 2);
-  P.B1 = bc1 * beta1;
-  P.B2 = bc2 * beta2;
-  P.rB = 2 * (o + 1 - nu);
-  P.rV = 2 * nu + 1;
-  P.bw = std::pow(P.rV * P.V / (n * P.rB * (P.B1 * P.B1 + scale * P.R)), 1.0 / (2 * o + 3));
-  return P;
+  const Sorted d = sorted_by_x(x, y);
+  return piece_sorted(d.x, d.y, c, o, nu, o_B, h_V, h_B1, h_B2, scale, opt);
 }
 
 LpBwSelection lp_mse_dpi(const arma::vec& x_in, const arma::vec& y_in, const arma::vec& eval_in,
