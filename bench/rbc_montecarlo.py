@@ -3,6 +3,8 @@ MSE-optimal plug-in bandwidth vectors (attnreg.bandwidth.mse_dpi / imse_dpi with
 
     python3 bench/rbc_montecarlo.py run [--reps 1000] [--chunk 20] [--state FILE] [--ds 2,3] ...
     python3 bench/rbc_montecarlo.py table [--state FILE] [--out bench/results/rbc_montecarlo.md]
+    python3 bench/rbc_montecarlo.py explain [--d 3] [--n 500] [--kernel gaussian] [--truth curved]
+        [--pilot fit|plugin]   (t-statistics of the RBC fits over the band's grid)
 
 Design: x ~ U[-1, 1]^d (d = 2, 3), y = m(x) + 0.3 N(0, 1);
   smooth: m(x) = sin(x_1) + 0.5 x_2^2 (+ 0.3 x_3);  curved: m(x) = sin(3 x_1) + exp(-4 x_2^2) (+ x_3^2).
@@ -56,25 +58,31 @@ def one_rep(rng, d, kernel, n, truth, P, G):
     m = TRUTH[truth]
     X = rng.uniform(-1, 1, size=(n, d))
     y = m(X) + 0.3 * rng.standard_normal(n)
-    out = {"conv": [None] * len(P), "rbc": [None] * len(P), "h": [None] * len(P)}
+    out = {"conv": [None] * len(P), "rbc": [None] * len(P), "h": [None] * len(P), "fail": []}
     t = m(P)
     for k in range(len(P)):
+        stage = "plug-in"
         try:
             h = mse_dpi(X, y, P[k], kernel=kernel)
+            stage = "diagnose"
             est = LocalLinear(kernel=kernel, bandwidth=h).fit(X, y)
             a = diagnose(est, P[k:k + 1], cov_type="HC3")
-        except (attnreg.NumericalError, ValueError):
+        except (attnreg.NumericalError, ValueError) as e:
+            out["fail"].append(f"point {k} {stage}: {str(e)[:90]}")
             continue
         out["conv"][k] = bool(a["ci_low"].iloc[0] <= t[k] <= a["ci_high"].iloc[0])
         out["rbc"][k] = bool(a["rbc_low"].iloc[0] <= t[k] <= a["rbc_high"].iloc[0])
         out["h"][k] = [float(v) for v in h]
     out["unif_c"] = out["unif_r"] = None
+    stage = "plug-in"
     try:
         hi = imse_dpi(X, y, G, kernel=kernel)
+        stage = "diagnose"
         est = LocalLinear(kernel=kernel, bandwidth=hi).fit(X, y)
         b = diagnose(est, G, cov_type="HC3", uniform=True, replications=2000,
                      random_state=int(rng.integers(2 ** 31)))
-    except (attnreg.NumericalError, ValueError):
+    except (attnreg.NumericalError, ValueError) as e:
+        out["fail"].append(f"grid {stage}: {str(e)[:90]}")
         return out
     tg = m(G)
     inside_c = (b["uniform_low"] <= tg) & (tg <= b["uniform_high"])
@@ -84,6 +92,11 @@ def one_rep(rng, d, kernel, n, truth, P, G):
     out["unif_r_miss"] = [int(v) for v in ~inside_r.to_numpy()]  # which grid points break the band
     out["pt_r_grid"] = [int(v) for v in ((b["rbc_low"] <= tg) & (tg <= b["rbc_high"])).to_numpy()]
     out["crit_r"] = float(b.attrs["crit_uniform_rbc"])
+    # the same band with the homoskedastic variance (right for this design): isolates the
+    # part of the undercoverage that comes from the noise of the HC3 standard errors
+    bc = diagnose(est, G, cov_type="nonrobust", uniform=True, replications=2000,
+                  random_state=int(rng.integers(2 ** 31)))
+    out["unif_r_const"] = bool(((bc["uniform_rbc_low"] <= tg) & (tg <= bc["uniform_rbc_high"])).all())
     out["h_imse"] = [float(v) for v in hi]
     return out
 
@@ -150,9 +163,11 @@ def cmd_table(a):
          "that an observed 0 or 1 still shows the precision), R = replications that completed; "
          "points: interior (0,..), (0.4,-0.4,..), boundary (0.9,-0.9,..), (-0.95,0,..).", "",
          "| d | kernel | n | truth | R | conv. (0) | conv. (0.4) | conv. (0.9) | conv. (-0.95) "
-         "| RBC (0) | RBC (0.4) | RBC (0.9) | RBC (-0.95) | uniform conv. | uniform RBC | failed |",
-         "|" + "---|" * 16]
+         "| RBC (0) | RBC (0.4) | RBC (0.9) | RBC (-0.95) | uniform conv. | uniform RBC "
+         "| uniform RBC, nonrobust variance | failed |",
+         "|" + "---|" * 17]
     diag = []
+    reasons = {}
     for cfg in configs([2, 3], [500, 2000]):
         rows = by.get(key(cfg))
         if not rows:
@@ -163,10 +178,15 @@ def cmd_table(a):
                 cells.append(_fmt(*_rate([r[col][k] for r in rows])))
         uc = _rate([r["unif_c"] for r in rows])
         ur = _rate([r["unif_r"] for r in rows])
+        urc = _rate([r.get("unif_r_const") for r in rows])
         failed = sum(r["unif_c"] is None for r in rows) + sum(
             v is None for r in rows for v in r["conv"])
         L.append(f"| {cfg[0]} | {cfg[1]} | {cfg[2]} | {cfg[3]} | {len(rows)} | "
-                 + " | ".join(cells) + f" | {_fmt(*uc)} | {_fmt(*ur)} | {failed} |")
+                 + " | ".join(cells) + f" | {_fmt(*uc)} | {_fmt(*ur)} | {_fmt(*urc)} | {failed} |")
+        for r in rows:
+            for f in r.get("fail", []):
+                why = f.split(": ", 1)
+                reasons[(key(cfg), why[0])] = reasons.get((key(cfg), why[0]), 0) + 1
         ok = [r for r in rows if r["unif_r"] is not None]
         if ok:
             miss = np.mean([r["unif_r_miss"] for r in ok], axis=0)
@@ -184,11 +204,53 @@ def cmd_table(a):
           "bandwidth vector.", "",
           "| configuration | R | crit | pointwise RBC corners | pointwise RBC other | miss per "
           "corner | miss per other point | mean h_imse |", "|" + "---|" * 8] + diag
+    if reasons:
+        L += ["", "Refused steps (replications of the chunks that recorded them), by stage:", ""]
+        L += [f"* {k}, {stage}: {c}" for (k, stage), c in sorted(reasons.items())]
     text = "\n".join(L) + "\n"
     print(text)
     if a.out:
         with open(a.out, "w") as fh:
             fh.write(text)
+
+
+def cmd_explain(a):
+    """Why a uniform RBC band undercovers: the t-statistics (fit_bc - m) / se_bc at the grid."""
+    d, n = a.d, a.n
+    P, G = points(d)
+    m = TRUTH[a.truth]
+    rng = np.random.default_rng([d, n, KERNELS.index(a.kernel), TRUTHS.index(a.truth), 99991])
+    T, F, S, C, fails = [], [], [], [], 0
+    t0 = time.process_time()
+    for _ in range(a.reps):
+        X = rng.uniform(-1, 1, size=(n, d))
+        y = m(X) + 0.3 * rng.standard_normal(n)
+        try:
+            hi, b = imse_dpi(X, y, G, kernel=a.kernel, return_pilot=True)
+            est = LocalLinear(kernel=a.kernel, bandwidth=hi).fit(X, y)
+            kw = {"pilot_bandwidth": b} if a.pilot == "plugin" else {}
+            r = diagnose(est, G, cov_type=a.cov_type, uniform=True, replications=2000,
+                         random_state=int(rng.integers(2 ** 31)), **kw)
+        except (attnreg.NumericalError, ValueError):
+            fails += 1
+            continue
+        T.append((r["fit_bc"] - m(G)) / r["se_bc"])
+        F.append(r["fit_bc"].to_numpy())
+        S.append(r["se_bc"].to_numpy())
+        C.append(r.attrs["crit_uniform_rbc"])
+    T, F, S, C = np.array(T), np.array(F), np.array(S), np.array(C)
+    corner = np.all(np.abs(G) > 0.79, axis=1)
+    mt = np.abs(T).max(axis=1)
+    print(f"d={d} {a.kernel} n={n} {a.truth} pilot={a.pilot} cov_type={a.cov_type}: "
+          f"R={len(T)} (failed {fails}), CPU {time.process_time() - t0:.0f} s")
+    for name, sel in (("corners", corner), ("other points", ~corner)):
+        print(f"  {name}: mean t {T[:, sel].mean():+.3f}, sd t {T[:, sel].std():.3f}, "
+              f"MC sd(fit_bc) / mean se_bc {np.mean(F[:, sel].std(0) / S[:, sel].mean(0)):.3f}, "
+              f"CV of se_bc {np.mean(S[:, sel].std(0) / S[:, sel].mean(0)):.3f}, "
+              f"P(|t| > 1.96) {np.mean(np.abs(T[:, sel]) > 1.96):.3f}, "
+              f"P(|t| > crit) {np.mean(np.abs(T[:, sel]) > C[:, None]):.4f}")
+    print(f"  mean crit {C.mean():.3f}; 95% quantile of max|t| {np.quantile(mt, 0.95):.3f}; "
+          f"uniform RBC coverage {np.mean(mt <= C):.3f}")
 
 
 def main():
@@ -203,8 +265,16 @@ def main():
     t = sub.add_parser("table")
     t.add_argument("--state", default="bench/results/rbc_montecarlo_state.jsonl")
     t.add_argument("--out", default=None)
+    e = sub.add_parser("explain")
+    e.add_argument("--d", type=int, default=3)
+    e.add_argument("--n", type=int, default=500)
+    e.add_argument("--kernel", default="gaussian")
+    e.add_argument("--truth", default="curved")
+    e.add_argument("--reps", type=int, default=200)
+    e.add_argument("--pilot", choices=("fit", "plugin"), default="fit")
+    e.add_argument("--cov_type", default="HC3")
     a = ap.parse_args()
-    (cmd_run if a.cmd == "run" else cmd_table)(a)
+    {"run": cmd_run, "table": cmd_table, "explain": cmd_explain}[a.cmd](a)
 
 
 if __name__ == "__main__":
