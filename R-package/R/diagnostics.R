@@ -212,7 +212,25 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
 #' bandwidth `pilot_bw` (default `2 * h0`); default `vcov = "nonrobust"` and, for `imse_dpi`, 30
 #' quantiles of `x` from 5% to 95%.
 #'
-#' @param x,y Numeric vectors (one continuous regressor).
+#' Several regressors (`x` a numeric matrix or data frame with \eqn{d \ge 2} continuous
+#' columns): the MSE-optimal bandwidth *vector* of a local linear (or, `method = "lc"`, local
+#' constant) fit with a product kernel, minimising
+#' \eqn{(\sum_j a_j h_j^2)^2 + \code{bwregul}\, t' Cov(\hat a) t + V_0 / \prod_j h_j}
+#' (\eqn{t_j = h_j^2}) numerically: the interior bias \eqn{\mu_2(K) tr(H \nabla^2 m)/2} (Ruppert
+#' and Wand 1994, Ann. Statist. 22(3), Thm 2.1; local constant adds \eqn{\mu_2(K) m_j f_j / f}),
+#' the variance \eqn{R(K)^d \sigma^2(x) / (n f(x) \prod_j h_j)}, all from a pilot local
+#' quadratic with squares and cross products at `pilot_bw` (one value per column; default the
+#' rule of thumb \eqn{b_j = C_K s_j n^{-1/(d+8)}}). A direction without curvature gets at most
+#' the range of its column. `common_scale = TRUE` returns the closed-form minimiser over
+#' \eqn{h_j = c s_j}. `eval_points`: a matrix with \eqn{d} columns (default the column medians;
+#' for `imse_dpi` a product grid of marginal quantiles). `vcov`, `h0`, `deriv`, `bwcheck`,
+#' `interior` and `algorithm = "one_step"` are univariate options and are refused. Formulas:
+#' `docs/bandwidth.md`.
+#'
+#' @param x,y Numeric vectors (one continuous regressor), or `x` a matrix with several
+#'   continuous columns.
+#' @param common_scale With several columns of `x`: return the closed-form bandwidth
+#'   \eqn{h_j = c s_j} (\eqn{s_j} the column's standard deviation) instead of the free vector.
 #' @param eval_points Evaluation points; default the median of `x` (`mse_dpi`) or the grid
 #'   described above (`imse_dpi`).
 #' @param method `"ll"` (local linear, degree 1) or `"lc"` (local constant, degree 0).
@@ -229,7 +247,9 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
 #'   term, and whether every point is treated as interior.
 #' @param pilot `TRUE` to return the bias-correction bandwidths `b` too (`"nprobust"` only).
 #' @return `mse_dpi`: one bandwidth per evaluation point. `imse_dpi`: one bandwidth. With
-#'   `pilot = TRUE` a list with `h` and `b`.
+#'   `pilot = TRUE` a list with `h` and `b`. With several columns of `x`: a matrix with one
+#'   bandwidth vector per evaluation point (a vector for one point) and, for `imse_dpi`, one
+#'   vector; `b` is then the pilot vector.
 #' @examples
 #' set.seed(1); x <- runif(500); y <- x^2 + rnorm(500, sd = 0.2)
 #' mse_dpi(x, y, c(0.25, 0.5)); imse_dpi(x, y)
@@ -238,8 +258,14 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
 mse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "gaussian",
                     vcov = NULL, h0 = NULL, pilot_bw = NULL, algorithm = c("nprobust", "one_step"),
                     degree = NULL, deriv = 0L, bwcheck = 21L, bwregul = 1, interior = FALSE,
-                    pilot = FALSE, kind) {
+                    pilot = FALSE, common_scale = FALSE, kind) {
   if (!missing(kind)) vcov <- .renamed_arg("mse_dpi", "kind", "vcov", kind, missing(vcov))
+  xm <- .mv_dpi_x(x)
+  if (!is.null(xm))
+    return(.mv_dpi(xm, y, eval_points, FALSE, match.arg(method), kernel, vcov, h0, pilot_bw,
+                   match.arg(algorithm), degree, deriv, bwcheck, interior, pilot, bwregul,
+                   common_scale))
+  if (isTRUE(common_scale)) stop("common_scale: is for several columns of x", call. = FALSE)
   kind <- vcov
   d <- .diag_xy(x, y)
   if (is.null(eval_points)) eval_points <- stats::median(d$x)
@@ -252,8 +278,15 @@ mse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "
 imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "gaussian",
                      vcov = NULL, h0 = NULL, pilot_bw = NULL,
                      algorithm = c("nprobust", "one_step"), degree = NULL, deriv = 0L,
-                     bwcheck = 21L, bwregul = 1, interior = FALSE, pilot = FALSE, kind) {
+                     bwcheck = 21L, bwregul = 1, interior = FALSE, pilot = FALSE,
+                     common_scale = FALSE, kind) {
   if (!missing(kind)) vcov <- .renamed_arg("imse_dpi", "kind", "vcov", kind, missing(vcov))
+  xm <- .mv_dpi_x(x)
+  if (!is.null(xm))
+    return(.mv_dpi(xm, y, eval_points, TRUE, match.arg(method), kernel, vcov, h0, pilot_bw,
+                   match.arg(algorithm), degree, deriv, bwcheck, interior, pilot, bwregul,
+                   common_scale))
+  if (isTRUE(common_scale)) stop("common_scale: is for several columns of x", call. = FALSE)
   kind <- vcov
   d <- .diag_xy(x, y)
   algorithm <- match.arg(algorithm)

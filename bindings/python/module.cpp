@@ -33,6 +33,7 @@ void init_distributions(py::module_& m);
 void init_options(py::module_& m);
 void init_rd(py::module_& m);
 void init_rdplot(py::module_& m);
+void init_mv_bandwidth(py::module_& m);
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "attnreg C++ core (thin bindings; see the attnreg package for the API)";
@@ -138,4 +139,5 @@ PYBIND11_MODULE(_core, m) {
   init_options(m);
   init_rd(m);
   init_rdplot(m);
+  init_mv_bandwidth(m);
 }

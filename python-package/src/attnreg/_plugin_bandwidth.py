@@ -13,6 +13,7 @@ import numpy as np
 from . import _core
 from ._deprecation import kernel_cov_type, renamed
 from ._kernel_args import _check_kind, _nonneg_int, _opt_bandwidth
+from ._plugin_bandwidth_mv import _mv_x, mv_dpi
 
 __all__ = ["mse_dpi", "imse_dpi"]
 
@@ -39,6 +40,12 @@ def _dpi(x, y, eval_points, degree, kernel, kind, preliminary_bandwidth, pilot_b
 
 
 _DPI_ALGORITHMS = ("nprobust", "one_step")
+
+
+def _no_common_scale(common_scale):
+    if common_scale:
+        raise ValueError("common_scale: is for several columns of x (h_j = c s_j); with one "
+                         "column the bandwidth is a scalar already")
 
 
 def _lp_bwselect(x, y, eval_points, imse, degree, kernel, kind, preliminary_bandwidth,
@@ -80,7 +87,7 @@ def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
             cov_type=None, preliminary_bandwidth=None, pilot_bandwidth=None,
             pilot_degree=None, *, algorithm: str = "nprobust", deriv: int = 0,
             bwcheck=21, bwregul: float = 1.0, interior: bool = False,
-            return_pilot: bool = False):
+            return_pilot: bool = False, common_scale: bool = False):
     """MSE-optimal plug-in bandwidth at each evaluation point (nprobust's ``mse-dpi``).
 
     ``algorithm="nprobust"`` (default) follows the data-driven steps of Calonico, Cattaneo and
@@ -107,7 +114,29 @@ def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
     Returns a float when ``eval_points`` is None (the median of ``x``) or a scalar, otherwise
     an array with one bandwidth per point; with ``return_pilot=True`` (``"nprobust"`` only) a
     pair ``(h, b)`` of those.
+
+    Several regressors (``x`` of shape ``(n, d)``, ``d >= 2``, all continuous): the MSE-optimal
+    bandwidth *vector* of a local linear (``degree=1``) or local constant (``degree=0``) fit
+    with a product kernel, ``h(x) = argmin_h (sum_j a_j h_j^2)^2 + bwregul h2' Cov(a) h2 +
+    V0 / prod_j h_j`` (``h2 = (h_j^2)``): the interior bias ``(1/2) mu2(K) tr(H Hess m)``
+    (Ruppert and Wand 1994, Ann. Statist. 22(3), Thm 2.1; for local constant also
+    ``mu2(K) m_j f_j / f``), the variance ``R(K)^d sigma^2(x) / (n f(x) prod h_j)``, the second
+    derivatives, ``sigma^2(x)`` and ``f(x)`` from a pilot local quadratic with all squares and
+    cross products at the rule-of-thumb ``pilot_bandwidth`` ``b_j = C_K s_j n^(-1/(d+8))``
+    (or yours, one entry per column). Minimised numerically over the vector (a direction
+    without curvature gets at most the range of its column); ``common_scale=True`` returns
+    the closed-form minimiser over ``h_j = c s_j`` instead. ``eval_points`` are rows of shape
+    ``(m, d)`` (default the column medians); the result has shape ``(m, d)`` (``(d,)`` for one
+    point); with ``return_pilot=True`` also the pilot vector. ``cov_type``,
+    ``preliminary_bandwidth``, ``algorithm="one_step"``, ``deriv``, ``bwcheck`` and ``interior``
+    are univariate options and are refused. Formulas: ``docs/bandwidth.md``.
     """
+    xm = _mv_x(x)
+    if xm is not None:
+        return mv_dpi(xm, y, eval_points, False, degree, kernel, cov_type, preliminary_bandwidth,
+                      pilot_bandwidth, pilot_degree, algorithm, deriv, bwcheck, bwregul,
+                      interior, return_pilot, common_scale)
+    _no_common_scale(common_scale)
     x, y = _xy_1d(x, y)
     scalar = eval_points is None or np.ndim(eval_points) == 0
     pts = [float(np.median(x))] if eval_points is None else np.atleast_1d(eval_points)
@@ -132,7 +161,7 @@ def imse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
              cov_type=None, preliminary_bandwidth=None, pilot_bandwidth=None,
              pilot_degree=None, *, algorithm: str = "nprobust", deriv: int = 0,
              bwcheck=21, bwregul: float = 1.0, interior: bool = False,
-             return_pilot: bool = False):
+             return_pilot: bool = False, common_scale: bool = False):
     """IMSE-optimal plug-in bandwidth over evaluation points (nprobust's ``imse-dpi``).
 
     ``algorithm="nprobust"`` (default): the variance and squared-bias constants of
@@ -147,7 +176,19 @@ def imse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
     95%.
 
     Returns a float (``(h, b)`` with ``return_pilot=True``, ``"nprobust"`` only).
+
+    Several regressors (``x`` of shape ``(n, d)``, ``d >= 2``): the bandwidth vector that
+    minimises the plug-in MSE of :func:`mse_dpi` averaged over ``eval_points`` (default a
+    product grid of ``round(30^(1/d))`` marginal quantiles from 10% to 90% per column);
+    ``common_scale=True``: its closed-form minimiser over ``h_j = c s_j``. Returns an array of
+    length ``d`` (with ``return_pilot=True`` also the pilot vector).
     """
+    xm = _mv_x(x)
+    if xm is not None:
+        return mv_dpi(xm, y, eval_points, True, degree, kernel, cov_type, preliminary_bandwidth,
+                      pilot_bandwidth, pilot_degree, algorithm, deriv, bwcheck, bwregul,
+                      interior, return_pilot, common_scale)
+    _no_common_scale(common_scale)
     x, y = _xy_1d(x, y)
     if eval_points is None:
         pts = (np.linspace(x.min(), x.max(), 30) if algorithm == "nprobust"
