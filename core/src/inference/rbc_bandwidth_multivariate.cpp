@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/detail/diagnostics_checks.hpp"
 
 namespace attnreg {
 
@@ -20,12 +21,6 @@ struct PilotAt {
   arma::mat cov_a;  // d x d
   double sigma2 = 0, f = 0;
 };
-
-std::string point_text(const arma::mat& E, arma::uword j) {
-  std::string s = "evaluation row " + std::to_string(j + 1) + " x = (";
-  for (arma::uword c = 0; c < E.n_cols; ++c) s += (c ? ", " : "") + std::to_string(E(j, c));
-  return s + ")";
-}
 
 // The pilot local quadratic at evaluation row j of E (see the header).
 PilotAt pilot_at(const arma::mat& X, const arma::vec& y, const arma::mat& E, arma::uword j,
@@ -40,7 +35,8 @@ PilotAt pilot_at(const arma::mat& X, const arma::vec& y, const arma::mat& E, arm
   }
   const arma::uvec idx = arma::find(w > 0);
   if (idx.n_elem < nt + 1)
-    throw NumericalError("pilot_bandwidth: the pilot local quadratic at " + point_text(E, j) +
+    throw NumericalError("pilot_bandwidth: the pilot local quadratic at " +
+                         detail::evaluation_point(E, j) +
                          " has " + std::to_string(idx.n_elem) + " training point(s) with "
                          "kernel weight, fewer than its " + std::to_string(nt) +
                          " coefficients plus one (for its residual variance); use a larger "
@@ -60,10 +56,12 @@ PilotAt pilot_at(const arma::mat& X, const arma::vec& y, const arma::mat& E, arm
     }
   arma::mat Q, R;
   if (!arma::qr_econ(Q, R, Z.each_col() % sw))
-    throw NumericalError("pilot_bandwidth: QR of the pilot design failed at " + point_text(E, j));
+    throw NumericalError("pilot_bandwidth: QR of the pilot design failed at " +
+                         detail::evaluation_point(E, j));
   const arma::vec rd = arma::abs(R.diag());
   if (!(rd.min() > 1e-10 * rd.max()))
-    throw NumericalError("pilot_bandwidth: the pilot local quadratic at " + point_text(E, j) +
+    throw NumericalError("pilot_bandwidth: the pilot local quadratic at " +
+                         detail::evaluation_point(E, j) +
                          " is singular (its weighted training points do not determine a "
                          "quadratic in every direction); use a larger pilot_bandwidth");
   const arma::mat C = arma::solve(arma::trimatu(R), Q.t()).eval().each_row() % sw.t();  // nt x k
@@ -73,7 +71,8 @@ PilotAt pilot_at(const arma::mat& X, const arma::vec& y, const arma::mat& E, arm
   const double lev = arma::accu(wk % arma::sum(arma::square(Q), 1));  // sum w_i^2 z_i'A z_i
   const double df = arma::accu(wk) - lev;
   if (!(df > 1e-8 * arma::accu(wk)))
-    throw NumericalError("pilot_bandwidth: the pilot local quadratic at " + point_text(E, j) +
+    throw NumericalError("pilot_bandwidth: the pilot local quadratic at " +
+                         detail::evaluation_point(E, j) +
                          " interpolates its data (no residual degrees of freedom for "
                          "sigma^2(x)); use a larger pilot_bandwidth");
   PilotAt P;
@@ -85,7 +84,8 @@ PilotAt pilot_at(const arma::mat& X, const arma::vec& y, const arma::mat& E, arm
   }
   P.f = cK * arma::accu(w(idx)) / (static_cast<double>(n) * prod_b);
   if (!(P.f > 0) || !std::isfinite(P.f))
-    throw NumericalError("pilot_bandwidth: the density estimate at " + point_text(E, j) +
+    throw NumericalError("pilot_bandwidth: the density estimate at " +
+                         detail::evaluation_point(E, j) +
                          " is 0; use a larger pilot_bandwidth");
   const double mu2 = opt.kernel.mu2();
   arma::mat G(d, nt, arma::fill::zeros);

@@ -21,6 +21,7 @@
 #include "attnreg/base/constants.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/base/runtime.hpp"
+#include "attnreg/detail/diagnostics_checks.hpp"
 #include "attnreg/kernels/distinct_rows.hpp"
 
 namespace attnreg {
@@ -63,13 +64,6 @@ arma::vec check_multivariate_pilot(const LocalPolynomial& model, const arma::mat
                        "categorical)");
   }
   return b;
-}
-
-std::string point_text(const arma::mat& X_eval, arma::uword j) {
-  std::string s = "(";
-  for (arma::uword c = 0; c < X_eval.n_cols; ++c)
-    s += (c ? ", " : "") + std::to_string(X_eval(j, c));
-  return s + ")";
 }
 
 // Terms of the quadratic: (-1,-1) = 1, (a,-1) = u_a, (a,e) = u_a u_e (a <= e), in that order.
@@ -171,8 +165,8 @@ arma::mat bias_weights_multivariate_grouped(const LocalPolynomial& model,
     const arma::rowvec x0 = X_eval.row(j);
     const arma::uvec idx = arma::find(K.row(j).t() > 0);  // the pilot's kernel window
     if (idx.n_elem < nt)
-      throw NumericalError("pilot_bandwidth: the pilot local quadratic at evaluation row " +
-                           std::to_string(j + 1) + " x = " + point_text(X_eval, j) + " has " +
+      throw NumericalError("pilot_bandwidth: the pilot local quadratic at " +
+                           detail::evaluation_point(X_eval, j) + " has " +
                            std::to_string(idx.n_elem) + " distinct training point(s) with "
                            "weight, fewer than its " + std::to_string(nt) + " coefficients; use "
                            "a larger pilot_bandwidth");
@@ -185,8 +179,8 @@ arma::mat bias_weights_multivariate_grouped(const LocalPolynomial& model,
                            std::to_string(j + 1));
     const arma::vec rd = arma::abs(R.diag());
     if (!(rd.min() > 1e-10 * std::max(rd.max(), 1.0)))
-      throw NumericalError("pilot_bandwidth: the pilot local quadratic at evaluation row " +
-                           std::to_string(j + 1) + " x = " + point_text(X_eval, j) + " is "
+      throw NumericalError("pilot_bandwidth: the pilot local quadratic at " +
+                           detail::evaluation_point(X_eval, j) + " is "
                            "singular (its weighted training points do not determine a "
                            "quadratic in every continuous direction); use a larger "
                            "pilot_bandwidth");

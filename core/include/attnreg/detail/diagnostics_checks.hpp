@@ -24,6 +24,14 @@ inline arma::vec output_column(const arma::mat& Y, arma::uword output, const cha
   return Y.col(output);
 }
 
+// "evaluation row j+1 x = (x_1, ..., x_d)": how error messages name a point of X_eval.
+inline std::string evaluation_point(const arma::mat& X_eval, arma::uword j) {
+  std::string s = "evaluation row " + std::to_string(j + 1) + " x = (";
+  for (arma::uword c = 0; c < X_eval.n_cols; ++c)
+    s += (c ? ", " : "") + std::to_string(X_eval(j, c));
+  return s + ")";
+}
+
 inline void check_level(double level) {
   check::require(std::isfinite(level) && level > 0 && level < 1, "level",
                  "must be in (0, 1), e.g. 0.95");
