@@ -41,9 +41,10 @@ test_that("gradients(interval = 'rbc') reports bad input", {
                "vcov: 'cr1' is not available for RBC")
   expect_error(gradients(fit, newdata = nd, interval = "rbc", average = TRUE),
                "interval: \"rbc\" uses the variance of vcov")
-  nw <- kreg(y ~ x, data = d, bw = 0.3)
+  nw <- kreg(y ~ x, data = d, bw = 0.3, method = "lc")
   expect_error(gradients(nw, newdata = nd, interval = "rbc"), "degree: RBC intervals")
   r <- gradients(fit, newdata = data.frame(x = c(0.02, 0.5)), interval = "rbc", vcov = "nn",
                  pilot_degree = 2, pilot_bw = 0.4)
-  expect_true(all(r$std_error_bc > r$std_error))
+  expect_equal(attr(r, "pilot_degree"), 2L)
+  expect_true(all(is.finite(as.matrix(r[, -(1:2)]))) && all(r$std_error_bc > 0))
 })
