@@ -37,8 +37,8 @@ void expect_throw_with(F f, const std::string& needle) {
 
 }  // namespace
 
-// A cubic with every cross term, two continuous columns and a categorical one that shifts the
-// level: a local linear slope is biased (second and third derivatives), the bias-corrected
+// A cubic with every cross term in two continuous columns, ties, a shifted origin and a
+// categorical column entering through its kernel: a local linear slope is biased (second and third derivatives), the bias-corrected
 // slope with its default pilot local cubic is exact. Tolerance: the local designs here have
 // condition numbers below 1e6 in bandwidth units, so 1e-8 of the slope's scale is ~1e2 x that
 // times the unit roundoff.
@@ -63,7 +63,7 @@ TEST(RbcGradient, ExactOnCubicsWithCrossTermsAndACategoricalColumn) {
     return -2 + a - 2 * c - a * a + 4 * a * c + 3 * c * c;
   };
   arma::vec y(n);
-  for (arma::uword i = 0; i < n; ++i) y(i) = f(X(i, 0), X(i, 1)) + 0.0 * X(i, 2);
+  for (arma::uword i = 0; i < n; ++i) y(i) = f(X(i, 0), X(i, 1));
   const LocalPolynomial m = fit_poly(X, y, arma::vec{0.5, 0.6, 0.3}, 1, "ccu");
   const arma::mat E = {{0.5, 10.5, 1}, {0.05, 10.9, 0}, {0.9, 10.2, 2}};
   const RbcGradientResult r = rbc_gradient(m, E);
@@ -102,7 +102,7 @@ TEST(RbcGradient, BadInput) {
   const arma::vec x = arma::linspace(0, 1, 50);
   const arma::vec y = arma::sin(3 * x);
   const LocalPolynomial m = fit_poly(x, y, arma::vec{0.3}, 1);
-  const arma::mat e = {{0.5}};
+  const arma::mat e(1, 1, arma::fill::value(0.5));
   RbcGradientOptions o;
   o.order = 2;
   expect_throw_with([&] { rbc_gradient(m, e, o); }, "order: the derivative order must be");
@@ -117,7 +117,7 @@ TEST(RbcGradient, BadInput) {
   expect_throw_with([&] { rbc_gradient(m, e, o); }, "pilot_degree: must exceed the degree 1");
   o = {};
   o.pilot_bandwidths = arma::vec{0.05};
-  expect_throw_with([&] { rbc_gradient(m, arma::mat{{1.0}}, o); }, "evaluation row 1");
+  expect_throw_with([&] { rbc_gradient(m, arma::mat(1, 1, arma::fill::value(1.0)), o); }, "evaluation row 1");
   const LocalPolynomial nw = fit_poly(x, y, arma::vec{0.3}, 0);
   expect_throw_with([&] { rbc_gradient(nw, e); }, "degree: RBC intervals");
   const arma::vec x3 = arma::repmat(arma::vec{0.0, 0.5, 1.0}, 10, 1);
