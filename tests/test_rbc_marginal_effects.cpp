@@ -38,10 +38,10 @@ void expect_throw_with(F f, const std::string& needle) {
 }  // namespace
 
 // A cubic with every cross term in two continuous columns, ties, a shifted origin and a
-// categorical column entering through its kernel: a local linear slope is biased (second and third derivatives), the bias-corrected
-// slope with its default pilot local cubic is exact. Tolerance: the local designs here have
-// condition numbers below 1e6 in bandwidth units, so 1e-8 of the slope's scale is ~1e2 x that
-// times the unit roundoff.
+// categorical column entering through its kernel: a local linear slope is biased (second and
+// third derivatives), the bias-corrected slope with its default pilot local cubic is exact.
+// Tolerance 1e-8 on slopes of size 1-10: ~1e7 unit roundoffs, the bound for a weighted pilot
+// design (thin QR in bandwidth units) with condition number up to ~1e7.
 TEST(RbcGradient, ExactOnCubicsWithCrossTermsAndACategoricalColumn) {
   arma::arma_rng::set_seed(7);
   const arma::uword n = 400;
