@@ -1,7 +1,8 @@
 // Tests for rbc_marginal_effects.hpp: the bias-corrected derivative is exact on polynomials of
 // the pilot's degree (the pilot recovers every coefficient and the fit's bias is exactly the
 // terms of degree p+1..q), the conventional estimate equals the fit's own gradient, and
-// bad-input messages. nprobust and a numpy oracle: python-package/tests/test_rbc_marginal_effects.py.
+// bad-input messages. nprobust and a numpy oracle:
+// python-package/tests/test_rbc_marginal_effects.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -117,7 +118,8 @@ TEST(RbcGradient, BadInput) {
   expect_throw_with([&] { rbc_gradient(m, e, o); }, "pilot_degree: must exceed the degree 1");
   o = {};
   o.pilot_bandwidths = arma::vec{0.05};
-  expect_throw_with([&] { rbc_gradient(m, arma::mat(1, 1, arma::fill::value(1.0)), o); }, "evaluation row 1");
+  const arma::mat edge(1, 1, arma::fill::value(1.0));
+  expect_throw_with([&] { rbc_gradient(m, edge, o); }, "evaluation row 1");
   const LocalPolynomial nw = fit_poly(x, y, arma::vec{0.3}, 0);
   expect_throw_with([&] { rbc_gradient(nw, e); }, "degree: RBC intervals");
   const arma::vec x3 = arma::repmat(arma::vec{0.0, 0.5, 1.0}, 10, 1);

@@ -156,10 +156,9 @@ gradients.kreg <- function(x, se = FALSE, newdata = NULL,
     }
     pb <- as.double(pilot_bw)
   }
+  pd <- if (is.null(pilot_degree)) -1L else as.integer(pilot_degree)
   r <- .kreg_core(.kreg_rbc_gradient_cpp(fit$state, X, .diag_kind(vcov), as.double(level),
-                                         as.integer(order),
-                                         if (is.null(pilot_degree)) -1L else as.integer(pilot_degree),
-                                         pb),
+                                         as.integer(order), pd, pb),
                   fit$spec, rename = c(cov_type = "vcov", pilot_bandwidth = "pilot_bw"))
   rn <- if (is.null(newdata)) names(fit$residuals) else rownames(newdata)
   if (is.null(rn)) rn <- as.character(seq_len(nrow(X)))

@@ -41,8 +41,9 @@ void init_effects(py::module_& m) {
       py::arg("seed") = 0, py::arg("average") = false, py::arg("n_threads") = 0);
   m.def(
       "rbc_gradient",
-      [](const attnreg::LocalPolynomial& model, const attnreg_py::farray& X, const std::string& kind,
-         double level, int order, int pilot_degree, const std::vector<double>& pilot_bandwidths,
+      [](const attnreg::LocalPolynomial& model, const attnreg_py::farray& X,
+         const std::string& kind, double level, int order, int pilot_degree,
+         const std::vector<double>& pilot_bandwidths,
          unsigned output) {
         const arma::mat Xm = attnreg_py::as_mat(X, "X");
         attnreg::RbcGradientOptions o;
@@ -57,9 +58,10 @@ void init_effects(py::module_& m) {
           r = attnreg::rbc_gradient(model, Xm, o, output);
         }
         py::dict d;
-        for (const auto& [name, M] : {std::pair<const char*, const arma::mat*>{"estimate", &r.estimate},
-                                      {"se", &r.se}, {"bias", &r.bias},
-                                      {"estimate_bc", &r.estimate_bc}, {"se_bc", &r.se_bc}})
+        using Named = std::pair<const char*, const arma::mat*>;
+        for (const auto& [name, M] : {Named{"estimate", &r.estimate}, Named{"se", &r.se},
+                                      Named{"bias", &r.bias}, Named{"estimate_bc", &r.estimate_bc},
+                                      Named{"se_bc", &r.se_bc}})
           d[name] = attnreg_py::to_numpy(*M);
         d["columns"] = r.columns;
         d["z"] = r.z;

@@ -43,7 +43,8 @@ def _np_rtol(x, ev, h, b, p, kernel):
     (x - x0)^k (ours: thin QR in bandwidth units, condition numbers ~1e2-1e3), so its result
     carries about kappa * eps relative error, kappa the largest condition number of its Gram
     matrices (fit of degree p at h, pilot of degree p + 1 at b) over the evaluation points. The
-    tolerance is 20 kappa eps (20: the Cholesky and triangular-inverse constants), at least 1e-10."""
+    tolerance is 20 kappa eps (20: the Cholesky and triangular-inverse constants), at least
+    1e-10."""
     from nprobust._kernels import W_fun
 
     kappa = 1.0
@@ -219,7 +220,7 @@ def test_bad_input_errors():
         attnreg.marginal_effects(m, ev, kind="pointwise", interval="rbc", pilot_degree=1)
     with pytest.raises(ValueError, match="^kind: interval='rbc' gives pointwise"):
         attnreg.marginal_effects(m, ev, interval="rbc")
-    with pytest.raises(ValueError, match="^interval: must be 'normal' or 'rbc'"):
+    with pytest.raises(ValueError, match="^interval: must be 'confidence' or 'rbc'"):
         attnreg.marginal_effects(m, ev, interval="robust")
     with pytest.raises(ValueError, match="^cov_type: 'cr1' is not available for RBC"):
         attnreg.marginal_effects(m, ev, kind="pointwise", interval="rbc", cov_type="CR1")
@@ -229,7 +230,8 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="^model: RBC intervals for marginal effects need"):
         attnreg.marginal_effects(nw, ev, kind="pointwise", interval="rbc")
     # too few points for the pilot: a small pilot bandwidth at the edge of the data
-    with pytest.raises(attnreg.NumericalError, match="^pilot_bandwidth: the pilot local polynomial"):
+    with pytest.raises(attnreg.NumericalError,
+                       match="^pilot_bandwidth: the pilot local polynomial"):
         attnreg.marginal_effects(m, np.array([[1.2]]), kind="pointwise", interval="rbc",
                                  pilot_bandwidth=0.21)
     # too few distinct values in a column for the pilot (a local cubic needs 4)

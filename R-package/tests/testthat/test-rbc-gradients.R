@@ -12,7 +12,8 @@ test_that("gradients(interval = 'rbc') is exact on a cubic with cross terms and 
   d$y <- f3(d$x1, d$x2 - 4)
   fit <- kreg(y ~ x1 + x2 + g, data = d, bw = c(0.6, 0.8, 0.3), method = "ll",
               kernel = "epanechnikov")
-  nd <- data.frame(x1 = c(0, 0.9), x2 = c(4, 3.2), g = factor(c("b", "a"), levels = c("a", "b", "c")))
+  nd <- data.frame(x1 = c(0, 0.9), x2 = c(4, 3.2),
+                   g = factor(c("b", "a"), levels = c("a", "b", "c")))
   r <- gradients(fit, newdata = nd, interval = "rbc", vcov = "HC0")
   expect_equal(attr(r, "pilot_degree"), 3L)
   expect_equal(r$regressor, c("x1", "x2", "x1", "x2"))

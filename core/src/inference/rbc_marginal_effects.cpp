@@ -313,7 +313,8 @@ RbcGradientResult rbc_gradient(const LocalPolynomial& model, const arma::mat& X_
   res.z = normal_quantile(0.5 + opt.level / 2);
   for (arma::mat* M : {&res.estimate, &res.se, &res.bias, &res.estimate_bc, &res.se_bc})
     M->set_size(X_eval.n_rows, dc);
-  for (arma::uword j = 0; j < X_eval.n_rows; ++j) rbc_gradient_detail::rbc_point(P, X_eval, j, y, res);
+  for (arma::uword j = 0; j < X_eval.n_rows; ++j)
+    rbc_gradient_detail::rbc_point(P, X_eval, j, y, res);
   return res;
 }
 

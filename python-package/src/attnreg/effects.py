@@ -20,7 +20,7 @@ __all__ = ["marginal_effects"]
 @numbers_only("replications", "random_state", "level")
 def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asymptotic",
                      replications: int = 399, random_state=0,
-                     level: float = 0.95, interval: str = "normal", cov_type: str = "HC3",
+                     level: float = 0.95, interval: str = "confidence", cov_type: str = "HC3",
                      order: int = 1, pilot_degree: int | None = None,
                      pilot_bandwidth=None) -> pd.DataFrame:
     """Marginal effects of a fitted :class:`NadarayaWatson` or :class:`LocalLinear` with
@@ -54,21 +54,21 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
     level : float
         Confidence level of the normal interval ``estimate +- z * std_error``, a fraction in
         (0, 1).
-    interval : {"normal", "rbc"}
-        ``"rbc"``: robust bias-corrected intervals (Calonico, Cattaneo and Farrell 2018, JASA
-        113(522)) for the derivatives of a local polynomial fit of degree >= 1
-        (:class:`LocalLinear`, :class:`LocalPolynomial`; one or several continuous columns,
-        categorical ones entering through their kernels), ``kind="pointwise"`` or
-        ``"at_mean"``. The derivative of order ``order`` in each continuous column is a local
-        coefficient, linear in y; its bias is estimated from a pilot local polynomial of degree
-        ``q`` (all squares and cross products) with the moments of the derivative weights, so
-        the bias-corrected estimate is linear in y too and its standard error includes the
-        pilot's variability. Default ``q = p + 1`` when ``p - order`` is odd and ``p + 2`` when
-        it is even: the slope of a local linear fit has an interior bias of the same order
-        from the second and the third derivatives (Fan and Gijbels 1996, Thm 3.1), so its pilot
-        is a local cubic with every cross term. With one regressor, ``pilot_degree = p + 1``
-        and nprobust's kernels this is nprobust's ``lprobust(deriv=order)`` at fixed ``h`` and
-        ``b`` (``bwcheck=None``). The formulas are in
+    interval : {"confidence", "rbc"}
+        ``"confidence"``: the normal interval of ``se``. ``"rbc"``: robust bias-corrected
+        intervals (Calonico, Cattaneo and Farrell 2018, JASA 113(522)) for the derivatives of
+        a local polynomial fit of degree >= 1 (:class:`LocalLinear`, :class:`LocalPolynomial`;
+        one or several continuous columns, categorical ones entering through their kernels),
+        ``kind="pointwise"`` or ``"at_mean"``. The derivative of order ``order`` in each
+        continuous column is a local coefficient, linear in y; its bias is estimated from a
+        pilot local polynomial of degree ``q`` (all squares and cross products) with the moments
+        of the derivative weights, so the bias-corrected estimate is linear in y too and its
+        standard error includes the pilot's variability. Default ``q = p + 1`` when ``p -
+        order`` is odd and ``p + 2`` when it is even: the slope of a local linear fit has an
+        interior bias of the same order from the second and the third derivatives (Fan and
+        Gijbels 1996, Thm 3.1), so its pilot is a local cubic with every cross term. With one
+        regressor, ``pilot_degree = p + 1`` and nprobust's kernels this is nprobust's
+        ``lprobust(deriv=order)`` at fixed ``h`` and ``b`` (``bwcheck=None``). The formulas:
         ``core/include/attnreg/inference/rbc_marginal_effects.hpp``.
     cov_type : {"HC3", "HC2", "HC1", "HC0", "nn"}
         With ``interval="rbc"``: the variance, as nprobust's ``lprobust`` computes it at each
@@ -107,8 +107,8 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
     if interval == "rbc":
         return _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree,
                             pilot_bandwidth)
-    if interval != "normal":
-        raise ValueError(f"interval: must be 'normal' or 'rbc', got {interval!r}")
+    if interval != "confidence":
+        raise ValueError(f"interval: must be 'confidence' or 'rbc', got {interval!r}")
     if not hasattr(model, "_model") or getattr(model, "_degree", None) not in (0, 1):
         raise ValueError("model: needs a fitted attnreg.NadarayaWatson or attnreg.LocalLinear")
     if not model._y_1d:
