@@ -17,7 +17,8 @@ __all__ = ["marginal_effects"]
 
 
 @renamed(n_boot="replications")
-@numbers_only("replications", "random_state", "level")
+@numbers_only("replications", "random_state", "level", "order", "pilot_degree",
+              "pilot_bandwidth")
 def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asymptotic",
                      replications: int = 399, random_state=0,
                      level: float = 0.95, interval: str = "confidence", cov_type: str = "HC3",
