@@ -54,7 +54,9 @@ std::size_t count_up_to(const std::vector<std::vector<int>>& mon, int p) {
 }
 
 struct Plan {
-  arma::mat Kh, Kb;                 // m x n kernel weights of the fit (h) and the pilot (b)
+  arma::mat Kh, Kb;                 // kernel weights of the fit (h) and the pilot (b) at the
+                                    // evaluation rows row0, row0 + 1, ... of the current block
+  arma::uword row0 = 0;
   arma::mat Xc;                     // n x dc continuous training columns
   arma::mat Ec;                     // m x dc continuous evaluation columns
   arma::vec h, b;                   // dc bandwidths of the fit and the pilot
@@ -143,7 +145,8 @@ void local_residuals(const Plan& P, const arma::mat& Zp, const arma::mat& Cp, co
 void rbc_point(const Plan& P, const arma::mat& X_eval, arma::uword j, const arma::vec& y,
                RbcGradientResult& res) {
   const std::string where = point_text(X_eval, j);
-  const arma::rowvec in = P.Kh.row(j) + P.Kb.row(j);
+  const arma::uword jb = j - P.row0;
+  const arma::rowvec in = P.Kh.row(jb) + P.Kb.row(jb);
   const arma::uvec idx = P.compact ? arma::uvec(arma::find(in > 0))
                                    : arma::regspace<arma::uvec>(0, P.Kh.n_cols - 1);
   if (idx.n_elem < P.kq)
@@ -152,7 +155,7 @@ void rbc_point(const Plan& P, const arma::mat& X_eval, arma::uword j, const arma
                          std::to_string(idx.n_elem) + " training point(s) in its window, fewer "
                          "than its " + std::to_string(P.kq) + " coefficients; use larger "
                          "bandwidths");
-  const arma::rowvec kh = P.Kh.row(j), kb = P.Kb.row(j);
+  const arma::rowvec kh = P.Kh.row(jb), kb = P.Kb.row(jb);
   const arma::vec wh = kh.t(), wb = kb.t();
   const arma::mat Zp = design(P, idx, j, P.h, P.kp), Zq = design(P, idx, j, P.b, P.kq);
   arma::mat Cp, Cq;
@@ -185,19 +188,23 @@ void rbc_point(const Plan& P, const arma::mat& X_eval, arma::uword j, const arma
   }
 }
 
-// Kernel weights (m x n) of the model's product kernel at bandwidths bw: the attention weights
-// of a local-constant fit (its sample weights and categorical kernels), without truncation.
-arma::mat kernel_weights(const LocalPolynomial& model, const arma::mat& X_eval,
-                         const arma::vec& bw, const char* arg) {
+// The model's product kernel at bandwidths bw (its sample weights and categorical kernels, no
+// truncation) as a local-constant fit, whose attention weights are the kernel weights up to a
+// factor per row (which cancels in every weighted least squares here).
+LocalPolynomial kernel_model(const LocalPolynomial& model, const arma::vec& bw) {
   LocalFitOptions fo = model.options();
   fo.degree = 0;
   fo.ridge = 0;
   fo.compute_fitted = false;
   fo.kernel.truncation = 0;
   LocalPolynomial nw(fo);
+  nw.fit(model.training_x(), model.training_y(), bw, model.state().sample_weight);
+  return nw;
+}
+
+arma::mat kernel_weights(const LocalPolynomial& nw, const arma::mat& X_block, const char* arg) {
   try {
-    nw.fit(model.training_x(), model.training_y(), bw, model.state().sample_weight);
-    return nw.attention_weights(X_eval);
+    return nw.attention_weights(X_block);
   } catch (const NumericalError& e) {
     throw NumericalError(std::string(arg) + ": no training point has a kernel weight at an "
                          "evaluation point (" + e.what() + "); use a larger " + arg);
@@ -304,8 +311,8 @@ RbcGradientResult rbc_gradient(const LocalPolynomial& model, const arma::mat& X_
     P.kv.push_back(static_cast<std::size_t>(std::find(P.mon.begin(), P.mon.end(), a) -
                                             P.mon.begin()));
   }
-  P.Kh = rbc_gradient_detail::kernel_weights(model, X_eval, model.bandwidth(), "bandwidth");
-  P.Kb = rbc_gradient_detail::kernel_weights(model, X_eval, bfull, "pilot_bandwidth");
+  const LocalPolynomial nwh = rbc_gradient_detail::kernel_model(model, model.bandwidth());
+  const LocalPolynomial nwb = rbc_gradient_detail::kernel_model(model, bfull);
   const arma::vec y = model.training_y().col(output);
   RbcGradientResult res;
   res.columns = cc;
@@ -313,8 +320,16 @@ RbcGradientResult rbc_gradient(const LocalPolynomial& model, const arma::mat& X_
   res.z = normal_quantile(0.5 + opt.level / 2);
   for (arma::mat* M : {&res.estimate, &res.se, &res.bias, &res.estimate_bc, &res.se_bc})
     M->set_size(X_eval.n_rows, dc);
-  for (arma::uword j = 0; j < X_eval.n_rows; ++j)
-    rbc_gradient_detail::rbc_point(P, X_eval, j, y, res);
+  // Blocks of evaluation rows, so that the kernel weights take O(block n) memory (every training
+  // row as an evaluation row is n^2 otherwise).
+  const arma::uword m = X_eval.n_rows, blk = 256;
+  for (P.row0 = 0; P.row0 < m; P.row0 += blk) {
+    const arma::mat Xb = X_eval.rows(P.row0, std::min(m, P.row0 + blk) - 1);
+    P.Kh = rbc_gradient_detail::kernel_weights(nwh, Xb, "bandwidth");
+    P.Kb = rbc_gradient_detail::kernel_weights(nwb, Xb, "pilot_bandwidth");
+    for (arma::uword j = P.row0; j < P.row0 + Xb.n_rows; ++j)
+      rbc_gradient_detail::rbc_point(P, X_eval, j, y, res);
+  }
   return res;
 }
 
