@@ -32,16 +32,39 @@
 #' @param n_boot Deprecated name of `R` (a warning; removed in the next release).
 #' @param average `TRUE`: a data frame of average marginal effects (`estimate`, `std_error`,
 #'   `ci_lower`, `ci_upper`, one row per regressor) instead of the matrix.
-#' @param level Confidence level of the normal intervals (with `average = TRUE`).
+#' @param level Confidence level of the intervals, a fraction in (0, 1) (with `average =
+#'   TRUE` or `interval = "rbc"`).
+#' @param interval `"none"` (the default: the matrix of effects or standard errors) or
+#'   `"rbc"`: a data frame of the effects of every continuous regressor at every row with
+#'   conventional and robust bias-corrected intervals (Calonico, Cattaneo and Farrell 2018,
+#'   JASA 113(522)), for local polynomial fits of degree >= 1 (`method = "ll"` or `degree`
+#'   1-3, `ridge = 0`). The derivative of order `order` is a local coefficient, linear in
+#'   \eqn{y}; its bias comes from a pilot local polynomial of degree `pilot_degree` (default
+#'   \eqn{p + 1} when \eqn{p - order} is odd, \eqn{p + 2} when even: the local linear slope's
+#'   interior bias involves the second and the third derivatives at the same order, Fan and
+#'   Gijbels 1996, Thm 3.1; all squares and cross products with several regressors), and the
+#'   standard error of the bias-corrected estimate includes the pilot's variability. With one
+#'   regressor and `pilot_degree = degree + 1` this is nprobust's `lprobust(deriv = order)` at
+#'   fixed `h` and `b`. Formulas: `core/include/attnreg/inference/rbc_marginal_effects.hpp`.
+#' @param vcov With `interval = "rbc"`: `"HC3"`, `"HC2"`, `"HC1"`, `"HC0"` (residuals of the
+#'   local fit, and of the pilot for the bias-corrected estimate, in each point's kernel
+#'   window, as nprobust) or `"nn"` (nearest-neighbour residuals; one continuous regressor).
+#' @param order,pilot_degree,pilot_bw With `interval = "rbc"`: the derivative order (1 to the
+#'   degree), the pilot's degree and bandwidths (default the fit's; with several regressors one
+#'   per regressor).
 #' @param ... Unused.
 #' @return A matrix, one row per observation (or row of `newdata`) and one column per
-#'   regressor; or, with `average = TRUE`, a data frame.
+#'   regressor; or, with `average = TRUE`, a data frame; with `interval = "rbc"` a data frame
+#'   with columns `row`, `regressor`, `estimate`, `std_error`, `ci_lower`, `ci_upper`, `bias`,
+#'   `estimate_bc`, `std_error_bc`, `rbc_lower`, `rbc_upper`.
 #' @seealso [kreg()], [predict.kreg()].
 #' @examples
 #' fit <- kreg(mpg ~ wt + factor(am), data = mtcars, bw = c(0.6, 0.2), gradients = TRUE)
 #' head(gradients(fit))
 #' head(gradients(fit, se = TRUE))
 #' gradients(fit, average = TRUE)
+#' ll <- kreg(mpg ~ wt, data = mtcars, method = "ll", bw = 1, kernel = "epanechnikov")
+#' gradients(ll, newdata = data.frame(wt = c(2.5, 3.5)), interval = "rbc")
 #' @export
 gradients <- function(x, ...) UseMethod("gradients")
 
@@ -49,8 +72,18 @@ gradients <- function(x, ...) UseMethod("gradients")
 #' @export
 gradients.kreg <- function(x, se = FALSE, newdata = NULL,
                            se_method = c("asymptotic", "bootstrap", "np"), R = 399L,
-                           seed = 0L, average = FALSE, level = 0.95, ..., n_boot) {
+                           seed = 0L, average = FALSE, level = 0.95,
+                           interval = c("none", "rbc"), vcov = "HC3", order = 1L,
+                           pilot_degree = NULL, pilot_bw = NULL, ..., n_boot) {
   if (!missing(n_boot)) R <- .renamed_arg("gradients", "n_boot", "R", n_boot, missing(R))
+  interval <- match.arg(interval)
+  if (interval == "rbc") {
+    if (!missing(se_method) || isTRUE(average)) {
+      stop("interval: \"rbc\" uses the variance of vcov, pointwise; leave se_method and ",
+           "average at their defaults", call. = FALSE)
+    }
+    return(.kreg_rbc_gradients(x, newdata, level, vcov, order, pilot_degree, pilot_bw))
+  }
   se_method <- match.arg(se_method)
   if (!is.logical(se) || length(se) != 1L || is.na(se)) {
     stop("se: must be TRUE or FALSE", call. = FALSE)
@@ -92,4 +125,52 @@ gradients.kreg <- function(x, se = FALSE, newdata = NULL,
   .kreg_core(.kreg_gradient_cpp(fit$state, X, se_method, as.integer(n_boot), as.double(seed),
                                 average, as.integer(fit$state$n_threads)),
              fit$spec, rename = c(se_method = "se_method", se = "se_method", X = "newdata", n_boot = "R"))
+}
+
+# gradients(interval = "rbc"): the core's rbc_gradient as a long data frame.
+.kreg_rbc_gradients <- function(fit, newdata, level, vcov, order, pilot_degree, pilot_bw) {
+  if (NCOL(fit$y) != 1L) {
+    stop("gradients: need a single response (fit one model per response)", call. = FALSE)
+  }
+  if (!is.numeric(level) || length(level) != 1L || is.na(level) || !(level > 0 && level < 1)) {
+    stop("level: must be in (0, 1) (level is a fraction: 0.95 for a 95% interval)",
+         call. = FALSE)
+  }
+  if (!is.numeric(order) || length(order) != 1L || is.na(order) || order != round(order)) {
+    stop("order: must be an integer between 1 and the degree", call. = FALSE)
+  }
+  if (!is.null(pilot_degree) && (!is.numeric(pilot_degree) || length(pilot_degree) != 1L ||
+                                 is.na(pilot_degree) || pilot_degree != round(pilot_degree))) {
+    stop("pilot_degree: must be a single integer", call. = FALSE)
+  }
+  X <- if (is.null(newdata)) fit$state$X else .kreg_newx(fit, newdata)
+  pb <- numeric(0)
+  if (!is.null(pilot_bw)) {
+    if (!is.numeric(pilot_bw) || anyNA(pilot_bw) || any(!is.finite(pilot_bw)) ||
+        any(pilot_bw <= 0)) {
+      stop("pilot_bw: must be positive numbers", call. = FALSE)
+    }
+    if (length(pilot_bw) != ncol(X)) {
+      stop("pilot_bw: needs one value per regressor (", ncol(X), "), got ", length(pilot_bw),
+           call. = FALSE)
+    }
+    pb <- as.double(pilot_bw)
+  }
+  pd <- if (is.null(pilot_degree)) -1L else as.integer(pilot_degree)
+  r <- .kreg_core(.kreg_rbc_gradient_cpp(fit$state, X, .diag_kind(vcov), as.double(level),
+                                         as.integer(order), pd, pb),
+                  fit$spec, rename = c(cov_type = "vcov", pilot_bandwidth = "pilot_bw"))
+  rn <- if (is.null(newdata)) names(fit$residuals) else rownames(newdata)
+  if (is.null(rn)) rn <- as.character(seq_len(nrow(X)))
+  nm <- names(fit$bw)[r$columns]
+  k <- length(nm)
+  long <- function(M) as.vector(t(M))
+  est <- long(r$estimate); se <- long(r$se); bc <- long(r$estimate_bc); sebc <- long(r$se_bc)
+  out <- data.frame(row = rep(rn, each = k), regressor = rep(nm, times = nrow(X)),
+                    estimate = est, std_error = se, ci_lower = est - r$z * se,
+                    ci_upper = est + r$z * se, bias = long(r$bias), estimate_bc = bc,
+                    std_error_bc = sebc, rbc_lower = bc - r$z * sebc,
+                    rbc_upper = bc + r$z * sebc, stringsAsFactors = FALSE)
+  attr(out, "pilot_degree") <- r$pilot_degree
+  out
 }

@@ -1,10 +1,14 @@
 // Python bindings for marginal effects (marginal_effects.hpp). Thin.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "attnreg/inference/marginal_effects.hpp"
+#include "attnreg/inference/rbc_marginal_effects.hpp"
 #include "convert.hpp"
 
 namespace py = pybind11;
@@ -35,6 +39,38 @@ void init_effects(py::module_& m) {
       },
       py::arg("model"), py::arg("X"), py::arg("se") = "none", py::arg("n_boot") = 399,
       py::arg("seed") = 0, py::arg("average") = false, py::arg("n_threads") = 0);
+  m.def(
+      "rbc_gradient",
+      [](const attnreg::LocalPolynomial& model, const attnreg_py::farray& X,
+         const std::string& kind, double level, int order, int pilot_degree,
+         const std::vector<double>& pilot_bandwidths,
+         unsigned output) {
+        const arma::mat Xm = attnreg_py::as_mat(X, "X");
+        attnreg::RbcGradientOptions o;
+        o.kind = attnreg::variance_kind_from_name(kind, "cov_type");
+        o.level = level;
+        o.order = order;
+        o.pilot_degree = pilot_degree;
+        o.pilot_bandwidths = arma::vec(pilot_bandwidths);
+        attnreg::RbcGradientResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = attnreg::rbc_gradient(model, Xm, o, output);
+        }
+        py::dict d;
+        using Named = std::pair<const char*, const arma::mat*>;
+        for (const auto& [name, M] : {Named{"estimate", &r.estimate}, Named{"se", &r.se},
+                                      Named{"bias", &r.bias}, Named{"estimate_bc", &r.estimate_bc},
+                                      Named{"se_bc", &r.se_bc}})
+          d[name] = attnreg_py::to_numpy(*M);
+        d["columns"] = r.columns;
+        d["z"] = r.z;
+        d["pilot_degree"] = r.pilot_degree;
+        return d;
+      },
+      py::arg("model"), py::arg("X"), py::arg("kind") = "hc3", py::arg("level") = 0.95,
+      py::arg("order") = 1, py::arg("pilot_degree") = -1,
+      py::arg("pilot_bandwidths") = std::vector<double>(), py::arg("output") = 0);
   m.def(
       "local_training_x",
       [](const attnreg::LocalPolynomial& model) { return attnreg_py::to_numpy(model.training_x()); },

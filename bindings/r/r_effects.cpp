@@ -6,7 +6,9 @@
 #include <string>
 
 #include "attnreg/solve/local_fit.hpp"
+#include "attnreg/inference/diagnostics.hpp"
 #include "attnreg/inference/marginal_effects.hpp"
+#include "attnreg/inference/rbc_marginal_effects.hpp"
 
 attnreg::LocalPolynomial kreg_model_from_list(const Rcpp::List& L);  // r_kernel.cpp
 
@@ -26,4 +28,26 @@ Rcpp::List kreg_gradient_cpp(const Rcpp::List& state, const arma::mat& X_new, st
       Rcpp::Named("average") = Rcpp::NumericVector(r.average.begin(), r.average.end()),
       Rcpp::Named("average_se") =
           Rcpp::NumericVector(r.average_se.begin(), r.average_se.end()));
+}
+
+
+// [[Rcpp::export(name = ".kreg_rbc_gradient_cpp")]]
+Rcpp::List kreg_rbc_gradient_cpp(const Rcpp::List& state, const arma::mat& X_new,
+                                 std::string kind, double level, int order, int pilot_degree,
+                                 const arma::vec& pilot_bw) {
+  const attnreg::LocalPolynomial m = kreg_model_from_list(state);
+  attnreg::RbcGradientOptions o;
+  o.kind = attnreg::variance_kind_from_name(kind, "vcov");
+  o.level = level;
+  o.order = order;
+  o.pilot_degree = pilot_degree;
+  o.pilot_bandwidths = pilot_bw;
+  const attnreg::RbcGradientResult r = attnreg::rbc_gradient(m, X_new, o);
+  Rcpp::IntegerVector cols(r.columns.size());
+  for (std::size_t c = 0; c < r.columns.size(); ++c) cols[c] = static_cast<int>(r.columns[c]) + 1;
+  return Rcpp::List::create(
+      Rcpp::Named("estimate") = r.estimate, Rcpp::Named("se") = r.se,
+      Rcpp::Named("bias") = r.bias, Rcpp::Named("estimate_bc") = r.estimate_bc,
+      Rcpp::Named("se_bc") = r.se_bc, Rcpp::Named("columns") = cols,
+      Rcpp::Named("z") = r.z, Rcpp::Named("pilot_degree") = r.pilot_degree);
 }

@@ -10,16 +10,20 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._validation import numbers_only
-from ._deprecation import renamed, renamed_in_errors, seed_from_random_state
+from ._deprecation import (check_level, kernel_cov_type, renamed, renamed_in_errors,
+                           seed_from_random_state)
 
 __all__ = ["marginal_effects"]
 
 
 @renamed(n_boot="replications")
-@numbers_only("replications", "random_state", "level")
+@numbers_only("replications", "random_state", "level", "order", "pilot_degree",
+              "pilot_bandwidth")
 def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asymptotic",
                      replications: int = 399, random_state=0,
-                     level: float = 0.95) -> pd.DataFrame:
+                     level: float = 0.95, interval: str = "confidence", cov_type: str = "HC3",
+                     order: int = 1, pilot_degree: int | None = None,
+                     pilot_bandwidth=None) -> pd.DataFrame:
     """Marginal effects of a fitted :class:`NadarayaWatson` or :class:`LocalLinear` with
     standard errors and normal confidence intervals.
 
@@ -49,13 +53,46 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         (Mammen 1993) with ``replications`` draws (formerly ``n_boot=``) reproducible from
         ``random_state``.
     level : float
-        Confidence level of the normal interval ``estimate +- z * std_error``.
+        Confidence level of the normal interval ``estimate +- z * std_error``, a fraction in
+        (0, 1).
+    interval : {"confidence", "rbc"}
+        ``"confidence"``: the normal interval of ``se``. ``"rbc"``: robust bias-corrected
+        intervals (Calonico, Cattaneo and Farrell 2018, JASA 113(522)) for the derivatives of
+        a local polynomial fit of degree >= 1 (:class:`LocalLinear`, :class:`LocalPolynomial`;
+        one or several continuous columns, categorical ones entering through their kernels),
+        ``kind="pointwise"`` or ``"at_mean"``. The derivative of order ``order`` in each
+        continuous column is a local coefficient, linear in y; its bias is estimated from a
+        pilot local polynomial of degree ``q`` (all squares and cross products) with the moments
+        of the derivative weights, so the bias-corrected estimate is linear in y too and its
+        standard error includes the pilot's variability. Default ``q = p + 1`` when ``p -
+        order`` is odd and ``p + 2`` when it is even: the slope of a local linear fit has an
+        interior bias of the same order from the second and the third derivatives (Fan and
+        Gijbels 1996, Thm 3.1), so its pilot is a local cubic with every cross term. With one
+        regressor, ``pilot_degree = p + 1`` and nprobust's kernels this is nprobust's
+        ``lprobust(deriv=order)`` at fixed ``h`` and ``b`` (``bwcheck=None``). The formulas:
+        ``core/include/attnreg/inference/rbc_marginal_effects.hpp``.
+    cov_type : {"HC3", "HC2", "HC1", "HC0", "nn"}
+        With ``interval="rbc"``: the variance, as nprobust's ``lprobust`` computes it at each
+        point from the residuals of the local fit (and of the pilot, for the bias-corrected
+        estimate) in the point's kernel window; ``"nn"``: nearest-neighbour residuals (one
+        continuous regressor).
+    order : int
+        With ``interval="rbc"``: the derivative order, 1 <= order <= degree.
+    pilot_degree : int, optional
+        With ``interval="rbc"``: the pilot's degree ``q`` (> the fit's degree).
+    pilot_bandwidth : float or array-like of shape (n_features,), optional
+        With ``interval="rbc"``: the pilot's bandwidth ``b`` (default the fit's, ``h / b = 1``
+        as nprobust); with several columns one entry per column (categorical entries the
+        pilot's smoothing parameters).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``estimate``, ``std_error``, ``ci_lower``, ``ci_upper``; indexed by feature
-        (average, at_mean) or by (observation, feature) (pointwise).
+        (average, at_mean) or by (observation, feature) (pointwise). With ``interval="rbc"``
+        the continuous features only, and also ``bias``, ``estimate_bc``
+        (``estimate - bias``), ``std_error_bc``, ``rbc_lower``, ``rbc_upper``
+        (``estimate_bc -+ z std_error_bc``).
 
     Examples
     --------
@@ -68,6 +105,11 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
     True
     """
     check_is_fitted(model)
+    if interval == "rbc":
+        return _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree,
+                            pilot_bandwidth)
+    if interval != "confidence":
+        raise ValueError(f"interval: must be 'confidence' or 'rbc', got {interval!r}")
     if not hasattr(model, "_model") or getattr(model, "_degree", None) not in (0, 1):
         raise ValueError("model: needs a fitted attnreg.NadarayaWatson or attnreg.LocalLinear")
     if not model._y_1d:
@@ -118,3 +160,73 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         idx = pd.MultiIndex.from_product([index, names], names=["observation", "feature"])
     return pd.DataFrame({"estimate": est, "std_error": sd, "ci_lower": est - z * sd,
                          "ci_upper": est + z * sd}, index=idx)
+
+
+def _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree, pilot_bandwidth):
+    """marginal_effects(..., interval="rbc"): the core's rbc_gradient as a table."""
+    if not hasattr(model, "_model") or getattr(model, "_degree", None) is None:
+        raise ValueError("model: needs a fitted attnreg.LocalLinear or attnreg.LocalPolynomial")
+    if model._degree < 1:
+        raise ValueError("model: RBC intervals for marginal effects need a local polynomial of "
+                         "degree >= 1 (LocalLinear or LocalPolynomial); the derivative of a "
+                         "NadarayaWatson fit is not a local coefficient")
+    if kind not in ("pointwise", "at_mean"):
+        raise ValueError(f"kind: interval='rbc' gives pointwise effects ('pointwise' or "
+                         f"'at_mean'), got {kind!r}")
+    if se != "asymptotic":
+        raise ValueError(f"se: interval='rbc' uses the variance of cov_type, not se={se!r}; "
+                         "leave se at its default")
+    level = check_level(level)
+    kind_core = kernel_cov_type(cov_type)
+    if isinstance(order, bool) or not isinstance(order, numbers.Integral):
+        raise ValueError(f"order: must be an integer between 1 and the degree, got {order!r}")
+    if pilot_degree is not None and (isinstance(pilot_degree, bool)
+                                     or not isinstance(pilot_degree, numbers.Integral)):
+        raise ValueError(f"pilot_degree: must be an integer, got {pilot_degree!r}")
+    core_model = model._stats_model()
+    if X is None:
+        Xc = np.asarray(_core.local_training_x(core_model))
+        index = pd.RangeIndex(Xc.shape[0])
+    else:
+        Xc = model._check_X(X)
+        index = X.index if hasattr(X, "index") and hasattr(X, "columns") else \
+            pd.RangeIndex(Xc.shape[0])
+    d = Xc.shape[1]
+    pv: list[float] = []
+    if pilot_bandwidth is not None:
+        arr = np.asarray(pilot_bandwidth, dtype=float).ravel()
+        if arr.size == 1 and d > 1:
+            raise ValueError(f"pilot_bandwidth: needs one value per column of X ({d}), got 1")
+        if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+            raise ValueError(f"pilot_bandwidth: must be positive and finite, got "
+                             f"{pilot_bandwidth!r}")
+        pv = [float(v) for v in arr]
+    names = getattr(model, "feature_names_in_", None)
+    names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(d)]
+    if kind == "at_mean":
+        row = Xc.mean(axis=0)
+        for j, t in enumerate(model.var_types_):
+            if t != "c":
+                vals, counts = np.unique(Xc[:, j], return_counts=True)
+                row[j] = vals[np.argmax(counts)]
+        Xc = row.reshape(1, -1)
+    r = _core.rbc_gradient(core_model, np.ascontiguousarray(Xc), kind=kind_core,
+                           level=float(level), order=int(order),
+                           pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
+                           pilot_bandwidths=pv)
+    feats = [names[c] for c in r["columns"]]
+    if kind == "at_mean":
+        idx = pd.Index(feats, name="feature")
+    else:
+        idx = pd.MultiIndex.from_product([index, feats], names=["observation", "feature"])
+    col = {k: np.asarray(r[k]).ravel() for k in ("estimate", "se", "bias", "estimate_bc",
+                                                 "se_bc")}
+    z = float(r["z"])
+    out = pd.DataFrame({
+        "estimate": col["estimate"], "std_error": col["se"],
+        "ci_lower": col["estimate"] - z * col["se"], "ci_upper": col["estimate"] + z * col["se"],
+        "bias": col["bias"], "estimate_bc": col["estimate_bc"], "std_error_bc": col["se_bc"],
+        "rbc_lower": col["estimate_bc"] - z * col["se_bc"],
+        "rbc_upper": col["estimate_bc"] + z * col["se_bc"]}, index=idx)
+    out.attrs["pilot_degree"] = int(r["pilot_degree"])
+    return out
