@@ -124,14 +124,7 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         raise ValueError(f"replications: must be an integer >= 2, got {replications!r}")
     seed = seed_from_random_state(random_state)
     names = getattr(model, "feature_names_in_", None)
-    core_model = model._stats_model()  # the exact model (a binned fit's exact twin)
-    if X is None:
-        Xc = np.asarray(_core.local_training_x(core_model))
-        index = pd.RangeIndex(Xc.shape[0])
-    else:
-        Xc = model._check_X(X)
-        index = X.index if hasattr(X, "index") and hasattr(X, "columns") else \
-            pd.RangeIndex(Xc.shape[0])
+    core_model, Xc, index = _evaluation_rows(model, X)
     d = Xc.shape[1]
     names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(d)]
     if kind == "at_mean":
@@ -162,6 +155,19 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
                          "ci_upper": est + z * sd}, index=idx)
 
 
+def _evaluation_rows(model, X):
+    """The exact core model (a binned fit's exact twin), the evaluation rows (the training rows
+    when X is None) and their index."""
+    core_model = model._stats_model()
+    if X is None:
+        Xc = np.asarray(_core.local_training_x(core_model))
+        return core_model, Xc, pd.RangeIndex(Xc.shape[0])
+    Xc = model._check_X(X)
+    index = X.index if hasattr(X, "index") and hasattr(X, "columns") else \
+        pd.RangeIndex(Xc.shape[0])
+    return core_model, Xc, index
+
+
 def _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree, pilot_bandwidth):
     """marginal_effects(..., interval="rbc"): the core's rbc_gradient as a table."""
     if not hasattr(model, "_model") or getattr(model, "_degree", None) is None:
@@ -183,14 +189,7 @@ def _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree, pilot
     if pilot_degree is not None and (isinstance(pilot_degree, bool)
                                      or not isinstance(pilot_degree, numbers.Integral)):
         raise ValueError(f"pilot_degree: must be an integer, got {pilot_degree!r}")
-    core_model = model._stats_model()
-    if X is None:
-        Xc = np.asarray(_core.local_training_x(core_model))
-        index = pd.RangeIndex(Xc.shape[0])
-    else:
-        Xc = model._check_X(X)
-        index = X.index if hasattr(X, "index") and hasattr(X, "columns") else \
-            pd.RangeIndex(Xc.shape[0])
+    core_model, Xc, index = _evaluation_rows(model, X)
     d = Xc.shape[1]
     pv: list[float] = []
     if pilot_bandwidth is not None:
