@@ -60,7 +60,7 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         intervals (Calonico, Cattaneo and Farrell 2018, JASA 113(522)) for the derivatives of
         a local polynomial fit of degree >= 1 (:class:`LocalLinear`, :class:`LocalPolynomial`;
         one or several continuous columns, categorical ones entering through their kernels),
-        ``kind="pointwise"`` or ``"at_mean"``. The derivative of order ``order`` in each
+        any ``kind``. The derivative of order ``order`` in each
         continuous column is a local coefficient, linear in y; its bias is estimated from a
         pilot local polynomial of degree ``q`` (all squares and cross products) with the moments
         of the derivative weights, so the bias-corrected estimate is linear in y too and its
@@ -69,7 +69,13 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         interior bias of the same order from the second and the third derivatives (Fan and
         Gijbels 1996, Thm 3.1), so its pilot is a local cubic with every cross term. With one
         regressor, ``pilot_degree = p + 1`` and nprobust's kernels this is nprobust's
-        ``lprobust(deriv=order)`` at fixed ``h`` and ``b`` (``bwcheck=None``). The formulas:
+        ``lprobust(deriv=order)`` at fixed ``h`` and ``b`` (``bwcheck=None``). With
+        ``kind="average"`` the average over the rows of X (the sample average of the derivative,
+        conditional on the regressors, as the conventional average) from the averaged
+        conventional and bias-corrected weights; its standard errors use one residual per
+        training row, the fit's (and the pilot's) at the row's own point scaled by
+        ``cov_type`` (with ``"HC0"`` the conventional one is that of ``interval="confidence"``).
+        Categorical columns: :func:`level_difference`. The formulas:
         ``core/include/attnreg/inference/rbc_marginal_effects.hpp``.
     cov_type : {"HC3", "HC2", "HC1", "HC0", "nn"}
         With ``interval="rbc"``: the variance, as nprobust's ``lprobust`` computes it at each
