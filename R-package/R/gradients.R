@@ -71,7 +71,8 @@
 #' gradients(fit, average = TRUE)
 #' ll <- kreg(mpg ~ wt, data = mtcars, method = "ll", bw = 1, kernel = "epanechnikov")
 #' gradients(ll, newdata = data.frame(wt = c(2.5, 3.5)), interval = "rbc")
-#' gradients(ll, average = TRUE, interval = "rbc")
+#' ll2 <- kreg(mpg ~ wt, data = mtcars, method = "ll", bw = 1.5, kernel = "epanechnikov")
+#' gradients(ll2, average = TRUE, interval = "rbc")  # every row: a wider window at the edges
 #' @export
 gradients <- function(x, ...) UseMethod("gradients")
 
