@@ -5,7 +5,10 @@
 // python-package/tests/test_rbc_marginal_effects.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
 #include <string>
 
 #include "attnreg/base/error.hpp"
@@ -125,4 +128,59 @@ TEST(RbcGradient, BadInput) {
   const arma::vec x3 = arma::repmat(arma::vec{0.0, 0.5, 1.0}, 10, 1);
   const LocalPolynomial m3 = fit_poly(x3, arma::vec(x3 + 1), arma::vec{1.0}, 1);
   expect_throw_with([&] { rbc_gradient(m3, e); }, "column 1 has 3 distinct value(s)");
+}
+
+// The Gaussian's window (weights below truncation x the point's largest dropped, the core's rule)
+// against every row (truncation = 0, the path before the window): the dropped weights change the
+// pilot's weighted normal equations by at most n x truncation relative, so the results move by
+// at most ~kappa (n truncation + eps), kappa the largest condition number of the pilot's weighted
+// Gram matrix in bandwidth units over the points (computed here); tolerance 100 kappa (n
+// truncation + eps).
+TEST(RbcGradient, GaussianWindowEqualsAllRowsWithinTheBound) {
+  arma::arma_rng::set_seed(11);
+  const arma::uword n = 600;
+  arma::mat X = arma::randu<arma::mat>(n, 2);
+  X.col(0) = arma::round(X.col(0) * 50) / 50;  // ties
+  const arma::vec y = arma::sin(3 * X.col(0)) + arma::square(X.col(1)) +
+                      0.3 * arma::randn<arma::vec>(n);
+  const arma::vec h = {0.06, 0.08};
+  LocalFitOptions o;
+  o.degree = 1;
+  o.kernel.kernel = Kernel(KernelType::gaussian);
+  LocalPolynomial win(o);
+  win.fit(X, arma::mat(y), h);
+  ASSERT_GT(win.options().kernel.truncation, 0.0);
+  o.kernel.truncation = 0;
+  LocalPolynomial all(o);
+  all.fit(X, arma::mat(y), h);
+  const arma::mat E = X.rows(0, 39);
+  RbcGradientOptions ro;
+  ro.kind = VarianceKind::hc3;
+  const RbcGradientResult a = rbc_gradient(win, E, ro), b = rbc_gradient(all, E, ro);
+  const RbcGradientResult av = rbc_average_gradient(win, E, ro),
+                          bv = rbc_average_gradient(all, E, ro);
+  double kappa = 1;
+  for (arma::uword j = 0; j < E.n_rows; ++j) {  // pilot local cubic, all monomials, at the point
+    arma::mat Z(n, 10);
+    arma::vec w(n);
+    for (arma::uword i = 0; i < n; ++i) {
+      const double u = (X(i, 0) - E(j, 0)) / h(0), v = (X(i, 1) - E(j, 1)) / h(1);
+      w(i) = std::exp(-0.5 * (u * u + v * v));
+      const double r[10] = {1, u, v, u * u, u * v, v * v, u * u * u, u * u * v, u * v * v,
+                            v * v * v};
+      for (int k = 0; k < 10; ++k) Z(i, k) = r[k];
+    }
+    kappa = std::max(kappa, arma::cond(Z.t() * (Z.each_col() % w)));
+  }
+  const double eps = std::numeric_limits<double>::epsilon();
+  const double tol = 100 * kappa * (n * win.options().kernel.truncation + eps);
+  ASSERT_LT(tol, 1e-6);  // the comparison stays meaningful
+  for (const auto& [p, q] : {std::pair{&a, &b}, std::pair{&av, &bv}}) {
+    for (const auto& [M, N] : {std::pair{&p->estimate, &q->estimate},
+                               std::pair{&p->estimate_bc, &q->estimate_bc},
+                               std::pair{&p->se, &q->se}, std::pair{&p->se_bc, &q->se_bc}}) {
+      const double scale = std::max(1.0, arma::abs(*N).max());
+      EXPECT_LE(arma::abs(*M - *N).max(), tol * scale);
+    }
+  }
 }

@@ -31,7 +31,13 @@
 #' @param R,seed Bootstrap replications and seed.
 #' @param n_boot Deprecated name of `R` (a warning; removed in the next release).
 #' @param average `TRUE`: a data frame of average marginal effects (`estimate`, `std_error`,
-#'   `ci_lower`, `ci_upper`, one row per regressor) instead of the matrix.
+#'   `ci_lower`, `ci_upper`, one row per regressor) instead of the matrix. With `interval =
+#'   "rbc"`: the average over the rows of the continuous regressors' effects (the sample
+#'   average of the derivative, conditional on the regressors) with conventional and RBC
+#'   intervals from the averaged weights; their standard errors use one residual per
+#'   observation, the fit's (and the pilot's) at the observation's own point, scaled by `vcov`
+#'   (with `"HC0"` the conventional one equals `average = TRUE` without `interval`). Level
+#'   differences of factors with RBC intervals: [level_difference()].
 #' @param level Confidence level of the intervals, a fraction in (0, 1) (with `average =
 #'   TRUE` or `interval = "rbc"`).
 #' @param interval `"none"` (the default: the matrix of effects or standard errors) or
@@ -57,7 +63,7 @@
 #'   regressor; or, with `average = TRUE`, a data frame; with `interval = "rbc"` a data frame
 #'   with columns `row`, `regressor`, `estimate`, `std_error`, `ci_lower`, `ci_upper`, `bias`,
 #'   `estimate_bc`, `std_error_bc`, `rbc_lower`, `rbc_upper`.
-#' @seealso [kreg()], [predict.kreg()].
+#' @seealso [kreg()], [predict.kreg()], [level_difference()].
 #' @examples
 #' fit <- kreg(mpg ~ wt + factor(am), data = mtcars, bw = c(0.6, 0.2), gradients = TRUE)
 #' head(gradients(fit))
@@ -65,6 +71,8 @@
 #' gradients(fit, average = TRUE)
 #' ll <- kreg(mpg ~ wt, data = mtcars, method = "ll", bw = 1, kernel = "epanechnikov")
 #' gradients(ll, newdata = data.frame(wt = c(2.5, 3.5)), interval = "rbc")
+#' ll2 <- kreg(mpg ~ wt, data = mtcars, method = "ll", bw = 1.5, kernel = "epanechnikov")
+#' gradients(ll2, average = TRUE, interval = "rbc")  # every row: a wider window at the edges
 #' @export
 gradients <- function(x, ...) UseMethod("gradients")
 
@@ -78,11 +86,12 @@ gradients.kreg <- function(x, se = FALSE, newdata = NULL,
   if (!missing(n_boot)) R <- .renamed_arg("gradients", "n_boot", "R", n_boot, missing(R))
   interval <- match.arg(interval)
   if (interval == "rbc") {
-    if (!missing(se_method) || isTRUE(average)) {
-      stop("interval: \"rbc\" uses the variance of vcov, pointwise; leave se_method and ",
-           "average at their defaults", call. = FALSE)
+    if (!missing(se_method)) {
+      stop("interval: \"rbc\" uses the variance of vcov; leave se_method at its default",
+           call. = FALSE)
     }
-    return(.kreg_rbc_gradients(x, newdata, level, vcov, order, pilot_degree, pilot_bw))
+    return(.kreg_rbc_gradients(x, newdata, level, vcov, order, pilot_degree, pilot_bw,
+                               isTRUE(average)))
   }
   se_method <- match.arg(se_method)
   if (!is.logical(se) || length(se) != 1L || is.na(se)) {
@@ -128,38 +137,21 @@ gradients.kreg <- function(x, se = FALSE, newdata = NULL,
 }
 
 # gradients(interval = "rbc"): the core's rbc_gradient as a long data frame.
-.kreg_rbc_gradients <- function(fit, newdata, level, vcov, order, pilot_degree, pilot_bw) {
-  if (NCOL(fit$y) != 1L) {
-    stop("gradients: need a single response (fit one model per response)", call. = FALSE)
-  }
-  if (!is.numeric(level) || length(level) != 1L || is.na(level) || !(level > 0 && level < 1)) {
-    stop("level: must be in (0, 1) (level is a fraction: 0.95 for a 95% interval)",
-         call. = FALSE)
-  }
+.kreg_rbc_gradients <- function(fit, newdata, level, vcov, order, pilot_degree, pilot_bw,
+                                average = FALSE) {
+  .rbc_check_args(fit, level, pilot_degree)
   if (!is.numeric(order) || length(order) != 1L || is.na(order) || order != round(order)) {
     stop("order: must be an integer between 1 and the degree", call. = FALSE)
   }
-  if (!is.null(pilot_degree) && (!is.numeric(pilot_degree) || length(pilot_degree) != 1L ||
-                                 is.na(pilot_degree) || pilot_degree != round(pilot_degree))) {
-    stop("pilot_degree: must be a single integer", call. = FALSE)
-  }
   X <- if (is.null(newdata)) fit$state$X else .kreg_newx(fit, newdata)
-  pb <- numeric(0)
-  if (!is.null(pilot_bw)) {
-    if (!is.numeric(pilot_bw) || anyNA(pilot_bw) || any(!is.finite(pilot_bw)) ||
-        any(pilot_bw <= 0)) {
-      stop("pilot_bw: must be positive numbers", call. = FALSE)
-    }
-    if (length(pilot_bw) != ncol(X)) {
-      stop("pilot_bw: needs one value per regressor (", ncol(X), "), got ", length(pilot_bw),
-           call. = FALSE)
-    }
-    pb <- as.double(pilot_bw)
-  }
+  pb <- .rbc_pilot_bw(pilot_bw, ncol(X))
   pd <- if (is.null(pilot_degree)) -1L else as.integer(pilot_degree)
   r <- .kreg_core(.kreg_rbc_gradient_cpp(fit$state, X, .diag_kind(vcov), as.double(level),
-                                         as.integer(order), pd, pb),
+                                         as.integer(order), pd, pb, average),
                   fit$spec, rename = c(cov_type = "vcov", pilot_bandwidth = "pilot_bw"))
+  if (average) {
+    return(.rbc_frame(r, names(fit$bw)[r$columns], NULL))
+  }
   rn <- if (is.null(newdata)) names(fit$residuals) else rownames(newdata)
   if (is.null(rn)) rn <- as.character(seq_len(nrow(X)))
   nm <- names(fit$bw)[r$columns]
@@ -173,4 +165,117 @@ gradients.kreg <- function(x, se = FALSE, newdata = NULL,
                     rbc_upper = bc + r$z * sebc, stringsAsFactors = FALSE)
   attr(out, "pilot_degree") <- r$pilot_degree
   out
+}
+
+# Shared argument checks of the RBC faces.
+.rbc_check_args <- function(fit, level, pilot_degree) {
+  if (NCOL(fit$y) != 1L) {
+    stop("gradients: need a single response (fit one model per response)", call. = FALSE)
+  }
+  if (!is.numeric(level) || length(level) != 1L || is.na(level) || !(level > 0 && level < 1)) {
+    stop("level: must be in (0, 1) (level is a fraction: 0.95 for a 95% interval)",
+         call. = FALSE)
+  }
+  if (!is.null(pilot_degree) && (!is.numeric(pilot_degree) || length(pilot_degree) != 1L ||
+                                 is.na(pilot_degree) || pilot_degree != round(pilot_degree))) {
+    stop("pilot_degree: must be a single integer", call. = FALSE)
+  }
+  invisible()
+}
+
+.rbc_pilot_bw <- function(pilot_bw, d) {
+  if (is.null(pilot_bw)) return(numeric(0))
+  if (!is.numeric(pilot_bw) || anyNA(pilot_bw) || any(!is.finite(pilot_bw)) ||
+      any(pilot_bw <= 0)) {
+    stop("pilot_bw: must be positive numbers", call. = FALSE)
+  }
+  if (length(pilot_bw) != d) {
+    stop("pilot_bw: needs one value per regressor (", d, "), got ", length(pilot_bw),
+         call. = FALSE)
+  }
+  as.double(pilot_bw)
+}
+
+# One row per entry of the core's (1 x k or m x 1) RBC result, labelled.
+.rbc_frame <- function(r, labels, rows) {
+  est <- as.vector(r$estimate); se <- as.vector(r$se)
+  bc <- as.vector(r$estimate_bc); sebc <- as.vector(r$se_bc)
+  out <- data.frame(estimate = est, std_error = se, ci_lower = est - r$z * se,
+                    ci_upper = est + r$z * se, bias = as.vector(r$bias), estimate_bc = bc,
+                    std_error_bc = sebc, rbc_lower = bc - r$z * sebc,
+                    rbc_upper = bc + r$z * sebc, row.names = labels)
+  if (!is.null(rows)) out <- cbind(data.frame(row = rows, stringsAsFactors = FALSE), out)
+  attr(out, "pilot_degree") <- r$pilot_degree
+  out
+}
+
+#' Differences of a kernel regression between two levels of a factor, with RBC intervals
+#'
+#' `level_difference()` estimates \eqn{m(x, b) - m(x, a)}: the fit with the factor
+#' `regressor` set to level `b` minus the fit with it set to level `a`, at the other
+#' regressors of each row, and (with `average = TRUE`, the default) its average over the rows:
+#' the sample average of the difference, conditional on the regressors. Each fit of the level is
+#' the intercept of the local polynomial, linear in \eqn{y}; its bias is estimated from a
+#' pilot local polynomial of degree `pilot_degree` in the continuous regressors (default
+#' \eqn{p + 1} for an odd degree \eqn{p}, \eqn{p + 2} for an even one; Fan and Gijbels 1996,
+#' Thm 3.1), so the bias-corrected difference is linear in \eqn{y} too and its standard error
+#' includes the pilot's variability (robust bias correction, Calonico, Cattaneo and Farrell
+#' 2018, JASA 113(522)). Standard errors use one residual per observation: that of the fit
+#' (for the bias-corrected estimate: of the pilot) at the observation's own point, scaled by
+#' `vcov`. Formulas: `core/include/attnreg/inference/rbc_marginal_effects.hpp`.
+#'
+#' @param x A [kreg()] fit (single response, `ridge = 0`) with at least one continuous
+#'   regressor.
+#' @param regressor The factor's name, as in `names(x$bw)`.
+#' @param levels Two levels of the factor, `c(a, b)`: the result is \eqn{m(b) - m(a)}.
+#' @param newdata Optional data frame; default the observations.
+#' @param average `TRUE`: the average over the rows (one row); `FALSE`: one row per row.
+#' @param level Confidence level, a fraction in (0, 1).
+#' @param vcov `"HC3"`, `"HC2"`, `"HC1"` or `"HC0"`.
+#' @param pilot_degree,pilot_bw The pilot's degree and bandwidths (default the fit's).
+#' @return A data frame with columns `estimate`, `std_error`, `ci_lower`, `ci_upper`, `bias`,
+#'   `estimate_bc`, `std_error_bc`, `rbc_lower`, `rbc_upper` (and `row` when `average =
+#'   FALSE`).
+#' @seealso [gradients()], [kreg()].
+#' @examples
+#' fit <- kreg(mpg ~ wt + factor(am), data = mtcars, bw = c(0.8, 0.2), method = "ll",
+#'             kernel = "epanechnikov")
+#' level_difference(fit, "factor(am)", c("0", "1"))
+#' @export
+level_difference <- function(x, regressor, levels, newdata = NULL, average = TRUE,
+                             level = 0.95, vcov = "HC3", pilot_degree = NULL,
+                             pilot_bw = NULL) {
+  .rbc_check_args(x, level, pilot_degree)
+  nm <- names(x$bw)
+  if (!is.character(regressor) || length(regressor) != 1L || !(regressor %in% nm)) {
+    stop("regressor: must be one of the regressors' names (", paste(nm, collapse = ", "), ")",
+         call. = FALSE)
+  }
+  j <- match(regressor, nm)
+  lv <- x$spec$levels[[regressor]]
+  if (is.null(lv)) {
+    stop("regressor: '", regressor, "' is continuous; level differences are for factors ",
+         "(use gradients() for a continuous regressor)", call. = FALSE)
+  }
+  if (length(levels) != 2L) {
+    stop("levels: two levels of '", regressor, "', c(a, b), got ", length(levels), call. = FALSE)
+  }
+  code <- match(as.character(levels), lv)
+  if (anyNA(code)) {
+    stop("levels: '", as.character(levels)[is.na(code)][1], "' is not a level of '", regressor,
+         "' (levels: ", paste(utils::head(lv, 10), collapse = ", "), ")", call. = FALSE)
+  }
+  X <- if (is.null(newdata)) x$state$X else .kreg_newx(x, newdata)
+  pb <- .rbc_pilot_bw(pilot_bw, ncol(X))
+  pd <- if (is.null(pilot_degree)) -1L else as.integer(pilot_degree)
+  r <- .kreg_core(.kreg_rbc_level_difference_cpp(x$state, X, j - 1L, code[1] - 1, code[2] - 1,
+                                                 isTRUE(average), .diag_kind(vcov),
+                                                 as.double(level), pd, pb),
+                  x$spec, rename = c(cov_type = "vcov", pilot_bandwidth = "pilot_bw",
+                                     X = "newdata"))
+  label <- paste0(regressor, ": ", levels[2], " - ", levels[1])
+  if (isTRUE(average)) return(.rbc_frame(r, label, NULL))
+  rn <- if (is.null(newdata)) names(x$residuals) else rownames(newdata)
+  if (is.null(rn)) rn <- as.character(seq_len(nrow(X)))
+  .rbc_frame(r, NULL, rn)
 }

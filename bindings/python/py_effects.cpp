@@ -13,6 +13,23 @@
 
 namespace py = pybind11;
 
+namespace {
+
+py::dict rbc_dict(const attnreg::RbcGradientResult& r) {
+  py::dict d;
+  using Named = std::pair<const char*, const arma::mat*>;
+  for (const auto& [name, M] : {Named{"estimate", &r.estimate}, Named{"se", &r.se},
+                                Named{"bias", &r.bias}, Named{"estimate_bc", &r.estimate_bc},
+                                Named{"se_bc", &r.se_bc}})
+    d[name] = attnreg_py::to_numpy(*M);
+  d["columns"] = r.columns;
+  d["z"] = r.z;
+  d["pilot_degree"] = r.pilot_degree;
+  return d;
+}
+
+}  // namespace
+
 void init_effects(py::module_& m) {
   m.def(
       "local_gradient",
@@ -70,6 +87,52 @@ void init_effects(py::module_& m) {
       },
       py::arg("model"), py::arg("X"), py::arg("kind") = "hc3", py::arg("level") = 0.95,
       py::arg("order") = 1, py::arg("pilot_degree") = -1,
+      py::arg("pilot_bandwidths") = std::vector<double>(), py::arg("output") = 0);
+  m.def(
+      "rbc_average_gradient",
+      [](const attnreg::LocalPolynomial& model, const attnreg_py::farray& X,
+         const std::string& kind, double level, int order, int pilot_degree,
+         const std::vector<double>& pilot_bandwidths, unsigned output) {
+        const arma::mat Xm = attnreg_py::as_mat(X, "X");
+        attnreg::RbcGradientOptions o;
+        o.kind = attnreg::variance_kind_from_name(kind, "cov_type");
+        o.level = level;
+        o.order = order;
+        o.pilot_degree = pilot_degree;
+        o.pilot_bandwidths = arma::vec(pilot_bandwidths);
+        attnreg::RbcGradientResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = attnreg::rbc_average_gradient(model, Xm, o, output);
+        }
+        return rbc_dict(r);
+      },
+      py::arg("model"), py::arg("X"), py::arg("kind") = "hc3", py::arg("level") = 0.95,
+      py::arg("order") = 1, py::arg("pilot_degree") = -1,
+      py::arg("pilot_bandwidths") = std::vector<double>(), py::arg("output") = 0);
+  m.def(
+      "rbc_level_difference",
+      [](const attnreg::LocalPolynomial& model, const attnreg_py::farray& X, std::size_t column,
+         double level_from, double level_to, bool average, const std::string& kind,
+         double level, int pilot_degree, const std::vector<double>& pilot_bandwidths,
+         unsigned output) {
+        const arma::mat Xm = attnreg_py::as_mat(X, "X");
+        attnreg::RbcGradientOptions o;
+        o.kind = attnreg::variance_kind_from_name(kind, "cov_type");
+        o.level = level;
+        o.pilot_degree = pilot_degree;
+        o.pilot_bandwidths = arma::vec(pilot_bandwidths);
+        attnreg::RbcGradientResult r;
+        {
+          py::gil_scoped_release nogil;
+          r = attnreg::rbc_level_difference(model, Xm, column, level_from, level_to, average, o,
+                                            output);
+        }
+        return rbc_dict(r);
+      },
+      py::arg("model"), py::arg("X"), py::arg("column"), py::arg("level_from"),
+      py::arg("level_to"), py::arg("average") = false, py::arg("kind") = "hc3",
+      py::arg("level") = 0.95, py::arg("pilot_degree") = -1,
       py::arg("pilot_bandwidths") = std::vector<double>(), py::arg("output") = 0);
   m.def(
       "local_training_x",

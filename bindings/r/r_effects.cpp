@@ -34,7 +34,7 @@ Rcpp::List kreg_gradient_cpp(const Rcpp::List& state, const arma::mat& X_new, st
 // [[Rcpp::export(name = ".kreg_rbc_gradient_cpp")]]
 Rcpp::List kreg_rbc_gradient_cpp(const Rcpp::List& state, const arma::mat& X_new,
                                  std::string kind, double level, int order, int pilot_degree,
-                                 const arma::vec& pilot_bw) {
+                                 const arma::vec& pilot_bw, bool average) {
   const attnreg::LocalPolynomial m = kreg_model_from_list(state);
   attnreg::RbcGradientOptions o;
   o.kind = attnreg::variance_kind_from_name(kind, "vcov");
@@ -42,7 +42,8 @@ Rcpp::List kreg_rbc_gradient_cpp(const Rcpp::List& state, const arma::mat& X_new
   o.order = order;
   o.pilot_degree = pilot_degree;
   o.pilot_bandwidths = pilot_bw;
-  const attnreg::RbcGradientResult r = attnreg::rbc_gradient(m, X_new, o);
+  const attnreg::RbcGradientResult r = average ? attnreg::rbc_average_gradient(m, X_new, o)
+                                               : attnreg::rbc_gradient(m, X_new, o);
   Rcpp::IntegerVector cols(r.columns.size());
   for (std::size_t c = 0; c < r.columns.size(); ++c) cols[c] = static_cast<int>(r.columns[c]) + 1;
   return Rcpp::List::create(
@@ -50,4 +51,24 @@ Rcpp::List kreg_rbc_gradient_cpp(const Rcpp::List& state, const arma::mat& X_new
       Rcpp::Named("bias") = r.bias, Rcpp::Named("estimate_bc") = r.estimate_bc,
       Rcpp::Named("se_bc") = r.se_bc, Rcpp::Named("columns") = cols,
       Rcpp::Named("z") = r.z, Rcpp::Named("pilot_degree") = r.pilot_degree);
+}
+
+// [[Rcpp::export(name = ".kreg_rbc_level_difference_cpp")]]
+Rcpp::List kreg_rbc_level_difference_cpp(const Rcpp::List& state, const arma::mat& X_new,
+                                         int column, double level_from, double level_to,
+                                         bool average, std::string kind, double level,
+                                         int pilot_degree, const arma::vec& pilot_bw) {
+  const attnreg::LocalPolynomial m = kreg_model_from_list(state);
+  attnreg::RbcGradientOptions o;
+  o.kind = attnreg::variance_kind_from_name(kind, "vcov");
+  o.level = level;
+  o.pilot_degree = pilot_degree;
+  o.pilot_bandwidths = pilot_bw;
+  const attnreg::RbcGradientResult r = attnreg::rbc_level_difference(
+      m, X_new, static_cast<std::size_t>(column), level_from, level_to, average, o);
+  return Rcpp::List::create(
+      Rcpp::Named("estimate") = r.estimate, Rcpp::Named("se") = r.se,
+      Rcpp::Named("bias") = r.bias, Rcpp::Named("estimate_bc") = r.estimate_bc,
+      Rcpp::Named("se_bc") = r.se_bc, Rcpp::Named("z") = r.z,
+      Rcpp::Named("pilot_degree") = r.pilot_degree);
 }

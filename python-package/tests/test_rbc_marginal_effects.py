@@ -218,8 +218,8 @@ def test_bad_input_errors():
         attnreg.marginal_effects(m, ev, kind="pointwise", interval="rbc", level=95)
     with pytest.raises(ValueError, match="^pilot_degree: must exceed the degree 1"):
         attnreg.marginal_effects(m, ev, kind="pointwise", interval="rbc", pilot_degree=1)
-    with pytest.raises(ValueError, match="^kind: interval='rbc' gives pointwise"):
-        attnreg.marginal_effects(m, ev, interval="rbc")
+    with pytest.raises(ValueError, match="^kind: 'total' is not one of"):
+        attnreg.marginal_effects(m, ev, kind="total", interval="rbc")
     with pytest.raises(ValueError, match="^interval: must be 'confidence' or 'rbc'"):
         attnreg.marginal_effects(m, ev, interval="robust")
     with pytest.raises(ValueError, match="^cov_type: 'cr1' is not available for RBC"):

@@ -33,6 +33,7 @@ if _typing.TYPE_CHECKING:  # pragma: no cover - what type checkers and IDEs see 
     from .density import ConditionalDensity, ConditionalDistribution, ConditionalQuantile
     from .density import KernelDensity
     from .effects import marginal_effects
+    from .effects import level_difference
     from .formula import kreg, ols, ridge
     from .kernel import LocalLinear, NadarayaWatson, kernel_constants
     from .linear import OLS, PCR, AttentionRegression, NoResidualDFWarning, Ridge
@@ -58,7 +59,8 @@ __all__ = ["OLS", "Ridge", "PCR", "AttentionRegression", "pseudo_out_of_sample",
            "KernelDensity", "ConditionalDensity", "ConditionalDistribution", "ConditionalQuantile",
            "marginal_effects", "ols", "ridge", "kreg", "RegressionSummary",
            "ssc", "wild_bootstrap", "WildBootstrapResult",
-           "iv", "IV2SLS", "IVLIML", "WeakInstrumentWarning"]
+           "iv", "IV2SLS", "IVLIML", "WeakInstrumentWarning",
+           "level_difference"]
 
 # Loaded on first use (PEP 562 module __getattr__, as SciPy does): the estimators subclass
 # scikit-learn's BaseEstimator, so their modules import scikit-learn (and with it SciPy), about
@@ -75,6 +77,7 @@ _lazy_attributes = {
     "KernelDensity": "density", "ConditionalDensity": "density",
     "ConditionalDistribution": "density", "ConditionalQuantile": "density",
     "marginal_effects": "effects",
+    "level_difference": "effects",
     "ols": "formula", "ridge": "formula", "kreg": "formula",
     "ssc": "cluster_inference", "wild_bootstrap": "cluster_inference",
     "WildBootstrapResult": "cluster_inference",

@@ -13,7 +13,7 @@ from ._validation import numbers_only
 from ._deprecation import (check_level, kernel_cov_type, renamed, renamed_in_errors,
                            seed_from_random_state)
 
-__all__ = ["marginal_effects"]
+__all__ = ["marginal_effects", "level_difference"]
 
 
 @renamed(n_boot="replications")
@@ -60,7 +60,7 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         intervals (Calonico, Cattaneo and Farrell 2018, JASA 113(522)) for the derivatives of
         a local polynomial fit of degree >= 1 (:class:`LocalLinear`, :class:`LocalPolynomial`;
         one or several continuous columns, categorical ones entering through their kernels),
-        ``kind="pointwise"`` or ``"at_mean"``. The derivative of order ``order`` in each
+        any ``kind``. The derivative of order ``order`` in each
         continuous column is a local coefficient, linear in y; its bias is estimated from a
         pilot local polynomial of degree ``q`` (all squares and cross products) with the moments
         of the derivative weights, so the bias-corrected estimate is linear in y too and its
@@ -69,7 +69,13 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
         interior bias of the same order from the second and the third derivatives (Fan and
         Gijbels 1996, Thm 3.1), so its pilot is a local cubic with every cross term. With one
         regressor, ``pilot_degree = p + 1`` and nprobust's kernels this is nprobust's
-        ``lprobust(deriv=order)`` at fixed ``h`` and ``b`` (``bwcheck=None``). The formulas:
+        ``lprobust(deriv=order)`` at fixed ``h`` and ``b`` (``bwcheck=None``). With
+        ``kind="average"`` the average over the rows of X (the sample average of the derivative,
+        conditional on the regressors, as the conventional average) from the averaged
+        conventional and bias-corrected weights; its standard errors use one residual per
+        training row, the fit's (and the pilot's) at the row's own point scaled by
+        ``cov_type`` (with ``"HC0"`` the conventional one is that of ``interval="confidence"``).
+        Categorical columns: :func:`level_difference`. The formulas:
         ``core/include/attnreg/inference/rbc_marginal_effects.hpp``.
     cov_type : {"HC3", "HC2", "HC1", "HC0", "nn"}
         With ``interval="rbc"``: the variance, as nprobust's ``lprobust`` computes it at each
@@ -176,9 +182,8 @@ def _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree, pilot
         raise ValueError("model: RBC intervals for marginal effects need a local polynomial of "
                          "degree >= 1 (LocalLinear or LocalPolynomial); the derivative of a "
                          "NadarayaWatson fit is not a local coefficient")
-    if kind not in ("pointwise", "at_mean"):
-        raise ValueError(f"kind: interval='rbc' gives pointwise effects ('pointwise' or "
-                         f"'at_mean'), got {kind!r}")
+    if kind not in ("average", "pointwise", "at_mean"):
+        raise ValueError(f"kind: {kind!r} is not one of 'average', 'at_mean', 'pointwise'")
     if se != "asymptotic":
         raise ValueError(f"se: interval='rbc' uses the variance of cov_type, not se={se!r}; "
                          "leave se at its default")
@@ -186,20 +191,10 @@ def _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree, pilot
     kind_core = kernel_cov_type(cov_type)
     if isinstance(order, bool) or not isinstance(order, numbers.Integral):
         raise ValueError(f"order: must be an integer between 1 and the degree, got {order!r}")
-    if pilot_degree is not None and (isinstance(pilot_degree, bool)
-                                     or not isinstance(pilot_degree, numbers.Integral)):
-        raise ValueError(f"pilot_degree: must be an integer, got {pilot_degree!r}")
+    _check_pilot_degree(pilot_degree)
     core_model, Xc, index = _evaluation_rows(model, X)
     d = Xc.shape[1]
-    pv: list[float] = []
-    if pilot_bandwidth is not None:
-        arr = np.asarray(pilot_bandwidth, dtype=float).ravel()
-        if arr.size == 1 and d > 1:
-            raise ValueError(f"pilot_bandwidth: needs one value per column of X ({d}), got 1")
-        if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-            raise ValueError(f"pilot_bandwidth: must be positive and finite, got "
-                             f"{pilot_bandwidth!r}")
-        pv = [float(v) for v in arr]
+    pv = _pilot_bandwidths(pilot_bandwidth, d)
     names = getattr(model, "feature_names_in_", None)
     names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(d)]
     if kind == "at_mean":
@@ -209,15 +204,39 @@ def _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree, pilot
                 vals, counts = np.unique(Xc[:, j], return_counts=True)
                 row[j] = vals[np.argmax(counts)]
         Xc = row.reshape(1, -1)
-    r = _core.rbc_gradient(core_model, np.ascontiguousarray(Xc), kind=kind_core,
-                           level=float(level), order=int(order),
-                           pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
-                           pilot_bandwidths=pv)
+    fn = _core.rbc_average_gradient if kind == "average" else _core.rbc_gradient
+    r = fn(core_model, np.ascontiguousarray(Xc), kind=kind_core, level=float(level),
+           order=int(order), pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
+           pilot_bandwidths=pv)
     feats = [names[c] for c in r["columns"]]
-    if kind == "at_mean":
+    if kind in ("at_mean", "average"):
         idx = pd.Index(feats, name="feature")
     else:
         idx = pd.MultiIndex.from_product([index, feats], names=["observation", "feature"])
+    return _rbc_table(r, idx)
+
+
+def _check_pilot_degree(pilot_degree):
+    if pilot_degree is not None and (isinstance(pilot_degree, bool)
+                                     or not isinstance(pilot_degree, numbers.Integral)):
+        raise ValueError(f"pilot_degree: must be an integer, got {pilot_degree!r}")
+
+
+def _pilot_bandwidths(pilot_bandwidth, d):
+    """pilot_bandwidth as the core's list (empty: the fit's bandwidths)."""
+    if pilot_bandwidth is None:
+        return []
+    arr = np.asarray(pilot_bandwidth, dtype=float).ravel()
+    if arr.size == 1 and d > 1:
+        raise ValueError(f"pilot_bandwidth: needs one value per column of X ({d}), got 1")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"pilot_bandwidth: must be positive and finite, got "
+                         f"{pilot_bandwidth!r}")
+    return [float(v) for v in arr]
+
+
+def _rbc_table(r, idx):
+    """The core's RBC result as the table of marginal_effects(interval="rbc")."""
     col = {k: np.asarray(r[k]).ravel() for k in ("estimate", "se", "bias", "estimate_bc",
                                                  "se_bc")}
     z = float(r["z"])
@@ -228,4 +247,127 @@ def _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree, pilot
         "rbc_lower": col["estimate_bc"] - z * col["se_bc"],
         "rbc_upper": col["estimate_bc"] + z * col["se_bc"]}, index=idx)
     out.attrs["pilot_degree"] = int(r["pilot_degree"])
+    return out
+
+
+@numbers_only("level", "pilot_degree", "pilot_bandwidth")
+def level_difference(model, column, levels, X=None, kind: str = "average", *,
+                     interval: str = "rbc", cov_type: str = "HC3", level: float = 0.95,
+                     pilot_degree: int | None = None, pilot_bandwidth=None) -> pd.DataFrame:
+    """The difference of the fit between two levels of a categorical column,
+    ``m(x with x_column = b) - m(x with x_column = a)`` at the other coordinates of each row of
+    X, pointwise or averaged over the rows, with conventional and robust bias-corrected (RBC)
+    intervals.
+
+    Each fit of the level is a local coefficient (the intercept of the local polynomial of the
+    model's degree, categorical columns entering through their kernels), linear in y; its bias
+    is estimated from a pilot local polynomial of degree ``q`` in the continuous columns (default
+    ``p + 1`` for an odd degree ``p``, ``p + 2`` for an even one, Fan and Gijbels 1996, Thm 3.1
+    with ``v = 0``), so the difference and its bias-corrected form are linear smoothers too
+    (Calonico, Cattaneo and Farrell 2018, JASA 113(522)). The standard errors use one residual
+    per training row: that of the fit (for the bias-corrected estimate: of the pilot) at the
+    row's own point, scaled by ``cov_type``. ``kind="average"`` estimates the sample average of
+    the difference over the rows of X (conditional on the regressors), with the averaged
+    weights. Formulas: ``core/include/attnreg/inference/rbc_marginal_effects.hpp``.
+
+    Parameters
+    ----------
+    model : fitted NadarayaWatson, LocalLinear or LocalPolynomial (single response, no ridge)
+        With at least one continuous column.
+    column : int or str
+        The categorical column (position or feature name).
+    levels : pair (a, b)
+        The levels compared, as they appear in the training data (for a pandas categorical
+        column its categories, otherwise the numeric values); the result is ``m(b) - m(a)``.
+    X : array-like or DataFrame, optional
+        Rows whose other coordinates are used; default the training rows.
+    kind : {"average", "pointwise"}
+    interval : {"rbc", "confidence"}
+        ``"rbc"``: also the bias, the bias-corrected estimate and its interval; ``"confidence"``:
+        the conventional columns only.
+    cov_type : {"HC3", "HC2", "HC1", "HC0"}
+    level : float
+        Confidence level, a fraction in (0, 1).
+    pilot_degree : int, optional
+    pilot_bandwidth : float or array-like of shape (n_features,), optional
+        The pilot's degree and bandwidths (default the fit's bandwidths).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns as :func:`marginal_effects` with ``interval="rbc"``; one row (``average``) or
+        one per row of X.
+
+    Examples
+    --------
+    >>> import numpy as np, attnreg
+    >>> rng = np.random.default_rng(0); n = 400
+    >>> X = np.column_stack([rng.uniform(size=n), rng.integers(0, 2, n)])
+    >>> y = np.sin(3 * X[:, 0]) + 0.5 * X[:, 1] + rng.normal(0, 0.1, n)
+    >>> m = attnreg.LocalLinear(bandwidth=[0.2, 0.05], var_types="cu").fit(X, y)
+    >>> t = attnreg.level_difference(m, 1, (0, 1))
+    >>> bool(abs(t["estimate_bc"].iloc[0] - 0.5) < 0.1)
+    True
+    """
+    check_is_fitted(model)
+    if not hasattr(model, "_model") or getattr(model, "_degree", None) is None:
+        raise ValueError("model: needs a fitted attnreg.NadarayaWatson, LocalLinear or "
+                         "LocalPolynomial")
+    if not model._y_1d:
+        raise ValueError("model: level differences need a single response; fit one model per "
+                         "output")
+    if kind not in ("average", "pointwise"):
+        raise ValueError(f"kind: {kind!r} is not one of 'average', 'pointwise'")
+    if interval not in ("rbc", "confidence"):
+        raise ValueError(f"interval: must be 'rbc' or 'confidence', got {interval!r}")
+    level = check_level(level)
+    kind_core = kernel_cov_type(cov_type)
+    _check_pilot_degree(pilot_degree)
+    core_model, Xc, index = _evaluation_rows(model, X)
+    d = Xc.shape[1]
+    names = getattr(model, "feature_names_in_", None)
+    names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(d)]
+    if isinstance(column, str):
+        if column not in names:
+            raise ValueError(f"column: {column!r} is not a feature (features: {names})")
+        j = names.index(column)
+    elif isinstance(column, numbers.Integral) and not isinstance(column, bool):
+        if not 0 <= column < d:
+            raise ValueError(f"column: must be between 0 and {d - 1}, got {column!r}")
+        j = int(column)
+    else:
+        raise ValueError(f"column: a feature name or position, got {column!r}")
+    if model.var_types_[j] == "c":
+        raise ValueError(f"column: {names[j]!r} is continuous; level differences are for "
+                         "categorical columns (var_types 'u' or 'o'); use marginal_effects "
+                         "for a continuous column")
+    if isinstance(levels, str) or not hasattr(levels, "__len__") or len(levels) != 2:
+        raise ValueError(f"levels: a pair (a, b) of levels of {names[j]!r}, got {levels!r}")
+    cats = getattr(model, "_categories", {}).get(names[j])
+    codes = []
+    for lv in levels:
+        if cats is not None:
+            cl = list(cats)
+            if lv not in cl:
+                raise ValueError(f"levels: {lv!r} is not a level of {names[j]!r} (levels: "
+                                 f"{cl[:10]})")
+            codes.append(float(cl.index(lv)))
+        else:
+            if isinstance(lv, bool) or not isinstance(lv, numbers.Real):
+                raise ValueError(f"levels: {lv!r} is not a level of {names[j]!r} (a number "
+                                 "as in the training data)")
+            codes.append(float(lv))
+    pv = _pilot_bandwidths(pilot_bandwidth, d)
+    r = _core.rbc_level_difference(
+        core_model, np.ascontiguousarray(Xc), j, codes[0], codes[1],
+        average=kind == "average", kind=kind_core, level=float(level),
+        pilot_degree=-1 if pilot_degree is None else int(pilot_degree), pilot_bandwidths=pv)
+    label = f"{names[j]}: {levels[1]!r} - {levels[0]!r}"
+    if kind == "average":
+        idx = pd.Index([label], name="contrast")
+    else:
+        idx = pd.MultiIndex.from_product([index, [label]], names=["observation", "contrast"])
+    out = _rbc_table(r, idx)
+    if interval == "confidence":
+        out = out[["estimate", "std_error", "ci_lower", "ci_upper"]]
     return out

@@ -49,6 +49,30 @@
 // regressor, no categorical one). For one continuous regressor with q = p + 1 and the kernels
 // nprobust has (epanechnikov, triangular, uniform, gaussian) this is lprobust(deriv = v) at
 // fixed h and b (bwcheck = NULL), estimate for estimate.
+//
+// Averages and level differences. Any fixed linear combination of the pointwise estimates is
+// again linear in y, with the combined weights: the average marginal effect over the m
+// evaluation rows x_1..x_m, theta = (1/m) sum_j D^{v e_c} m(x_j) (the sample average of the
+// derivative at the rows, conditional on the regressors, as the conventional average in
+// marginal_effects.hpp), is estimated by sum_i gbar_i y_i, gbar = (1/m) sum_j g(x_j), and
+// bias-corrected by sum_i (gbar_i - bbar_i) y_i with bbar the averaged bias weights. A level
+// difference of a categorical column k, m(x with x_k = b) - m(x with x_k = a) at the
+// evaluation row's other coordinates, is the difference of two fits of the level (v = 0, the
+// intercept; default pilot degree q = p + 1 for odd p, p + 2 for even p, the rule above with
+// v = 0), conventional and bias-corrected, pointwise or averaged over the rows. Their variance
+// is the sum over training rows of (combined weight_i)^2 r_i^2 with ONE residual per training
+// row (the rows' windows differ, so the pointwise local residuals cannot be combined): the
+// residual of the fit of degree p (h), for the bias-corrected estimate of the pilot of degree q
+// (b), each at the row's own point x_i, scaled as above with n_x the size of x_i's window and
+// L_ii the leverage of row i in the fit at x_i; nn: the nearest-neighbour residuals of all rows.
+// With HC0 the conventional average's standard error is that of marginal_effects.hpp (the
+// fit's residuals y_i - m(x_i)). The estimand is the conditional (sample) average; the
+// unconditional average derivative E[D m(X)] adds the variance of D m(X) over the population
+// (Cattaneo, Crump and Jansson 2010, JASA 105(491); 2013, JASA 108(504)), not included here.
+//
+// Computation: per evaluation point only the rows of its kernel window enter (compact kernels
+// exactly; the Gaussian after the core's truncation rule, kernel_pairs.hpp: weights below
+// truncation x the point's largest weight are dropped), and no parallel region opens per point.
 #pragma once
 
 #include <cstddef>
@@ -89,5 +113,22 @@ int default_gradient_pilot_degree(int p, int v);
 /// leverage is >= 1 under HC2/HC3.
 RbcGradientResult rbc_gradient(const LocalPolynomial& model, const arma::mat& X_eval,
                                const RbcGradientOptions& opt = {}, arma::uword output = 0);
+
+/// The average over the rows of X_eval of the derivatives of rbc_gradient (file comment,
+/// "Averages and level differences"): every matrix of the result is 1 x (number of continuous
+/// columns). Same arguments and errors as rbc_gradient.
+RbcGradientResult rbc_average_gradient(const LocalPolynomial& model, const arma::mat& X_eval,
+                                       const RbcGradientOptions& opt = {}, arma::uword output = 0);
+
+/// The level difference m(x, x_column = level_to) - m(x, x_column = level_from) of the
+/// categorical column `column` (0-based) at every row of X_eval (m x 1 matrices), or their
+/// average (1 x 1) when average; conventional and bias-corrected with standard errors (file
+/// comment). opt.order is ignored (v = 0); opt.pilot_degree < 0 takes the default for v = 0.
+/// Throws InvalidArgument for a continuous column, a level not in the training data, no
+/// continuous column, zero rows, and as rbc_gradient.
+RbcGradientResult rbc_level_difference(const LocalPolynomial& model, const arma::mat& X_eval,
+                                       std::size_t column, double level_from, double level_to,
+                                       bool average, const RbcGradientOptions& opt = {},
+                                       arma::uword output = 0);
 
 }  // namespace attnreg
