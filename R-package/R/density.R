@@ -42,7 +42,7 @@
 #' @param okertype Kernel of ordered factors. In `kdens`, where the estimate is a density in
 #'   them, a kernel that sums to one over the integers: `"nliracine"` (default), the normalised
 #'   Li-Racine kernel \eqn{\lambda^{|d|}(1 - \lambda)/(1 + \lambda)} (Li and Racine 2007,
-#'   *Nonparametric Econometrics*, sec. 2.2, normalised), which is what np's `npudens` default
+#'   *Nonparametric Econometrics*, Princeton UP, normalised), which is what np's `npudens` default
 #'   `okertype = "liracine"` means on a density's variable (np's own name for it is
 #'   `"nliracine"`; `"li_racine_normalized"` is the same), or `"wangvanryzin"`. The plain
 #'   `"liracine"` does not sum to one and is refused there. The estimate is then a probability

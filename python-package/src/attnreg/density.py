@@ -245,7 +245,7 @@ class KernelDensity(_KernelDensityBase):
         The kernel of ordered columns that the estimate is a density in (every column here):
         one that sums to one over the integers, ``li_racine_normalized``
         (``lambda^|d| (1 - lambda) / (1 + lambda)``, Li and Racine 2007, *Nonparametric
-        Econometrics*, sec. 2.2, normalised; np's ``npudens`` default: its ``okertype =
+        Econometrics*, Princeton UP, normalised; np's ``npudens`` default: its ``okertype =
         "liracine"`` means this kernel on a density's column, named ``"nliracine"`` in np; that
         alias is accepted) or ``wang_van_ryzin``. The plain ``li_racine`` does not sum to one
         and is refused here. In :class:`ConditionalDensity`, :class:`ConditionalDistribution`

@@ -51,7 +51,9 @@
 // lambda = 0 is the indicator (cell-by-cell estimation); the largest lambda smooths the column
 // away (li_racine at 1, aitchison_aitken at (c-1)/c give equal weight to every level). These
 // are np's ukertype = "aitchisonaitken" / "liracine" and okertype = "wangvanryzin" /
-// "liracine", with np's bandwidth meaning.
+// "liracine", with np's bandwidth meaning. statsmodels' KDEMultivariate "aitchisonaitken" and
+// "wangryzin" are the first and third; KernelReg's "aitchison_aitken_reg" is li_racine
+// (unordered) and its "wangryzin_reg" is li_racine (ordered), again with the same lambda.
 //
 // Which ordered kernels sum to one. Over all integer codes z (not only the observed levels),
 // sum_z lambda^|z - X_i| = (1 + lambda) / (1 - lambda), so li_racine_normalized sums to one for
@@ -59,14 +61,13 @@
 // does not. A density (or distribution) in an ordered column needs one of the two: it is a
 // probability mass function on the integers, positive also at integers between and beyond the
 // observed levels. li_racine_normalized is Li and Racine's ordered kernel (Li and Racine 2007,
-// "Nonparametric Econometrics", Princeton UP, sec. 2.2 / 4.1) divided by that sum: R np's
-// kernel "nliracine" (np 0.70-4, documentation of npksum: okertype), which np's npudens and
+// "Nonparametric Econometrics", Princeton UP) divided by that sum: R np's
+// kernel "nliracine" (np 0.70-4, help page np.kernels: "normalized Li-Racine ordered kernel";
+// not np's "racineliyan", which normalises over the observed support), which np's npudens and
 // the response of npcdens / npcdist use when okertype = "liracine" (np's default). On the
 // conditioning columns of a conditional estimate and in a regression the factor
 // (1 - lambda) / (1 + lambda) is common to every row and cancels, so li_racine and
-// li_racine_normalized give the same estimate there. statsmodels' KDEMultivariate "aitchisonaitken" and
-// "wangryzin" are the first and third; KernelReg's "aitchison_aitken_reg" is li_racine
-// (unordered) and its "wangryzin_reg" is li_racine (ordered), again with the same lambda.
+// li_racine_normalized give the same estimate there (regressions refuse the normalised name).
 //
 // var_types strings, as np and statsmodels spell them: one character per column, 'c'
 // continuous, 'u' unordered, 'o' ordered; spaces are ignored ("ccu o" is four columns).
