@@ -776,7 +776,61 @@ TEST(Density, BadInputNamesTheArgument) {
   EXPECT_EQ(msg([&] { DensityData(DensityKind::conditional_density, d.X, "co", yo, "o", lry); })
                 .rfind("y_ordered_kernel:", 0), 0u);
   EXPECT_NO_THROW(DensityData(DensityKind::conditional_distribution, d.X, "co", yo, "o", lr));
+  // the plain Li-Racine kernel on a density's own ordered column names the normalised one
+  EXPECT_NE(msg([&] { DensityData(DensityKind::density, d.X, "co", arma::mat(), "", lr); })
+                .find("use li_racine_normalized"),
+            std::string::npos);
+  DensityOptions nl;
+  nl.ordered = CategoricalKernel(CategoricalKernelType::li_racine_normalized);
+  nl.ordered_y = nl.ordered;
+  EXPECT_NO_THROW(DensityData(DensityKind::density, d.X, "co", arma::mat(), "", nl));
+  EXPECT_NO_THROW(DensityData(DensityKind::conditional_density, d.X, "co", yo, "o", nl));
   EXPECT_EQ(msg([&] { DensityData(DensityKind::conditional_distribution, d.X, "co",
                                   arma::mat(d.X.col(1)), "u", DensityOptions()); })
                 .rfind("y_types:", 0), 0u);
+}
+
+// The normalised Li-Racine kernel on a density's own ordered column: a probability mass
+// function on all the integers. Direct sums: the density at codes between, below and above the
+// levels (never seen in training), and F(y | x) of an ordered y summed over all integers
+// z <= y (to 1 above the data), against a brute-force sum over [-400, 400] (the rest is below
+// 0.6^400). Ratios of sums of a few positive terms: 1e-13 relative.
+TEST(Density, NormalisedLiRacineIsAMassFunctionOnTheIntegers) {
+  const arma::mat X(arma::vec{0.0, 1.0, 1.0, 4.0, 7.0, 7.0, 7.0});
+  const double lam = 0.6;
+  const CategoricalKernel k(CategoricalKernelType::li_racine_normalized);
+  DensityOptions opt;
+  opt.ordered = k;
+  opt.ordered_y = k;
+  const DensityData dd(DensityKind::density, X, "o", arma::mat(), "", opt);
+  const arma::mat Q = arma::regspace(-3.0, 10.0);
+  const arma::vec f = density_evaluate(dd, arma::vec{lam}, Q);
+  double total = 0.0;
+  for (std::size_t q = 0; q < Q.n_rows; ++q) {
+    double ref = 0.0;
+    for (double xi : X) ref += k(Q(q, 0), xi, lam, 0) / X.n_rows;
+    EXPECT_NEAR(f(q), ref, 1e-13 * ref) << Q(q, 0);
+  }
+  const arma::vec all = density_evaluate(dd, arma::vec{lam}, arma::mat(arma::regspace(-400.0, 400.0)));
+  for (double v : all) total += v;
+  EXPECT_NEAR(total, 1.0, 1e-13);
+  // conditional distribution of an ordered y given an unordered x
+  const arma::mat Xc(arma::vec{0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0});
+  const DensityData cf(DensityKind::conditional_distribution, Xc, "u", X, "o", opt);
+  const arma::vec bw{0.2, lam};
+  const arma::mat Xq(6, 1, arma::fill::zeros);
+  const arma::mat Yq(arma::vec{-2.0, 0.5, 2.0, 5.9, 7.0, 1e3});
+  const arma::vec F = density_evaluate(cf, bw, Xq, Yq);
+  for (std::size_t q = 0; q < Yq.n_rows; ++q) {
+    double num = 0.0, den = 0.0;
+    for (std::size_t i = 0; i < X.n_rows; ++i) {
+      const double w = Xc(i, 0) == 0.0 ? 0.8 : 0.2;  // aitchison_aitken, 2 levels
+      double G = 0.0;
+      for (int z = -400; z <= std::floor(std::min(Yq(q, 0), 400.0)); ++z) G += k(z, X(i, 0), lam, 0);
+      num += w * G;
+      den += w;
+    }
+    EXPECT_NEAR(F(q), num / den, 1e-13) << Yq(q, 0);
+  }
+  EXPECT_NEAR(F(5), 1.0, 1e-15);
 }

@@ -173,6 +173,36 @@ TEST(Kernel, CategoricalKernelValuesAndRanges) {
   EXPECT_THROW(CategoricalKernel::from_name("aitchison_aitken", true, "k"), InvalidArgument);
 }
 
+// The normalised Li-Racine kernel: lambda^|d| (1 - lambda) / (1 + lambda) (np's "nliracine").
+// It sums to one over all integers for every training code (geometric series; the terms beyond
+// |d| = 2000 are below lambda^2000 <= 1e-90 for lambda <= 0.9), plain li_racine does not.
+TEST(Kernel, NormalisedLiRacineSumsToOneOverTheIntegers) {
+  const CategoricalKernel nlr(CategoricalKernelType::li_racine_normalized);
+  const CategoricalKernel lro(CategoricalKernelType::li_racine_ordered);
+  EXPECT_TRUE(nlr.ordered());
+  EXPECT_TRUE(nlr.sums_to_one());
+  EXPECT_FALSE(lro.sums_to_one());
+  EXPECT_TRUE(nlr.open_top());
+  for (double lam : {0.0, 0.05, 0.3, 0.9})
+    for (double xi : {-3.0, 0.0, 7.0}) {
+      double s = 0.0;
+      for (int z = -2000; z <= 2000; ++z) s += nlr(z, xi, lam, 0);
+      EXPECT_NEAR(s, 1.0, 1e-13) << lam << " " << xi;
+      // lambda^|d| times the constant, for codes between and beyond any levels
+      for (double x : {xi - 2.0, xi, xi + 5.0})
+        EXPECT_NEAR(nlr(x, xi, lam, 0), lro(x, xi, lam, 0) * (1 - lam) / (1 + lam), 1e-16);
+    }
+  EXPECT_STREQ(nlr.name(), "li_racine_normalized");
+  for (const char* n : {"li_racine_normalized", "liracine_normalised", "nliracine", "NLiRacine"})
+    EXPECT_EQ(CategoricalKernel::from_name(n, true, "k").type,
+              CategoricalKernelType::li_racine_normalized)
+        << n;
+  EXPECT_THROW(CategoricalKernel::from_name("nliracine", false, "k"), InvalidArgument);
+  EXPECT_NO_THROW(nlr.check_bandwidth(0.999, 3, "b"));
+  EXPECT_THROW(nlr.check_bandwidth(1.0, 3, "b"), InvalidArgument);  // identically 0 there
+  EXPECT_THROW(nlr.check_bandwidth(-0.1, 3, "b"), InvalidArgument);
+}
+
 // ---------------------------------------------------------------- neighbour index
 
 namespace {

@@ -8,8 +8,10 @@
 #' \eqn{q_\tau(x) = \inf\{y : F(y|x) \ge \tau\}} (`npqreg`, by bisection on \eqn{F}).
 #'
 #' Product kernels: the continuous kernel density (integrating to one) per numeric variable,
-#' the Aitchison and Aitken (1976) kernel for factors and the Wang and van Ryzin (1981) kernel
-#' for ordered factors (distances between level positions). Bandwidths, one per variable
+#' the Aitchison and Aitken (1976) kernel for factors and, for ordered factors the estimate is
+#' a density in, the normalised Li-Racine kernel (np's default there; Wang and van Ryzin's 1981
+#' kernel on request), with the Li-Racine kernel on the conditioning ordered factors (np's
+#' default; distances between level positions). Bandwidths, one per variable
 #' (\eqn{h} for numeric variables, \eqn{\lambda} for factors), by likelihood cross-validation
 #' (`"cv.ml"`: minus the leave-one-out log likelihood), least-squares cross-validation
 #' (`"cv.ls"`: the integrated squared error for densities, Li and Racine 2007, sec. 1.3.3;
@@ -38,14 +40,21 @@
 #'   conditioning (x) variables of a conditional density, distribution or quantile, where the
 #'   kernel cancels in the ratio \eqn{\hat f(x, y) / \hat f(x)}.
 #' @param okertype Kernel of ordered factors. In `kdens`, where the estimate is a density in
-#'   them, `"wangvanryzin"` (default; it sums to one over the integers; np's `npudens` default
-#'   `"liracine"` is there its normalised Li-Racine kernel
-#'   \eqn{\lambda^{|d|}(1 - \lambda)/(1 + \lambda)}, which attnreg does not offer). In `kcdens`,
-#'   `kcdist` and `kqreg` the kernel of the conditioning (x) ordered factors: `"liracine"`
-#'   (default, np's `oxkertype`; it cancels in the ratio, so it need not sum to one) or
+#'   them, a kernel that sums to one over the integers: `"nliracine"` (default), the normalised
+#'   Li-Racine kernel \eqn{\lambda^{|d|}(1 - \lambda)/(1 + \lambda)} (Li and Racine 2007,
+#'   *Nonparametric Econometrics*, Princeton UP, normalised), which is what np's `npudens` default
+#'   `okertype = "liracine"` means on a density's variable (np's own name for it is
+#'   `"nliracine"`; `"li_racine_normalized"` is the same), or `"wangvanryzin"`. The plain
+#'   `"liracine"` does not sum to one and is refused there. The estimate is then a probability
+#'   mass function on the integer codes of the factor (its level positions 0, 1, ...). In
+#'   `kcdens`, `kcdist` and `kqreg` the kernel of the conditioning (x) ordered factors:
+#'   `"liracine"` (default, np's `oxkertype`; it cancels in the ratio, so it need not sum to
+#'   one), `"nliracine"` (the same estimate) or `"wangvanryzin"`.
+#' @param oykertype Kernel of the response's ordered factors in `kcdens` and `kcdist`, which
+#'   must sum to one over the integers: `"nliracine"` (default; np's `oykertype = "liracine"`
+#'   default means this kernel on the response) or `"wangvanryzin"`. `kcdist` sums it over all
+#'   integers up to y for `"nliracine"` (as np's `npcdist`), over the observed levels for
 #'   `"wangvanryzin"`.
-#' @param oykertype Kernel of the response's ordered factors in `kcdens` and `kcdist`:
-#'   `"wangvanryzin"`, the one offered (it must sum to one over the integers).
 #' @param nstart Starting points of the bandwidth search.
 #' @param seed Seed of the random starts.
 #' @param n_threads Threads (0 = all).
@@ -68,7 +77,7 @@
 #' @name kdens
 #' @export
 kdens <- function(formula, data, subset, na.action, bw = "cv.ml", ckertype = "gaussian",
-                  ukertype = "aitchisonaitken", okertype = "wangvanryzin", nstart = 3L,
+                  ukertype = "aitchisonaitken", okertype = "nliracine", nstart = 3L,
                   seed = 0, n_threads = 0L) {
   mf <- match.call(expand.dots = FALSE)
   m <- match(c("formula", "data", "subset", "na.action"), names(mf), 0L)
@@ -87,7 +96,7 @@ kdens <- function(formula, data, subset, na.action, bw = "cv.ml", ckertype = "ga
 #' @export
 kcdens <- function(formula, data, subset, na.action, bw = "cv.ml", ckertype = "gaussian",
                    ukertype = "aitchisonaitken", okertype = "liracine", nstart = 3L,
-                   seed = 0, n_threads = 0L, oykertype = "wangvanryzin") {
+                   seed = 0, n_threads = 0L, oykertype = "nliracine") {
   mf <- .kdens_frame(match.call(expand.dots = FALSE), parent.frame())
   .kdens_fit("conditional_density", mf$x, mf$y, bw, ckertype, ukertype, okertype, nstart, seed,
              n_threads, match.call(), "kcdens", oykertype)
@@ -97,7 +106,7 @@ kcdens <- function(formula, data, subset, na.action, bw = "cv.ml", ckertype = "g
 #' @export
 kcdist <- function(formula, data, subset, na.action, bw = "cv.ls", ckertype = "gaussian",
                    ukertype = "aitchisonaitken", okertype = "liracine", nstart = 3L,
-                   seed = 0, n_threads = 0L, oykertype = "wangvanryzin") {
+                   seed = 0, n_threads = 0L, oykertype = "nliracine") {
   mf <- .kdens_frame(match.call(expand.dots = FALSE), parent.frame())
   .kdens_fit("conditional_distribution", mf$x, mf$y, bw, ckertype, ukertype, okertype, nstart,
              seed, n_threads, match.call(), "kcdist", oykertype)
@@ -151,7 +160,7 @@ kqreg <- function(formula, data, subset, na.action, tau = 0.5, bw = "cv.ls",
 }
 
 .kdens_fit <- function(kind, xf, yf, bw, ckertype, ukertype, okertype, nstart, seed, n_threads,
-                       call, cls, oykertype = "wangvanryzin") {
+                       call, cls, oykertype = "nliracine") {
   xs <- .kdens_spec(xf)
   X <- .kreg_encode(xs, xf)
   ys <- if (is.null(yf)) NULL else .kdens_spec(yf)

@@ -141,8 +141,10 @@ def wvr(y, yi, lam):
     return np.where(d == 0, 1 - lam, 0.5 * (1 - lam) * lam ** d)
 
 
-def test_ordered_x_li_racine_with_ordered_y_wang_van_ryzin_by_default():
-    # the defaults: Li-Racine on X's ordered columns (np's oxkertype), Wang-van Ryzin on y's
+def test_ordered_x_li_racine_with_ordered_y_wang_van_ryzin():
+    # Li-Racine on X's ordered columns (np's oxkertype default), Wang-van Ryzin on y's (the
+    # default before y_ordered_kernel="li_racine_normalized"; test_density_li_racine_normalized.py
+    # has the new default)
     rng = np.random.default_rng(5)
     n = 60
     x = rng.integers(0, 4, n).astype(float)
@@ -153,16 +155,19 @@ def test_ordered_x_li_racine_with_ordered_y_wang_van_ryzin_by_default():
     xq = np.array([0.0, 1.0, 3.0, 2.0, 0.0])
     yq = np.array([0.0, 2.0, 3.0, 4.0, 1.0])
     K = li_racine_ordered(xq, x, lx)
-    cd = ConditionalDensity(bandwidth=[lx, ly], var_types="o", y_types="o").fit(x, y)
+    cd = ConditionalDensity(bandwidth=[lx, ly], var_types="o", y_types="o",
+                            y_ordered_kernel="wang_van_ryzin").fit(x, y)
     want = (K * wvr(yq, y, ly)).sum(1) / K.sum(1)
     np.testing.assert_allclose(cd.density(xq, yq), want, rtol=1e-13)
-    cf = ConditionalDistribution(bandwidth=[lx, ly], var_types="o", y_types="o").fit(x, y)
+    cf = ConditionalDistribution(bandwidth=[lx, ly], var_types="o", y_types="o",
+                                 y_ordered_kernel="wang_van_ryzin").fit(x, y)
     levels = np.unique(y)
     G = np.stack([sum(wvr(np.array([l]), y, ly)[0] for l in levels if l <= v) for v in yq])
     np.testing.assert_allclose(cf.cdf(xq, yq), (K * G).sum(1) / K.sum(1), rtol=1e-13)
     # explicit Wang-van Ryzin on X gives the old default's numbers, a different estimate
     old = ConditionalDensity(bandwidth=[lx, ly], var_types="o", y_types="o",
-                             ordered_kernel="wang_van_ryzin").fit(x, y)
+                             ordered_kernel="wang_van_ryzin",
+                             y_ordered_kernel="wang_van_ryzin").fit(x, y)
     Kw = wvr(xq, x, lx)
     np.testing.assert_allclose(old.density(xq, yq), (Kw * wvr(yq, y, ly)).sum(1) / Kw.sum(1),
                                rtol=1e-13)

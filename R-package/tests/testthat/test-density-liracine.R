@@ -29,14 +29,14 @@ test_that("liracine is refused where a kernel must sum to one", {
   expect_error(kcdens(g ~ x, data = d, bw = c(1, 0.3), oykertype = "liracine"),
                "^y_ordered_kernel: the response y's kernel must sum to one")
   expect_error(kdens(~ x + g, data = d, bw = c(1, 0.3), okertype = "liracine"),
-               "^ordered_kernel: an unconditional density needs")
+               "^ordered_kernel: an unconditional density needs.*use li_racine_normalized")
 })
 
 test_that("okertype (x's ordered factors) and oykertype (y's) are separate options", {
   set.seed(4)
   d <- data.frame(x = ordered(sample(1:4, 40, TRUE)))
   d$g <- ordered(pmin(as.integer(d$x) + sample(0:1, 40, TRUE), 5))
-  f <- kcdens(g ~ x, data = d, bw = c(0.35, 0.2))  # defaults: liracine on x, wangvanryzin on g
+  f <- kcdens(g ~ x, data = d, bw = c(0.35, 0.2), oykertype = "wangvanryzin")
   xi <- as.integer(d$x) - 1
   gi <- as.integer(d$g) - 1
   wv <- function(a, b, l) ifelse(a == b, 1 - l, 0.5 * (1 - l) * l^abs(a - b))
@@ -44,4 +44,11 @@ test_that("okertype (x's ordered factors) and oykertype (y's) are separate optio
     sum(0.35^abs(xi[i] - xi) * wv(gi[i], gi, 0.2)) / sum(0.35^abs(xi[i] - xi)))
   expect_equal(unname(f$condens), dens, tolerance = 1e-13)
   expect_equal(f$oykertype, "wangvanryzin")
+  # the defaults, np's: liracine on x, the normalised Li-Racine kernel on g
+  f <- kcdens(g ~ x, data = d, bw = c(0.35, 0.2))
+  nl <- function(a, b, l) l^abs(a - b) * (1 - l) / (1 + l)
+  dens <- sapply(seq_len(40), function(i)
+    sum(0.35^abs(xi[i] - xi) * nl(gi[i], gi, 0.2)) / sum(0.35^abs(xi[i] - xi)))
+  expect_equal(unname(f$condens), dens, tolerance = 1e-13)
+  expect_equal(f$oykertype, "nliracine")
 })

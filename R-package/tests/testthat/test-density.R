@@ -1,6 +1,7 @@
 # kdens / kcdens / kcdist / kqreg against direct R oracles (loops over the formulas).
 
 wvr <- function(q, x, l) ifelse(q == x, 1 - l, 0.5 * (1 - l) * l^abs(q - x))
+nlr <- function(q, x, l) l^abs(q - x) * (1 - l) / (1 + l)  # kdens's default, np's nliracine
 aa <- function(q, x, l, L) ifelse(q == x, 1 - l, l / (L - 1))
 
 make_df <- function(n, seed) {
@@ -16,11 +17,15 @@ test_that("kdens equals the product-kernel oracle for mixed data and its criteri
   bw <- c(0.7, 0.3, 0.2)
   f <- kdens(~ x + g + u, data = d, bw = bw)
   gi <- as.integer(d$g) - 1; ui <- as.integer(d$u) - 1
-  K <- function(i, k) dnorm((d$x[i] - d$x[k]) / bw[1]) / bw[1] * wvr(gi[i], gi[k], bw[2]) *
-    aa(ui[i], ui[k], bw[3], 2)
-  n <- nrow(d)
-  oracle <- sapply(seq_len(n), function(i) sum(K(i, seq_len(n))) / n)
-  expect_equal(unname(f$dens), oracle, tolerance = 1e-13)
+  for (ok in c("nliracine", "wangvanryzin")) {
+    lo <- if (ok == "nliracine") nlr else wvr
+    K <- function(i, k) dnorm((d$x[i] - d$x[k]) / bw[1]) / bw[1] * lo(gi[i], gi[k], bw[2]) *
+      aa(ui[i], ui[k], bw[3], 2)
+    n <- nrow(d)
+    oracle <- sapply(seq_len(n), function(i) sum(K(i, seq_len(n))) / n)
+    fo <- if (ok == "nliracine") f else kdens(~ x + g + u, data = d, bw = bw, okertype = ok)
+    expect_equal(unname(fo$dens), oracle, tolerance = 1e-13)
+  }
   nd <- data.frame(x = c(0, 1.5), g = c("b", "c"), u = c("q", "p"))
   nd$g <- ordered(nd$g, levels = c("a", "b", "c")); nd$u <- factor(nd$u)
   p <- predict(f, nd)

@@ -48,7 +48,7 @@ test_that("kqreg and kcdist on Italy with np's default kernel on ordered(year)",
   expect_lt(max(abs(got / med$quantile - 1)), 1e-5)
 })
 
-test_that("one default per kernel option, np's (kdens's ordered density kernel excepted)", {
+test_that("one default per kernel option, np's (the normalised form on a density's variable)", {
   ns <- asNamespace("attnreg")
   seen <- 0L
   for (f in getNamespaceExports("attnreg")) {
@@ -60,10 +60,48 @@ test_that("one default per kernel option, np's (kdens's ordered density kernel e
       seen <- seen + 1L
     }
     if (!is.null(a$okertype)) {
-      expect_identical(a$okertype, if (f == "kdens") "wangvanryzin" else "liracine", info = f)
+      expect_identical(a$okertype, if (f == "kdens") "nliracine" else "liracine", info = f)
       seen <- seen + 1L
     }
-    if (!is.null(a$oykertype)) expect_identical(a$oykertype, "wangvanryzin", info = f)
+    if (!is.null(a$oykertype)) expect_identical(a$oykertype, "nliracine", info = f)
   }
   expect_gt(seen, 10L)
+})
+
+# np's defaults on ordered variables (section 6 of the generator): np's okertype = "liracine"
+# is its normalised Li-Racine kernel on a density's own variable, attnreg's "nliracine". The R
+# face codes an ordered factor by its level positions, which equal np's codes up to a shift
+# when the levels are consecutive integers (Italy's years; the simulated xo and yo): only those
+# cases are run here (python-package/tests/test_np_fixtures.py runs the others).
+test_that("kdens on Italy's gdp and ordered(year) at np's bandwidths, np's default kernel", {
+  it <- read.csv(system.file("extdata", "Italy.csv", package = "attnreg", mustWork = TRUE))
+  for (crit in c("ml", "ls")) {
+    b <- np_bw(paste0("italy_udens_", crit))
+    f <- np_fixture(paste0("italy_udens_", crit, ".csv"))
+    d <- kdens(~ gdp + ordered(year), data = it, bw = b$bandwidth)
+    expect_identical(d$okertype, "nliracine")
+    p <- predict(d, data.frame(gdp = f$gdp, year = f$year))
+    expect_lt(max(abs(p / f$dens - 1)), 1e-12)
+  }
+  expect_error(kdens(~ gdp + ordered(year), data = it, bw = b$bandwidth, okertype = "liracine"),
+               "^ordered_kernel: .*use li_racine_normalized")
+})
+
+test_that("kcdens and kcdist with an ordered response at np's bandwidths", {
+  sim <- np_fixture("sim_ordered.csv")
+  sim$xo <- ordered(sim$xo)
+  sim$yo <- ordered(sim$yo)
+  for (case in c("sim_cdens_ml", "sim_cdens_ls", "sim_cdens_fixed", "sim_cdist_ls",
+                 "sim_cdist_fixed")) {
+    b <- np_bw(case)
+    f <- np_fixture(paste0(case, ".csv"))
+    f <- f[f$yo %in% levels(sim$yo), ]  # the R face refuses levels never seen in the fit
+    bw <- b$bandwidth[match(c("xo", "z", "yo"), b$variable)]
+    fit <- if (grepl("cdens", case)) kcdens(yo ~ xo + z, data = sim, bw = bw)
+           else kcdist(yo ~ xo + z, data = sim, bw = bw)
+    expect_identical(fit$oykertype, "nliracine")
+    nd <- data.frame(xo = f$xo, z = f$z, yo = f$yo)
+    p <- predict(fit, nd)
+    expect_lt(max(abs(p - f$value) / pmax(abs(f$value), 1e-300)), 1e-12, label = case)
+  }
 })

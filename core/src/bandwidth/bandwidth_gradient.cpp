@@ -81,6 +81,8 @@ inline double cat_ratio(const CategoricalKernel& k, double dist, double lambda) 
     case CategoricalKernelType::wang_van_ryzin:
       return dist == 0.0 ? -1.0 / (1.0 - lambda) : -1.0 / (1.0 - lambda) + dist / lambda;
     case CategoricalKernelType::li_racine_ordered: return dist == 0.0 ? 0.0 : dist / lambda;
+    case CategoricalKernelType::li_racine_normalized:  // refused by regressions (kernel_pairs)
+      return (dist == 0.0 ? 0.0 : dist / lambda) - 2.0 / ((1.0 - lambda) * (1.0 + lambda));
   }
   return 0.0;
 }
@@ -177,6 +179,15 @@ ATTNREG_SIMD_CLONES void categorical_dweights(CategoricalKernelType type, double
     }
     case CategoricalKernelType::wang_van_ryzin: {
       const double r0 = -1.0 / (1.0 - lambda);
+#pragma omp simd
+      for (std::size_t i = 0; i < len; ++i) {
+        const double dist = std::fabs(codes[i] - xq);
+        wd[i] = w[i] > 0.0 ? w[i] * (dist == 0.0 ? r0 : r0 + dist / lambda) : 0.0;
+      }
+      return;
+    }
+    case CategoricalKernelType::li_racine_normalized: {  // refused by regressions (kernel_pairs)
+      const double r0 = -2.0 / ((1.0 - lambda) * (1.0 + lambda));
 #pragma omp simd
       for (std::size_t i = 0; i < len; ++i) {
         const double dist = std::fabs(codes[i] - xq);

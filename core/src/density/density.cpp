@@ -111,15 +111,16 @@ DensityData::DensityData(DensityKind kind, const arma::mat& X, const std::string
                           accepted + ")");
   // Ordered columns: X's take `ordered` (all columns of an unconditional density), y's take
   // `ordered_y`, so li_racine on the conditioning columns (np's oxkertype default) goes with a
-  // kernel that sums to one on the response.
-  if (kind == DensityKind::density && opt.ordered.type != CategoricalKernelType::wang_van_ryzin &&
-      has(tx, VarType::ordered))
-    throw InvalidArgument(std::string("ordered_kernel: ") + where +
-                          "integers: use wang_van_ryzin for it (li_racine does not sum to one)");
-  if (kind != DensityKind::density &&
-      opt.ordered_y.type != CategoricalKernelType::wang_van_ryzin && has(ty, VarType::ordered))
-    throw InvalidArgument(std::string("y_ordered_kernel: ") + where +
-                          "integers: use wang_van_ryzin for it (li_racine does not sum to one" +
+  // kernel that sums to one on the response: li_racine_normalized (what np's okertype =
+  // "liracine" means on a density's own column) or wang_van_ryzin (kernel.hpp).
+  const char* normalised_alternative =
+      "integers: use li_racine_normalized for it (np's okertype = \"liracine\" on a density's "
+      "own column, lambda^|d| (1 - lambda) / (1 + lambda)) or wang_van_ryzin (li_racine does "
+      "not sum to one";
+  if (kind == DensityKind::density && !opt.ordered.sums_to_one() && has(tx, VarType::ordered))
+    throw InvalidArgument(std::string("ordered_kernel: ") + where + normalised_alternative + ")");
+  if (kind != DensityKind::density && !opt.ordered_y.sums_to_one() && has(ty, VarType::ordered))
+    throw InvalidArgument(std::string("y_ordered_kernel: ") + where + normalised_alternative +
                           accepted + " through ordered_kernel)");
   check::require(opt.n_starts >= 1, "n_starts", "must be at least 1");
   for (std::size_t j = 0; j < types_.size(); ++j) {
@@ -224,9 +225,32 @@ struct Prepared {
   double n = 0;
 };
 
-Prepared prepare_training(const DensityData& data) {
+// A column with the normalised Li-Racine kernel is a probability mass function on all the
+// integers (kernel.hpp), so a query at an integer code never seen in training is a valid point
+// there (np allows it for numeric ordered factors): such codes (in a distribution's y column,
+// the integer part of the query) join the column's levels before the rows are encoded. Other
+// kernels keep refusing unseen categories (encode_query).
+void add_query_levels(std::vector<Column>& cols, std::size_t first_col, const arma::mat& Q,
+                      Mode mode) {
+  for (std::size_t c = 0; c < Q.n_cols; ++c) {
+    Column& col = cols[first_col + c];
+    if (col.continuous() || col.ck.type != CategoricalKernelType::li_racine_normalized) continue;
+    std::vector<double>& lv = col.levels;
+    for (std::size_t i = 0; i < Q.n_rows; ++i) {
+      const double v = mode == Mode::cdf ? std::floor(Q(i, c)) : Q(i, c);
+      if (!is_integer(v)) continue;  // encode_query names it
+      auto it = std::lower_bound(lv.begin(), lv.end(), v);
+      if (it == lv.end() || *it != v) lv.insert(it, v);
+    }
+  }
+}
+
+Prepared prepare_training(const DensityData& data, const arma::mat* Xq = nullptr,
+                          const arma::mat* Yq = nullptr, Mode ymode = Mode::pdf) {
   Prepared p;
   p.cols = density_detail::make_columns(data);
+  if (Xq) add_query_levels(p.cols, 0, *Xq, Mode::pdf);
+  if (Yq) add_query_levels(p.cols, data.X().n_cols, *Yq, ymode);
   const arma::mat Z = data.kind() == DensityKind::density
                           ? data.X()
                           : arma::mat(arma::join_rows(data.X(), data.Y()));
@@ -267,9 +291,9 @@ arma::vec density_evaluate(const DensityData& data, const arma::vec& bandwidth,
     check::require(Yq.n_cols == dy && Yq.n_rows == Xq.n_rows, "y_new", msg.str());
     check::all_finite(Yq, "y_new");
   }
-  const Prepared p = prepare_training(data);
-  const Kernel& K = data.options().kernel;
   const Mode ymode = data.kind() == DensityKind::conditional_distribution ? Mode::cdf : Mode::pdf;
+  const Prepared p = prepare_training(data, &Xq, cond ? &Yq : nullptr, ymode);
+  const Kernel& K = data.options().kernel;
   std::vector<ColumnState> st(p.cols.size());
   for (std::size_t j = 0; j < p.cols.size(); ++j)
     st[j] = density_detail::make_state(p.cols[j], j < dx ? Mode::pdf : ymode, bandwidth(j), false);
@@ -340,7 +364,7 @@ arma::vec conditional_quantile(const DensityData& data, const arma::vec& bandwid
           << " (0 and 1 are the infinite ends of the distribution)";
       throw InvalidArgument(msg.str());
     }
-  const Prepared p = prepare_training(data);
+  const Prepared p = prepare_training(data, &Xq);
   const Kernel& K = data.options().kernel;
   std::vector<ColumnState> st(dx);
   for (std::size_t j = 0; j < dx; ++j)

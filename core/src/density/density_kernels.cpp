@@ -362,9 +362,58 @@ double cat_deriv(const CategoricalKernel& ck, double x, double xi, double lambda
       return 0.5 * (-std::pow(lambda, dist) + (1.0 - lambda) * dist * std::pow(lambda, dist - 1.0));
     case CategoricalKernelType::li_racine_ordered:
       return dist == 0.0 ? 0.0 : dist * std::pow(lambda, dist - 1.0);
+    case CategoricalKernelType::li_racine_normalized: {
+      // d/dlambda lambda^d (1 - lambda) / (1 + lambda)
+      //   = lambda^(d-1) (d (1 - lambda^2) - 2 lambda) / (1 + lambda)^2  (d >= 1; -2/(1+l)^2 at 0)
+      const double s2 = (1.0 + lambda) * (1.0 + lambda);
+      if (dist == 0.0) return -2.0 / s2;
+      return std::pow(lambda, dist - 1.0) * (dist * (1.0 - lambda * lambda) - 2.0 * lambda) / s2;
+    }
   }
   return 0.0;
 }
+
+namespace {
+
+// The normalised Li-Racine kernel l(z, t) = lambda^|z - t| (1 - lambda) / (1 + lambda) summed
+// over all integers z (it is a probability mass function on the integers for each t; kernel.hpp),
+// in closed form (geometric series), with the derivatives in lambda:
+//   cdf   G(a | t) = sum_{z <= a} l(z, t) = lambda^(t - a) / (1 + lambda)          (a < t)
+//                                        = 1 - lambda^(a - t + 1) / (1 + lambda)  (a >= t)
+//   conv  sum_z l(z, a) l(z, b) = lambda^d [(1 - lambda)(1 + lambda^2) / (1 + lambda)^3
+//                                           + d (1 - lambda)^2 / (1 + lambda)^2],  d = |a - b|
+// (the terms with z between a and b give (d + 1) lambda^d, each side beyond them
+// lambda^d lambda^2 / (1 - lambda^2)). These are R np's cdf and convolution forms of its
+// "nliracine" kernel (np 0.70-4, src/jksum.c), derived here from the definition.
+double nlr_cdf(double a, double t, double lambda, double* deriv) {
+  const double s = 1.0 + lambda;
+  if (a < t) {
+    const double d = t - a;  // >= 1
+    const double p = std::pow(lambda, d - 1.0);
+    if (deriv) *deriv = p * (d * s - lambda) / (s * s);
+    return p * lambda / s;
+  }
+  const double e = a - t + 1.0;  // >= 1
+  const double p = std::pow(lambda, e - 1.0);
+  if (deriv) *deriv = -p * (e * s - lambda) / (s * s);
+  return 1.0 - p * lambda / s;
+}
+
+double nlr_conv(double a, double b, double lambda, double* deriv) {
+  const double d = std::abs(a - b), s = 1.0 + lambda, m = 1.0 - lambda;
+  const double N = m * (1.0 + lambda * lambda);           // (1 - l)(1 + l^2)
+  const double dN = -1.0 + 2.0 * lambda - 3.0 * lambda * lambda;
+  const double P = N / (s * s * s), Q = m * m / (s * s);
+  const double dP = (dN * s - 3.0 * N) / (s * s * s * s), dQ = -4.0 * m / (s * s * s);
+  const double ld = d == 0.0 ? 1.0 : std::pow(lambda, d);
+  if (deriv) {
+    const double dld = d == 0.0 ? 0.0 : d * std::pow(lambda, d - 1.0);
+    *deriv = dld * (P + d * Q) + ld * (dP + d * dQ);
+  }
+  return ld * (P + d * Q);
+}
+
+}  // namespace
 
 ColumnState make_state(const Column& col, Mode mode, double bw, bool derivs) {
   ColumnState st;
@@ -383,6 +432,28 @@ ColumnState make_state(const Column& col, Mode mode, double bw, bool derivs) {
       for (int b = 0; b < L; ++b) {
         st.tab[a * L + b] = l(a, b);
         if (derivs) st.dtab[a * L + b] = dl(a, b);
+      }
+  } else if (mode == Mode::cdf && col.ck.type == CategoricalKernelType::li_racine_normalized) {
+    // Row a: query with a levels <= it, i.e. at level a - 1 (queries are first added to the
+    // levels, at their integer part; row 0 stands for the integer below the lowest level). The
+    // sum runs over all integers, not only the levels.
+    st.tab.assign(static_cast<std::size_t>(L + 1) * L, 0.0);
+    if (derivs) st.dtab.assign(st.tab.size(), 0.0);
+    for (int a = 0; a <= L; ++a)
+      for (int b = 0; b < L; ++b) {
+        const double za = a == 0 ? lv[0] - 1.0 : lv[a - 1];
+        double dv = 0.0;
+        st.tab[a * L + b] = nlr_cdf(za, lv[b], bw, derivs ? &dv : nullptr);
+        if (derivs) st.dtab[a * L + b] = dv;
+      }
+  } else if (mode == Mode::conv && col.ck.type == CategoricalKernelType::li_racine_normalized) {
+    st.tab.assign(static_cast<std::size_t>(L) * L, 0.0);
+    if (derivs) st.dtab.assign(st.tab.size(), 0.0);
+    for (int a = 0; a < L; ++a)
+      for (int b = 0; b < L; ++b) {
+        double dv = 0.0;
+        st.tab[a * L + b] = nlr_conv(lv[a], lv[b], bw, derivs ? &dv : nullptr);
+        if (derivs) st.dtab[a * L + b] = dv;
       }
   } else if (mode == Mode::cdf) {
     // Row a: query with a levels <= it (a = 0: below every level).

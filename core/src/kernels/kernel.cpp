@@ -123,8 +123,9 @@ std::string format_var_types(const std::vector<VarType>& types) {
 void CategoricalKernel::check_bandwidth(double lambda, int n_levels,
                                         const std::string& arg) const {
   const double hi = max_bandwidth(n_levels);
-  // Wang-van Ryzin is identically 0 at lambda = 1, so its range is open there.
-  const bool open_top = type == CategoricalKernelType::wang_van_ryzin;
+  // Wang-van Ryzin and the normalised Li-Racine kernel are identically 0 at lambda = 1, so
+  // their range is open there.
+  const bool open_top = this->open_top();
   if (std::isfinite(lambda) && lambda >= 0.0 && (open_top ? lambda < hi : lambda <= hi)) return;
   std::ostringstream msg;
   msg << arg << ": the " << name() << " kernel needs a bandwidth in [0, " << hi
@@ -142,6 +143,7 @@ const char* CategoricalKernel::name() const {
     case CategoricalKernelType::li_racine_unordered: return "li_racine";
     case CategoricalKernelType::wang_van_ryzin: return "wang_van_ryzin";
     case CategoricalKernelType::li_racine_ordered: return "li_racine";
+    case CategoricalKernelType::li_racine_normalized: return "li_racine_normalized";
   }
   return "?";
 }
@@ -158,9 +160,11 @@ CategoricalKernel CategoricalKernel::from_name(const std::string& name, bool ord
     return CategoricalKernel(CategoricalKernelType::aitchison_aitken);
   if (ordered && (s == "wangvanryzin" || s == "wangryzin"))
     return CategoricalKernel(CategoricalKernelType::wang_van_ryzin);
+  if (ordered && (s == "liracinenormalized" || s == "liracinenormalised" || s == "nliracine"))
+    return CategoricalKernel(CategoricalKernelType::li_racine_normalized);
   throw InvalidArgument(arg + ": unknown " + (ordered ? "ordered" : "unordered") +
                         " categorical kernel '" + name + "' (choose " +
-                        (ordered ? "li_racine or wang_van_ryzin"
+                        (ordered ? "li_racine, li_racine_normalized or wang_van_ryzin"
                                  : "aitchison_aitken or li_racine") +
                         ")");
 }

@@ -125,6 +125,13 @@ std::vector<VarType> checked_types(const arma::mat& X, const KernelSpec& spec) {
                  "must be an unordered kernel (aitchison_aitken or li_racine)");
   check::require(spec.ordered_kernel.ordered(), "ordered_kernel",
                  "must be an ordered kernel (li_racine or wang_van_ryzin)");
+  // The normalising factor (1 - lambda) / (1 + lambda) is the same for every row, so it
+  // cancels in a kernel-weighted fit (kernel.hpp): one name for one estimator.
+  check::require(spec.ordered_kernel.type != CategoricalKernelType::li_racine_normalized,
+                 "ordered_kernel",
+                 "li_racine_normalized is for a density's own ordered column; in a regression "
+                 "its factor (1 - lambda) / (1 + lambda) cancels, so use li_racine (the same "
+                 "fit)");
   return types;
 }
 

@@ -3,11 +3,18 @@ estimation for mixed continuous / categorical data, as R's ``np`` (``npudens``, 
 ``npcdist``, ``npqreg``; Hayfield and Racine 2008, doi:10.18637/jss.v027.i05).
 
 Product kernels: a continuous kernel density (integrating to one) per continuous column, the
-Aitchison and Aitken (1976) kernel for unordered and the Wang and van Ryzin (1981) kernel for
-ordered categorical columns that the estimate is a density in; on the conditioning (X) ordered
-columns of the conditional estimators the Li and Racine kernel ``lambda^|x - X_i|`` by default,
-as R np's ``npcdensbw`` / ``npcdistbw`` (``oxkertype = "liracine"``). Bandwidths (one per column; ``h`` for continuous columns, ``lambda``
-for categorical ones) by
+Aitchison and Aitken (1976) kernel for unordered columns and, by default, the normalised Li and
+Racine kernel ``lambda^|x - X_i| (1 - lambda) / (1 + lambda)`` (``"li_racine_normalized"``,
+np's ``"nliracine"``) for ordered columns that the estimate is a density in, as R np's
+``npudens`` and the response of ``npcdens`` / ``npcdist`` (np's ``okertype = "liracine"``
+there); on the conditioning (X) ordered columns of the conditional estimators the Li and Racine
+kernel ``lambda^|x - X_i|`` by default, as R np's ``npcdensbw`` / ``npcdistbw``
+(``oxkertype = "liracine"``). The normalised kernel sums to one over all the integers, so the
+estimate of an ordered column is a probability mass function on the integer codes: positive
+between and beyond the observed levels, where it may be evaluated too (pass the levels' own
+integer codes, e.g. years, as np does for numeric ordered factors). Wang and van Ryzin's (1981)
+kernel (``"wang_van_ryzin"``) is the other choice there. Bandwidths (one per column; ``h`` for
+continuous columns, ``lambda`` for categorical ones) by
 
 * ``"cv_ml"``: likelihood cross-validation, minimising ``-sum_i log f_{-i}(X_i)`` (densities) or
   ``-sum_i log f_{-i}(Y_i | X_i)`` (conditional densities);
@@ -62,7 +69,7 @@ class _KernelDensityBase(BaseEstimator):
                  y_types: str | None = None, unordered_kernel: str = "aitchison_aitken",
                  ordered_kernel: str = "li_racine", n_starts: int = 3,
                  random_state: int = 0, n_threads: int = 0,
-                 y_ordered_kernel: str = "wang_van_ryzin"):
+                 y_ordered_kernel: str = "li_racine_normalized"):
         self.bandwidth = bandwidth
         self.kernel = kernel
         self.var_types = var_types
@@ -81,6 +88,7 @@ class _KernelDensityBase(BaseEstimator):
                     unordered_kernel=str(self.unordered_kernel),
                     ordered_kernel=str(self.ordered_kernel), n_starts=int(self.n_starts),
                     seed=int(self.random_state), n_threads=int(self.n_threads),
+                    # fits pickled before y_ordered_kernel existed used Wang-van Ryzin on y
                     y_ordered_kernel=str(getattr(self, "y_ordered_kernel", "wang_van_ryzin")))
 
     def _fit(self, X, y=None):
@@ -232,17 +240,20 @@ class KernelDensity(_KernelDensityBase):
     unordered_kernel : str, default="aitchison_aitken"
         ``aitchison_aitken`` (sums to one over the levels, as a density's kernel must; np's
         default), or ``li_racine`` where it cancels (below).
-    ordered_kernel : str, default="wang_van_ryzin" here, "li_racine" in the conditional
+    ordered_kernel : str, default="li_racine_normalized" here, "li_racine" in the conditional
         estimators
         The kernel of ordered columns that the estimate is a density in (every column here):
-        ``wang_van_ryzin``, which sums to one over the integers. np's ``npudens`` default
-        (``okertype = "liracine"``) is there its normalised Li-Racine kernel
-        ``lambda^|d| (1 - lambda) / (1 + lambda)``, which attnreg does not offer. In
-        :class:`ConditionalDensity`, :class:`ConditionalDistribution` and
-        :class:`ConditionalQuantile` this option is the kernel of X's (conditioning) ordered
+        one that sums to one over the integers, ``li_racine_normalized``
+        (``lambda^|d| (1 - lambda) / (1 + lambda)``, Li and Racine 2007, *Nonparametric
+        Econometrics*, Princeton UP, normalised; np's ``npudens`` default: its ``okertype =
+        "liracine"`` means this kernel on a density's column, named ``"nliracine"`` in np; that
+        alias is accepted) or ``wang_van_ryzin``. The plain ``li_racine`` does not sum to one
+        and is refused here. In :class:`ConditionalDensity`, :class:`ConditionalDistribution`
+        and :class:`ConditionalQuantile` this option is the kernel of X's (conditioning) ordered
         columns, default ``li_racine`` as np's ``oxkertype``: the kernel enters
         ``f(x, y) / f(x)`` and ``F(y | x)`` in numerator and denominator alike and cancels, so it
-        need not sum to one (``wang_van_ryzin`` is accepted too).
+        need not sum to one (``wang_van_ryzin`` and ``li_racine_normalized`` are accepted too;
+        the latter gives the same estimate as ``li_racine``).
     n_starts, random_state, n_threads
         Search starts (the first at the normal-reference rule), their seed, and threads (0 = all).
 
@@ -266,7 +277,7 @@ class KernelDensity(_KernelDensityBase):
 
     def __init__(self, bandwidth="cv_ml", kernel: str = "gaussian", var_types: str | None = None,
                  y_types: str | None = None, unordered_kernel: str = "aitchison_aitken",
-                 ordered_kernel: str = "wang_van_ryzin", n_starts: int = 3,
+                 ordered_kernel: str = "li_racine_normalized", n_starts: int = 3,
                  random_state: int = 0, n_threads: int = 0):
         # no response columns, so no y_ordered_kernel (scikit-learn: __init__ only stores)
         self.bandwidth = bandwidth
@@ -303,9 +314,9 @@ class ConditionalDensity(_KernelDensityBase):
 
     Parameters as :class:`KernelDensity` (but ``ordered_kernel``, the kernel of X's ordered
     columns, defaults to ``"li_racine"``, np's ``oxkertype``), plus ``y_types`` (one of c/u/o
-    per column of y) and ``y_ordered_kernel`` (default ``"wang_van_ryzin"``; the only kernel
-    offered for y's ordered columns, which must sum to one over the integers: np's
-    ``oykertype = "liracine"`` default is its normalised Li-Racine kernel there, not offered).
+    per column of y) and ``y_ordered_kernel``, the kernel of y's ordered columns, which must sum
+    to one over the integers: ``"li_racine_normalized"`` (default; np's ``oykertype =
+    "liracine"`` default means this kernel on the response) or ``"wang_van_ryzin"``.
     ``bandwidth_`` holds X's columns, then y's.
     """
 
@@ -330,8 +341,10 @@ class ConditionalDistribution(_KernelDensityBase):
     """Conditional distribution function ``F(y | x)`` for mixed data (R np's ``npcdist``).
 
     ``F(y|x) = sum_i K(x, X_i) G(y, Y_i) / sum_i K(x, X_i)`` with ``G`` the integrated kernel
-    (continuous y) or the kernel summed over the levels ``<= y`` (ordered y). Default bandwidth
-    ``"cv_ls"`` (Li, Lin and Racine 2013), as np's ``npcdistbw``.
+    (continuous y) or the kernel summed over the codes ``<= y`` (ordered y: over all integers
+    for ``y_ordered_kernel="li_racine_normalized"``, the default, as np's ``npcdist``; over the
+    observed levels for ``"wang_van_ryzin"``). Default bandwidth ``"cv_ls"`` (Li, Lin and
+    Racine 2013), as np's ``npcdistbw``.
     """
 
     _kind = "conditional_distribution"
@@ -340,7 +353,7 @@ class ConditionalDistribution(_KernelDensityBase):
                  y_types: str | None = None, unordered_kernel: str = "aitchison_aitken",
                  ordered_kernel: str = "li_racine", n_starts: int = 3,
                  random_state: int = 0, n_threads: int = 0,
-                 y_ordered_kernel: str = "wang_van_ryzin"):
+                 y_ordered_kernel: str = "li_racine_normalized"):
         super().__init__(bandwidth=bandwidth, kernel=kernel, var_types=var_types, y_types=y_types,
                          unordered_kernel=unordered_kernel, ordered_kernel=ordered_kernel,
                          n_starts=n_starts, random_state=random_state, n_threads=n_threads,

@@ -7,10 +7,17 @@
 // (h or lambda per column), the kernel between z and a training row Z_i is
 //     K(z, Z_i) = prod_{c} K((z_j - Z_ij) / h_j) / h_j * prod_{u, o} l_j(z_j, Z_ij; lambda_j)
 // with K the continuous kernel *density* (integrates to 1; kernel.hpp's c_K k(u)) and l_j the
-// categorical kernel: Aitchison and Aitken (1976) for unordered columns and Wang and van Ryzin
-// (1981) for ordered ones by default, as np's npudens / npcdens (and statsmodels'
-// KDEMultivariate). Li-Racine categorical kernels do not sum to one over the levels and are
-// refused for densities.
+// categorical kernel: Aitchison and Aitken (1976) for unordered columns; for ordered ones the
+// normalised Li-Racine kernel lambda^|d| (1 - lambda) / (1 + lambda) (R np's default on a
+// density's own ordered column, its "nliracine") or Wang and van Ryzin (1981) (statsmodels'
+// KDEMultivariate). Both sum to one over all the integers (kernel.hpp): the estimate of an
+// ordered column is a probability mass function on the integers, so it is defined (and
+// positive) at codes between and beyond the observed levels, which may be queried. The plain
+// Li-Racine kernels do not sum to one and are refused for a density's own columns; on the
+// conditioning columns of the conditional kinds any kernel is accepted (it cancels in the
+// ratio). The distribution of an ordered y sums the kernel over all integers z <= y for the
+// normalised Li-Racine kernel (np's npcdist) and over the observed levels z <= y for
+// Wang-van Ryzin; the cv_ls convolution likewise (all integers / observed levels).
 //
 // Estimators (n training rows, counts c_i = 1):
 //   density               f(x)   = (1/n) sum_i K(x, X_i)
@@ -82,9 +89,12 @@ enum class DensityKind : int {
 struct DensityOptions {
   Kernel kernel{KernelType::gaussian};
   CategoricalKernel unordered{CategoricalKernelType::aitchison_aitken};
-  /// Ordered columns of X (every column of an unconditional density).
+  /// Ordered columns of X (every column of an unconditional density). The Python and R faces
+  /// pass np's defaults (li_racine_normalized for a density, li_racine for conditioning
+  /// columns); the C++ default is kept for existing callers.
   CategoricalKernel ordered{CategoricalKernelType::wang_van_ryzin};
-  /// Ordered columns of y (conditional kinds): its kernel must sum to one over the integers.
+  /// Ordered columns of y (conditional kinds): its kernel must sum to one over the integers
+  /// (li_racine_normalized, the faces' default, or wang_van_ryzin).
   CategoricalKernel ordered_y{CategoricalKernelType::wang_van_ryzin};
   int n_starts = 3;          ///< starting points of the search (>= 1)
   std::uint64_t seed = 0;    ///< random starts are reproducible from this

@@ -8,6 +8,7 @@
 //         ordered sum_{levels z <= q} l(z, t)       (query index = number of levels <= q)
 //   conv  continuous Kbar(u)/h, Kbar = K * K;       d/dlog h = -(Kbar(u) + u Kbar'(u)) / h
 //         categorical sum_{levels z} l(z, q) l(z, t)
+//   (li_racine_normalized: cdf and conv sum over all integers z, in closed form)
 //
 // Categorical values are level indices (0 .. L-1, stored as doubles); the kernel between two
 // levels is read from an L x L table (cdf: (L+1) x L) built once per bandwidth.

@@ -44,6 +44,9 @@
 //   ordered    wang_van_ryzin    1 - lambda if x == X_i, (1 - lambda)/2 lambda^|x - X_i|
 //                                otherwise; lambda in [0, 1) (identically 0 at 1)
 //   ordered    li_racine         lambda^|x - X_i| (1 when equal); lambda in [0, 1]
+//   ordered    li_racine_normalized
+//                                lambda^|x - X_i| (1 - lambda) / (1 + lambda); lambda in [0, 1)
+//                                (identically 0 at 1)
 //
 // lambda = 0 is the indicator (cell-by-cell estimation); the largest lambda smooths the column
 // away (li_racine at 1, aitchison_aitken at (c-1)/c give equal weight to every level). These
@@ -51,6 +54,20 @@
 // "liracine", with np's bandwidth meaning. statsmodels' KDEMultivariate "aitchisonaitken" and
 // "wangryzin" are the first and third; KernelReg's "aitchison_aitken_reg" is li_racine
 // (unordered) and its "wangryzin_reg" is li_racine (ordered), again with the same lambda.
+//
+// Which ordered kernels sum to one. Over all integer codes z (not only the observed levels),
+// sum_z lambda^|z - X_i| = (1 + lambda) / (1 - lambda), so li_racine_normalized sums to one for
+// every X_i and lambda < 1, whatever the observed support, and so does wang_van_ryzin; li_racine
+// does not. A density (or distribution) in an ordered column needs one of the two: it is a
+// probability mass function on the integers, positive also at integers between and beyond the
+// observed levels. li_racine_normalized is Li and Racine's ordered kernel (Li and Racine 2007,
+// "Nonparametric Econometrics", Princeton UP) divided by that sum: R np's
+// kernel "nliracine" (np 0.70-4, help page np.kernels: "normalized Li-Racine ordered kernel";
+// not np's "racineliyan", which normalises over the observed support), which np's npudens and
+// the response of npcdens / npcdist use when okertype = "liracine" (np's default). On the
+// conditioning columns of a conditional estimate and in a regression the factor
+// (1 - lambda) / (1 + lambda) is common to every row and cancels, so li_racine and
+// li_racine_normalized give the same estimate there (regressions refuse the normalised name).
 //
 // var_types strings, as np and statsmodels spell them: one character per column, 'c'
 // continuous, 'u' unordered, 'o' ordered; spaces are ignored ("ccu o" is four columns).
@@ -155,7 +172,8 @@ enum class CategoricalKernelType : int {
   aitchison_aitken = 0,  ///< unordered
   li_racine_unordered,   ///< unordered
   wang_van_ryzin,        ///< ordered
-  li_racine_ordered      ///< ordered
+  li_racine_ordered,     ///< ordered
+  li_racine_normalized   ///< ordered: li_racine_ordered times (1 - lambda) / (1 + lambda)
 };
 
 /// A categorical kernel l(x, X_i; lambda) with its valid bandwidth range (see the file comment).
@@ -167,7 +185,20 @@ struct CategoricalKernel {
 
   bool ordered() const {
     return type == CategoricalKernelType::wang_van_ryzin ||
-           type == CategoricalKernelType::li_racine_ordered;
+           type == CategoricalKernelType::li_racine_ordered ||
+           type == CategoricalKernelType::li_racine_normalized;
+  }
+  /// Sums to one over the integer codes for every training code and lambda in its range (the
+  /// kernel a density's own ordered or unordered column needs; see the file comment).
+  bool sums_to_one() const {
+    return type == CategoricalKernelType::aitchison_aitken ||
+           type == CategoricalKernelType::wang_van_ryzin ||
+           type == CategoricalKernelType::li_racine_normalized;
+  }
+  /// The range of lambda is open at the top (the kernel vanishes identically at 1).
+  bool open_top() const {
+    return type == CategoricalKernelType::wang_van_ryzin ||
+           type == CategoricalKernelType::li_racine_normalized;
   }
   /// Kernel value for codes x (query) and xi (training), bandwidth lambda, and the number of
   /// levels c of the column (used by aitchison_aitken only). 0^0 is taken as 1.
@@ -181,11 +212,14 @@ struct CategoricalKernel {
         return dist == 0.0 ? 1.0 - lambda : 0.5 * (1.0 - lambda) * std::pow(lambda, dist);
       case CategoricalKernelType::li_racine_ordered:
         return dist == 0.0 ? 1.0 : std::pow(lambda, dist);
+      case CategoricalKernelType::li_racine_normalized:
+        return (dist == 0.0 ? 1.0 : std::pow(lambda, dist)) * ((1.0 - lambda) / (1.0 + lambda));
     }
     return 0.0;
   }
   /// Largest valid lambda for a column with n_levels levels: (c-1)/c for aitchison_aitken,
-  /// 1 otherwise (excluded for wang_van_ryzin, which vanishes there). The smallest is 0.
+  /// 1 otherwise (excluded for wang_van_ryzin and li_racine_normalized, which vanish there).
+  /// The smallest is 0.
   double max_bandwidth(int n_levels) const {
     if (type == CategoricalKernelType::aitchison_aitken)
       return n_levels > 0 ? static_cast<double>(n_levels - 1) / n_levels : 0.0;
@@ -198,7 +232,8 @@ struct CategoricalKernel {
 
   /// Parse "aitchison_aitken" / "aitchisonaitken" (unordered), "li_racine" / "liracine"
   /// (unordered or ordered, by `ordered`), "wang_van_ryzin" / "wangvanryzin" / "wangryzin"
-  /// (ordered). Throws InvalidArgument naming `arg` when the name does not fit the column type.
+  /// and "li_racine_normalized" / "li_racine_normalised" / "nliracine" (np's name) (ordered);
+  /// underscores, hyphens and case are ignored. Throws InvalidArgument naming `arg` when the name does not fit the column type.
   static CategoricalKernel from_name(const std::string& name, bool ordered,
                                      const std::string& arg);
 };
