@@ -31,7 +31,10 @@
 #' linear fits) the bias is \eqn{\sum_{|a|=p+1..2} D^a m(x) b^a/a! \sum_i l_i(x) u_i^a},
 #' \eqn{u_i = (x_i - x)/b} over the continuous columns (Ruppert and Wand 1994, Ann. Statist.
 #' 22(3)), the derivatives from a pilot local quadratic with all squares and cross products
-#' (categorical columns enter through their kernels as in the fit). A fit without continuous
+#' (categorical columns enter through their kernels as in the fit); its window at each point
+#' holds at least \eqn{\max(21, 2(1 + d + d(d+1)/2))} distinct training rows with weight (all
+#' when fewer), the continuous entries of `pilot_bw` multiplied by the smallest factor
+#' \eqn{\ge 1} that does (nprobust's `bwcheck`). A fit without continuous
 #' regressors has `NA` bias, MSE and RBC columns with a warning (`fit`, `se` and the
 #' conventional interval are always computed).
 #'

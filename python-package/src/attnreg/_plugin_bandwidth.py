@@ -134,8 +134,8 @@ def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
     the closed-form minimiser over ``h_j = c s_j`` instead. ``eval_points`` are rows of shape
     ``(m, d)`` (default the column medians); the result has shape ``(m, d)`` (``(d,)`` for one
     point); with ``return_pilot=True`` also the pilot vector. ``cov_type``,
-    ``preliminary_bandwidth``, ``algorithm="one_step"``, ``deriv``, ``bwcheck`` and ``interior``
-    and ``interior`` are univariate options and are refused. ``bias_terms="absolute"``
+    ``preliminary_bandwidth``, ``algorithm="one_step"``, ``deriv`` and ``interior`` are
+    univariate options and are refused. ``bias_terms="absolute"``
     (the default with several columns) minimises the bound ``(sum_j |a_j| h_j^2)^2`` on the
     squared leading bias instead, so that no direction gets a large bandwidth because its bias
     term is cancelled by another's of opposite sign (that vector is the one for RBC intervals:
