@@ -1,7 +1,9 @@
 """Monte Carlo coverage of conventional, RBC and uniform bands with several regressors, at the
-MSE-optimal plug-in bandwidth vectors (attnreg.bandwidth.mse_dpi / imse_dpi with d >= 2).
+plug-in bandwidth vectors (attnreg.bandwidth.mse_dpi / imse_dpi with d >= 2).
 
-    python3 bench/rbc_montecarlo.py run [--reps 1000] [--chunk 20] [--state FILE] [--ds 2,3] ...
+    python3 bench/rbc_montecarlo.py run [--reps 1000] [--chunk 20] [--jobs N] [--state FILE]
+        [--ds 2,3] [--ns 500,2000] [--kernels ...] [--truths ...] [--bias-terms absolute|signed]
+        [--points-only]
     python3 bench/rbc_montecarlo.py table [--state FILE] [--out bench/results/rbc_montecarlo.md]
     python3 bench/rbc_montecarlo.py explain [--d 3] [--n 500] [--kernel gaussian] [--truth curved]
         [--pilot fit|plugin]   (t-statistics of the RBC fits over the band's grid)
@@ -9,8 +11,11 @@ MSE-optimal plug-in bandwidth vectors (attnreg.bandwidth.mse_dpi / imse_dpi with
 Design: x ~ U[-1, 1]^d (d = 2, 3), y = m(x) + 0.3 N(0, 1);
   smooth: m(x) = sin(x_1) + 0.5 x_2^2 (+ 0.3 x_3);  curved: m(x) = sin(3 x_1) + exp(-4 x_2^2) (+ x_3^2).
 Local linear, kernel Gaussian or Epanechnikov. Pointwise: at each point P_k its own fit at the
-pointwise MSE-optimal bandwidth vector mse_dpi(X, y, P_k) (the pilot local quadratic plug-in,
-rule-of-thumb pilot), RBC pilot rho = 1 (diagnose's default); points interior (0, ..., 0),
+pointwise plug-in vector mse_dpi(X, y, P_k, bias_terms=...) (the pilot local quadratic plug-in,
+rule-of-thumb pilot, bwcheck 21; default bias_terms "absolute", mse_dpi's default and the vector
+for inference; "signed" is the pure MSE-optimal vector, the one of the first tables in
+bench/results/rbc_montecarlo.md, which predate bwcheck), RBC pilot rho = 1 (diagnose's
+default; its pilot window holds at least 21 distinct rows); points interior (0, ..., 0),
 (0.4, -0.4, 0.4..), boundary (0.9, -0.9, 0.9..), (-0.95, 0, ..). Uniform bands: one fit at the
 IMSE-optimal vector imse_dpi(X, y, G) over the grid G of 5^2 (d = 2) or 3^3 (d = 3) points in
 [-0.8, 0.8]^d, 2,000 multiplier draws. Variance HC3, level 0.95.
@@ -18,7 +23,12 @@ IMSE-optimal vector imse_dpi(X, y, G) over the grid G of 5^2 (d = 2) or 3^3 (d =
 Resumable: `run` appends one JSON line per finished chunk (configuration, chunk index, counts)
 to --state and skips chunks already there; chunks go round-robin over the configurations so
 every configuration advances together. Seeds: chunk c of a configuration uses
-numpy.random.default_rng([d, n, kernel index, truth index, c]). A replication in which the
+numpy.random.default_rng([d, n, kernel index, truth index, c]), whatever --jobs is: with
+--jobs N, N worker processes (OMP_NUM_THREADS=1 each) take the chunks in that order and the
+parent appends each finished chunk, so the state file holds the same chunks (in another line
+order) for any N. The default state file is named after --bias-terms
+(rbc_montecarlo_state_<bias_terms>.jsonl; --points-only adds _points). Per point the state also
+holds the RBC t-statistic (fit_bc - m(P_k)) / se_bc and the vector h. A replication in which the
 plug-in or a pilot is refused (too few points in a window) is counted as failed, not as covered
 or not; `table` reports those counts. Binomial standard error of a coverage p at R replications:
 sqrt(p (1 - p) / R).
@@ -53,17 +63,18 @@ def points(d):
     return P, g
 
 
-def one_rep(rng, d, kernel, n, truth, P, G):
+def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=False):
     """Coverage indicators of one replication (None entries where a step was refused)."""
     m = TRUTH[truth]
     X = rng.uniform(-1, 1, size=(n, d))
     y = m(X) + 0.3 * rng.standard_normal(n)
-    out = {"conv": [None] * len(P), "rbc": [None] * len(P), "h": [None] * len(P), "fail": []}
+    out = {"conv": [None] * len(P), "rbc": [None] * len(P), "h": [None] * len(P),
+           "t_rbc": [None] * len(P), "fail": []}
     t = m(P)
     for k in range(len(P)):
         stage = "plug-in"
         try:
-            h = mse_dpi(X, y, P[k], kernel=kernel)
+            h = mse_dpi(X, y, P[k], kernel=kernel, bias_terms=bias_terms)
             stage = "diagnose"
             est = LocalLinear(kernel=kernel, bandwidth=h).fit(X, y)
             a = diagnose(est, P[k:k + 1], cov_type="HC3")
@@ -73,7 +84,10 @@ def one_rep(rng, d, kernel, n, truth, P, G):
         out["conv"][k] = bool(a["ci_low"].iloc[0] <= t[k] <= a["ci_high"].iloc[0])
         out["rbc"][k] = bool(a["rbc_low"].iloc[0] <= t[k] <= a["rbc_high"].iloc[0])
         out["h"][k] = [float(v) for v in h]
+        out["t_rbc"][k] = float((a["fit_bc"].iloc[0] - t[k]) / a["se_bc"].iloc[0])
     out["unif_c"] = out["unif_r"] = None
+    if points_only:
+        return out
     stage = "plug-in"
     try:
         hi = imse_dpi(X, y, G, kernel=kernel)
@@ -101,40 +115,64 @@ def one_rep(rng, d, kernel, n, truth, P, G):
     return out
 
 
-def configs(ds, ns):
-    return [(d, kernel, n, truth) for d in ds for kernel in KERNELS for n in ns for truth in TRUTHS]
+def configs(ds, ns, kernels=KERNELS, truths=TRUTHS):
+    return [(d, kernel, n, truth) for d in ds for kernel in kernels for n in ns for truth in truths]
 
 
 def key(cfg):
     return "d{}-{}-n{}-{}".format(*cfg)
 
 
-def run_chunk(cfg, c, reps):
+def run_chunk(cfg, c, reps, bias_terms="absolute", points_only=False):
     d, kernel, n, truth = cfg
     rng = np.random.default_rng([d, n, KERNELS.index(kernel), TRUTHS.index(truth), c])
     P, G = points(d)
     t0 = time.process_time()
-    rows = [one_rep(rng, d, kernel, n, truth, P, G) for _ in range(reps)]
+    rows = [one_rep(rng, d, kernel, n, truth, P, G, bias_terms, points_only)
+            for _ in range(reps)]
     return {"key": key(cfg), "chunk": c, "reps": reps, "cpu_s": time.process_time() - t0,
-            "rows": rows}
+            "bias_terms": bias_terms, "rows": rows}
+
+
+def _run_chunk_args(args):
+    return run_chunk(*args)
+
+
+def default_state(a):
+    return (f"bench/results/rbc_montecarlo_state_{a.bias_terms}"
+            f"{'_points' if a.points_only else ''}.jsonl")
 
 
 def cmd_run(a):
+    state = a.state or default_state(a)
     done = set()
-    if os.path.exists(a.state):
-        with open(a.state) as fh:
+    if os.path.exists(state):
+        with open(state) as fh:
             for line in fh:
                 r = json.loads(line)
                 done.add((r["key"], r["chunk"]))
-    cfgs = configs([int(v) for v in a.ds.split(",")], [int(v) for v in a.ns.split(",")])
-    for c in range(a.reps // a.chunk):
-        for cfg in cfgs:
-            if (key(cfg), c) in done:
-                continue
-            r = run_chunk(cfg, c, a.chunk)
-            with open(a.state, "a") as fh:
-                fh.write(json.dumps(r) + "\n")
-            print(f"{key(cfg)} chunk {c}: {r['cpu_s']:.0f} CPU s", flush=True)
+    cfgs = configs([int(v) for v in a.ds.split(",")], [int(v) for v in a.ns.split(",")],
+                   a.kernels.split(","), a.truths.split(","))
+    todo = [(cfg, c, a.chunk, a.bias_terms, a.points_only) for c in range(a.reps // a.chunk)
+            for cfg in cfgs if (key(cfg), c) not in done]
+
+    def record(r):
+        with open(state, "a") as fh:
+            fh.write(json.dumps(r) + "\n")
+        print(f"{r['key']} chunk {r['chunk']}: {r['cpu_s']:.0f} CPU s", flush=True)
+
+    if a.jobs <= 1:
+        for args in todo:
+            record(run_chunk(*args))
+        return
+    import multiprocessing as mp
+    # the workers start fresh interpreters (spawn) that read this environment before loading
+    # attnreg's OpenMP runtime: one thread each, so N jobs use N cores
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    with mp.get_context("spawn").Pool(a.jobs) as pool:
+        for r in pool.imap_unordered(_run_chunk_args, todo):
+            record(r)
 
 
 def _rate(vals):
@@ -149,6 +187,7 @@ def _fmt(p, r):
 
 
 def cmd_table(a):
+    a.state = a.state or default_state(a)
     by = {}
     cpu = 0.0
     with open(a.state) as fh:
@@ -167,6 +206,7 @@ def cmd_table(a):
          "| uniform RBC, nonrobust variance | failed |",
          "|" + "---|" * 17]
     diag = []
+    pdet = []
     reasons = {}
     for cfg in configs([2, 3], [500, 2000]):
         rows = by.get(key(cfg))
@@ -179,8 +219,16 @@ def cmd_table(a):
         uc = _rate([r["unif_c"] for r in rows])
         ur = _rate([r["unif_r"] for r in rows])
         urc = _rate([r.get("unif_r_const") for r in rows])
-        failed = sum(r["unif_c"] is None for r in rows) + sum(
+        failed = sum(r["unif_c"] is None and not a.points_only for r in rows) + sum(
             v is None for r in rows for v in r["conv"])
+        for k in range(4):
+            tk = np.array([r["t_rbc"][k] for r in rows
+                           if r.get("t_rbc") and r["t_rbc"][k] is not None])
+            if tk.size:
+                hk = np.mean([r["h"][k] for r in rows if r["h"][k] is not None], axis=0)
+                pdet.append(f"| {key(cfg)} | {points(cfg[0])[0][k].tolist()} | {tk.size} | "
+                            f"{_fmt(*_rate(list(np.abs(tk) <= 1.959964)))} | {tk.mean():+.2f} | "
+                            f"{tk.std():.2f} | " + ", ".join(f"{v:.3f}" for v in hk) + " |")
         L.append(f"| {cfg[0]} | {cfg[1]} | {cfg[2]} | {cfg[3]} | {len(rows)} | "
                  + " | ".join(cells) + f" | {_fmt(*uc)} | {_fmt(*ur)} | {_fmt(*urc)} | {failed} |")
         for r in rows:
@@ -204,6 +252,11 @@ def cmd_table(a):
           "bandwidth vector.", "",
           "| configuration | R | crit | pointwise RBC corners | pointwise RBC other | miss per "
           "corner | miss per other point | mean h_imse |", "|" + "---|" * 8] + diag
+    if pdet:
+        L += ["", "Pointwise RBC by point: coverage, mean and sd of t = (fit_bc - m(x)) / se_bc "
+              "(0 and 1 for a correct interval), mean bandwidth vector.", "",
+              "| configuration | point | R | RBC coverage | mean t | sd t | mean h |",
+              "|" + "---|" * 7] + pdet
     if reasons:
         L += ["", "Refused steps (replications of the chunks that recorded them), by stage:", ""]
         L += [f"* {k}, {stage}: {c}" for (k, stage), c in sorted(reasons.items())]
@@ -261,10 +314,17 @@ def main():
     r.add_argument("--chunk", type=int, default=20)
     r.add_argument("--ds", default="2,3")
     r.add_argument("--ns", default="500,2000")
-    r.add_argument("--state", default="bench/results/rbc_montecarlo_state.jsonl")
+    r.add_argument("--kernels", default=",".join(KERNELS))
+    r.add_argument("--truths", default=",".join(TRUTHS))
+    r.add_argument("--jobs", type=int, default=1)
     t = sub.add_parser("table")
-    t.add_argument("--state", default="bench/results/rbc_montecarlo_state.jsonl")
     t.add_argument("--out", default=None)
+    t.add_argument("--pointwise-detail", action="store_true")
+    for q in (r, t):
+        q.add_argument("--state", default=None)
+        q.add_argument("--bias-terms", dest="bias_terms", choices=("absolute", "signed"),
+                       default="absolute")
+        q.add_argument("--points-only", dest="points_only", action="store_true")
     e = sub.add_parser("explain")
     e.add_argument("--d", type=int, default=3)
     e.add_argument("--n", type=int, default=500)

@@ -65,6 +65,39 @@ TEST(MvBandwidth, ArgumentChecks) {
   o.pilot_bandwidth.reset();
   o.degree = 2;
   expect_msg([&] { mse_dpi_multivariate(X, y, X.row(0), o); }, "degree");
+  o.degree = 1;
+  o.bwcheck = -1;
+  expect_msg([&] { mse_dpi_multivariate(X, y, X.row(0), o); }, "bwcheck: must be >= 1");
   X.col(1) = arma::round(X.col(1));
   expect_msg([&] { mse_dpi_multivariate(X, y, X.row(0)); }, "column 2 has 2 distinct");
+}
+
+// The minimum-points rule: with a compact kernel and a pilot far too small, every window at the
+// pilot vector used holds at least max(bwcheck, 2 * 6) distinct rows strictly inside the box
+// |x_c - x0_c| < b_c, and the pointwise vector's window too; off, the same pilot is refused.
+TEST(MvBandwidth, MinimumPointsRuleFillsEveryWindow) {
+  arma::arma_rng::set_seed(7);
+  const arma::uword n = 200;
+  arma::mat X = 2.0 * arma::randu(n, 2) - 1.0;
+  X.rows(0, 9) = arma::repmat(X.row(0), 10, 1);  // ten tied rows count once
+  const arma::vec y = arma::sin(3.0 * X.col(0)) - arma::square(X.col(1)) + 0.1 * arma::randn(n);
+  MvBwOptions o;
+  o.kernel = Kernel(KernelType::epanechnikov);
+  o.pilot_bandwidth = {0.02, 0.02};
+  o.bwcheck = 30;
+  const arma::mat P = {{0.0, 0.0}, {0.9, -0.9}};
+  const MvBwSelection S = mse_dpi_multivariate(X, y, P, o);
+  auto inside = [&](const arma::rowvec& x0, const arma::rowvec& h) {
+    arma::uword k = 0;
+    for (arma::uword i = 9; i < n; ++i)  // rows 0..9 are one distinct row: count it once
+      k += (std::abs(X(i, 0) - x0(0)) < h(0) && std::abs(X(i, 1) - x0(1)) < h(1)) ? 1 : 0;
+    return k;
+  };
+  for (arma::uword j = 0; j < P.n_rows; ++j) {
+    EXPECT_GE(inside(P.row(j), S.pilot_used.row(j)), 30u);
+    EXPECT_GE(inside(P.row(j), S.h.row(j)), 30u);
+    EXPECT_GE(inside(P.row(j), S.h_imse.t()), 30u);
+  }
+  o.bwcheck = 0;
+  EXPECT_THROW(mse_dpi_multivariate(X, y, P, o), NumericalError);
 }

@@ -31,7 +31,10 @@
 #' linear fits) the bias is \eqn{\sum_{|a|=p+1..2} D^a m(x) b^a/a! \sum_i l_i(x) u_i^a},
 #' \eqn{u_i = (x_i - x)/b} over the continuous columns (Ruppert and Wand 1994, Ann. Statist.
 #' 22(3)), the derivatives from a pilot local quadratic with all squares and cross products
-#' (categorical columns enter through their kernels as in the fit). A fit without continuous
+#' (categorical columns enter through their kernels as in the fit); its window at each point
+#' holds at least \eqn{\max(21, 2(1 + d + d(d+1)/2))} distinct training rows with weight (all
+#' when fewer), the continuous entries of `pilot_bw` multiplied by the smallest factor
+#' \eqn{\ge 1} that does (nprobust's `bwcheck`). A fit without continuous
 #' regressors has `NA` bias, MSE and RBC columns with a warning (`fit`, `se` and the
 #' conventional interval are always computed).
 #'
@@ -223,9 +226,17 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
 #' rule of thumb \eqn{b_j = C_K s_j n^{-1/(d+8)}}). A direction without curvature gets at most
 #' the range of its column. `common_scale = TRUE` returns the closed-form minimiser over
 #' \eqn{h_j = c s_j}. `eval_points`: a matrix with \eqn{d} columns (default the column medians;
-#' for `imse_dpi` a product grid of marginal quantiles). `vcov`, `h0`, `deriv`, `bwcheck`,
-#' `interior` and `algorithm = "one_step"` are univariate options and are refused. Formulas:
-#' `docs/bandwidth.md`.
+#' for `imse_dpi` a product grid of marginal quantiles). `vcov`, `h0`, `deriv`,
+#' `interior` and `algorithm = "one_step"` are univariate options and are refused.
+#' `bias_terms = "absolute"` (the default of `mse_dpi` with several columns) minimises the
+#' bound \eqn{(\sum_j |a_j| h_j^2)^2} on the squared leading bias instead, so that no direction
+#' gets a large bandwidth because its bias term is cancelled by another's of opposite sign (the
+#' vector for RBC intervals; at cancelling vectors the bias of order \eqn{h^4} that RBC does not
+#' remove makes them undercover); `"signed"` (the default of `imse_dpi`) is the pure MSE
+#' vector. `bwcheck` (default 21): every window used (the pilot's at each point, the fit's at
+#' the result) holds at least \eqn{\max(bwcheck, 2(1 + d + d(d+1)/2))} distinct rows (all when
+#' fewer), each vector multiplied by the smallest factor \eqn{\ge 1} that does; kernels with
+#' unbounded support are unchanged; 0 = no minimum. Formulas: `docs/bandwidth.md`.
 #'
 #' @param x,y Numeric vectors (one continuous regressor), or `x` a matrix with several
 #'   continuous columns.
@@ -246,6 +257,8 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
 #'   minimum number of observations in every window (0 = off), scale of the regularisation
 #'   term, and whether every point is treated as interior.
 #' @param pilot `TRUE` to return the bias-correction bandwidths `b` too (`"nprobust"` only).
+#' @param bias_terms With several columns of `x`: `"absolute"` or `"signed"` (see Details);
+#'   `NULL` for the function's default.
 #' @return `mse_dpi`: one bandwidth per evaluation point. `imse_dpi`: one bandwidth. With
 #'   `pilot = TRUE` a list with `h` and `b`. With several columns of `x`: a matrix with one
 #'   bandwidth vector per evaluation point (a vector for one point) and, for `imse_dpi`, one
@@ -258,13 +271,14 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
 mse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = "gaussian",
                     vcov = NULL, h0 = NULL, pilot_bw = NULL, algorithm = c("nprobust", "one_step"),
                     degree = NULL, deriv = 0L, bwcheck = 21L, bwregul = 1, interior = FALSE,
-                    pilot = FALSE, common_scale = FALSE, kind) {
+                    pilot = FALSE, common_scale = FALSE, bias_terms = NULL, kind) {
   if (!missing(kind)) vcov <- .renamed_arg("mse_dpi", "kind", "vcov", kind, missing(vcov))
   xm <- .mv_dpi_x(x)
   if (!is.null(xm))
     return(.mv_dpi(xm, y, eval_points, FALSE, match.arg(method), kernel, vcov, h0, pilot_bw,
                    match.arg(algorithm), degree, deriv, bwcheck, interior, pilot, bwregul,
-                   common_scale))
+                   common_scale, if (is.null(bias_terms)) "absolute" else bias_terms))
+  .mv_no_bias_terms(bias_terms)
   if (isTRUE(common_scale)) stop("common_scale: is for several columns of x", call. = FALSE)
   kind <- vcov
   d <- .diag_xy(x, y)
@@ -279,13 +293,14 @@ imse_dpi <- function(x, y, eval_points = NULL, method = c("ll", "lc"), kernel = 
                      vcov = NULL, h0 = NULL, pilot_bw = NULL,
                      algorithm = c("nprobust", "one_step"), degree = NULL, deriv = 0L,
                      bwcheck = 21L, bwregul = 1, interior = FALSE, pilot = FALSE,
-                     common_scale = FALSE, kind) {
+                     common_scale = FALSE, bias_terms = NULL, kind) {
   if (!missing(kind)) vcov <- .renamed_arg("imse_dpi", "kind", "vcov", kind, missing(vcov))
   xm <- .mv_dpi_x(x)
   if (!is.null(xm))
     return(.mv_dpi(xm, y, eval_points, TRUE, match.arg(method), kernel, vcov, h0, pilot_bw,
                    match.arg(algorithm), degree, deriv, bwcheck, interior, pilot, bwregul,
-                   common_scale))
+                   common_scale, if (is.null(bias_terms)) "signed" else bias_terms))
+  .mv_no_bias_terms(bias_terms)
   if (isTRUE(common_scale)) stop("common_scale: is for several columns of x", call. = FALSE)
   kind <- vcov
   d <- .diag_xy(x, y)

@@ -14,7 +14,7 @@
 .mv_note <- "with several columns of x the plug-in is the multivariate pilot local quadratic one"
 
 .mv_dpi <- function(x, y, eval_points, imse, method, kernel, vcov, h0, pilot_bw, algorithm,
-                    degree, deriv, bwcheck, interior, pilot, bwregul, common_scale) {
+                    degree, deriv, bwcheck, interior, pilot, bwregul, common_scale, bias_terms) {
   dd <- ncol(x)
   if (!identical(algorithm, "nprobust"))
     stop("algorithm: \"", algorithm, "\" is univariate; ", .mv_note, call. = FALSE)
@@ -22,8 +22,15 @@
                            " (its variance is the pilot's local residual variance)", call. = FALSE)
   if (!is.null(h0)) stop("h0: not an option here; ", .mv_note, call. = FALSE)
   if (!identical(as.numeric(deriv), 0)) stop("deriv: ", .mv_note, " (deriv = 0)", call. = FALSE)
-  if (!(as.numeric(bwcheck) %in% c(0, 21)) || isTRUE(interior))
-    stop("bwcheck/interior: univariate lpbwselect options; ", .mv_note, call. = FALSE)
+  if (isTRUE(interior))
+    stop("interior: a univariate lpbwselect option; ", .mv_note, call. = FALSE)
+  bwc <- if (is.null(bwcheck)) 0L else bwcheck
+  if (length(bwc) != 1L || !is.numeric(bwc) || !is.finite(bwc) || bwc < 0 || bwc != round(bwc))
+    stop("bwcheck: the minimum number of distinct rows in every window must be an integer ",
+         ">= 1 (e.g. 21), or 0 for no minimum", call. = FALSE)
+  if (!(length(bias_terms) == 1L && bias_terms %in% c("absolute", "signed")))
+    stop("bias_terms: \"absolute\" (the bound sum_j |a_j| h_j^2, no cancelling terms) or ",
+         "\"signed\" (the pure MSE)", call. = FALSE)
   p <- if (is.null(degree)) (if (method == "ll") 1L else 0L) else .diag_int(degree, "degree")
   if (!p %in% c(0L, 1L)) stop("degree: ", .mv_note, ", for local constant (0) and local ",
                               "linear (1) fits, got ", p, call. = FALSE)
@@ -51,7 +58,8 @@
                              " columns (or one point of length ", dd, ")", call. = FALSE)
   }
   storage.mode(ev) <- "double"
-  r <- tryCatch(.mse_dpi_mv_cpp(x, as.double(y), ev, p, kernel, b, as.double(bwregul)),
+  r <- tryCatch(.mse_dpi_mv_cpp(x, as.double(y), ev, p, kernel, b, as.double(bwregul),
+                                  as.integer(bwc), identical(bias_terms, "absolute")),
                 error = function(e) stop(gsub("pilot_bandwidth", "pilot_bw", conditionMessage(e),
                                               fixed = TRUE), call. = FALSE))
   s <- as.double(r$scale)
@@ -62,4 +70,10 @@
     if (single) as.double(hm[1, ]) else hm
   }
   if (isTRUE(pilot)) list(h = h, b = as.double(r$pilot)) else h
+}
+
+.mv_no_bias_terms <- function(bias_terms) {
+  if (!is.null(bias_terms))
+    stop("bias_terms: with one column of x the leading bias is one term (nothing cancels); ",
+         "leave bias_terms = NULL", call. = FALSE)
 }

@@ -113,12 +113,12 @@ static void init_diagnostics_criteria(py::module_& m) {
   m.def(
       "bias_weights_multivariate",
       [](const attnreg::LocalPolynomial& model, const farray& X, int pilot_degree,
-         const std::vector<double>& pilot_bandwidths) {
+         const std::vector<double>& pilot_bandwidths, int bwcheck) {
         return to_numpy(attnreg::bias_weights_multivariate(model, as_mat(X, "X"), pilot_degree,
-                                                           arma::vec(pilot_bandwidths)));
+                                                           arma::vec(pilot_bandwidths), bwcheck));
       },
       py::arg("model"), py::arg("X"), py::arg("pilot_degree") = -1,
-      py::arg("pilot_bandwidths") = std::vector<double>());
+      py::arg("pilot_bandwidths") = std::vector<double>(), py::arg("bwcheck") = 21);
 
   m.def(
       "sup_t_critical_value",

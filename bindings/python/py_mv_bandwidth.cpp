@@ -18,12 +18,15 @@ void init_mv_bandwidth(py::module_& m) {
   m.def(
       "mse_dpi_multivariate",
       [](const farray& X, const farray& y, const farray& X_eval, int degree,
-         const std::string& kernel, const farray& pilot_bandwidth, double bwregul) {
+         const std::string& kernel, const farray& pilot_bandwidth, double bwregul,
+         int bwcheck, bool absolute_bias) {
         attnreg::MvBwOptions o;
         o.degree = degree;
         o.kernel = attnreg::Kernel::from_name(kernel, "kernel");
         o.pilot_bandwidth = as_vec(pilot_bandwidth, "pilot_bandwidth");
         o.bwregul = bwregul;
+        o.bwcheck = bwcheck;
+        o.absolute_bias = absolute_bias;
         const attnreg::MvBwSelection r = attnreg::mse_dpi_multivariate(
             as_mat(X, "x"), as_vec(y, "y"), as_mat(X_eval, "eval_points"), o);
         py::dict d;
@@ -33,6 +36,7 @@ void init_mv_bandwidth(py::module_& m) {
         d["h_imse"] = to_numpy(r.h_imse);
         d["c_imse_common"] = r.c_imse_common;
         d["pilot"] = to_numpy(r.pilot);
+        d["pilot_used"] = to_numpy(r.pilot_used);
         d["scale"] = to_numpy(r.scale);
         d["range"] = to_numpy(r.range);
         d["bias_coef"] = to_numpy(r.bias_coef);
@@ -43,7 +47,8 @@ void init_mv_bandwidth(py::module_& m) {
         return d;
       },
       py::arg("x"), py::arg("y"), py::arg("eval_points"), py::arg("degree") = 1,
-      py::arg("kernel") = "gaussian", py::arg("pilot_bandwidth"), py::arg("bwregul") = 1.0);
+      py::arg("kernel") = "gaussian", py::arg("pilot_bandwidth"), py::arg("bwregul") = 1.0,
+      py::arg("bwcheck") = 0, py::arg("absolute_bias") = false);
   m.def(
       "mv_plugin_minimise",
       [](const farray& M, double V0, const farray& range, const farray& start) {

@@ -69,13 +69,32 @@ def _dense(X, y, a, Xe, h, b, types, degree, kern):
     B = np.zeros_like(L)
     first = 1 if degree == 0 else 1 + dc
     for j, x0 in enumerate(Xe):
-        U = (X[:, cont] - x0[cont]) / b[cont]
+        bj = b[j] if np.ndim(b) == 2 else b  # one pilot vector per point (the window rule)
+        U = (X[:, cont] - x0[cont]) / bj[cont]
         Z = np.column_stack([np.ones(len(y)), U] + [U[:, i] * U[:, k] for i, k in pairs])
-        C, k = _wls(Z, _kernel(X, x0, b, types, nl, kern) * a)
+        C, k = _wls(Z, _kernel(X, x0, bj, types, nl, kern) * a)
         kap = max(kap, k)
         B[j] = (L[j] @ Z)[first:] @ C[first:]
     e = y - Ltr @ y
     return L, B, e, np.diag(Ltr), kap
+
+
+def _window_rule(X, Xe, b, types, kern, bwcheck=21):
+    """The pilot vector per point under the core's minimum-points rule (docs/bandwidth.md):
+    with a compact kernel, the continuous entries times the smallest factor >= 1 that puts
+    min(G, max(bwcheck, 2 n_pilot)) distinct rows strictly inside |x_c - x0_c| < b_c (the
+    categorical weights here are all positive); the Gaussian kernel is left as it is."""
+    cont = [c for c, t in enumerate(types) if t == "c"]
+    out = np.tile(np.asarray(b, dtype=float), (len(Xe), 1))
+    if kern == "gaussian":
+        return out
+    U = np.unique(X, axis=0)
+    dc = len(cont)
+    T = min(len(U), max(bwcheck, 2 * (1 + dc + dc * (dc + 1) // 2)))
+    for j, x0 in enumerate(Xe):
+        r = np.sort(np.max(np.abs(U[:, cont] - x0[cont]) / out[j, cont], axis=1))
+        out[j, cont] *= max(1.0, r[T - 1] * (1 + 1e-9))
+    return out
 
 
 def _data(rng, n, d_cont, with_cat, grid):
@@ -159,8 +178,13 @@ def test_grouped_path_refuses_a_pilot_with_too_few_distinct_points():
                    np.repeat([[5.0, 5.0], [5.1, 5.0], [5.0, 5.1], [5.1, 5.1]], 30, axis=0)])
     y = X.sum(1) + rng.standard_normal(len(X))
     est = LocalLinear(kernel="epanechnikov", bandwidth=[0.5, 0.5]).fit(X, y)
+    # without the minimum-points rule the pilot is refused, naming the count of distinct rows
     with pytest.raises(ArithmeticError, match="4 distinct training point"):
-        diagnose(est, np.array([[5.05, 5.05]]))
+        _core.bias_weights_multivariate(_fitted_core(est), np.array([[5.05, 5.05]]), -1, [],
+                                        bwcheck=0)
+    # with it (diagnose's default, 21 distinct rows) the pilot reaches the uniform rows
+    r = diagnose(est, np.array([[5.05, 5.05]]))
+    assert np.all(np.isfinite(r[["bias", "fit_bc", "se_bc"]].to_numpy()))
 
 
 # ---------------------------------------------------------------- nn with several regressors
@@ -194,7 +218,8 @@ def test_nn_variance_several_regressors_matches_oracle(seed, d_cont, with_cat, g
               [0.3] if with_cat else []]
     est = LocalLinear(bandwidth=h, var_types=types, kernel=kern).fit(X, y)
     Xe = np.vstack([X[:3], np.r_[np.full(d_cont, 0.6), [1.0] if with_cat else []]])
-    L, B, *_ = _dense(X, y, np.ones(n), Xe, h, h, types, 1, kern)
+    L, B, *_ = _dense(X, y, np.ones(n), Xe, h, _window_rule(X, Xe, h, types, kern), types, 1,
+                      kern)
     cont = [c for c, t in enumerate(types) if t == "c"]
     cell = X[:, -1] if with_cat else np.zeros(n)
     var = np.empty(len(Xe))

@@ -159,11 +159,13 @@ def test_multivariate_bad_input():
     est2 = LocalLinear(bandwidth=[0.3, 0.3]).fit(X2, y)
     with pytest.raises(ValueError, match="column 2 has 2 distinct"):
         diagnose(est2, X2[:3])
-    # singular pilot design at a point: a compact kernel with only a few rows in the window
+    # a compact kernel with only a few rows in the pilot window: refused without the
+    # minimum-points rule, enlarged to 21 distinct rows with it (diagnose's default)
     est3 = LocalLinear(kernel="epanechnikov", bandwidth=[0.6, 0.6]).fit(X, y)
     far = np.array([[0.5, 0.5]])
     with pytest.raises((ValueError, RuntimeError, ArithmeticError), match="evaluation|pilot"):
-        diagnose(est3, far, pilot_bandwidth=[0.02, 0.02])
+        _core.bias_weights_multivariate(_fitted_core(est3), far, -1, [0.02, 0.02], bwcheck=0)
+    assert np.all(np.isfinite(diagnose(est3, far, pilot_bandwidth=[0.02, 0.02]).to_numpy()))
     with pytest.raises(ValueError, match="replications"):
         diagnose(est, X[:3], uniform=True, replications=10)
 

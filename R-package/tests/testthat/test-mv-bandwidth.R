@@ -43,7 +43,32 @@ test_that("bad input is named", {
   expect_error(mse_dpi(D$X, D$y, vcov = "hc3"), "vcov")
   expect_error(imse_dpi(D$X, D$y, algorithm = "one_step"), "algorithm")
   expect_error(mse_dpi(D$X, D$y[-1]), "y: has 399")
-  expect_error(mse_dpi(D$X, D$y, c(0, 0), kernel = "epanechnikov", pilot_bw = c(0.05, 0.05)),
-               "evaluation row 1.*pilot_bw")
+  expect_error(mse_dpi(D$X, D$y, c(0, 0), kernel = "epanechnikov", pilot_bw = c(0.05, 0.05),
+                       bwcheck = 0), "evaluation row 1.*pilot_bw")
+  expect_error(mse_dpi(D$X, D$y, bwcheck = -1), "bwcheck")
+  expect_error(mse_dpi(D$X, D$y, bwcheck = 2.5), "bwcheck")
+  expect_error(mse_dpi(D$X, D$y, bias_terms = "abs"), "bias_terms")
+  expect_error(mse_dpi(D$X[, 1], D$y, bias_terms = "signed"), "bias_terms: with one column")
   expect_error(mse_dpi(D$X[, 1], D$y, common_scale = TRUE), "common_scale")
+})
+
+test_that("the bias bound without cancellation and the minimum-points rule", {
+  set.seed(4)
+  n <- 500
+  X <- matrix(runif(n * 3, -1, 1), n, 3)
+  y <- sin(3 * X[, 1]) + exp(-4 * X[, 2]^2) + X[, 3]^2 + 0.3 * rnorm(n)
+  # at 0 the curvatures have opposite signs (m_22 = -8, m_33 = 2): the signed MSE vector runs
+  # out along the cancelling curve, the bound does not
+  ha <- mse_dpi(X, y, c(0, 0, 0))
+  hs <- mse_dpi(X, y, c(0, 0, 0), bias_terms = "signed")
+  expect_false(isTRUE(all.equal(ha, hs)))
+  expect_identical(imse_dpi(X, y, rbind(c(0, 0, 0))),
+                   imse_dpi(X, y, rbind(c(0, 0, 0)), bias_terms = "signed"))
+  # a pilot too small for a quadratic is enlarged until its window holds
+  # max(21, 2 * 10) = 21 distinct rows; the fit's window at h too
+  h <- mse_dpi(X, y, c(0, 0, 0), kernel = "epanechnikov", pilot_bw = rep(0.05, 3))
+  inside <- function(h) sum(apply(abs(X) < rep(h, each = n), 1, all))
+  expect_gte(inside(h), 21)
+  expect_error(mse_dpi(X, y, c(0, 0, 0), kernel = "epanechnikov", pilot_bw = rep(0.05, 3),
+                       bwcheck = 0), "evaluation row 1")
 })

@@ -11,6 +11,7 @@
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/detail/diagnostics_checks.hpp"
+#include "attnreg/kernels/distinct_rows.hpp"
 
 namespace attnreg {
 
@@ -21,6 +22,30 @@ struct PilotAt {
   arma::mat cov_a;  // d x d
   double sigma2 = 0, f = 0;
 };
+
+// The minimum-points rule (header): the smallest factor s >= 1 such that the window of the
+// product kernel at s * h around x0 (the rows with positive weight) holds at least `target`
+// distinct rows of Xd (all of them when there are fewer). Rows enter in order of
+// r_i = max_c |x_ic - x0_c| / h_c; a kernel with unbounded support already weights every row.
+double window_factor(const arma::mat& Xd, const arma::rowvec& x0, const arma::vec& h,
+                     arma::uword target, const Kernel& K) {
+  if (target == 0 || !K.compact()) return 1.0;
+  const arma::uword G = Xd.n_rows;
+  arma::vec r(G);
+  for (arma::uword i = 0; i < G; ++i) {
+    double v = 0;
+    for (arma::uword c = 0; c < Xd.n_cols; ++c) v = std::max(v, std::abs(Xd(i, c) - x0(c)) / h(c));
+    r(i) = v;
+  }
+  const arma::uword k = std::min(target, G);
+  // the window is |u_c| < 1 (a compact kernel vanishes at its support's edge): r_(k) must fall
+  // strictly inside, hence the factor 1 + 1e-9 (and rows tied at r_(k) all enter)
+  arma::vec rs = arma::sort(r);
+  arma::uword inside = 0;
+  for (arma::uword i = 0; i < G; ++i) inside += (r(i) < 1.0 && K.shape(r(i)) > 0) ? 1 : 0;
+  if (inside >= k) return 1.0;
+  return std::max(1.0, rs(k - 1) * (1.0 + 1e-9));
+}
 
 // The pilot local quadratic at evaluation row j of E (see the header).
 PilotAt pilot_at(const arma::mat& X, const arma::vec& y, const arma::mat& E, arma::uword j,
@@ -169,6 +194,9 @@ arma::vec mv_plugin_minimise(const arma::mat& M, double V0, const arma::vec& ran
 MvBwSelection mse_dpi_multivariate(const arma::mat& X, const arma::vec& y,
                                    const arma::mat& X_eval, const MvBwOptions& opt) {
   const arma::uword n = X.n_rows, d = X.n_cols, m = X_eval.n_rows;
+  check::require(opt.bwcheck >= 0, "bwcheck",
+                 "must be >= 1 (the minimum number of distinct rows in every window, e.g. 21) "
+                 "or 0 for no minimum, got " + std::to_string(opt.bwcheck));
   check::require(d >= 2, "x",
                  "the multivariate plug-in needs at least 2 columns (one column: the "
                  "univariate lpbwselect plug-in)");
@@ -218,24 +246,38 @@ MvBwSelection mse_dpi_multivariate(const arma::mat& X, const arma::vec& y,
   S.sigma2.set_size(m);
   S.density.set_size(m);
   const double Rd = std::pow(opt.kernel.roughness(), static_cast<double>(d));
+  const arma::uword nt = 1 + d + d * (d + 1) / 2;
+  const arma::uword target =
+      opt.bwcheck > 0 ? std::max<arma::uword>(static_cast<arma::uword>(opt.bwcheck), 2 * nt) : 0;
+  const arma::mat Xd = target > 0 ? distinct_rows(X).X : arma::mat();
+  S.pilot_used.set_size(m, d);
   arma::mat Mbar(d, d, arma::fill::zeros);
   double Vbar = 0;
   for (arma::uword j = 0; j < m; ++j) {
-    const PilotAt P = pilot_at(X, y, X_eval, j, S.pilot, opt);
+    const arma::vec bj =
+        window_factor(Xd, X_eval.row(j), S.pilot, target, opt.kernel) * S.pilot;
+    S.pilot_used.row(j) = bj.t();
+    const PilotAt P = pilot_at(X, y, X_eval, j, bj, opt);
     S.bias_coef.row(j) = P.a.t();
     S.bias_cov.slice(j) = P.cov_a;
     S.sigma2(j) = P.sigma2;
     S.density(j) = P.f;
     const double V0 = Rd * P.sigma2 / (static_cast<double>(n) * P.f);
     S.variance_coef(j) = V0;
-    const arma::mat M = P.a * P.a.t() + opt.bwregul * P.cov_a;
+    const arma::vec a = opt.absolute_bias ? arma::vec(arma::abs(P.a)) : P.a;
+    const arma::mat M = a * a.t() + opt.bwregul * P.cov_a;
     S.c_common(j) = mv_plugin_common_scale(M, V0, S.scale, S.range);
     S.h.row(j) = mv_plugin_minimise(M, V0, S.range, S.c_common(j) * S.scale).t();
+    S.h.row(j) *= window_factor(Xd, X_eval.row(j), S.h.row(j).t(), target, opt.kernel);
     Mbar += M / static_cast<double>(m);
     Vbar += V0 / static_cast<double>(m);
   }
   S.c_imse_common = mv_plugin_common_scale(Mbar, Vbar, S.scale, S.range);
   S.h_imse = mv_plugin_minimise(Mbar, Vbar, S.range, S.c_imse_common * S.scale);
+  double s_imse = 1.0;
+  for (arma::uword j = 0; j < m; ++j)
+    s_imse = std::max(s_imse, window_factor(Xd, X_eval.row(j), S.h_imse, target, opt.kernel));
+  S.h_imse *= s_imse;
   return S;
 }
 

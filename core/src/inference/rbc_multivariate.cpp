@@ -149,30 +149,74 @@ arma::mat expand_groups(const arma::mat& Wg, const TrainingGroups& g) {
 arma::mat bias_weights_multivariate_grouped(const LocalPolynomial& model,
                                             const arma::mat& X_eval, int pilot_degree,
                                             const arma::vec& pilot_bandwidths, const arma::mat& L,
-                                            const TrainingGroups& g) {
+                                            const TrainingGroups& g, int bwcheck) {
   const arma::vec b = check_multivariate_pilot(model, X_eval, pilot_degree, pilot_bandwidths);
   const std::vector<std::size_t>& cc = model.space().continuous_columns();
   const arma::uword m = X_eval.n_rows, G = g.X.n_rows;
   check::require(L.n_rows == m && L.n_cols == g.group_of.n_elem, "L",
                  "must be the model's attention weights at X (one row per evaluation point)");
-  const arma::mat K = pilot_kernel_weights(model, g, X_eval, b);  // m x G
   const arma::mat Lg = group_sums(L, g);                            // m x G
   const std::vector<std::pair<int, int>> terms = quadratic_terms(cc.size());
   const arma::uword nt = terms.size();
   const arma::uword first = model.options().degree == 0 ? 1 : 1 + cc.size();  // first bias term
   arma::mat Bg(m, G, arma::fill::zeros);
+  check::require(bwcheck >= 0, "bwcheck",
+                 "must be >= 1 (the minimum number of distinct rows in the pilot's window, "
+                 "e.g. 21) or 0 for no minimum, got " + std::to_string(bwcheck));
+  // The minimum-points rule (rbc_bandwidth_multivariate.hpp): the pilot's window at each point
+  // holds at least T = max(bwcheck, 2 nt) distinct rows (all those with weight when fewer),
+  // b multiplied by the smallest order statistic of r_g = max_c |x_gc - x0_c| / b_c that does.
+  const arma::uword target =
+      bwcheck > 0 ? std::min<arma::uword>(std::max<arma::uword>(bwcheck, 2 * nt), G) : 0;
+  // a point without any pilot weight at b: refused without the rule, enlarged with it
+  auto weights_or_zero = [&](const arma::rowvec& x0, const arma::vec& bb) -> arma::rowvec {
+    try {
+      return pilot_kernel_weights(model, g, x0, bb);
+    } catch (const NumericalError&) {
+      return arma::rowvec(G, arma::fill::zeros);
+    }
+  };
+  arma::mat K;  // m x G
+  try {
+    K = pilot_kernel_weights(model, g, X_eval, b);
+  } catch (const NumericalError&) {
+    if (target == 0) throw;
+    K.set_size(m, G);
+    for (arma::uword j = 0; j < m; ++j) K.row(j) = weights_or_zero(X_eval.row(j), b);
+  }
   for (arma::uword j = 0; j < m; ++j) {
     const arma::rowvec x0 = X_eval.row(j);
-    const arma::uvec idx = arma::find(K.row(j).t() > 0);  // the pilot's kernel window
+    arma::vec bj = b;
+    arma::rowvec Kj = K.row(j);
+    arma::uvec idx = arma::find(Kj.t() > 0);  // the pilot's kernel window
+    if (idx.n_elem < target) {
+      arma::vec r(G);
+      for (arma::uword i = 0; i < G; ++i) {
+        double v = 0;
+        for (std::size_t c : cc) v = std::max(v, std::abs(g.X(i, c) - x0(c)) / b(c));
+        r(i) = v;
+      }
+      const arma::vec rs = arma::sort(r);
+      arma::uword k = target;
+      for (;;) {
+        const double s = std::max(1.0, rs(k - 1) * (1.0 + 1e-9));
+        bj = b;
+        for (std::size_t c : cc) bj(c) = s * b(c);  // the continuous columns' bandwidths only
+        Kj = weights_or_zero(x0, bj);
+        idx = arma::find(Kj.t() > 0);
+        if (idx.n_elem >= target || k == G) break;
+        k = std::min(G, k + (target - idx.n_elem));  // rows left out by categorical weights
+      }
+    }
     if (idx.n_elem < nt)
       throw NumericalError("pilot_bandwidth: the pilot local quadratic at " +
                            detail::evaluation_point(X_eval, j) + " has " +
                            std::to_string(idx.n_elem) + " distinct training point(s) with "
                            "weight, fewer than its " + std::to_string(nt) + " coefficients; use "
                            "a larger pilot_bandwidth");
-    const arma::vec w = K.row(j).t();
+    const arma::vec w = Kj.t();
     const arma::vec sq = arma::sqrt(w(idx) / w(idx).max());
-    const arma::mat Z = term_matrix(g.X, idx, cc, x0, b, terms);
+    const arma::mat Z = term_matrix(g.X, idx, cc, x0, bj, terms);
     arma::mat Q, R;
     if (!arma::qr_econ(Q, R, Z.each_col() % sq))
       throw NumericalError("pilot_bandwidth: QR of the pilot design failed at evaluation row " +
@@ -188,7 +232,7 @@ arma::mat bias_weights_multivariate_grouped(const LocalPolynomial& model,
     // moments of the fit's weights, sum_i l_i(x) term_k(u_i), over the fit's window
     const arma::uvec lw = arma::find(Lg.row(j).t() != 0);
     const arma::rowvec lj = Lg.row(j);
-    const arma::rowvec mom = lj.cols(lw) * term_matrix(g.X, lw, cc, x0, b, terms);
+    const arma::rowvec mom = lj.cols(lw) * term_matrix(g.X, lw, cc, x0, bj, terms);
     arma::rowvec row(idx.n_elem, arma::fill::zeros);
     for (arma::uword k = first; k < nt; ++k) row += mom(k) * C.row(k);
     row %= sq.t();
@@ -198,7 +242,8 @@ arma::mat bias_weights_multivariate_grouped(const LocalPolynomial& model,
 }
 
 arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::mat& X_eval,
-                                    int pilot_degree, const arma::vec& pilot_bandwidths) {
+                                    int pilot_degree, const arma::vec& pilot_bandwidths,
+                                    int bwcheck) {
   check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
   check::require(X_eval.n_cols == model.training_x().n_cols, "X",
                  "has " + std::to_string(X_eval.n_cols) + " columns but the model was fitted on " +
@@ -206,7 +251,9 @@ arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::ma
   const TrainingGroups g = training_groups(model);
   const arma::mat L = model.attention_weights(X_eval);
   return expand_groups(
-      bias_weights_multivariate_grouped(model, X_eval, pilot_degree, pilot_bandwidths, L, g), g);
+      bias_weights_multivariate_grouped(model, X_eval, pilot_degree, pilot_bandwidths, L, g,
+                                        bwcheck),
+      g);
 }
 
 namespace {

@@ -82,12 +82,18 @@ def _lp_bwselect(x, y, eval_points, imse, degree, kernel, kind, preliminary_band
     return algorithm, r
 
 
+def _no_bias_terms(bias_terms):
+    if bias_terms is not None:
+        raise ValueError("bias_terms: with one column of x the leading bias is one term (nothing "
+                         "cancels); leave bias_terms at None")
+
+
 @renamed(kind="cov_type")
 def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
             cov_type=None, preliminary_bandwidth=None, pilot_bandwidth=None,
             pilot_degree=None, *, algorithm: str = "nprobust", deriv: int = 0,
             bwcheck=21, bwregul: float = 1.0, interior: bool = False,
-            return_pilot: bool = False, common_scale: bool = False):
+            return_pilot: bool = False, common_scale: bool = False, bias_terms=None):
     """MSE-optimal plug-in bandwidth at each evaluation point (nprobust's ``mse-dpi``).
 
     ``algorithm="nprobust"`` (default) follows the data-driven steps of Calonico, Cattaneo and
@@ -128,14 +134,26 @@ def mse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
     the closed-form minimiser over ``h_j = c s_j`` instead. ``eval_points`` are rows of shape
     ``(m, d)`` (default the column medians); the result has shape ``(m, d)`` (``(d,)`` for one
     point); with ``return_pilot=True`` also the pilot vector. ``cov_type``,
-    ``preliminary_bandwidth``, ``algorithm="one_step"``, ``deriv``, ``bwcheck`` and ``interior``
-    are univariate options and are refused. Formulas: ``docs/bandwidth.md``.
+    ``preliminary_bandwidth``, ``algorithm="one_step"``, ``deriv`` and ``interior`` are
+    univariate options and are refused. ``bias_terms="absolute"``
+    (the default with several columns) minimises the bound ``(sum_j |a_j| h_j^2)^2`` on the
+    squared leading bias instead, so that no direction gets a large bandwidth because its bias
+    term is cancelled by another's of opposite sign (that vector is the one for RBC intervals:
+    at the cancelling vectors the bias of order ``h^4`` that RBC does not remove makes them
+    undercover, ``bench/results/rbc_montecarlo_pointwise.md``); ``bias_terms="signed"`` is the
+    pure MSE-optimal vector. ``bwcheck`` (default 21, as nprobust's): every window used (the
+    pilot's at each point and the fit's at ``h``) holds at least ``max(bwcheck, 2 (1 + d +
+    d (d + 1) / 2))`` distinct rows of ``x`` (all when there are fewer), each bandwidth vector
+    multiplied by the smallest factor >= 1 that does; kernels with unbounded support are not
+    changed; ``0`` or ``None``: no minimum. Formulas: ``docs/bandwidth.md``.
     """
     xm = _mv_x(x)
     if xm is not None:
         return mv_dpi(xm, y, eval_points, False, degree, kernel, cov_type, preliminary_bandwidth,
                       pilot_bandwidth, pilot_degree, algorithm, deriv, bwcheck, bwregul,
-                      interior, return_pilot, common_scale)
+                      interior, return_pilot, common_scale,
+                      "absolute" if bias_terms is None else bias_terms)
+    _no_bias_terms(bias_terms)
     _no_common_scale(common_scale)
     x, y = _xy_1d(x, y)
     scalar = eval_points is None or np.ndim(eval_points) == 0
@@ -161,7 +179,7 @@ def imse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
              cov_type=None, preliminary_bandwidth=None, pilot_bandwidth=None,
              pilot_degree=None, *, algorithm: str = "nprobust", deriv: int = 0,
              bwcheck=21, bwregul: float = 1.0, interior: bool = False,
-             return_pilot: bool = False, common_scale: bool = False):
+             return_pilot: bool = False, common_scale: bool = False, bias_terms=None):
     """IMSE-optimal plug-in bandwidth over evaluation points (nprobust's ``imse-dpi``).
 
     ``algorithm="nprobust"`` (default): the variance and squared-bias constants of
@@ -181,13 +199,17 @@ def imse_dpi(x, y, eval_points=None, degree: int = 1, kernel: str = "gaussian",
     minimises the plug-in MSE of :func:`mse_dpi` averaged over ``eval_points`` (default a
     product grid of ``round(30^(1/d))`` marginal quantiles from 10% to 90% per column);
     ``common_scale=True``: its closed-form minimiser over ``h_j = c s_j``. Returns an array of
-    length ``d`` (with ``return_pilot=True`` also the pilot vector).
+    length ``d`` (with ``return_pilot=True`` also the pilot vector). ``bias_terms``: as in
+    :func:`mse_dpi`, default ``"signed"`` here (the averaged ``a a'`` rarely cancels);
+    ``bwcheck``: as there, the window at every evaluation point.
     """
     xm = _mv_x(x)
     if xm is not None:
         return mv_dpi(xm, y, eval_points, True, degree, kernel, cov_type, preliminary_bandwidth,
                       pilot_bandwidth, pilot_degree, algorithm, deriv, bwcheck, bwregul,
-                      interior, return_pilot, common_scale)
+                      interior, return_pilot, common_scale,
+                      "signed" if bias_terms is None else bias_terms)
+    _no_bias_terms(bias_terms)
     _no_common_scale(common_scale)
     x, y = _xy_1d(x, y)
     if eval_points is None:

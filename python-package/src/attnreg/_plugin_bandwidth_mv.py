@@ -52,8 +52,8 @@ def _mv_check(degree, cov_type, preliminary_bandwidth, pilot_bandwidth, pilot_de
         raise ValueError(f"pilot_degree: {_MV_NOTE}, a local quadratic (2), got {pilot_degree!r}")
     if int(deriv) != 0:
         raise ValueError(f"deriv: {_MV_NOTE}; it selects bandwidths for the function (deriv=0)")
-    if bwcheck not in (21, None, 0) or interior:
-        raise ValueError(f"bwcheck/interior: univariate lpbwselect options; {_MV_NOTE}")
+    if interior:
+        raise ValueError(f"interior: a univariate lpbwselect option; {_MV_NOTE}")
     if isinstance(degree, (bool, np.bool_)) or degree not in (0, 1):
         raise ValueError(f"degree: {_MV_NOTE}, for local constant (0) and local linear (1) "
                          f"fits, got {degree!r}")
@@ -67,17 +67,34 @@ def _mv_check(degree, cov_type, preliminary_bandwidth, pilot_bandwidth, pilot_de
     return b
 
 
+def _mv_bwcheck(bwcheck):
+    """bwcheck as the core's int: None or 0 -> 0 (no minimum, as the univariate plug-in)."""
+    if bwcheck is None:
+        return 0
+    if (isinstance(bwcheck, (bool, np.bool_)) or not isinstance(bwcheck, (int, np.integer))
+            or bwcheck < 0):
+        raise ValueError(f"bwcheck: the minimum number of distinct rows in every window must be "
+                         f"an integer >= 1 (e.g. 21), or 0 or None for no minimum, got "
+                         f"{bwcheck!r}")
+    return int(bwcheck)
+
+
 def mv_dpi(x, y, eval_points, imse, degree, kernel, cov_type, preliminary_bandwidth,
            pilot_bandwidth, pilot_degree, algorithm, deriv, bwcheck, bwregul, interior,
-           return_pilot, common_scale):
+           return_pilot, common_scale, bias_terms):
     """The d >= 2 branch of mse_dpi / imse_dpi (arguments as there)."""
     d = x.shape[1]
+    if bias_terms not in ("absolute", "signed"):
+        raise ValueError(f"bias_terms: 'absolute' (the bound sum_j |a_j| h_j^2, no cancelling "
+                         f"terms) or 'signed' (the pure MSE), got {bias_terms!r}")
+    bwc = _mv_bwcheck(bwcheck)
     y = np.asarray(y, dtype=np.float64).ravel()
     b = _mv_check(degree, cov_type, preliminary_bandwidth, pilot_bandwidth, pilot_degree,
                   algorithm, deriv, bwcheck, interior, d)
     P, single = _mv_points(eval_points, d, imse, x)
     r = _core.mse_dpi_multivariate(x, y, P, degree=int(degree), kernel=str(kernel),
-                                   pilot_bandwidth=b, bwregul=float(bwregul))
+                                   pilot_bandwidth=b, bwregul=float(bwregul), bwcheck=bwc,
+                                   absolute_bias=bias_terms == "absolute")
     scale = np.asarray(r["scale"]).ravel()
     if imse:
         h = (float(r["c_imse_common"]) * scale if common_scale

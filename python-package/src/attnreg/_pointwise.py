@@ -74,7 +74,10 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
     pilot_degree : int, optional
         Degree ``q`` of the pilot (> the estimator's degree); default ``max(p + 1, 2)``. With
         several columns the pilot is a local quadratic with all squares and cross products
-        (``q = 2``; local constant and local linear fits).
+        (``q = 2``; local constant and local linear fits); its window at each point holds at
+        least ``max(21, 2 (1 + d + d (d + 1) / 2))`` distinct training rows with weight (all
+        of them when fewer): the continuous entries of the pilot vector are multiplied by the
+        smallest factor ``>= 1`` that does (nprobust's ``bwcheck``; docs/bandwidth.md).
     groups : array-like of shape (n_train,), optional
         Cluster ids for ``cov_type="CR1"`` (formerly ``cluster=``): integers, or labels (strings, a pandas Categorical)
         that are factorised as ``pandas.factorize`` does. Missing ids and non-integer floats

@@ -168,8 +168,12 @@ arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, in
 /// pilot_degree -1 or 2. Throws InvalidArgument (naming the argument) for a wrong length, a
 /// model of degree >= 2 or a continuous column with fewer than 3 distinct values, and
 /// NumericalError naming the evaluation row when the pilot's design there is singular.
+/// bwcheck: the minimum-points rule of rbc_bandwidth_multivariate.hpp on the pilot's window at
+/// each point (at least max(bwcheck, 2 n_pilot) distinct rows with weight, b enlarged by a
+/// common factor until it holds; 0 = no rule, a window with fewer than n_pilot rows refused).
 arma::mat bias_weights_multivariate(const LocalPolynomial& model, const arma::mat& X_eval,
-                                    int pilot_degree, const arma::vec& pilot_bandwidths);
+                                    int pilot_degree, const arma::vec& pilot_bandwidths,
+                                    int bwcheck = 21);
 
 /// The training rows grouped by ties (distinct_rows.hpp) for the multivariate pilot: row i
 /// belongs to distinct row group_of(i) and carries the share a_i / A_g of its group's total
@@ -192,7 +196,7 @@ arma::mat expand_groups(const arma::mat& Wg, const TrainingGroups& groups);
 arma::mat bias_weights_multivariate_grouped(const LocalPolynomial& model,
                                             const arma::mat& X_eval, int pilot_degree,
                                             const arma::vec& pilot_bandwidths, const arma::mat& L,
-                                            const TrainingGroups& groups);
+                                            const TrainingGroups& groups, int bwcheck = 21);
 
 /// Sup-t critical value at `level` for m estimates with covariance Sigma (m x m): the
 /// ceil(level R)-th order statistic of max_j |Z_j| over R Gaussian multiplier draws Z ~
