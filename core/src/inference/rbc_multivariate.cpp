@@ -315,6 +315,15 @@ WildTBands::WildTBands(const LocalPolynomial& model, VarianceKind kind,
                      std::to_string(G) + " distinct training rows (" +
                      std::to_string(static_cast<double>(G) * G * 8 / 1e9) +
                      " GB); use uniform_method 'gaussian' for this fit");
+  gstart_.assign(G + 1, 0);
+  for (arma::uword i = 0; i < groups_.group_of.n_elem; ++i) ++gstart_[groups_.group_of(i) + 1];
+  for (arma::uword g = 0; g < G; ++g) gstart_[g + 1] += gstart_[g];
+  order_.resize(groups_.group_of.n_elem);
+  {
+    std::vector<arma::uword> next(gstart_.begin(), gstart_.end() - 1);
+    for (arma::uword i = 0; i < groups_.group_of.n_elem; ++i)
+      order_[next[groups_.group_of(i)]++] = i;
+  }
   fit_ = output_column(model.fitted(), output, "uniform bands");
   e_ = output_column(model.residuals(), output, "uniform bands");
   const arma::uword n = e_.n_elem;
@@ -358,13 +367,10 @@ WildTBands::WildTBands(const LocalPolynomial& model, VarianceKind kind,
     }
     default: break;
   }
-  // H over the distinct rows, in blocks so that the G x n attention weights never exist whole
-  H_.set_size(G, G);
-  const arma::uword block = 256;
-  for (arma::uword r0 = 0; r0 < G; r0 += block) {
-    const arma::uword r1 = std::min(G, r0 + block) - 1;
-    H_.rows(r0, r1) = group_sums(model.attention_weights(groups_.X.rows(r0, r1)), groups_);
-  }
+  // H over the distinct rows: the attention weights of the distinct rows summed over each
+  // group, computed over the distinct rows directly (LocalPolynomial::distinct_attention_weights)
+  check::require(model.n_distinct() == G, "model", "distinct training rows disagree");
+  H_ = model.distinct_attention_weights(groups_.X);
   arma::vec fs(G, arma::fill::zeros);
   for (arma::uword i = 0; i < n; ++i) fs(groups_.group_of(i)) += groups_.share(i) * fit_(i);
   HF_ = H_ * fs;
@@ -390,39 +396,53 @@ arma::mat WildTBands::max_statistics(const std::vector<const arma::mat*>& Ws,
                      (kind_ == VarianceKind::cr1 ? "cluster" : "training row") + "), got " +
                      std::to_string(V.n_rows));
   const bool cr = kind_ == VarianceKind::cr1;
-  // the bootstrap noise z = e v, its group sums u and the re-projected residuals e*
-  arma::mat U(G, r, arma::fill::zeros), Es(n, r);
+  // The passes over the observations run group by group (order_: the rows sorted by group,
+  // ascending within a group, so every sum adds in the same order as a pass over i would).
+  // The bootstrap noise z = e v and its group sums u:
+  arma::mat U(G, r), Z(n, r);
   for (arma::uword j = 0; j < r; ++j) {
-    for (arma::uword i = 0; i < n; ++i) {
-      const double z = e_(i) * V(cr ? cl_[i] : i, j);
-      Es(i, j) = z;
-      U(groups_.group_of(i), j) += groups_.share(i) * z;
+    const double* v = V.colptr(j);
+    double* z = Z.colptr(j);
+    for (arma::uword g = 0; g < G; ++g) {
+      double u = 0;
+      for (arma::uword k = gstart_[g]; k < gstart_[g + 1]; ++k) {
+        const arma::uword i = order_[k];
+        z[k] = e_(i) * v[cr ? cl_[i] : i];
+        u += groups_.share(i) * z[k];
+      }
+      U(g, j) = u;
     }
   }
   const arma::mat Fs = H_ * U;  // the refit of the noise at the distinct rows
-  for (arma::uword j = 0; j < r; ++j)
-    for (arma::uword i = 0; i < n; ++i) {
-      const arma::uword g = groups_.group_of(i);
-      Es(i, j) = fit_(i) + Es(i, j) - HF_(g) - Fs(g, j);  // e* = y* - H y*
-    }
-  // per-group sums of share_i^2 omega*_i (not for cr1)
+  // the re-projected residuals e* = y* - H y* (into Z, sorted order) and, except for cr1, the
+  // per-group sums of share_i^2 omega*_i
   arma::mat Og;
   arma::vec s2;  // homoskedastic: sigma*^2 per draw
-  if (!cr) {
-    Og.zeros(G, r);
-    if (kind_ == VarianceKind::homoskedastic) {
-      s2 = arma::sum(arma::square(Es), 0).t() / sigma2_df_;
-      arma::vec sh2(G, arma::fill::zeros);
-      for (arma::uword i = 0; i < n; ++i)
-        sh2(groups_.group_of(i)) += groups_.share(i) * groups_.share(i);
-      Og = sh2 * s2.t();
-    } else {
-      for (arma::uword j = 0; j < r; ++j)
-        for (arma::uword i = 0; i < n; ++i) {
-          const double s = groups_.share(i);
-          Og(groups_.group_of(i), j) += s * s * c_(i) * Es(i, j) * Es(i, j);
-        }
+  if (!cr) Og.zeros(G, r);
+  if (kind_ == VarianceKind::homoskedastic) s2.zeros(r);
+  for (arma::uword j = 0; j < r; ++j) {
+    double* z = Z.colptr(j);
+    double ss = 0;
+    for (arma::uword g = 0; g < G; ++g) {
+      const double hg = HF_(g) + Fs(g, j);
+      double og = 0;
+      for (arma::uword k = gstart_[g]; k < gstart_[g + 1]; ++k) {
+        const arma::uword i = order_[k];
+        const double es = fit_(i) + z[k] - hg;
+        z[k] = es;
+        const double s = groups_.share(i);
+        og += s * s * c_(i) * es * es;
+        ss += es * es;
+      }
+      if (!cr) Og(g, j) = og;
     }
+    if (kind_ == VarianceKind::homoskedastic) s2(j) = ss / sigma2_df_;
+  }
+  if (kind_ == VarianceKind::homoskedastic) {
+    arma::vec sh2(G, arma::fill::zeros);
+    for (arma::uword i = 0; i < n; ++i)
+      sh2(groups_.group_of(i)) += groups_.share(i) * groups_.share(i);
+    Og = sh2 * s2.t();
   }
   arma::mat out(r, Ws.size());
   for (std::size_t w = 0; w < Ws.size(); ++w) {
@@ -436,7 +456,7 @@ arma::mat WildTBands::max_statistics(const std::vector<const arma::mat*>& Ws,
       arma::mat S(W.n_rows, n_clusters_);
       for (arma::uword j = 0; j < r; ++j) {
         S.zeros();
-        for (arma::uword i = 0; i < n; ++i) S.col(cl_[i]) += W.col(i) * Es(i, j);
+        for (arma::uword k = 0; k < n; ++k) S.col(cl_[order_[k]]) += W.col(order_[k]) * Z(k, j);
         Var.col(j) = cr_adj_ * arma::sum(arma::square(S), 1);
       }
     } else {

@@ -249,6 +249,7 @@ class WildTBands {
   arma::mat H_;      // G x G hat matrix of the distinct training rows
   arma::vec fit_, e_, c_, HF_, og0_;
   std::vector<arma::uword> cl_;
+  std::vector<arma::uword> order_, gstart_;  // rows sorted by group; group g: [gstart_[g], gstart_[g+1])
   arma::uword n_clusters_ = 0;
   double sigma2_df_ = 0, cr_adj_ = 0;
 };
