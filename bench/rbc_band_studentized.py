@@ -21,6 +21,11 @@ y = m(x) + 0.3 N(0, 1), one local linear fit per replication at imse_dpi over th
         [--reps 200] [--cov_type HC3] [--draws 2000] [--wild-draws 499]
 
 Prints coverage of each candidate's uniform RBC band (binomial se sqrt(p (1 - p) / R)).
+
+    python3 bench/rbc_band_studentized.py --core [--d 3] [--n 500] ... [--cov_type HC3]
+
+runs diagnose(uniform=True) itself with uniform_method "wild_t" and "gaussian" (2,000 draws) on
+the same design: the core's implementation against the prototype's numbers.
 """
 import argparse
 import itertools
@@ -71,7 +76,10 @@ def main():
     ap.add_argument("--cov_type", default="HC3")
     ap.add_argument("--draws", type=int, default=2000)
     ap.add_argument("--wild-draws", type=int, default=499)
+    ap.add_argument("--core", action="store_true")
     a = ap.parse_args()
+    if a.core:
+        return core_run(a)
     d, n, level = a.d, a.n, 0.95
     G = grid(d)
     m = TRUTH[a.truth]
@@ -169,6 +177,40 @@ def main():
         if k == "satt0":
             extra = f", median df {np.median(dfs0):.1f}"
         print(f"  {k:6s} uniform RBC coverage {p:.3f} (se {np.sqrt(p * (1 - p) / len(v)):.3f}){extra}")
+
+
+def core_run(a):
+    from attnreg.diagnostics import diagnose
+    d, n = a.d, a.n
+    G = grid(d)
+    m = TRUTH[a.truth]
+    tg = m(G)
+    rng = np.random.default_rng([d, n, len(a.kernel), len(a.truth), 777])
+    hit = {"wild_t": [], "gaussian": []}
+    crit = {"wild_t": [], "gaussian": []}
+    fails = 0
+    t0 = time.process_time()
+    for _ in range(a.reps):
+        X = rng.uniform(-1, 1, size=(n, d))
+        y = m(X) + 0.3 * rng.standard_normal(n)
+        seed = int(rng.integers(2 ** 31))
+        try:
+            hi = imse_dpi(X, y, G, kernel=a.kernel)
+            est = LocalLinear(kernel=a.kernel, bandwidth=hi).fit(X, y)
+            res = {k: diagnose(est, G, cov_type=a.cov_type, uniform=True, replications=2000,
+                               random_state=seed, uniform_method=k) for k in hit}
+        except (attnreg.NumericalError, ValueError):
+            fails += 1
+            continue
+        for k, b in res.items():
+            hit[k].append(bool(((b["uniform_rbc_low"] <= tg) & (tg <= b["uniform_rbc_high"])).all()))
+            crit[k].append(b.attrs["crit_uniform_rbc"])
+    print(f"core diagnose: d={d} {a.kernel} n={n} {a.truth} cov_type={a.cov_type}: "
+          f"R={len(hit['wild_t'])} (failed {fails}), CPU {time.process_time() - t0:.0f} s")
+    for k, v in hit.items():
+        p = np.mean(v)
+        print(f"  {k:8s} uniform RBC coverage {p:.3f} (se {np.sqrt(p * (1 - p) / len(v)):.3f}), "
+              f"mean crit {np.mean(crit[k]):.3f}")
 
 
 if __name__ == "__main__":

@@ -46,8 +46,8 @@
 #' every draw, so the band accounts for the noise of estimated standard errors.
 #' `"gaussian"`: the quantile of \eqn{\max_k |Z_k|/sd_k}, \eqn{Z \sim N(0, W \Omega W')},
 #' the standard errors treated as known (as lpdensity and binsreg build their bands; the only
-#' method before `"wild_t"` became the default). `"auto"` (default): `"wild_t"`, except
-#' `"gaussian"` for `vcov = "nn"`. With robust standard errors in small windows the Gaussian
+#' method before `"wild_t"` became the default). `"auto"` (default): `"wild_t"` for HC0-HC3 and
+#' CR1, `"gaussian"` for `vcov = "nonrobust"` and `"nn"`. With robust standard errors in small windows the Gaussian
 #' band undercovers (d = 3, n = 500, HC3: 0.70-0.79 at 0.95; the wild bootstrap-t 0.92).
 #'
 #' @param fit A `kreg` fit (single response).

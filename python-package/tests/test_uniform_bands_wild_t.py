@@ -169,6 +169,9 @@ def test_gaussian_method_kept_and_nn_defaults_to_it():
     assert abs(g.attrs["crit_uniform_rbc"] - c) <= 1e-9 * c
     nn = diagnose(est, Xe, cov_type="nn", uniform=True, replications=200, random_state=2)
     assert nn.attrs["uniform_method"] == "gaussian"
+    const = diagnose(est, Xe, cov_type="nonrobust", uniform=True, replications=200,
+                     random_state=2)
+    assert const.attrs["uniform_method"] == "gaussian"
     with pytest.raises(ValueError, match="uniform_method: 'wild_t' does not support"):
         diagnose(est, Xe, cov_type="nn", uniform=True, uniform_method="wild_t")
 

@@ -366,7 +366,9 @@ void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
                        const arma::mat* B, const TrainingGroups* groups) {
   UniformMethod method = opt.uniform_method;
   if (method == UniformMethod::automatic)
-    method = opt.kind == VarianceKind::nn ? UniformMethod::gaussian : UniformMethod::wild_t;
+    method = opt.kind == VarianceKind::nn || opt.kind == VarianceKind::homoskedastic
+                 ? UniformMethod::gaussian
+                 : UniformMethod::wild_t;
   r.uniform_method = uniform_method_name(method);
   if (method == UniformMethod::wild_t) {
     const WildTBands wild(model, opt.kind, opt.cluster, output, g.residual_df);

@@ -100,10 +100,11 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         the noise of the estimated standard errors. ``"gaussian"``: the quantile of
         ``max |Z_k| / sd_k`` for ``Z ~ N(0, Sigma)``, Sigma the estimated covariance (the
         standard errors treated as known; how binsreg and lpdensity build their bands, and
-        the only method before ``"wild_t"`` became the default). ``"auto"``: ``"wild_t"``, except
-        ``"gaussian"`` for ``cov_type="nn"``. With robust standard errors in small windows
-        the Gaussian band undercovers badly (d = 3, n = 500, HC3: 0.70-0.79 at 0.95) and the
-        wild bootstrap-t comes close (0.92); see ``core/README.md`` ("Uniform bands").
+        the only method before ``"wild_t"`` became the default). ``"auto"``: ``"wild_t"``
+        for HC0-HC3 and CR1, ``"gaussian"`` for ``"nonrobust"`` and ``"nn"``. With robust
+        standard errors in small windows the Gaussian band undercovers badly (d = 3, n = 500,
+        HC3: 0.70-0.79 at 0.95) and the wild bootstrap-t comes close (0.91-0.93); see
+        ``core/README.md`` ("Uniform bands").
 
     Returns
     -------
