@@ -6,7 +6,8 @@ CPS1988 (data/cps1988.csv, 28,155 rows; y = log(wage)), the main job's mixed-dat
 linear in experience and education (continuous) and ethnicity (unordered), bandwidths fixed at
 values of the order cv_ls picks. Timed (CPU seconds of this process, time.process_time):
 diagnose at 50 rows (bias from the pilot local quadratic, RBC, HC0 and HC3), and the uniform
-bands with 2,000 multiplier draws at 200 rows. The fit's own residuals/leverages are computed
+bands with 2,000 multiplier draws at 200 rows (the wild bootstrap-t, diagnose's default, and the
+Gaussian sup-t, side by side). The fit's own residuals/leverages are computed
 once beforehand (untimed: they belong to the fit, not to RBC) and reported separately.
 """
 import argparse
@@ -51,9 +52,13 @@ def main():
         ("fit's leverages and residuals (once per fit)", None),
         ("diagnose, RBC HC0, 50 points", lambda: diagnose(m, X50, cov_type="HC0")),
         ("diagnose, RBC HC3, 50 points", lambda: diagnose(m, X50, cov_type="HC3")),
-        ("diagnose, RBC HC3 + uniform bands (2,000 draws), 200 points",
+        ("diagnose, RBC HC3 + uniform bands (2,000 draws), 200 points, wild bootstrap-t "
+         "(default)",
          lambda: diagnose(m, X200, cov_type="HC3", uniform=True, replications=2000,
-                          random_state=1)),
+                          random_state=1, uniform_method="wild_t")),
+        ("diagnose, RBC HC3 + uniform bands (2,000 draws), 200 points, Gaussian sup-t",
+         lambda: diagnose(m, X200, cov_type="HC3", uniform=True, replications=2000,
+                          random_state=1, uniform_method="gaussian")),
         ("diagnose, RBC HC3 without uniform bands, 200 points",
          lambda: diagnose(m, X200, cov_type="HC3")),
     ]:

@@ -38,12 +38,20 @@
 #' regressors has `NA` bias, MSE and RBC columns with a warning (`fit`, `se` and the
 #' conventional interval are always computed).
 #'
-#' `uniform = TRUE` adds uniform (simultaneous over the rows of `newdata`) bands: sup-t critical
-#' values from a Gaussian multiplier bootstrap (`R` draws, seed `seed`) of the estimated
-#' covariance \eqn{W \Omega W'} of the conventional and of the bias-corrected smoother, as
-#' lpdensity and binsreg build theirs; columns `uniform_low, uniform_high, uniform_rbc_low,
-#' uniform_rbc_high`, critical values in `attr(, "crit_uniform")` and
-#' `attr(, "crit_uniform_rbc")`.
+#' `uniform = TRUE` adds uniform (simultaneous over the rows of `newdata`) bands
+#' \eqn{fit \pm c\,se} and \eqn{fit_{bc} \pm c_{bc}\,se_{bc}}; columns `uniform_low,
+#' uniform_high, uniform_rbc_low, uniform_rbc_high`, critical values in
+#' `attr(, "crit_uniform")` and `attr(, "crit_uniform_rbc")`, the method in
+#' `attr(, "uniform_method")`. `uniform_method = "wild_t"`: the wild bootstrap-t (Mammen 1993,
+#' Ann. Statist. 21(1)) of the sup-t statistic, `R` draws seeded with `seed`:
+#' \eqn{y^* = \hat y + e v} with Rademacher \eqn{v} (one per cluster for `"CR1"`), the
+#' residuals re-projected through the fit and the standard error recomputed with `vcov` in
+#' every draw, so the band accounts for the noise of estimated standard errors.
+#' `"gaussian"`: the quantile of \eqn{\max_k |Z_k|/sd_k}, \eqn{Z \sim N(0, W \Omega W')},
+#' the standard errors treated as known (as lpdensity and binsreg build their bands; the only
+#' method before `"wild_t"` became the default). `"auto"` (default): `"wild_t"` for HC0-HC3 and
+#' CR1, `"gaussian"` for `vcov = "nonrobust"` and `"nn"`. With robust standard errors in small windows the Gaussian
+#' band undercovers (d = 3, n = 500, HC3: 0.70-0.79 at 0.95; the wild bootstrap-t 0.92).
 #'
 #' @param fit A `kreg` fit (single response).
 #' @param newdata A data frame with the regressors; missing: the training data.
@@ -62,8 +70,9 @@
 #' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth); with several
 #'   regressors a vector, one entry per regressor.
 #' @param uniform Also compute uniform bands (see Details).
-#' @param R Number of Gaussian multiplier draws for the uniform bands (>= 100).
+#' @param R Number of multiplier draws for the uniform bands (>= 100).
 #' @param seed Seed of the multiplier draws (a non-negative integer).
+#' @param uniform_method `"auto"`, `"wild_t"` or `"gaussian"` (see Details).
 #' @param pilot_degree Pilot degree (> the fit's degree).
 #' @param cluster Cluster ids, one per training row, for `vcov = "CR1"`: integers or labels
 #'   (a factor or character vector); `NA` and non-integer numbers are errors.
@@ -79,10 +88,11 @@
 #' @export
 diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
                      pilot_degree = NULL, cluster = NULL, kind, uniform = FALSE, R = 2000L,
-                     seed = 1L) {
+                     seed = 1L, uniform_method = c("auto", "wild_t", "gaussian")) {
   if (!missing(kind)) vcov <- .renamed_arg("diagnose", "kind", "vcov", kind, missing(vcov))
   res <- .diagnose_frame(fit, if (missing(newdata)) NULL else newdata, level, vcov, pilot_bw,
-                         pilot_degree, cluster, uniform = uniform, R = R, seed = seed)
+                         pilot_degree, cluster, uniform = uniform, R = R, seed = seed,
+                         uniform_method = uniform_method)
   note <- attr(res, "bias_note")
   if (nzchar(note)) warning("diagnose: ", note, "; those columns are NA", call. = FALSE)
   attr(res, "bias_note") <- NULL
@@ -93,7 +103,12 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
 # bias and RBC columns were computed, else why they are NA).
 .diagnose_frame <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
                             pilot_degree = NULL, cluster = NULL, uniform = FALSE, R = 2000L,
-                            seed = 1L) {
+                            seed = 1L, uniform_method = "auto") {
+  if (!is.character(uniform_method) || length(uniform_method) < 1L ||
+      !(uniform_method[1] %in% c("auto", "wild_t", "gaussian"))) {
+    stop("uniform_method: must be \"auto\", \"wild_t\" or \"gaussian\"", call. = FALSE)
+  }
+  uniform_method <- uniform_method[1]
   if (!inherits(fit, "kreg")) stop("fit: must be a kreg fit", call. = FALSE)
   out <- .diag_output(fit)
   kind <- .diag_kind(kind)
@@ -149,7 +164,7 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
   r <- .diag_pointwise_cpp(fit$state, X, kind, as.double(level),
                            if (is.null(pilot_degree)) -1L else as.integer(pilot_degree),
                            if (is.null(pilot_bw)) 0 else as.double(pilot_bw), cl, out,
-                           pilot_vec, nrep, as.double(seed))
+                           pilot_vec, nrep, as.double(seed), uniform_method)
   note <- r$bias_note
   r$bias_note <- NULL
   un <- r$uniform
@@ -161,6 +176,7 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
     }
     attr(res, "crit_uniform") <- un$crit_uniform
     attr(res, "crit_uniform_rbc") <- un$crit_uniform_rbc
+    attr(res, "uniform_method") <- un$uniform_method
   }
   if (nzchar(note)) {
     # Not computable here (not a numerical failure): NA, not NaN, and say why once.

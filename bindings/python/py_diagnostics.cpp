@@ -70,8 +70,9 @@ static void init_diagnostics_criteria(py::module_& m) {
          double level, int pilot_degree, double pilot_bandwidth,
          const std::vector<long long>& cluster, unsigned output,
          const std::vector<double>& pilot_bandwidths, int uniform_replications,
-         unsigned long long seed) {
+         unsigned long long seed, const std::string& uniform_method) {
         attnreg::PointwiseOptions o;
+        o.uniform_method = attnreg::uniform_method_from_name(uniform_method, "uniform_method");
         o.pilot_bandwidths = arma::vec(pilot_bandwidths);
         o.uniform_replications = uniform_replications;
         o.seed = seed;
@@ -98,6 +99,7 @@ static void init_diagnostics_criteria(py::module_& m) {
         d["z"] = r.z;
         d["crit_uniform"] = r.crit_uniform;
         d["crit_uniform_bc"] = r.crit_uniform_bc;
+        d["uniform_method"] = r.uniform_method;
         d["uniform_low"] = to_numpy(r.uniform_low);
         d["uniform_high"] = to_numpy(r.uniform_high);
         d["uniform_rbc_low"] = to_numpy(r.uniform_rbc_low);
@@ -108,7 +110,48 @@ static void init_diagnostics_criteria(py::module_& m) {
       py::arg("pilot_degree") = -1, py::arg("pilot_bandwidth") = 0.0,
       py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0,
       py::arg("pilot_bandwidths") = std::vector<double>(), py::arg("uniform_replications") = 0,
-      py::arg("seed") = 0ULL);
+      py::arg("seed") = 0ULL, py::arg("uniform_method") = "auto");
+
+  // The wild bootstrap-t of uniform bands (attnreg::WildTBands) for smoother rows W (each m x n,
+  // e.g. attention weights minus bias weights): the max |t*| statistics for given multipliers
+  // (n or #clusters rows, one column per draw) and the critical values from seeded draws.
+  auto wild_of = [](const attnreg::LocalPolynomial& model, const std::string& kind,
+                    const std::vector<long long>& cluster, unsigned output) {
+    const attnreg::VarianceKind k = attnreg::variance_kind_from_name(kind, "kind");
+    const double df = k == attnreg::VarianceKind::homoskedastic
+                          ? attnreg::global_diagnostics(model, output).residual_df
+                          : 0.0;
+    return attnreg::WildTBands(model, k, cluster, output, df);
+  };
+  m.def(
+      "wild_t_max_statistics",
+      [wild_of](const attnreg::LocalPolynomial& model, const std::vector<farray>& W,
+                const farray& multipliers, const std::string& kind,
+                const std::vector<long long>& cluster, unsigned output) {
+        std::vector<arma::mat> Wm;
+        for (const farray& w : W) Wm.push_back(as_mat(w, "W"));
+        std::vector<const arma::mat*> Wp;
+        for (const arma::mat& w : Wm) Wp.push_back(&w);
+        return to_numpy(wild_of(model, kind, cluster, output)
+                            .max_statistics(Wp, as_mat(multipliers, "multipliers")));
+      },
+      py::arg("model"), py::arg("W"), py::arg("multipliers"), py::arg("kind") = "hc3",
+      py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0);
+  m.def(
+      "wild_t_critical_values",
+      [wild_of](const attnreg::LocalPolynomial& model, const std::vector<farray>& W,
+                double level, int replications, unsigned long long seed, const std::string& kind,
+                const std::vector<long long>& cluster, unsigned output) {
+        std::vector<arma::mat> Wm;
+        for (const farray& w : W) Wm.push_back(as_mat(w, "W"));
+        std::vector<const arma::mat*> Wp;
+        for (const arma::mat& w : Wm) Wp.push_back(&w);
+        return to_numpy(
+            wild_of(model, kind, cluster, output).critical_values(Wp, level, replications, seed));
+      },
+      py::arg("model"), py::arg("W"), py::arg("level") = 0.95, py::arg("replications") = 2000,
+      py::arg("seed") = 0ULL, py::arg("kind") = "hc3",
+      py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0);
 
   m.def(
       "bias_weights_multivariate",

@@ -55,9 +55,10 @@ Rcpp::List diag_pointwise_cpp(const Rcpp::List& state, const arma::mat& X_eval, 
                               double level, int pilot_degree, double pilot_bandwidth,
                               Rcpp::NumericVector cluster, int output,
                               Rcpp::NumericVector pilot_bandwidths, int uniform_replications,
-                              double seed) {
+                              double seed, std::string uniform_method = "auto") {
   const attnreg::LocalPolynomial m = diag_model(state);
   attnreg::PointwiseOptions o;
+  o.uniform_method = attnreg::uniform_method_from_name(uniform_method, "uniform_method");
   o.pilot_bandwidths = arma::vec(pilot_bandwidths.begin(), pilot_bandwidths.size());
   o.uniform_replications = uniform_replications;
   o.seed = static_cast<std::uint64_t>(seed);
@@ -78,6 +79,7 @@ Rcpp::List diag_pointwise_cpp(const Rcpp::List& state, const arma::mat& X_eval, 
       Rcpp::Named("uniform") = Rcpp::List::create(
           Rcpp::Named("crit_uniform") = r.crit_uniform,
           Rcpp::Named("crit_uniform_rbc") = r.crit_uniform_bc,
+          Rcpp::Named("uniform_method") = r.uniform_method,
           Rcpp::Named("uniform_low") = rvec(r.uniform_low),
           Rcpp::Named("uniform_high") = rvec(r.uniform_high),
           Rcpp::Named("uniform_rbc_low") = rvec(r.uniform_rbc_low),

@@ -152,7 +152,7 @@ def test_grouped_window_path_matches_dense_reference(case, seed):
     scale_y = np.abs(y).max()
     for cov, om in (("HC0", e ** 2), ("HC3", e ** 2 / (1 - lev) ** 2)):
         r = diagnose(est, Xe, cov_type=cov, pilot_bandwidth=pb, uniform=True,
-                     replications=500, random_state=3)
+                     replications=500, random_state=3, uniform_method="gaussian")
         np.testing.assert_allclose(r["bias"], B @ y, rtol=0,
                                    atol=tol * scale_y * np.abs(B).sum(1).max())
         np.testing.assert_allclose(r["fit_bc"], Lbc @ y, rtol=0,

@@ -27,4 +27,14 @@ test_that("diagnose() fills bias and RBC columns with two regressors", {
   expect_equal(u1$uniform_rbc_low, u1$fit_bc - attr(u1, "crit_uniform_rbc") * u1$se_bc,
                tolerance = 1e-12)
   expect_error(diagnose(f, nd, uniform = TRUE, R = 10), "R: must be an integer >= 100")
+  # the wild bootstrap-t by default; the Gaussian sup-t on request; the method is reported
+  expect_identical(attr(u1, "uniform_method"), "wild_t")
+  ug <- diagnose(f, nd, uniform = TRUE, R = 500, seed = 4, uniform_method = "gaussian")
+  expect_identical(attr(ug, "uniform_method"), "gaussian")
+  expect_true(attr(ug, "crit_uniform_rbc") > qnorm(0.975))
+  expect_equal(ug$fit_bc, u1$fit_bc)
+  expect_error(diagnose(f, nd, uniform = TRUE, uniform_method = "normal"),
+               "uniform_method: must be \"auto\", \"wild_t\" or \"gaussian\"")
+  expect_identical(attr(diagnose(f, nd, vcov = "nn", uniform = TRUE, R = 200),
+                        "uniform_method"), "gaussian")
 })

@@ -356,21 +356,43 @@ arma::mat smoother_covariance(const LocalPolynomial& model, const PointwiseOptio
   return F * F.t();
 }
 
-// Uniform bands over the evaluation rows: sup-t critical values of the smoother L and, when a
-// bias row B exists, of the bias-corrected smoother L - B (sup_t_critical_value).
+// Uniform bands over the evaluation rows: critical values of the smoother L and, when a bias
+// row B exists, of the bias-corrected smoother L - B, by the wild bootstrap-t (WildTBands; one
+// set of draws for both) or the Gaussian sup-t of the estimated covariance
+// (sup_t_critical_value); UniformMethod says which.
 void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
                        const PointwiseOptions& opt, arma::uword output,
                        const GlobalDiagnostics& g, const arma::mat& Omega, const arma::mat& L,
                        const arma::mat* B, const TrainingGroups* groups) {
-  r.crit_uniform =
-      sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L, groups),
-                           opt.level, opt.uniform_replications, opt.seed);
+  UniformMethod method = opt.uniform_method;
+  if (method == UniformMethod::automatic)
+    method = opt.kind == VarianceKind::nn || opt.kind == VarianceKind::homoskedastic
+                 ? UniformMethod::gaussian
+                 : UniformMethod::wild_t;
+  r.uniform_method = uniform_method_name(method);
+  if (method == UniformMethod::wild_t) {
+    const WildTBands wild(model, opt.kind, opt.cluster, output, g.residual_df);
+    arma::mat Lbc;
+    std::vector<const arma::mat*> Ws{&L};
+    if (B != nullptr) {
+      Lbc = L - *B;
+      Ws.push_back(&Lbc);
+    }
+    const arma::vec c = wild.critical_values(Ws, opt.level, opt.uniform_replications, opt.seed);
+    r.crit_uniform = c(0);
+    r.crit_uniform_bc = B != nullptr ? c(1) : kNaN;
+  } else {
+    r.crit_uniform =
+        sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L, groups),
+                             opt.level, opt.uniform_replications, opt.seed);
+    if (B != nullptr)
+      r.crit_uniform_bc =
+          sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L - *B, groups),
+                               opt.level, opt.uniform_replications, opt.seed);
+  }
   r.uniform_low = r.fit - r.crit_uniform * r.se;
   r.uniform_high = r.fit + r.crit_uniform * r.se;
   if (B != nullptr) {
-    r.crit_uniform_bc =
-        sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L - *B, groups),
-                             opt.level, opt.uniform_replications, opt.seed);
     r.uniform_rbc_low = r.fit_bc - r.crit_uniform_bc * r.se_bc;
     r.uniform_rbc_high = r.fit_bc + r.crit_uniform_bc * r.se_bc;
   } else {

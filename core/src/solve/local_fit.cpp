@@ -278,6 +278,29 @@ arma::mat LocalPolynomial::attention_weights(const arma::mat& X_new) const {
   return W;
 }
 
+arma::mat LocalPolynomial::distinct_attention_weights(const arma::mat& X_new) const {
+  require_fitted("distinct_attention_weights");
+  if (!groups_.has_ties()) return attention_weights(X_new);
+  const PreparedQueries Q = gspace_.prepare(X_new, "X_new");
+  LocalEvalRequest req;
+  req.fit = false;
+  req.coefficients = true;
+  LocalEvalResult r = local_polynomial_eval(gspace_, gy_internal_,
+                                            LocalPolySpec{opt_.degree, opt_.ridge}, Q, req,
+                                            opt_.kernel.n_threads);
+  throw_on_failed_query(r.status, gspace_, opt_.degree, opt_.ridge, "X_new", false);
+  arma::mat W(Q.m, gspace_.n(), arma::fill::zeros);
+  RunOptions ro;
+  ro.n_threads = opt_.kernel.n_threads;
+  ro.label = "attention weights";
+  const int degree = opt_.degree;
+  gspace_.run(
+      Q,
+      [&]() { return make_weight_sink(gspace_, Q, degree, r.coefficients, W); },
+      ro);
+  return W;
+}
+
 const arma::mat& LocalPolynomial::fitted() const {
   require_fitted("fitted");
   ensure_statistics();

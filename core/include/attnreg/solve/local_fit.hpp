@@ -185,6 +185,11 @@ class LocalPolynomial {
   /// Equivalent-kernel (attention) weights, m x n: predict(X_new) == attention_weights(X_new) * Y.
   /// Materialises m x n doubles: only call it when you need the weights themselves.
   arma::mat attention_weights(const arma::mat& X_new) const;
+  /// The attention weights summed over each group of tied training rows, m x n_distinct()
+  /// (columns in the order of distinct_rows(training_x())): computed over the distinct rows
+  /// with their total observation weights (the grouped space of "Ties" above), so it costs
+  /// m x n_distinct() instead of m x n. Without ties it is attention_weights(X_new).
+  arma::mat distinct_attention_weights(const arma::mat& X_new) const;
   /// Gradient (marginal effects) d m / d x_j at new rows: m x d x k (slice c = output c).
   /// Categorical columns have no derivative and hold NaN. Needs degree >= 1.
   arma::cube gradient(const arma::mat& X_new) const;
