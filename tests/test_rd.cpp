@@ -223,6 +223,7 @@ TEST(RdRobust, NearestNeighbourFastPathEqualsWindowLocal) {
         dt::NnSide full;
         full.side = &s;
         full.res.resize(n);
+        full.r1 = n;
         dt::nn_residuals(s.x.data(), s.D.data(), n, 1, nnmatch, 0, n, full.res.data());
         for (int step = 1; step <= 40; ++step) {
           const double h = 1.02 * step / 40;

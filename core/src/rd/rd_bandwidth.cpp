@@ -46,16 +46,14 @@ struct BwContext {
   NnSide nn[2];  // nearest-neighbour residuals of each whole side (vce = nn), computed once
 };
 
-// The nearest-neighbour residuals of the whole side (vce = nn without unit weights: every
-// window is then a contiguous block of the side), or null.
-const NnSide* side_nn(BwContext& ctx, int side, const Side& s) {
-  if (ctx.opt->vce != RdVce::nn || !s.fw.empty() || s.n() == 0) return nullptr;
+// The nearest-neighbour residuals of the side over the rows of window w (vce = nn without
+// unit weights: every window is then a contiguous block of the side), or null.
+const NnSide* side_nn(BwContext& ctx, int side, const Side& s, const Window& w) {
+  if (ctx.opt->vce != RdVce::nn || !s.fw.empty() || s.n() == 0 || !w.block || w.n() == 0)
+    return nullptr;
   NnSide& c = ctx.nn[side];
-  if (!c.side) {
-    c.side = &s;
-    c.res.assign(s.n() * s.k, 0.0);
-    nn_residuals(s.x.data(), s.D.data(), s.n(), s.k, ctx.opt->nnmatch, 0, s.n(), c.res.data());
-  }
+  c.side = &s;
+  c.cover(w.first, w.first + w.n(), ctx.opt->nnmatch);
   return &c;
 }
 
@@ -123,7 +121,7 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
       pw.wt = window_weights(s, pw.w, ctx.c, hV, opt.kernel);
       if (opt.vce == RdVce::nn)  // the same for every order: computed once
         pw.res_nn = residuals(pw.w, opt.vce, clustered, opt.nnmatch, nullptr, nullptr, 0,
-                              side_nn(ctx, side, s));
+                              side_nn(ctx, side, s, pw.w));
       pw.ready = true;
     }
     const Window& w = pw.w;
@@ -152,7 +150,7 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
   double BWreg = 0;
   if (scale > 0) {
     std::vector<double> res = residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o_B + 1,
-                                        side_nn(ctx, side, s));
+                                        side_nn(ctx, side, s, w));
     std::vector<double> ell = coef_weights(w, wt, f, o + 1);
     const double VB = variance_sum(w, ell, res, pv.s, o_B + 1, nullptr,
                                     !cluster_leverage(opt.vce));
@@ -196,7 +194,7 @@ double bandwidth_sides(const Prepared& P, const RdOptions& opt, BwSide bs[2], do
     return std::sqrt(v / (N - 1));
   };
   const Side* sides[2] = {&P.left, &P.right};
-  auto xget = [&](std::size_t i) { return P.x_sorted[i]; };
+  auto xget = [&](std::size_t i) { return P.x_sorted(i); };
   auto yget = [&](std::size_t i) {
     return i < P.left.n() ? P.left.D[i * P.left.k] : P.right.D[(i - P.left.n()) * P.right.k];
   };
@@ -205,8 +203,8 @@ double bandwidth_sides(const Prepared& P, const RdOptions& opt, BwSide bs[2], do
   auto q2 = [&](double prob) {
     const double h = N * prob;
     const std::size_t j = static_cast<std::size_t>(std::floor(h));
-    if (h == j) return 0.5 * (P.x_sorted[j - 1] + P.x_sorted[j]);
-    return P.x_sorted[j];
+    if (h == j) return 0.5 * (P.x_sorted(j - 1) + P.x_sorted(j));
+    return P.x_sorted(j);
   };
   const double iqr = q2(0.75) - q2(0.25);
   double x_sd = 1, y_sd = 1;

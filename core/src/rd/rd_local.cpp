@@ -104,6 +104,40 @@ Window gather(const Side& s, double c, double h, RdKernel kern) {
       std::lower_bound(s.x.begin(), s.x.end(), lo_x) - s.x.begin();
   const std::size_t last = std::upper_bound(s.x.begin(), s.x.end(), hi_x) - s.x.begin();
   w.c = c;
+  if (s.fw.empty() && first < last && (s.x[first] >= c || s.x[last - 1] <= c)) {
+    // No unit weights and the candidates on one side of c: |x - c| / h, as unit_weight
+    // computes it, is monotone in x there (rounding is monotone), and so is K > 0 (K is
+    // positive exactly below a threshold of |u| for each kernel). The positive rows are a
+    // contiguous run that ends (left of c) or starts (right of c) at the candidate nearest c:
+    // two binary searches with the weight itself find it, without evaluating every row.
+    const bool right = s.x[first] >= c;
+    auto positive = [&](std::size_t i) { return unit_weight(s, i, c, h, kern) > 0; };
+    std::size_t lo = first, hi = last;
+    if (right) {
+      std::size_t a = first, b = last;  // first non-positive in [first, last)
+      while (a < b) {
+        const std::size_t m = a + (b - a) / 2;
+        if (positive(m)) a = m + 1;
+        else b = m;
+      }
+      hi = a;
+    } else {
+      std::size_t a = first, b = last;  // first positive in [first, last)
+      while (a < b) {
+        const std::size_t m = a + (b - a) / 2;
+        if (positive(m)) b = m;
+        else a = m + 1;
+      }
+      lo = a;
+    }
+    w.n_ = hi > lo ? hi - lo : 0;
+    w.block = true;
+    w.first = w.n_ == 0 ? first : lo;
+    w.x = s.x.data() + w.first;
+    w.D = s.D.data() + w.first * s.k;
+    if (!s.cl.empty()) w.cl = s.cl.data() + w.first;
+    return w;
+  }
   std::size_t n = 0, lo = last, hi = first;
   for (std::size_t i = first; i < last; ++i) {
     if (unit_weight(s, i, c, h, kern) > 0) {
@@ -160,13 +194,57 @@ std::size_t distinct_positive(const Window& w, const std::vector<double>& wt) {
 }
 
 
-Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs) {
-  Fit f;
-  f.o = o;
-  f.hs = hs;
-  const int k1 = o + 1;
-  const std::size_t k = w.k;
-  std::vector<double> G(k1 * k1, 0.0), RD(k1 * k, 0.0), s(k1);
+// The Gram sums G = sum_j w_j s_j s_j' (lower triangle) and RD = sum_j w_j s_j D_j' of a
+// window, s_j = (1, t, ..., t^o), t = (x_j - c) / hs. The order K1 = o + 1 (and the column
+// count KC, 0: any) are compile-time constants so the sums stay in registers; every sum adds
+// the same products in the same order as the generic loop, so the results are the same to the
+// last bit.
+template <int K1, int KC>
+void gram_sums(const Window& w, const std::vector<double>& wt, double hs, std::size_t k,
+               double* Gout, double* RDout) {
+  double G[K1 * K1] = {}, s[K1];
+  double RD1[K1] = {};
+  const std::size_t n = w.n();
+  for (std::size_t j = 0; j < n; ++j) {
+    const double wj = wt[j];
+    if (wj == 0) continue;
+    const double t = w.u(j) / hs;
+    s[0] = 1;
+    for (int a = 1; a < K1; ++a) s[a] = s[a - 1] * t;
+    for (int a = 0; a < K1; ++a) {
+      const double ws = wj * s[a];
+      for (int b = 0; b <= a; ++b) G[a * K1 + b] += ws * s[b];
+      if (KC == 1) {
+        RD1[a] += ws * w.D[j];
+      } else {
+        for (std::size_t m = 0; m < k; ++m) RDout[a * k + m] += ws * w.D[j * k + m];
+      }
+    }
+  }
+  for (int a = 0; a < K1 * K1; ++a) Gout[a] = G[a];
+  if (KC == 1)
+    for (int a = 0; a < K1; ++a) RDout[a] = RD1[a];
+}
+
+template <int KC>
+void gram_sums_dispatch(int k1, const Window& w, const std::vector<double>& wt, double hs,
+                        std::size_t k, double* G, double* RD) {
+  switch (k1) {
+    case 1: return gram_sums<1, KC>(w, wt, hs, k, G, RD);
+    case 2: return gram_sums<2, KC>(w, wt, hs, k, G, RD);
+    case 3: return gram_sums<3, KC>(w, wt, hs, k, G, RD);
+    case 4: return gram_sums<4, KC>(w, wt, hs, k, G, RD);
+    case 5: return gram_sums<5, KC>(w, wt, hs, k, G, RD);
+    case 6: return gram_sums<6, KC>(w, wt, hs, k, G, RD);
+    case 7: return gram_sums<7, KC>(w, wt, hs, k, G, RD);
+    case 8: return gram_sums<8, KC>(w, wt, hs, k, G, RD);
+    case 9: return gram_sums<9, KC>(w, wt, hs, k, G, RD);
+    case 10: return gram_sums<10, KC>(w, wt, hs, k, G, RD);
+    case 11: return gram_sums<11, KC>(w, wt, hs, k, G, RD);
+    case 12: return gram_sums<12, KC>(w, wt, hs, k, G, RD);
+    default: break;
+  }
+  std::vector<double> s(k1);  // any order: the same sums with run-time bounds
   for (std::size_t j = 0; j < w.n(); ++j) {
     const double wj = wt[j];
     if (wj == 0) continue;
@@ -179,6 +257,17 @@ Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs) {
       for (std::size_t m = 0; m < k; ++m) RD[a * k + m] += ws * w.D[j * k + m];
     }
   }
+}
+
+Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs) {
+  Fit f;
+  f.o = o;
+  f.hs = hs;
+  const int k1 = o + 1;
+  const std::size_t k = w.k;
+  std::vector<double> G(k1 * k1, 0.0), RD(k1 * k, 0.0);
+  if (k == 1) gram_sums_dispatch<1>(k1, w, wt, hs, k, G.data(), RD.data());
+  else gram_sums_dispatch<0>(k1, w, wt, hs, k, G.data(), RD.data());
   for (int a = 0; a < k1; ++a)
     for (int b = a + 1; b < k1; ++b) G[a * k1 + b] = G[b * k1 + a];
   f.Ginv = spd_inverse(G, k1, f.ok);
@@ -233,7 +322,7 @@ double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& 
 // together, distances equal up to sqrt(eps) relative taken from both sides, scaled by
 // sqrt(J / (J + 1)). `from` must start a tie group; groups are stepped over by scanning equal x.
 void nn_residuals(const double* x, const double* D, std::size_t n, std::size_t k, int nnmatch,
-                  std::size_t from, std::size_t to, double* res) {
+                  std::size_t from, std::size_t to, double* res, std::size_t base) {
   const std::size_t cap = std::min<std::size_t>(nnmatch, n - 1);
   auto group_end = [&](std::size_t j) {  // one past the tie group of row j
     const double v = x[j];
@@ -275,7 +364,7 @@ void nn_residuals(const double* x, const double* D, std::size_t n, std::size_t k
       for (std::size_t j = lo; j < hi; ++j) sum += D[j * k + m];
       for (std::size_t j = g0; j < g1; ++j) {
         const double yj = D[j * k + m];
-        res[j * k + m] = sf * (yj - (sum - yj) / J);
+        res[(j - base) * k + m] = sf * (yj - (sum - yj) / J);
       }
     }
     g0 = g1;
@@ -289,10 +378,33 @@ void nn_residuals(const double* x, const double* D, std::size_t n, std::size_t k
 // cap rows away from the edge group never reaches it and keeps the side's residuals; the groups
 // within cap rows of a cut edge are recomputed within the block (test_rd.cpp compares this with
 // the window-local computation on ties, few points and shifted x).
-void nn_residuals_from_side(const Side& s, const std::vector<double>& full, std::size_t first,
+void NnSide::cover(std::size_t first, std::size_t last, int nnmatch) {
+  if (r1 > r0 && first >= r0 && last <= r1) return;
+  const Side& s = *side;
+  const std::size_t n = s.n(), k = s.k;
+  std::size_t a = r1 > r0 ? std::min(first, r0) : first;
+  std::size_t b = r1 > r0 ? std::max(last, r1) : last;
+  while (a > 0 && s.x[a - 1] == s.x[a]) --a;          // back to the start of a tie group
+  while (b > 0 && b < n && s.x[b] == s.x[b - 1]) ++b;  // on to the end of one
+  std::vector<double> out((b - a) * k);
+  const double* x = s.x.data();
+  const double* D = s.D.data();
+  if (r1 > r0) {
+    std::copy(res.begin(), res.end(), out.begin() + (r0 - a) * k);
+    if (a < r0) nn_residuals(x, D, n, k, nnmatch, a, r0, out.data(), a);
+    if (r1 < b) nn_residuals(x, D, n, k, nnmatch, r1, b, out.data(), a);
+  } else {
+    nn_residuals(x, D, n, k, nnmatch, a, b, out.data(), a);
+  }
+  res.swap(out);
+  r0 = a;
+  r1 = b;
+}
+
+void nn_residuals_from_side(const Side& s, const NnSide& full, std::size_t first,
                             std::size_t last, int nnmatch, std::vector<double>& res) {
   const std::size_t k = s.k, n = last - first;
-  res.assign(full.begin() + first * k, full.begin() + last * k);
+  res.assign(full.res.begin() + (first - full.r0) * k, full.res.begin() + (last - full.r0) * k);
   const std::size_t cap = std::min<std::size_t>(nnmatch, n - 1);
   const double* x = s.x.data() + first;
   const double* D = s.D.data() + first * k;
@@ -323,7 +435,7 @@ std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nn
     std::vector<double> res;
     if (n == 0) return res;
     if (nn_side && w.block && n > static_cast<std::size_t>(nnmatch)) {
-      nn_residuals_from_side(*nn_side->side, nn_side->res, w.first, w.first + n, nnmatch, res);
+      nn_residuals_from_side(*nn_side->side, *nn_side, w.first, w.first + n, nnmatch, res);
       return res;
     }
     res.assign(n * k, 0.0);

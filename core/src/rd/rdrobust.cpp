@@ -203,7 +203,7 @@ const std::vector<std::string>& selector_names() {
   return names;
 }
 
-RdBwResult rdbwselect(const RdData& data, const RdOptions& opt_in, bool all) {
+RdBwResult rdbwselect(const RdDataView& data, const RdOptions& opt_in, bool all) {
   const RdOptions opt = normalised(opt_in, !data.cluster.empty());
   validate(opt);
   Prepared P = prepare(data, opt);
@@ -221,7 +221,7 @@ RdBwResult rdbwselect(const RdData& data, const RdOptions& opt_in, bool all) {
   return r;
 }
 
-RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
+RdResult rdrobust(const RdDataView& data, const RdOptions& opt_in) {
   const RdOptions opt = normalised(opt_in, !data.cluster.empty());
   validate(opt);
   Prepared P = prepare(data, opt);
