@@ -382,21 +382,19 @@ void NnSide::cover(std::size_t first, std::size_t last, int nnmatch) {
   if (r1 > r0 && first >= r0 && last <= r1) return;
   const Side& s = *side;
   const std::size_t n = s.n(), k = s.k;
+  if (!res) res.reset(new double[n * k]);  // uninitialised: untouched rows cost no memory
   std::size_t a = r1 > r0 ? std::min(first, r0) : first;
   std::size_t b = r1 > r0 ? std::max(last, r1) : last;
   while (a > 0 && s.x[a - 1] == s.x[a]) --a;          // back to the start of a tie group
   while (b > 0 && b < n && s.x[b] == s.x[b - 1]) ++b;  // on to the end of one
-  std::vector<double> out((b - a) * k);
   const double* x = s.x.data();
   const double* D = s.D.data();
   if (r1 > r0) {
-    std::copy(res.begin(), res.end(), out.begin() + (r0 - a) * k);
-    if (a < r0) nn_residuals(x, D, n, k, nnmatch, a, r0, out.data(), a);
-    if (r1 < b) nn_residuals(x, D, n, k, nnmatch, r1, b, out.data(), a);
+    if (a < r0) nn_residuals(x, D, n, k, nnmatch, a, r0, res.get());
+    if (r1 < b) nn_residuals(x, D, n, k, nnmatch, r1, b, res.get());
   } else {
-    nn_residuals(x, D, n, k, nnmatch, a, b, out.data(), a);
+    nn_residuals(x, D, n, k, nnmatch, a, b, res.get());
   }
-  res.swap(out);
   r0 = a;
   r1 = b;
 }
@@ -404,7 +402,7 @@ void NnSide::cover(std::size_t first, std::size_t last, int nnmatch) {
 void nn_residuals_from_side(const Side& s, const NnSide& full, std::size_t first,
                             std::size_t last, int nnmatch, std::vector<double>& res) {
   const std::size_t k = s.k, n = last - first;
-  res.assign(full.res.begin() + (first - full.r0) * k, full.res.begin() + (last - full.r0) * k);
+  res.assign(full.res.get() + first * k, full.res.get() + last * k);
   const std::size_t cap = std::min<std::size_t>(nnmatch, n - 1);
   const double* x = s.x.data() + first;
   const double* D = s.D.data() + first * k;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -86,9 +87,11 @@ double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& 
 // near its cut edges.
 // Only the rows [r0, r1) that some window has needed are computed (cover): the windows of a
 // side all end at the cutoff, so they are nested and the covered range grows at one end.
+// The buffer has a row for every row of the side but is left uninitialised, so only the rows
+// written (the covered ones) take memory.
 struct NnSide {
   const Side* side = nullptr;
-  std::vector<double> res;      // rows [r0, r1) of the side, row-major (r1 - r0) x k
+  std::unique_ptr<double[]> res;  // row-major n x k; rows [r0, r1) computed
   std::size_t r0 = 0, r1 = 0;
   // Extends the covered rows to include [first, last) (widened to whole tie groups).
   void cover(std::size_t first, std::size_t last, int nnmatch);
@@ -136,8 +139,12 @@ RdOptions normalised(RdOptions opt, bool clustered);
 // The name of the variance a normalised vce computes (cr1/cr2/cr3 with clusters).
 std::string vce_label(RdVce vce, bool clustered);
 int effective_bwcheck(const Prepared& P, const RdOptions& opt, bool& mass);
-std::map<std::string, RdBandwidths> select_bandwidths(const Prepared& P, const RdOptions& opt,
-                                                      const std::string& which, int bwcheck);
+// Selects the bandwidths. It may rescale P's sides in place while it runs (stdvars): with
+// `restore` (the input P was prepared from) they are put back in raw units before it returns;
+// without, P is left in the rule's units (for callers that need only the bandwidths).
+std::map<std::string, RdBandwidths> select_bandwidths(Prepared& P, const RdOptions& opt,
+                                                      const std::string& which, int bwcheck,
+                                                      const RdDataView* restore = nullptr);
 
 }  // namespace detail
 }  // namespace rd
