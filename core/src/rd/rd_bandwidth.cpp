@@ -152,8 +152,8 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
   if (scale > 0) {
     std::vector<double> res = residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o_B + 1,
                                         side_nn(ctx, side, s, w));
-    std::vector<double> ell = coef_weights(w, wt, f, o + 1);
-    const double VB = variance_sum(w, ell, res, pv.s, o_B + 1, nullptr,
+    coef_weights_into(w, wt, f, o + 1);  // wt becomes the equivalent-kernel weights
+    const double VB = variance_sum(w, wt, res, pv.s, o_B + 1, nullptr,
                                     !cluster_leverage(opt.vce));
     BWreg = 3 * pv.BConst * pv.BConst * VB;
   }

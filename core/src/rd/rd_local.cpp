@@ -300,6 +300,23 @@ std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt,
   return out;
 }
 
+// coef_weights written over the kernel weights (each l_j needs only its own w_j): the same
+// numbers without a second window-sized buffer.
+void coef_weights_into(const Window& w, std::vector<double>& wt, const Fit& f, int coef) {
+  const int k1 = f.o + 1;
+  std::vector<double> s(k1);
+  const double scale = std::pow(f.hs, -coef);
+  for (std::size_t j = 0; j < w.n(); ++j) {
+    if (wt[j] == 0) continue;
+    const double t = w.u(j) / f.hs;
+    s[0] = 1;
+    for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
+    double v = 0;
+    for (int b = 0; b < k1; ++b) v += f.Ginv[coef * k1 + b] * s[b];
+    wt[j] = v * wt[j] * scale;
+  }
+}
+
 // (Ginv sum_j w_j s_j t_j^(o+1))[coef]: the leading bias term of coefficient `coef`.
 double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& f, int coef) {
   const int k1 = f.o + 1;

@@ -81,6 +81,7 @@ std::size_t distinct_positive(const Window& w, const std::vector<double>& wt);
 Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs);
 std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt, const Fit& f,
                                  int coef);
+void coef_weights_into(const Window& w, std::vector<double>& wt, const Fit& f, int coef);
 double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& f, int coef);
 // The nearest-neighbour residuals of a whole side (nn_residuals over all its rows), from which
 // those of any window that is a contiguous block of the side follow by recomputing the groups
