@@ -282,39 +282,62 @@ Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs) {
   return f;
 }
 
-// Equivalent-kernel weights of coefficient `coef` (scale of (x - c)): l_j = e' Ginv s_j w_j.
-std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt, const Fit& f,
-                                 int coef) {
-  const int k1 = f.o + 1;
-  std::vector<double> out(w.n(), 0.0), s(k1);
+// Equivalent-kernel weights of coefficient `coef` (scale of (x - c)): l_j = e' Ginv s_j w_j,
+// written to out (which may be wt itself: each l_j needs only its own w_j). The order K1 is a
+// compile-time constant (0: any) so the row of Ginv stays in registers; the same operations
+// in the same order either way.
+template <int K1>
+void coef_weights_impl(const Window& w, const double* wt, const Fit& f, int coef, double* out) {
+  const int k1 = K1 > 0 ? K1 : f.o + 1;
+  constexpr int kMax = K1 > 0 ? K1 : 1;
+  double gs[kMax], ss[kMax];
+  std::vector<double> gv, sv;
+  double* g = gs;
+  double* s = ss;
+  if (K1 == 0) {
+    gv.resize(k1);
+    sv.resize(k1);
+    g = gv.data();
+    s = sv.data();
+  }
+  for (int b = 0; b < k1; ++b) g[b] = f.Ginv[coef * k1 + b];
   const double scale = std::pow(f.hs, -coef);
   for (std::size_t j = 0; j < w.n(); ++j) {
-    if (wt[j] == 0) continue;
+    const double wj = wt[j];
+    if (wj == 0) {
+      out[j] = 0.0;
+      continue;
+    }
     const double t = w.u(j) / f.hs;
     s[0] = 1;
     for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
     double v = 0;
-    for (int b = 0; b < k1; ++b) v += f.Ginv[coef * k1 + b] * s[b];
-    out[j] = v * wt[j] * scale;
+    for (int b = 0; b < k1; ++b) v += g[b] * s[b];
+    out[j] = v * wj * scale;
   }
+}
+
+void coef_weights_to(const Window& w, const double* wt, const Fit& f, int coef, double* out) {
+  switch (f.o + 1) {
+    case 1: return coef_weights_impl<1>(w, wt, f, coef, out);
+    case 2: return coef_weights_impl<2>(w, wt, f, coef, out);
+    case 3: return coef_weights_impl<3>(w, wt, f, coef, out);
+    case 4: return coef_weights_impl<4>(w, wt, f, coef, out);
+    case 5: return coef_weights_impl<5>(w, wt, f, coef, out);
+    case 6: return coef_weights_impl<6>(w, wt, f, coef, out);
+    default: return coef_weights_impl<0>(w, wt, f, coef, out);
+  }
+}
+
+std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt, const Fit& f,
+                                 int coef) {
+  std::vector<double> out(w.n());
+  coef_weights_to(w, wt.data(), f, coef, out.data());
   return out;
 }
 
-// coef_weights written over the kernel weights (each l_j needs only its own w_j): the same
-// numbers without a second window-sized buffer.
 void coef_weights_into(const Window& w, std::vector<double>& wt, const Fit& f, int coef) {
-  const int k1 = f.o + 1;
-  std::vector<double> s(k1);
-  const double scale = std::pow(f.hs, -coef);
-  for (std::size_t j = 0; j < w.n(); ++j) {
-    if (wt[j] == 0) continue;
-    const double t = w.u(j) / f.hs;
-    s[0] = 1;
-    for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
-    double v = 0;
-    for (int b = 0; b < k1; ++b) v += f.Ginv[coef * k1 + b] * s[b];
-    wt[j] = v * wt[j] * scale;
-  }
+  coef_weights_to(w, wt.data(), f, coef, wt.data());
 }
 
 // (Ginv sum_j w_j s_j t_j^(o+1))[coef]: the leading bias term of coefficient `coef`.
