@@ -127,7 +127,7 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
     }
     const Window& w = pw.w;
     const std::vector<double>& wt = pw.wt;
-    if (distinct_positive(w, wt) < static_cast<std::size_t>(o + 1)) pilot_error(o, hV);
+    if (distinct_positive(w, wt, o + 1) < static_cast<std::size_t>(o + 1)) pilot_error(o, hV);
     Fit f = poly_fit(w, wt, o, hV);
     if (!f.ok) pilot_error(o, hV);
     pv.s = combination(w, wt, f, nu, bs.ny, bs.dz);
@@ -145,7 +145,8 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
   if (!(std::isfinite(h_B) && h_B > 0)) return out;
   Window w = gather(s, ctx.c, h_B, opt.kernel);
   std::vector<double> wt = window_weights(s, w, ctx.c, h_B, opt.kernel);
-  if (distinct_positive(w, wt) < static_cast<std::size_t>(o_B + 1)) pilot_error(o_B, h_B);
+  if (distinct_positive(w, wt, o_B + 1) < static_cast<std::size_t>(o_B + 1))
+    pilot_error(o_B, h_B);
   Fit f = poly_fit(w, wt, o_B, h_B);
   if (!f.ok) pilot_error(o_B, h_B);
   double BWreg = 0;

@@ -173,18 +173,43 @@ Window gather(const Side& s, double c, double h, RdKernel kern) {
   return w;
 }
 
+// kernel_value with the kernel fixed at compile time (the same operations).
+template <RdKernel K>
+inline double kernel_of(double u) {
+  const double a = std::fabs(u);
+  if (!(a <= 1.0)) return 0.0;
+  if (K == RdKernel::epanechnikov) return 0.75 * (1.0 - u * u);
+  if (K == RdKernel::uniform) return 0.5;
+  return 1.0 - a;
+}
+
+template <RdKernel K>
+void block_weights(const Window& w, double c, double h, double* out) {
+  for (std::size_t j = 0; j < w.n(); ++j) out[j] = kernel_of<K>((w.x[j] - c) / h) / h;
+}
+
 std::vector<double> window_weights(const Side& s, const Window& w, double c, double h,
                                    RdKernel kern) {
   std::vector<double> out(w.n());
+  if (w.block && s.fw.empty()) {  // unit_weight of each row, without a call per row
+    if (kern == RdKernel::epanechnikov)
+      block_weights<RdKernel::epanechnikov>(w, c, h, out.data());
+    else if (kern == RdKernel::uniform)
+      block_weights<RdKernel::uniform>(w, c, h, out.data());
+    else
+      block_weights<RdKernel::triangular>(w, c, h, out.data());
+    return out;
+  }
   for (std::size_t j = 0; j < w.n(); ++j) out[j] = unit_weight(s, w.idx(j), c, h, kern);
   return out;
 }
 
-std::size_t distinct_positive(const Window& w, const std::vector<double>& wt) {
+std::size_t distinct_positive(const Window& w, const std::vector<double>& wt,
+                              std::size_t enough) {
   std::size_t m = 0;
   double last = kNaN;
   bool any = false;
-  for (std::size_t j = 0; j < w.n(); ++j) {
+  for (std::size_t j = 0; j < w.n() && m < enough; ++j) {
     if (!(wt[j] > 0)) continue;
     if (!any || w.x[j] != last) ++m;
     any = true;

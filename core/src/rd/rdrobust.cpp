@@ -40,8 +40,8 @@ SideFit fit_side(const Side& s, const RdOptions& opt, double h, double b, bool r
     F.nh += F.wh[j] > 0;
     F.nb += F.wb[j] > 0;
   }
-  if (distinct_positive(F.w, F.wh) < static_cast<std::size_t>(p + 1) ||
-      distinct_positive(F.w, F.wb) < static_cast<std::size_t>(q + 1)) {
+  if (distinct_positive(F.w, F.wh, p + 1) < static_cast<std::size_t>(p + 1) ||
+      distinct_positive(F.w, F.wb, q + 1) < static_cast<std::size_t>(q + 1)) {
     std::ostringstream o;
     o << "h/b: too few distinct x values within the bandwidths on the "
       << (right ? "right" : "left") << " side of the cutoff (need " << (p + 1)

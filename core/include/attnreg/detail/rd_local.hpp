@@ -77,7 +77,9 @@ struct Fit {
 Window gather(const Side& s, double c, double h, RdKernel kern);
 std::vector<double> window_weights(const Side& s, const Window& w, double c, double h,
                                    RdKernel kern);
-std::size_t distinct_positive(const Window& w, const std::vector<double>& wt);
+// The number of distinct x with a positive weight, counted up to `enough` (it stops there).
+std::size_t distinct_positive(const Window& w, const std::vector<double>& wt,
+                              std::size_t enough = static_cast<std::size_t>(-1));
 Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs);
 std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt, const Fit& f,
                                  int coef);
