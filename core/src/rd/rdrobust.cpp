@@ -73,6 +73,12 @@ SideFit fit_side(const Side& s, const RdOptions& opt, double h, double b, bool r
   }
   F.beta_p.resize(p + 1);
   for (int a = 0; a <= p; ++a) F.beta_p[a] = F.fp.beta[a * k] * std::pow(h, -a);
+  // Nearest-neighbour residuals do not use the kernel weights: free those not needed later
+  // (wh only with covariates) before the residuals take their window-sized buffer.
+  if (opt.vce == RdVce::nn) {
+    std::vector<double>().swap(F.wb);
+    if (dz == 0) std::vector<double>().swap(F.wh);
+  }
   F.resh = residuals(F.w, opt.vce, clustered, opt.nnmatch, &F.fp, &F.wh, p + 1);
   if (opt.vce != RdVce::nn)  // nn: the residuals do not depend on the fit (resb() = resh)
     F.resb = residuals(F.w, opt.vce, clustered, opt.nnmatch, &F.fq, &F.wb, q + 1);
