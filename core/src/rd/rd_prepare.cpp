@@ -150,6 +150,43 @@ void require_finite_or_nan(const V& v, const char* name) {
                             " (remove the row or set it to NaN to drop it)");
 }
 
+// The sides: rows with x < c, then the others (x is sorted and already in the sides); the
+// sorted rows are split between them (keep is released) and the columns gathered in that order.
+void fill_sides(Prepared& P, const RdDataView& d, std::vector<std::uint32_t>& keep,
+                std::size_t k) {
+  const std::size_t n = d.x.size();
+  const bool fuzzy = !d.t.empty();
+  const std::size_t n_left = P.left.x.size();
+  P.left.row.assign(keep.begin(), keep.begin() + n_left);
+  P.right.row.assign(keep.begin() + n_left, keep.end());
+  std::vector<std::uint32_t>().swap(keep);
+  for (Side* sp : {&P.left, &P.right}) {
+    Side& s = *sp;
+    const std::size_t m = s.row.size();
+    s.k = k;
+    s.D.resize(m * k);
+    if (k == 1) {  // sharp, no covariates: the outcome column alone
+      for (std::size_t r = 0; r < m; ++r) s.D[r] = d.y[s.row[r]];
+    } else {
+      for (std::size_t r = 0; r < m; ++r) {
+        const std::size_t i = s.row[r];
+        double* D = s.D.data() + r * k;
+        *D++ = d.y[i];
+        if (fuzzy) *D++ = d.t[i];
+        for (std::size_t a : P.covs_kept) *D++ = d.z[a * n + i];
+      }
+    }
+    if (!d.weights.empty()) {
+      s.fw.resize(m);
+      for (std::size_t r = 0; r < m; ++r) s.fw[r] = d.weights[s.row[r]];
+    }
+    if (!d.cluster.empty()) {
+      s.cl.resize(m);
+      for (std::size_t r = 0; r < m; ++r) s.cl[r] = d.cluster[s.row[r]];
+    }
+  }
+}
+
 Prepared prepare(const RdDataView& d, const RdOptions& opt) {
   Prepared P;
   const std::size_t n = d.x.size();
@@ -216,37 +253,7 @@ Prepared prepare(const RdDataView& d, const RdOptions& opt) {
   }
   P.dz = P.covs_kept.size();
   const std::size_t k = 1 + (fuzzy ? 1 : 0) + P.dz;
-  // The sides: rows with x < c, then the others (x is sorted); the sorted rows are split
-  // between them and the columns gathered in that order.
-  const std::size_t n_left = P.left.x.size();
-  P.left.row.assign(keep.begin(), keep.begin() + n_left);
-  P.right.row.assign(keep.begin() + n_left, keep.end());
-  std::vector<std::uint32_t>().swap(keep);
-  for (Side* sp : {&P.left, &P.right}) {
-    Side& s = *sp;
-    const std::size_t m = s.row.size();
-    s.k = k;
-    s.D.resize(m * k);
-    if (k == 1) {  // sharp, no covariates: the outcome column alone
-      for (std::size_t r = 0; r < m; ++r) s.D[r] = d.y[s.row[r]];
-    } else {
-      for (std::size_t r = 0; r < m; ++r) {
-        const std::size_t i = s.row[r];
-        double* D = s.D.data() + r * k;
-        *D++ = d.y[i];
-        if (fuzzy) *D++ = d.t[i];
-        for (std::size_t a : P.covs_kept) *D++ = d.z[a * n + i];
-      }
-    }
-    if (!d.weights.empty()) {
-      s.fw.resize(m);
-      for (std::size_t r = 0; r < m; ++r) s.fw[r] = d.weights[s.row[r]];
-    }
-    if (!d.cluster.empty()) {
-      s.cl.resize(m);
-      for (std::size_t r = 0; r < m; ++r) s.cl[r] = d.cluster[s.row[r]];
-    }
-  }
+  fill_sides(P, d, keep, k);
   auto distinct = [](const std::vector<double>& v) {
     std::size_t m = 0;
     for (std::size_t i = 0; i < v.size(); ++i)

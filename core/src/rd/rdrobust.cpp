@@ -156,6 +156,20 @@ void fill_weights(RdResult& r, const SideFit S[2], const Side* const sides[2], s
   }
 }
 
+// Only the input rows of the sides are read once the variances are done: their x, columns and
+// the fits' residuals go before the n weights are allocated (the memory peak of a large call).
+void release_before_weights(Prepared& P, SideFit S[2]) {
+  for (Side* s : {&P.left, &P.right}) {
+    std::vector<double>().swap(s->x);
+    std::vector<double>().swap(s->D);
+  }
+  for (int i = 0; i < 2; ++i) {
+    std::vector<double>().swap(S[i].resh);
+    std::vector<double>().swap(S[i].resb);
+    std::vector<double>().swap(S[i].ellbc);
+  }
+}
+
 // The counts of the prepared data, which the estimate's and the bandwidths' results share.
 template <class Result>
 void copy_counts(const Prepared& P, Result& r) {
@@ -338,17 +352,7 @@ RdResult rdrobust(const RdDataView& data, const RdOptions& opt_in) {
   }
   normal_inference(r.est, opt.level);
   if (P.fuzzy) normal_inference(r.first_stage, opt.level);
-  // Only the input rows of the sides are read from here on: their x, columns and the fits'
-  // residuals go before the n weights are allocated (the memory peak of a large call).
-  for (Side* s : {&P.left, &P.right}) {
-    std::vector<double>().swap(s->x);
-    std::vector<double>().swap(s->D);
-  }
-  for (SideFit& F : S) {
-    std::vector<double>().swap(F.resh);
-    std::vector<double>().swap(F.resb);
-    std::vector<double>().swap(F.ellbc);
-  }
+  release_before_weights(P, S);
   fill_weights(r, S, sides, ny, dz, fac, P.n_input);
   return r;
 }
