@@ -222,8 +222,7 @@ TEST(RdRobust, NearestNeighbourFastPathEqualsWindowLocal) {
       for (int nnmatch : {1, 3, 5}) {
         dt::NnSide full;
         full.side = &s;
-        full.res.resize(n);
-        dt::nn_residuals(s.x.data(), s.D.data(), n, 1, nnmatch, 0, n, full.res.data());
+        full.cover(0, n, nnmatch);
         for (int step = 1; step <= 40; ++step) {
           const double h = 1.02 * step / 40;
           const dt::Window w = dt::gather(s, c, h, attnreg::rd::RdKernel::triangular);

@@ -26,27 +26,51 @@ std::vector<double> to_vec(const py::object& o) {
   return std::vector<double>(a.data(), a.data() + a.size());
 }
 
-rd::RdData make_data(const py::object& y, const py::object& x, const py::object& t,
-                     const py::object& z, const py::object& w, const py::object& cluster) {
-  rd::RdData d;
-  d.y = to_vec(y);
-  d.x = to_vec(x);
-  d.t = to_vec(t);
-  d.weights = to_vec(w);
+// The inputs as views: y, x, fuzzy and weights are read in place when they are contiguous
+// float64 arrays (forcecast converts, and copies, only what is not); the covariates are
+// transposed to the core's column-major layout and the cluster codes converted to int64.
+struct Inputs {
+  darray y, x, t, w;
+  std::vector<double> z;
+  iarray cluster;
+  rd::RdDataView view;
+};
+
+void view_of(const py::object& o, darray& keep, rd::RdSpan<double>& span) {
+  if (o.is_none()) return;
+  keep = o.cast<darray>();
+  span = rd::RdSpan<double>(keep.data(), static_cast<std::size_t>(keep.size()));
+}
+
+void make_data(Inputs& in, const py::object& y, const py::object& x, const py::object& t,
+               const py::object& z, const py::object& w, const py::object& cluster) {
+  rd::RdDataView& d = in.view;
+  view_of(y, in.y, d.y);
+  view_of(x, in.x, d.x);
+  view_of(t, in.t, d.t);
+  view_of(w, in.w, d.weights);
   if (!z.is_none()) {
     darray a = z.cast<darray>();  // n x dz, row-major -> column-major
     if (a.ndim() != 2) throw attnreg::InvalidArgument("covs: must be a 2-d array (n x k)");
     const std::size_t n = a.shape(0), k = a.shape(1);
     d.dz = k;
-    d.z.resize(n * k);
+    in.z.resize(n * k);
     for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < k; ++j) d.z[j * n + i] = a.data()[i * k + j];
+      for (std::size_t j = 0; j < k; ++j) in.z[j * n + i] = a.data()[i * k + j];
+    d.z = rd::RdSpan<double>(in.z);
   }
   if (!cluster.is_none()) {
-    iarray a = cluster.cast<iarray>();
-    d.cluster.assign(a.data(), a.data() + a.size());
+    in.cluster = cluster.cast<iarray>();
+    d.cluster = rd::RdSpan<std::int64_t>(in.cluster.data(),
+                                         static_cast<std::size_t>(in.cluster.size()));
   }
-  return d;
+}
+
+// A vector handed to numpy without a copy (the array owns it through a capsule).
+py::array_t<double> to_numpy(std::vector<double>&& v) {
+  auto* owned = new std::vector<double>(std::move(v));
+  py::capsule free_it(owned, [](void* p) { delete static_cast<std::vector<double>*>(p); });
+  return py::array_t<double>(static_cast<py::ssize_t>(owned->size()), owned->data(), free_it);
 }
 
 rd::RdOptions make_options(const py::dict& o) {
@@ -106,12 +130,13 @@ void init_rd(py::module_& m) {
       "rd_robust",
       [](const py::object& y, const py::object& x, const py::object& t, const py::object& z,
          const py::object& w, const py::object& cluster, const py::dict& options) {
-        rd::RdData d = make_data(y, x, t, z, w, cluster);
+        Inputs in;
+        make_data(in, y, x, t, z, w, cluster);
         rd::RdOptions opt = make_options(options);
         rd::RdResult r;
         {
           py::gil_scoped_release release;
-          r = rd::rdrobust(d, opt);
+          r = rd::rdrobust(in.view, opt);
         }
         py::dict out;
         out["estimate"] = inference(r.est);
@@ -137,9 +162,7 @@ void init_rd(py::module_& m) {
         out["gamma"] = r.gamma;
         out["covs_kept"] = r.covs_kept;
         out["covs_dropped"] = r.covs_dropped;
-        py::array_t<double> a(r.weights.size());
-        std::copy(r.weights.begin(), r.weights.end(), a.mutable_data());
-        out["weights"] = a;
+        out["weights"] = to_numpy(std::move(r.weights));
         return out;
       },
       py::arg("y"), py::arg("x"), py::arg("t"), py::arg("z"), py::arg("w"), py::arg("cluster"),
@@ -148,12 +171,13 @@ void init_rd(py::module_& m) {
       "rd_bwselect",
       [](const py::object& y, const py::object& x, const py::object& t, const py::object& z,
          const py::object& w, const py::object& cluster, const py::dict& options, bool all) {
-        rd::RdData d = make_data(y, x, t, z, w, cluster);
+        Inputs in;
+        make_data(in, y, x, t, z, w, cluster);
         rd::RdOptions opt = make_options(options);
         rd::RdBwResult r;
         {
           py::gil_scoped_release release;
-          r = rd::rdbwselect(d, opt, all);
+          r = rd::rdbwselect(in.view, opt, all);
         }
         py::dict out;
         std::vector<std::vector<double>> rows;

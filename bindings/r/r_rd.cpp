@@ -11,34 +11,45 @@
 
 namespace {
 
-attnreg::rd::RdData rd_data(const Rcpp::NumericVector& y, const Rcpp::NumericVector& x,
-                            const Rcpp::Nullable<Rcpp::NumericVector>& t,
-                            const Rcpp::Nullable<Rcpp::NumericMatrix>& z,
-                            const Rcpp::Nullable<Rcpp::NumericVector>& w,
-                            const Rcpp::Nullable<Rcpp::IntegerVector>& cluster) {
-  attnreg::rd::RdData d;
-  d.y.assign(y.begin(), y.end());
-  d.x.assign(x.begin(), x.end());
+// The inputs as views of R's numeric vectors (no copies of y, x, the treatment, the weights or
+// the covariate matrix, which R stores column-major as the core wants); the cluster codes are
+// converted (R factor codes 1..G, NA -> missing). The vectors must outlive the call.
+struct RdInputs {
+  Rcpp::NumericVector t, w;  // hold (and protect) what Nullable converted
+  Rcpp::NumericMatrix z;
+  std::vector<std::int64_t> cluster;
+  attnreg::rd::RdDataView view;
+};
+
+void rd_data(RdInputs& in, const Rcpp::NumericVector& y, const Rcpp::NumericVector& x,
+             const Rcpp::Nullable<Rcpp::NumericVector>& t,
+             const Rcpp::Nullable<Rcpp::NumericMatrix>& z,
+             const Rcpp::Nullable<Rcpp::NumericVector>& w,
+             const Rcpp::Nullable<Rcpp::IntegerVector>& cluster) {
+  using attnreg::rd::RdSpan;
+  attnreg::rd::RdDataView& d = in.view;
+  d.y = RdSpan<double>(y.begin(), static_cast<std::size_t>(y.size()));
+  d.x = RdSpan<double>(x.begin(), static_cast<std::size_t>(x.size()));
   if (t.isNotNull()) {
-    Rcpp::NumericVector tv(t);
-    d.t.assign(tv.begin(), tv.end());
+    in.t = Rcpp::NumericVector(t);
+    d.t = RdSpan<double>(in.t.begin(), static_cast<std::size_t>(in.t.size()));
   }
   if (z.isNotNull()) {
-    Rcpp::NumericMatrix zm(z);  // column-major, as the core wants
-    d.dz = zm.ncol();
-    d.z.assign(zm.begin(), zm.end());
+    in.z = Rcpp::NumericMatrix(z);
+    d.dz = in.z.ncol();
+    d.z = RdSpan<double>(in.z.begin(), static_cast<std::size_t>(in.z.size()));
   }
   if (w.isNotNull()) {
-    Rcpp::NumericVector wv(w);
-    d.weights.assign(wv.begin(), wv.end());
+    in.w = Rcpp::NumericVector(w);
+    d.weights = RdSpan<double>(in.w.begin(), static_cast<std::size_t>(in.w.size()));
   }
   if (cluster.isNotNull()) {
-    Rcpp::IntegerVector cv(cluster);  // R factor codes 1..G, NA -> missing
-    d.cluster.resize(cv.size());
+    Rcpp::IntegerVector cv(cluster);
+    in.cluster.resize(cv.size());
     for (R_xlen_t i = 0; i < cv.size(); ++i)
-      d.cluster[i] = cv[i] == NA_INTEGER ? -1 : static_cast<std::int64_t>(cv[i]) - 1;
+      in.cluster[i] = cv[i] == NA_INTEGER ? -1 : static_cast<std::int64_t>(cv[i]) - 1;
+    d.cluster = RdSpan<std::int64_t>(in.cluster);
   }
-  return d;
 }
 
 attnreg::rd::RdOptions rd_options(const Rcpp::List& o) {
@@ -89,8 +100,9 @@ Rcpp::List rd_robust_cpp(const Rcpp::NumericVector& y, const Rcpp::NumericVector
                          Rcpp::Nullable<Rcpp::NumericMatrix> z,
                          Rcpp::Nullable<Rcpp::NumericVector> w,
                          Rcpp::Nullable<Rcpp::IntegerVector> cluster, const Rcpp::List& options) {
-  const attnreg::rd::RdResult r =
-      attnreg::rd::rdrobust(rd_data(y, x, t, z, w, cluster), rd_options(options));
+  RdInputs in;
+  rd_data(in, y, x, t, z, w, cluster);
+  const attnreg::rd::RdResult r = attnreg::rd::rdrobust(in.view, rd_options(options));
   auto inf = [](const attnreg::rd::RdInference& e) {
     auto v3 = [](const double* a) { return Rcpp::NumericVector(a, a + 3); };
     return Rcpp::List::create(Rcpp::Named("coef") = v3(e.coef), Rcpp::Named("se") = v3(e.se),
@@ -125,8 +137,9 @@ Rcpp::List rd_bwselect_cpp(const Rcpp::NumericVector& y, const Rcpp::NumericVect
                            Rcpp::Nullable<Rcpp::NumericVector> w,
                            Rcpp::Nullable<Rcpp::IntegerVector> cluster,
                            const Rcpp::List& options, bool all) {
-  const attnreg::rd::RdBwResult r =
-      attnreg::rd::rdbwselect(rd_data(y, x, t, z, w, cluster), rd_options(options), all);
+  RdInputs in;
+  rd_data(in, y, x, t, z, w, cluster);
+  const attnreg::rd::RdBwResult r = attnreg::rd::rdbwselect(in.view, rd_options(options), all);
   Rcpp::NumericMatrix bws(r.bws.size(), 4);
   for (std::size_t i = 0; i < r.bws.size(); ++i) {
     bws(i, 0) = r.bws[i].h_left;

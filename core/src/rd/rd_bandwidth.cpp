@@ -17,7 +17,8 @@ namespace detail {
 
 // ---------------------------------------------------------------- bandwidth selection
 struct BwSide {
-  Side s;               // bandwidth units (x / sd, y / sd), D = y, [t], covariates
+  const Side* s = nullptr;  // bandwidth units (x / sd, y / sd), D = y, [t], covariates:
+  Side own;                 // the prepared side itself, or this copy when the columns differ
   std::size_t ny = 1;   // outcome (+ treatment) columns
   std::size_t dz = 0;
 };
@@ -46,16 +47,14 @@ struct BwContext {
   NnSide nn[2];  // nearest-neighbour residuals of each whole side (vce = nn), computed once
 };
 
-// The nearest-neighbour residuals of the whole side (vce = nn without unit weights: every
-// window is then a contiguous block of the side), or null.
-const NnSide* side_nn(BwContext& ctx, int side, const Side& s) {
-  if (ctx.opt->vce != RdVce::nn || !s.fw.empty() || s.n() == 0) return nullptr;
+// The nearest-neighbour residuals of the side over the rows of window w (vce = nn without
+// unit weights: every window is then a contiguous block of the side), or null.
+const NnSide* side_nn(BwContext& ctx, int side, const Side& s, const Window& w) {
+  if (ctx.opt->vce != RdVce::nn || !s.fw.empty() || s.n() == 0 || !w.block || w.n() == 0)
+    return nullptr;
   NnSide& c = ctx.nn[side];
-  if (!c.side) {
-    c.side = &s;
-    c.res.assign(s.n() * s.k, 0.0);
-    nn_residuals(s.x.data(), s.D.data(), s.n(), s.k, ctx.opt->nnmatch, 0, s.n(), c.res.data());
-  }
+  c.side = &s;
+  c.cover(w.first, w.first + w.n(), ctx.opt->nnmatch);
   return &c;
 }
 
@@ -110,7 +109,7 @@ std::vector<double> combination(const Window& w, const std::vector<double>& wt, 
 BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int o_B, double h_B,
                  double scale) {
   const RdOptions& opt = *ctx.opt;
-  const Side& s = bs.s;
+  const Side& s = *bs.s;
   const bool clustered = !s.cl.empty();
   const auto key = std::make_pair(o, nu);
   auto it = ctx.cache[side].find(key);
@@ -123,12 +122,12 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
       pw.wt = window_weights(s, pw.w, ctx.c, hV, opt.kernel);
       if (opt.vce == RdVce::nn)  // the same for every order: computed once
         pw.res_nn = residuals(pw.w, opt.vce, clustered, opt.nnmatch, nullptr, nullptr, 0,
-                              side_nn(ctx, side, s));
+                              side_nn(ctx, side, s, pw.w));
       pw.ready = true;
     }
     const Window& w = pw.w;
     const std::vector<double>& wt = pw.wt;
-    if (distinct_positive(w, wt) < static_cast<std::size_t>(o + 1)) pilot_error(o, hV);
+    if (distinct_positive(w, wt, o + 1) < static_cast<std::size_t>(o + 1)) pilot_error(o, hV);
     Fit f = poly_fit(w, wt, o, hV);
     if (!f.ok) pilot_error(o, hV);
     pv.s = combination(w, wt, f, nu, bs.ny, bs.dz);
@@ -146,15 +145,16 @@ BwTerms bw_terms(BwContext& ctx, int side, const BwSide& bs, int o, int nu, int 
   if (!(std::isfinite(h_B) && h_B > 0)) return out;
   Window w = gather(s, ctx.c, h_B, opt.kernel);
   std::vector<double> wt = window_weights(s, w, ctx.c, h_B, opt.kernel);
-  if (distinct_positive(w, wt) < static_cast<std::size_t>(o_B + 1)) pilot_error(o_B, h_B);
+  if (distinct_positive(w, wt, o_B + 1) < static_cast<std::size_t>(o_B + 1))
+    pilot_error(o_B, h_B);
   Fit f = poly_fit(w, wt, o_B, h_B);
   if (!f.ok) pilot_error(o_B, h_B);
   double BWreg = 0;
   if (scale > 0) {
     std::vector<double> res = residuals(w, opt.vce, clustered, opt.nnmatch, &f, &wt, o_B + 1,
-                                        side_nn(ctx, side, s));
-    std::vector<double> ell = coef_weights(w, wt, f, o + 1);
-    const double VB = variance_sum(w, ell, res, pv.s, o_B + 1, nullptr,
+                                        side_nn(ctx, side, s, w));
+    coef_weights_into(w, wt, f, o + 1);  // wt becomes the equivalent-kernel weights
+    const double VB = variance_sum(w, wt, res, pv.s, o_B + 1, nullptr,
                                     !cluster_leverage(opt.vce));
     BWreg = 3 * pv.BConst * pv.BConst * VB;
   }
@@ -181,8 +181,12 @@ double median3(double a, double b, double c) {
 
 // The sides in the units of the bandwidth rule. stdvars: x and the outcome divided by their
 // standard deviations (the rule is scale-equivariant, so this changes only rounding).
-// Returns the scale of x; BWp is the pilot's min(sd, IQR / 1.349) in those units.
-double bandwidth_sides(const Prepared& P, const RdOptions& opt, BwSide bs[2], double& BWp) {
+// Returns the scale of x; BWp is the pilot's min(sd, IQR / 1.349) in those units. The rule
+// reads the prepared sides themselves when they hold its columns (the treatment column is
+// dropped when the bandwidths are the sharp design's): rescaled in place with stdvars (`scaled`
+// is then set; restore_sides undoes it), as they are without; otherwise rescaled copies.
+double bandwidth_sides(Prepared& P, const RdOptions& opt, BwSide bs[2], double& BWp,
+                       bool& scaled) {
   const std::size_t N = P.n;
   auto sd = [&](auto get) {
     double m = 0;
@@ -195,8 +199,8 @@ double bandwidth_sides(const Prepared& P, const RdOptions& opt, BwSide bs[2], do
     }
     return std::sqrt(v / (N - 1));
   };
-  const Side* sides[2] = {&P.left, &P.right};
-  auto xget = [&](std::size_t i) { return P.x_sorted[i]; };
+  Side* sides[2] = {&P.left, &P.right};
+  auto xget = [&](std::size_t i) { return P.x_sorted(i); };
   auto yget = [&](std::size_t i) {
     return i < P.left.n() ? P.left.D[i * P.left.k] : P.right.D[(i - P.left.n()) * P.right.k];
   };
@@ -205,8 +209,8 @@ double bandwidth_sides(const Prepared& P, const RdOptions& opt, BwSide bs[2], do
   auto q2 = [&](double prob) {
     const double h = N * prob;
     const std::size_t j = static_cast<std::size_t>(std::floor(h));
-    if (h == j) return 0.5 * (P.x_sorted[j - 1] + P.x_sorted[j]);
-    return P.x_sorted[j];
+    if (h == j) return 0.5 * (P.x_sorted(j - 1) + P.x_sorted(j));
+    return P.x_sorted(j);
   };
   const double iqr = q2(0.75) - q2(0.25);
   double x_sd = 1, y_sd = 1;
@@ -218,10 +222,27 @@ double bandwidth_sides(const Prepared& P, const RdOptions& opt, BwSide bs[2], do
   }
   const bool fuzzy_bw = P.fuzzy && !opt.sharpbw && column_var(P.left, 1) > 0 &&
                         column_var(P.right, 1) > 0;
+  const std::size_t ny = fuzzy_bw ? 2 : 1;
+  scaled = false;
+  if (!P.fuzzy || fuzzy_bw) {  // the same columns: no copy
+    for (int sd_i = 0; sd_i < 2; ++sd_i) {
+      Side& s = *sides[sd_i];
+      bs[sd_i].s = &s;
+      bs[sd_i].ny = ny;
+      bs[sd_i].dz = P.dz;
+      if (!opt.stdvars) continue;
+      for (std::size_t i = 0; i < s.n(); ++i) {
+        s.x[i] = s.x[i] / x_sd;
+        s.D[i * s.k] = s.D[i * s.k] / y_sd;
+      }
+    }
+    scaled = opt.stdvars;
+    return x_sd;
+  }
   for (int sd_i = 0; sd_i < 2; ++sd_i) {
     const Side& src = *sides[sd_i];
-    Side& s = bs[sd_i].s;
-    const std::size_t ny = fuzzy_bw ? 2 : 1;
+    Side& s = bs[sd_i].own;
+    bs[sd_i].s = &s;
     bs[sd_i].ny = ny;
     bs[sd_i].dz = P.dz;
     s.k = ny + P.dz;
@@ -240,6 +261,16 @@ double bandwidth_sides(const Prepared& P, const RdOptions& opt, BwSide bs[2], do
   return x_sd;
 }
 
+// Undoes bandwidth_sides' rescaling in place: x and the outcome read again from the input rows
+// (x + 0.0 as the sort stores it), so the sides hold exactly what prepare put there.
+void restore_sides(Prepared& P, const RdDataView& d) {
+  for (Side* s : {&P.left, &P.right})
+    for (std::size_t i = 0; i < s->n(); ++i) {
+      s->x[i] = d.x[s->row[i]] + 0.0;
+      s->D[i * s->k] = d.y[s->row[i]];
+    }
+}
+
 // The pilot bandwidth c_bw = C_K min(sd, IQR / 1.349) N^(-1/5) (the number of distinct x with
 // masspoints = adjust), restricted to the range of x and widened to keep bwcheck distinct
 // values per side (CCT 2014 supplement S.2.2; rdbwselect).
@@ -254,8 +285,8 @@ Pilot pilot_bandwidth(const Prepared& P, const RdOptions& opt, const BwSide bs[2
   const double c = opt.stdvars ? opt.c / x_sd : opt.c;
   const double x_min = opt.stdvars ? P.x_min / x_sd : P.x_min;
   const double x_max = opt.stdvars ? P.x_max / x_sd : P.x_max;
-  const double range_l = std::fabs(c - bs[0].s.x.front());
-  const double range_r = std::fabs(c - bs[1].s.x.back());
+  const double range_l = std::fabs(c - bs[0].s->x.front());
+  const double range_r = std::fabs(c - bs[1].s->x.back());
   double c_bw = pilot_constant(opt.kernel) * BWp *
                 std::pow(static_cast<double>(opt.masspoints == MassPoints::adjust
                                                  ? P.m_left + P.m_right
@@ -276,16 +307,17 @@ Pilot pilot_bandwidth(const Prepared& P, const RdOptions& opt, const BwSide bs[2
       const std::size_t kk = std::min<std::size_t>(bwcheck, u.size());
       return std::fabs(u[kk - 1] - c) * (1 + kSqrtEps);
     };
-    bw_min_l = kth(bs[0].s, true);
-    bw_min_r = kth(bs[1].s, false);
+    bw_min_l = kth(*bs[0].s, true);
+    bw_min_r = kth(*bs[1].s, false);
     c_bw = std::max({c_bw, bw_min_l, bw_min_r});
   }
   return Pilot{c, c_bw, bw_max_l, bw_max_r, bw_max, bw_min_l, bw_min_r, range_l, range_r};
 }
 
 // The ten selectors (rdbwselect's definitions); `which` empty: all.
-std::map<std::string, RdBandwidths> select_bandwidths(const Prepared& P, const RdOptions& opt,
-                                                      const std::string& which, int bwcheck) {
+std::map<std::string, RdBandwidths> select_bandwidths(Prepared& P, const RdOptions& opt,
+                                                      const std::string& which, int bwcheck,
+                                                      const RdDataView* restore) {
   const int p = opt.p, q = opt.q, deriv = opt.deriv;
   const bool all = which.empty();
   auto want = [&](std::initializer_list<const char*> names) {
@@ -296,7 +328,16 @@ std::map<std::string, RdBandwidths> select_bandwidths(const Prepared& P, const R
   };
   BwSide bs[2];
   double BWp = 0;
-  const double x_sd = bandwidth_sides(P, opt, bs, BWp);
+  bool scaled = false;
+  const double x_sd = bandwidth_sides(P, opt, bs, BWp, scaled);
+  struct Restore {  // the prepared sides back in raw units on every exit (with `restore`)
+    Prepared& P;
+    const RdDataView* d;
+    bool on;
+    ~Restore() {
+      if (on && d) restore_sides(P, *d);
+    }
+  } restore_guard{P, restore, scaled};
   const std::size_t N = P.n;
   const Pilot pl = pilot_bandwidth(P, opt, bs, x_sd, BWp, bwcheck);
   const double c = pl.c, c_bw = pl.c_bw, bw_max_l = pl.bw_max_l, bw_max_r = pl.bw_max_r;

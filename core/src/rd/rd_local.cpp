@@ -104,6 +104,40 @@ Window gather(const Side& s, double c, double h, RdKernel kern) {
       std::lower_bound(s.x.begin(), s.x.end(), lo_x) - s.x.begin();
   const std::size_t last = std::upper_bound(s.x.begin(), s.x.end(), hi_x) - s.x.begin();
   w.c = c;
+  if (s.fw.empty() && first < last && (s.x[first] >= c || s.x[last - 1] <= c)) {
+    // No unit weights and the candidates on one side of c: |x - c| / h, as unit_weight
+    // computes it, is monotone in x there (rounding is monotone), and so is K > 0 (K is
+    // positive exactly below a threshold of |u| for each kernel). The positive rows are a
+    // contiguous run that ends (left of c) or starts (right of c) at the candidate nearest c:
+    // two binary searches with the weight itself find it, without evaluating every row.
+    const bool right = s.x[first] >= c;
+    auto positive = [&](std::size_t i) { return unit_weight(s, i, c, h, kern) > 0; };
+    std::size_t lo = first, hi = last;
+    if (right) {
+      std::size_t a = first, b = last;  // first non-positive in [first, last)
+      while (a < b) {
+        const std::size_t m = a + (b - a) / 2;
+        if (positive(m)) a = m + 1;
+        else b = m;
+      }
+      hi = a;
+    } else {
+      std::size_t a = first, b = last;  // first positive in [first, last)
+      while (a < b) {
+        const std::size_t m = a + (b - a) / 2;
+        if (positive(m)) b = m;
+        else a = m + 1;
+      }
+      lo = a;
+    }
+    w.n_ = hi > lo ? hi - lo : 0;
+    w.block = true;
+    w.first = w.n_ == 0 ? first : lo;
+    w.x = s.x.data() + w.first;
+    w.D = s.D.data() + w.first * s.k;
+    if (!s.cl.empty()) w.cl = s.cl.data() + w.first;
+    return w;
+  }
   std::size_t n = 0, lo = last, hi = first;
   for (std::size_t i = first; i < last; ++i) {
     if (unit_weight(s, i, c, h, kern) > 0) {
@@ -139,18 +173,43 @@ Window gather(const Side& s, double c, double h, RdKernel kern) {
   return w;
 }
 
+// kernel_value with the kernel fixed at compile time (the same operations).
+template <RdKernel K>
+inline double kernel_of(double u) {
+  const double a = std::fabs(u);
+  if (!(a <= 1.0)) return 0.0;
+  if (K == RdKernel::epanechnikov) return 0.75 * (1.0 - u * u);
+  if (K == RdKernel::uniform) return 0.5;
+  return 1.0 - a;
+}
+
+template <RdKernel K>
+void block_weights(const Window& w, double c, double h, double* out) {
+  for (std::size_t j = 0; j < w.n(); ++j) out[j] = kernel_of<K>((w.x[j] - c) / h) / h;
+}
+
 std::vector<double> window_weights(const Side& s, const Window& w, double c, double h,
                                    RdKernel kern) {
   std::vector<double> out(w.n());
+  if (w.block && s.fw.empty()) {  // unit_weight of each row, without a call per row
+    if (kern == RdKernel::epanechnikov)
+      block_weights<RdKernel::epanechnikov>(w, c, h, out.data());
+    else if (kern == RdKernel::uniform)
+      block_weights<RdKernel::uniform>(w, c, h, out.data());
+    else
+      block_weights<RdKernel::triangular>(w, c, h, out.data());
+    return out;
+  }
   for (std::size_t j = 0; j < w.n(); ++j) out[j] = unit_weight(s, w.idx(j), c, h, kern);
   return out;
 }
 
-std::size_t distinct_positive(const Window& w, const std::vector<double>& wt) {
+std::size_t distinct_positive(const Window& w, const std::vector<double>& wt,
+                              std::size_t enough) {
   std::size_t m = 0;
   double last = kNaN;
   bool any = false;
-  for (std::size_t j = 0; j < w.n(); ++j) {
+  for (std::size_t j = 0; j < w.n() && m < enough; ++j) {
     if (!(wt[j] > 0)) continue;
     if (!any || w.x[j] != last) ++m;
     any = true;
@@ -159,57 +218,6 @@ std::size_t distinct_positive(const Window& w, const std::vector<double>& wt) {
   return m;
 }
 
-
-Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs) {
-  Fit f;
-  f.o = o;
-  f.hs = hs;
-  const int k1 = o + 1;
-  const std::size_t k = w.k;
-  std::vector<double> G(k1 * k1, 0.0), RD(k1 * k, 0.0), s(k1);
-  for (std::size_t j = 0; j < w.n(); ++j) {
-    const double wj = wt[j];
-    if (wj == 0) continue;
-    const double t = w.u(j) / hs;
-    s[0] = 1;
-    for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
-    for (int a = 0; a < k1; ++a) {
-      const double ws = wj * s[a];
-      for (int b = 0; b <= a; ++b) G[a * k1 + b] += ws * s[b];
-      for (std::size_t m = 0; m < k; ++m) RD[a * k + m] += ws * w.D[j * k + m];
-    }
-  }
-  for (int a = 0; a < k1; ++a)
-    for (int b = a + 1; b < k1; ++b) G[a * k1 + b] = G[b * k1 + a];
-  f.Ginv = spd_inverse(G, k1, f.ok);
-  f.beta.assign(k1 * k, 0.0);
-  if (!f.ok) return f;
-  for (int a = 0; a < k1; ++a)
-    for (std::size_t m = 0; m < k; ++m) {
-      double v = 0;
-      for (int b = 0; b < k1; ++b) v += f.Ginv[a * k1 + b] * RD[b * k + m];
-      f.beta[a * k + m] = v;
-    }
-  return f;
-}
-
-// Equivalent-kernel weights of coefficient `coef` (scale of (x - c)): l_j = e' Ginv s_j w_j.
-std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt, const Fit& f,
-                                 int coef) {
-  const int k1 = f.o + 1;
-  std::vector<double> out(w.n(), 0.0), s(k1);
-  const double scale = std::pow(f.hs, -coef);
-  for (std::size_t j = 0; j < w.n(); ++j) {
-    if (wt[j] == 0) continue;
-    const double t = w.u(j) / f.hs;
-    s[0] = 1;
-    for (int a = 1; a < k1; ++a) s[a] = s[a - 1] * t;
-    double v = 0;
-    for (int b = 0; b < k1; ++b) v += f.Ginv[coef * k1 + b] * s[b];
-    out[j] = v * wt[j] * scale;
-  }
-  return out;
-}
 
 // (Ginv sum_j w_j s_j t_j^(o+1))[coef]: the leading bias term of coefficient `coef`.
 double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& f, int coef) {
@@ -233,7 +241,7 @@ double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& 
 // together, distances equal up to sqrt(eps) relative taken from both sides, scaled by
 // sqrt(J / (J + 1)). `from` must start a tie group; groups are stepped over by scanning equal x.
 void nn_residuals(const double* x, const double* D, std::size_t n, std::size_t k, int nnmatch,
-                  std::size_t from, std::size_t to, double* res) {
+                  std::size_t from, std::size_t to, double* res, std::size_t base) {
   const std::size_t cap = std::min<std::size_t>(nnmatch, n - 1);
   auto group_end = [&](std::size_t j) {  // one past the tie group of row j
     const double v = x[j];
@@ -275,7 +283,7 @@ void nn_residuals(const double* x, const double* D, std::size_t n, std::size_t k
       for (std::size_t j = lo; j < hi; ++j) sum += D[j * k + m];
       for (std::size_t j = g0; j < g1; ++j) {
         const double yj = D[j * k + m];
-        res[j * k + m] = sf * (yj - (sum - yj) / J);
+        res[(j - base) * k + m] = sf * (yj - (sum - yj) / J);
       }
     }
     g0 = g1;
@@ -289,10 +297,31 @@ void nn_residuals(const double* x, const double* D, std::size_t n, std::size_t k
 // cap rows away from the edge group never reaches it and keeps the side's residuals; the groups
 // within cap rows of a cut edge are recomputed within the block (test_rd.cpp compares this with
 // the window-local computation on ties, few points and shifted x).
-void nn_residuals_from_side(const Side& s, const std::vector<double>& full, std::size_t first,
+void NnSide::cover(std::size_t first, std::size_t last, int nnmatch) {
+  if (r1 > r0 && first >= r0 && last <= r1) return;
+  const Side& s = *side;
+  const std::size_t n = s.n(), k = s.k;
+  if (!res) res.reset(new double[n * k]);  // uninitialised: untouched rows cost no memory
+  std::size_t a = r1 > r0 ? std::min(first, r0) : first;
+  std::size_t b = r1 > r0 ? std::max(last, r1) : last;
+  while (a > 0 && s.x[a - 1] == s.x[a]) --a;          // back to the start of a tie group
+  while (b > 0 && b < n && s.x[b] == s.x[b - 1]) ++b;  // on to the end of one
+  const double* x = s.x.data();
+  const double* D = s.D.data();
+  if (r1 > r0) {
+    if (a < r0) nn_residuals(x, D, n, k, nnmatch, a, r0, res.get());
+    if (r1 < b) nn_residuals(x, D, n, k, nnmatch, r1, b, res.get());
+  } else {
+    nn_residuals(x, D, n, k, nnmatch, a, b, res.get());
+  }
+  r0 = a;
+  r1 = b;
+}
+
+void nn_residuals_from_side(const Side& s, const NnSide& full, std::size_t first,
                             std::size_t last, int nnmatch, std::vector<double>& res) {
   const std::size_t k = s.k, n = last - first;
-  res.assign(full.begin() + first * k, full.begin() + last * k);
+  res.assign(full.res.get() + first * k, full.res.get() + last * k);
   const std::size_t cap = std::min<std::size_t>(nnmatch, n - 1);
   const double* x = s.x.data() + first;
   const double* D = s.D.data() + first * k;
@@ -323,7 +352,7 @@ std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nn
     std::vector<double> res;
     if (n == 0) return res;
     if (nn_side && w.block && n > static_cast<std::size_t>(nnmatch)) {
-      nn_residuals_from_side(*nn_side->side, nn_side->res, w.first, w.first + n, nnmatch, res);
+      nn_residuals_from_side(*nn_side->side, *nn_side, w.first, w.first + n, nnmatch, res);
       return res;
     }
     res.assign(n * k, 0.0);

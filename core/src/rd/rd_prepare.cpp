@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -19,13 +20,6 @@ std::string row_msg(std::size_t i) {
   std::ostringstream o;
   o << "row " << (i + 1);
   return o.str();
-}
-
-void require_finite_or_nan(const std::vector<double>& v, const char* name) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (std::isinf(v[i]))
-      throw InvalidArgument(std::string(name) + ": infinite value at " + row_msg(i) +
-                            " (remove the row or set it to NaN to drop it)");
 }
 
 // Collinearity of the covariates among themselves and with the running variable: modified
@@ -79,47 +73,127 @@ void check_covariates(const std::vector<double>& z, std::size_t n, std::size_t d
   }
 }
 
-// Stable LSD radix sort of the rows by x (11-bit digits of the order-preserving bit pattern of
-// a double, at most six passes): O(n), rows with equal x keep their input order (-0.0 is taken
-// as 0.0). x_sorted receives the sorted values, decoded from the keys (no gather through rows).
-void sort_by_x(const std::vector<double>& x, std::vector<std::size_t>& rows,
-               std::vector<double>& x_sorted) {
+// The order-preserving unsigned key of a double (-0.0 taken as 0.0): a < b iff key(a) < key(b).
+std::uint64_t sort_key(double v) {
+  v += 0.0;
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return (b >> 63) ? ~b : (b | (std::uint64_t(1) << 63));
+}
+
+double from_sort_key(std::uint64_t k) {
+  const std::uint64_t b = (k >> 63) ? (k & ~(std::uint64_t(1) << 63)) : ~k;
+  double v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// Stable LSD radix sort of the rows by x (11-bit digits of sort_key, at most six passes): O(n),
+// rows with equal x keep their input order. The six digit histograms come from the one pass
+// that builds the keys; a digit shared by every row costs no pass, and x already ascending (or
+// strictly descending: then no ties, so reversing is stable) costs none at all. The sorted
+// values, decoded from the keys, go to the sides: xl (x < c) and xr (x >= c).
+void sort_by_x(const double* x, std::vector<std::uint32_t>& rows, double c,
+               std::vector<double>& xl, std::vector<double>& xr) {
   const std::size_t n = rows.size();
-  std::vector<std::uint64_t> key(n), key2(n);
-  std::vector<std::size_t> rows2(n);
+  constexpr int kBits = 11, kPasses = 6;
+  constexpr std::size_t kBuckets = std::size_t(1) << kBits;
+  std::vector<std::uint64_t> key(n);
+  std::vector<std::uint32_t> count(kPasses * kBuckets, 0);  // n < 2^32
+  bool ascending = true, descending = n > 1;
   for (std::size_t j = 0; j < n; ++j) {
-    const double v = x[rows[j]] + 0.0;
-    std::uint64_t b;
-    std::memcpy(&b, &v, sizeof b);
-    key[j] = (b >> 63) ? ~b : (b | (std::uint64_t(1) << 63));
-  }
-  std::vector<std::size_t> count(2049);
-  for (int shift = 0; shift < 64; shift += 11) {
-    std::fill(count.begin(), count.end(), 0);
-    for (std::size_t j = 0; j < n; ++j) ++count[((key[j] >> shift) & 2047) + 1];
-    if (*std::max_element(count.begin(), count.end()) == n) continue;  // one digit: no-op
-    for (std::size_t b = 1; b < count.size(); ++b) count[b] += count[b - 1];
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t pos = count[(key[j] >> shift) & 2047]++;
-      key2[pos] = key[j];
-      rows2[pos] = rows[j];
+    const std::uint64_t k = sort_key(x[rows[j]]);
+    key[j] = k;
+    for (int d = 0; d < kPasses; ++d) ++count[d * kBuckets + ((k >> (kBits * d)) & (kBuckets - 1))];
+    if (j > 0) {
+      ascending = ascending && k >= key[j - 1];
+      descending = descending && k < key[j - 1];
     }
-    key.swap(key2);
-    rows.swap(rows2);
   }
-  x_sorted.resize(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    const std::uint64_t k = key[j];
-    const std::uint64_t b = (k >> 63) ? (k & ~(std::uint64_t(1) << 63)) : ~k;
-    std::memcpy(&x_sorted[j], &b, sizeof b);
+  if (!ascending && descending) {
+    std::reverse(key.begin(), key.end());
+    std::reverse(rows.begin(), rows.end());
+  } else if (!ascending) {
+    std::vector<std::uint64_t> key2(n);
+    std::vector<std::uint32_t> rows2(n);
+    for (int d = 0; d < kPasses; ++d) {
+      std::uint32_t* cnt = count.data() + d * kBuckets;
+      const int shift = kBits * d;
+      if (cnt[(key[0] >> shift) & (kBuckets - 1)] == n) continue;  // one digit: no-op
+      std::uint32_t sum = 0;
+      for (std::size_t b = 0; b < kBuckets; ++b) {  // exclusive prefix sums: first positions
+        const std::uint32_t v = cnt[b];
+        cnt[b] = sum;
+        sum += v;
+      }
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::uint32_t pos = cnt[(key[j] >> shift) & (kBuckets - 1)]++;
+        key2[pos] = key[j];
+        rows2[pos] = rows[j];
+      }
+      key.swap(key2);
+      rows.swap(rows2);
+    }
+  }
+  const std::size_t n_left = std::lower_bound(key.begin(), key.end(), sort_key(c)) - key.begin();
+  xl.resize(n_left);
+  xr.resize(n - n_left);
+  for (std::size_t j = 0; j < n_left; ++j) xl[j] = from_sort_key(key[j]);
+  for (std::size_t j = n_left; j < n; ++j) xr[j - n_left] = from_sort_key(key[j]);
+}
+
+template <class V>
+void require_finite_or_nan(const V& v, const char* name) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (std::isinf(v[i]))
+      throw InvalidArgument(std::string(name) + ": infinite value at " + row_msg(i) +
+                            " (remove the row or set it to NaN to drop it)");
+}
+
+// The sides: rows with x < c, then the others (x is sorted and already in the sides); the
+// sorted rows are split between them (keep is released) and the columns gathered in that order.
+void fill_sides(Prepared& P, const RdDataView& d, std::vector<std::uint32_t>& keep,
+                std::size_t k) {
+  const std::size_t n = d.x.size();
+  const bool fuzzy = !d.t.empty();
+  const std::size_t n_left = P.left.x.size();
+  P.left.row.assign(keep.begin(), keep.begin() + n_left);
+  P.right.row.assign(keep.begin() + n_left, keep.end());
+  std::vector<std::uint32_t>().swap(keep);
+  for (Side* sp : {&P.left, &P.right}) {
+    Side& s = *sp;
+    const std::size_t m = s.row.size();
+    s.k = k;
+    s.D.resize(m * k);
+    if (k == 1) {  // sharp, no covariates: the outcome column alone
+      for (std::size_t r = 0; r < m; ++r) s.D[r] = d.y[s.row[r]];
+    } else {
+      for (std::size_t r = 0; r < m; ++r) {
+        const std::size_t i = s.row[r];
+        double* D = s.D.data() + r * k;
+        *D++ = d.y[i];
+        if (fuzzy) *D++ = d.t[i];
+        for (std::size_t a : P.covs_kept) *D++ = d.z[a * n + i];
+      }
+    }
+    if (!d.weights.empty()) {
+      s.fw.resize(m);
+      for (std::size_t r = 0; r < m; ++r) s.fw[r] = d.weights[s.row[r]];
+    }
+    if (!d.cluster.empty()) {
+      s.cl.resize(m);
+      for (std::size_t r = 0; r < m; ++r) s.cl[r] = d.cluster[s.row[r]];
+    }
   }
 }
 
-Prepared prepare(const RdData& d, const RdOptions& opt) {
+Prepared prepare(const RdDataView& d, const RdOptions& opt) {
   Prepared P;
   const std::size_t n = d.x.size();
   P.n_input = n;
   check::require(n > 0, "x", "is empty (pass the running variable)");
+  check::require(n <= std::numeric_limits<std::uint32_t>::max(), "x",
+                 "has more than 4,294,967,295 rows; split the data or subsample it");
   check::require(d.y.size() == n, "y", "must have the length of x");
   const bool fuzzy = !d.t.empty();
   P.fuzzy = fuzzy;
@@ -138,7 +212,7 @@ Prepared prepare(const RdData& d, const RdOptions& opt) {
     if (d.weights[i] < 0)
       throw InvalidArgument("weights: negative value at " + row_msg(i) +
                             " (weights must be >= 0)");
-  std::vector<std::size_t> keep;
+  std::vector<std::uint32_t> keep;
   keep.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     bool ok = std::isfinite(d.x[i]) && std::isfinite(d.y[i]);
@@ -146,7 +220,7 @@ Prepared prepare(const RdData& d, const RdOptions& opt) {
     for (std::size_t a = 0; ok && a < d.dz; ++a) ok = std::isfinite(d.z[a * n + i]);
     if (!d.weights.empty()) ok = ok && std::isfinite(d.weights[i]);
     if (!d.cluster.empty()) ok = ok && d.cluster[i] >= 0;
-    if (ok) keep.push_back(i);
+    if (ok) keep.push_back(static_cast<std::uint32_t>(i));
   }
   P.n_dropped = n - keep.size();
   check::require(!keep.empty(), "y", "every row has a missing value");
@@ -155,13 +229,13 @@ Prepared prepare(const RdData& d, const RdOptions& opt) {
     for (std::size_t i : keep) s += d.weights[i];
     check::require(s > 0, "weights", "must include a positive value");
   }
-  sort_by_x(d.x, keep, P.x_sorted);
-  const std::size_t nk = keep.size();
-  P.n = nk;
-  P.x_min = P.x_sorted.front();
-  P.x_max = P.x_sorted.back();
   const double c = opt.c;
   check::require(std::isfinite(c), "c", "must be a finite number");
+  sort_by_x(d.x.data(), keep, c, P.left.x, P.right.x);
+  const std::size_t nk = keep.size();
+  P.n = nk;
+  P.x_min = P.x_sorted(0);
+  P.x_max = P.x_sorted(nk - 1);
   if (!(c > P.x_min && c < P.x_max)) {
     std::ostringstream o;
     o << "c: the cutoff " << c << " is outside the range of x [" << P.x_min << ", " << P.x_max
@@ -179,28 +253,7 @@ Prepared prepare(const RdData& d, const RdOptions& opt) {
   }
   P.dz = P.covs_kept.size();
   const std::size_t k = 1 + (fuzzy ? 1 : 0) + P.dz;
-  // The sides: rows with x < c, then the others (x is sorted), each filled in place.
-  const std::size_t n_left =
-      std::lower_bound(P.x_sorted.begin(), P.x_sorted.end(), c) - P.x_sorted.begin();
-  for (int side = 0; side < 2; ++side) {
-    Side& s = side ? P.right : P.left;
-    const std::size_t j0 = side ? n_left : 0, m = side ? nk - n_left : n_left;
-    s.k = k;
-    s.x.assign(P.x_sorted.begin() + j0, P.x_sorted.begin() + j0 + m);
-    s.row.assign(keep.begin() + j0, keep.begin() + j0 + m);
-    s.D.resize(m * k);
-    if (!d.weights.empty()) s.fw.resize(m);
-    if (!d.cluster.empty()) s.cl.resize(m);
-    for (std::size_t r = 0; r < m; ++r) {
-      const std::size_t i = keep[j0 + r];
-      double* D = s.D.data() + r * k;
-      *D++ = d.y[i];
-      if (fuzzy) *D++ = d.t[i];
-      for (std::size_t a : P.covs_kept) *D++ = d.z[a * n + i];
-      if (!d.weights.empty()) s.fw[r] = d.weights[i];
-      if (!d.cluster.empty()) s.cl[r] = d.cluster[i];
-    }
-  }
+  fill_sides(P, d, keep, k);
   auto distinct = [](const std::vector<double>& v) {
     std::size_t m = 0;
     for (std::size_t i = 0; i < v.size(); ++i)

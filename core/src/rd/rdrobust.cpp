@@ -22,6 +22,7 @@ struct SideFit {
   std::vector<double> wh, wb, ellp, ellbc, resh, resb, Ztil;
   Fit fp, fq;
   std::vector<double> cl_coef, bc_coef;  // per column: coefficient deriv (conventional, bc)
+  const std::vector<double>& res_b() const { return resb.empty() ? resh : resb; }
   std::vector<double> ZZ, ZY;
   std::size_t nh = 0, nb = 0;
   std::vector<double> beta_p;           // outcome column, scale of (x - c)
@@ -39,8 +40,8 @@ SideFit fit_side(const Side& s, const RdOptions& opt, double h, double b, bool r
     F.nh += F.wh[j] > 0;
     F.nb += F.wb[j] > 0;
   }
-  if (distinct_positive(F.w, F.wh) < static_cast<std::size_t>(p + 1) ||
-      distinct_positive(F.w, F.wb) < static_cast<std::size_t>(q + 1)) {
+  if (distinct_positive(F.w, F.wh, p + 1) < static_cast<std::size_t>(p + 1) ||
+      distinct_positive(F.w, F.wb, q + 1) < static_cast<std::size_t>(q + 1)) {
     std::ostringstream o;
     o << "h/b: too few distinct x values within the bandwidths on the "
       << (right ? "right" : "left") << " side of the cutoff (need " << (p + 1)
@@ -52,12 +53,12 @@ SideFit fit_side(const Side& s, const RdOptions& opt, double h, double b, bool r
   if (!F.fp.ok || !F.fq.ok)
     throw NumericalError("h/b: the local polynomial design is singular within the bandwidth");
   F.ellp = coef_weights(F.w, F.wh, F.fp, deriv);
-  const std::vector<double> ellq = coef_weights(F.w, F.wb, F.fq, p + 1);
   // Bias correction (CCT 2014, eq. 3.4 and Theorem 1): beta_bc = beta_p - h^(p+1-nu)
-  // (Ginv L)_nu beta_q,p+1, linear in the data with weights l_p - k l_q.
+  // (Ginv L)_nu beta_q,p+1, linear in the data with weights l_p - k l_q (l_q computed into
+  // the vector that then becomes l_bc: one window-sized buffer less).
   const double kfac = std::pow(h, p + 1 - deriv) * bias_constant(F.w, F.wh, F.fp, deriv);
-  F.ellbc.resize(F.w.n());
-  for (std::size_t j = 0; j < F.w.n(); ++j) F.ellbc[j] = F.ellp[j] - kfac * ellq[j];
+  F.ellbc = coef_weights(F.w, F.wb, F.fq, p + 1);
+  for (std::size_t j = 0; j < F.w.n(); ++j) F.ellbc[j] = F.ellp[j] - kfac * F.ellbc[j];
   const std::size_t k = F.w.k;
   F.cl_coef.assign(k, 0.0);
   F.bc_coef.assign(k, 0.0);
@@ -72,22 +73,29 @@ SideFit fit_side(const Side& s, const RdOptions& opt, double h, double b, bool r
   }
   F.beta_p.resize(p + 1);
   for (int a = 0; a <= p; ++a) F.beta_p[a] = F.fp.beta[a * k] * std::pow(h, -a);
+  // Nearest-neighbour residuals do not use the kernel weights: free those not needed later
+  // (wh only with covariates) before the residuals take their window-sized buffer.
+  if (opt.vce == RdVce::nn) {
+    std::vector<double>().swap(F.wb);
+    if (dz == 0) std::vector<double>().swap(F.wh);
+  }
   F.resh = residuals(F.w, opt.vce, clustered, opt.nnmatch, &F.fp, &F.wh, p + 1);
-  F.resb = opt.vce == RdVce::nn
-               ? F.resh
-               : residuals(F.w, opt.vce, clustered, opt.nnmatch, &F.fq, &F.wb, q + 1);
+  if (opt.vce != RdVce::nn)  // nn: the residuals do not depend on the fit (resb() = resh)
+    F.resb = residuals(F.w, opt.vce, clustered, opt.nnmatch, &F.fq, &F.wb, q + 1);
   if (dz > 0) {
     F.ZZ.assign(dz * dz, 0.0);
     F.ZY.assign(dz * ny, 0.0);
     partial_sums(F.w, F.wh, F.fp, ny, dz, F.ZZ, F.ZY, &F.Ztil);
   }
+  std::vector<double>().swap(F.wb);  // not needed from here on; wh only with covariates
+  if (dz == 0) std::vector<double>().swap(F.wh);
   return F;
 }
 
 // Fixed bandwidths (b = h or h / rho by default), the widest one-sided range below 20 rows
 // (rdrobust's rule), or the selector's.
-RdBandwidths choose_bandwidths(const Prepared& P, const RdOptions& opt, int bwcheck,
-                               std::string& bwselect) {
+RdBandwidths choose_bandwidths(Prepared& P, const RdDataView& data, const RdOptions& opt,
+                               int bwcheck, std::string& bwselect) {
   const double c = opt.c;
   double hl = opt.h_left, hr = opt.h_right, bl = opt.b_left, br = opt.b_right;
   if (!std::isnan(hl)) {
@@ -105,7 +113,7 @@ RdBandwidths choose_bandwidths(const Prepared& P, const RdOptions& opt, int bwch
     bl = br = std::isnan(opt.rho) ? hl : hl / opt.rho;
     bwselect = "Manual";
   } else {
-    auto bws = select_bandwidths(P, opt, opt.bwselect, bwcheck);
+    auto bws = select_bandwidths(P, opt, opt.bwselect, bwcheck, &data);
     const RdBandwidths& b = bws.at(opt.bwselect);
     hl = b.h_left;
     hr = b.h_right;
@@ -145,6 +153,20 @@ void fill_weights(RdResult& r, const SideFit S[2], const Side* const sides[2], s
       for (std::size_t m = 0; m < dz; ++m) a -= adj[m] * F.wh[j] * F.Ztil[j * dz + m];
       r.weights[s.row[F.w.idx(j)]] = a;
     }
+  }
+}
+
+// Only the input rows of the sides are read once the variances are done: their x, columns and
+// the fits' residuals go before the n weights are allocated (the memory peak of a large call).
+void release_before_weights(Prepared& P, SideFit S[2]) {
+  for (Side* s : {&P.left, &P.right}) {
+    std::vector<double>().swap(s->x);
+    std::vector<double>().swap(s->D);
+  }
+  for (int i = 0; i < 2; ++i) {
+    std::vector<double>().swap(S[i].resh);
+    std::vector<double>().swap(S[i].resb);
+    std::vector<double>().swap(S[i].ellbc);
   }
 }
 
@@ -203,7 +225,7 @@ const std::vector<std::string>& selector_names() {
   return names;
 }
 
-RdBwResult rdbwselect(const RdData& data, const RdOptions& opt_in, bool all) {
+RdBwResult rdbwselect(const RdDataView& data, const RdOptions& opt_in, bool all) {
   const RdOptions opt = normalised(opt_in, !data.cluster.empty());
   validate(opt);
   Prepared P = prepare(data, opt);
@@ -221,7 +243,7 @@ RdBwResult rdbwselect(const RdData& data, const RdOptions& opt_in, bool all) {
   return r;
 }
 
-RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
+RdResult rdrobust(const RdDataView& data, const RdOptions& opt_in) {
   const RdOptions opt = normalised(opt_in, !data.cluster.empty());
   validate(opt);
   Prepared P = prepare(data, opt);
@@ -231,7 +253,7 @@ RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
   r.vce = vce_label(opt.vce, clustered);
   check_first_stage(P);
   const int bwcheck = effective_bwcheck(P, opt, r.mass_points);
-  r.bw = choose_bandwidths(P, opt, bwcheck, r.bwselect);
+  r.bw = choose_bandwidths(P, data, opt, bwcheck, r.bwselect);
   const double hl = r.bw.h_left, hr = r.bw.h_right, bl = r.bw.b_left, br = r.bw.b_right;
 
   const std::size_t ny = P.fuzzy ? 2 : 1, dz = P.dz;
@@ -309,7 +331,7 @@ RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
       std::size_t g = 0;
       const bool cr1 = !cluster_leverage(opt.vce);
       vcl += variance_sum(S[i].w, S[i].ellp, S[i].resh, s, p + 1, &g, cr1);
-      vrb += variance_sum(S[i].w, S[i].ellbc, S[i].resb, s, q + 1, nullptr, cr1);
+      vrb += variance_sum(S[i].w, S[i].ellbc, S[i].res_b(), s, q + 1, nullptr, cr1);
       if (clustered) (i ? r.clusters_right : r.clusters_left) = g;
     }
     return std::make_pair(fac * fac * vcl, fac * fac * vrb);
@@ -330,6 +352,7 @@ RdResult rdrobust(const RdData& data, const RdOptions& opt_in) {
   }
   normal_inference(r.est, opt.level);
   if (P.fuzzy) normal_inference(r.first_stage, opt.level);
+  release_before_weights(P, S);
   fill_weights(r, S, sides, ny, dz, fac, P.n_input);
   return r;
 }

@@ -117,11 +117,12 @@ def _subset_rows(subset, n: int) -> np.ndarray:
 def _prepare(y, x, c, fuzzy, deriv, p, q, h, b, rho, covs, kernel, weights, bwselect, vce,
              groups, nnmatch, level, masspoints, bwcheck, bwrestrict, scaleregul, stdvars,
              subset, sharpbw):
-    xv = _vector(x, "x")
+    # No copies: the core reads float64 arrays in place, and the result keeps a reference to x
+    # (attention_weights() returns a copy of it).
+    xv = _vector(x, "x", copy=False)
     if xv is None:
         raise ValueError("x: the running variable is required")
     n = xv.shape[0]
-    # y, fuzzy and weights only travel to the core, which copies them: no copy here.
     yv = _vector(y, "y", n, copy=False)
     tv = _vector(fuzzy, "fuzzy", n, copy=False)
     wv = _vector(weights, "weights", n, copy=False)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ struct Side {
   std::size_t k = 1;
   std::vector<double> fw;          // unit weights (empty: none)
   std::vector<std::int64_t> cl;    // cluster codes (empty: none)
-  std::vector<std::size_t> row;    // input row of each element
+  std::vector<std::uint32_t> row;  // input row of each element
   std::size_t n() const { return x.size(); }
 };
 
@@ -76,20 +77,31 @@ struct Fit {
 Window gather(const Side& s, double c, double h, RdKernel kern);
 std::vector<double> window_weights(const Side& s, const Window& w, double c, double h,
                                    RdKernel kern);
-std::size_t distinct_positive(const Window& w, const std::vector<double>& wt);
+// The number of distinct x with a positive weight, counted up to `enough` (it stops there).
+std::size_t distinct_positive(const Window& w, const std::vector<double>& wt,
+                              std::size_t enough = static_cast<std::size_t>(-1));
 Fit poly_fit(const Window& w, const std::vector<double>& wt, int o, double hs);
 std::vector<double> coef_weights(const Window& w, const std::vector<double>& wt, const Fit& f,
                                  int coef);
+void coef_weights_into(const Window& w, std::vector<double>& wt, const Fit& f, int coef);
 double bias_constant(const Window& w, const std::vector<double>& wt, const Fit& f, int coef);
 // The nearest-neighbour residuals of a whole side (nn_residuals over all its rows), from which
 // those of any window that is a contiguous block of the side follow by recomputing the groups
 // near its cut edges.
+// Only the rows [r0, r1) that some window has needed are computed (cover): the windows of a
+// side all end at the cutoff, so they are nested and the covered range grows at one end.
+// The buffer has a row for every row of the side but is left uninitialised, so only the rows
+// written (the covered ones) take memory.
 struct NnSide {
   const Side* side = nullptr;
-  std::vector<double> res;
+  std::unique_ptr<double[]> res;  // row-major n x k; rows [r0, r1) computed
+  std::size_t r0 = 0, r1 = 0;
+  // Extends the covered rows to include [first, last) (widened to whole tie groups).
+  void cover(std::size_t first, std::size_t last, int nnmatch);
 };
+// res points at row `base` of the block (rows before it are not written).
 void nn_residuals(const double* x, const double* D, std::size_t n, std::size_t k, int nnmatch,
-                  std::size_t from, std::size_t to, double* res);
+                  std::size_t from, std::size_t to, double* res, std::size_t base = 0);
 std::vector<double> residuals(const Window& w, RdVce vce, bool clustered, int nnmatch,
                               const Fit* f, const std::vector<double>* wt, int d,
                               const NnSide* nn_side = nullptr);
@@ -113,13 +125,16 @@ struct Prepared {
   bool fuzzy = false;
   double x_min = 0, x_max = 0;
   std::size_t m_left = 0, m_right = 0;
-  std::vector<double> x_sorted;
+  // The i-th smallest x (the sides in turn: no separate sorted copy).
+  double x_sorted(std::size_t i) const {
+    return i < left.n() ? left.x[i] : right.x[i - left.n()];
+  }
   std::vector<std::size_t> covs_kept, covs_dropped;
   std::size_t n_input = 0;
   std::size_t g_left = 0, g_right = 0;
 };
 
-Prepared prepare(const RdData& d, const RdOptions& opt);
+Prepared prepare(const RdDataView& d, const RdOptions& opt);
 double column_var(const Side& s, std::size_t col);
 double column_mean(const Side& s, std::size_t col);
 void validate(const RdOptions& opt);
@@ -127,8 +142,12 @@ RdOptions normalised(RdOptions opt, bool clustered);
 // The name of the variance a normalised vce computes (cr1/cr2/cr3 with clusters).
 std::string vce_label(RdVce vce, bool clustered);
 int effective_bwcheck(const Prepared& P, const RdOptions& opt, bool& mass);
-std::map<std::string, RdBandwidths> select_bandwidths(const Prepared& P, const RdOptions& opt,
-                                                      const std::string& which, int bwcheck);
+// Selects the bandwidths. It may rescale P's sides in place while it runs (stdvars): with
+// `restore` (the input P was prepared from) they are put back in raw units before it returns;
+// without, P is left in the rule's units (for callers that need only the bandwidths).
+std::map<std::string, RdBandwidths> select_bandwidths(Prepared& P, const RdOptions& opt,
+                                                      const std::string& which, int bwcheck,
+                                                      const RdDataView* restore = nullptr);
 
 }  // namespace detail
 }  // namespace rd

@@ -79,6 +79,31 @@ struct RdData {
   std::vector<std::int64_t> cluster;
 };
 
+/// A read-only view of n values (no copy): what the bindings pass when the caller's arrays are
+/// already contiguous doubles (or 64-bit integers), so the core adds no copy of the input.
+template <class T>
+struct RdSpan {
+  const T* p = nullptr;
+  std::size_t n = 0;
+  RdSpan() = default;
+  RdSpan(const T* data, std::size_t size) : p(data), n(size) {}
+  RdSpan(const std::vector<T>& v) : p(v.data()), n(v.size()) {}  // NOLINT: implicit by design
+  std::size_t size() const { return n; }
+  bool empty() const { return n == 0; }
+  const T* data() const { return p; }
+  const T& operator[](std::size_t i) const { return p[i]; }
+};
+
+/// RdData as views of the caller's arrays (the same layout and rules as RdData).
+struct RdDataView {
+  RdSpan<double> y, x, t, z, weights;
+  std::size_t dz = 0;
+  RdSpan<std::int64_t> cluster;
+  RdDataView() = default;
+  RdDataView(const RdData& d)  // NOLINT: implicit by design
+      : y(d.y), x(d.x), t(d.t), z(d.z), weights(d.weights), dz(d.dz), cluster(d.cluster) {}
+};
+
 struct RdBandwidths {
   double h_left = 0, h_right = 0, b_left = 0, b_right = 0;
 };
@@ -129,10 +154,11 @@ struct RdResult {
 };
 
 /// rdbwselect: bandwidths of one selector (all = false) or of all ten.
-RdBwResult rdbwselect(const RdData& data, const RdOptions& opt, bool all = false);
+RdBwResult rdbwselect(const RdDataView& data, const RdOptions& opt, bool all = false);
 
-/// rdrobust: estimate and inference.
-RdResult rdrobust(const RdData& data, const RdOptions& opt);
+/// rdrobust: estimate and inference. The data are read in place (RdData converts to a view);
+/// at most 4,294,967,295 rows.
+RdResult rdrobust(const RdDataView& data, const RdOptions& opt);
 
 }  // namespace rd
 }  // namespace attnreg
