@@ -63,6 +63,12 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
       {"uniform", 2000, KernelType::epanechnikov, 1, false},
       {"clusters", 2000, KernelType::biweight, 0, true},
       {"uniform", 40, KernelType::gaussian, 1, false},  // tiny n: the exact curve itself
+      // Just above the pair engine's switch (kEconomyMinRows): a guide of ~n grid points.
+      {"uniform", 600, KernelType::gaussian, 1, true},
+      {"clusters", 520, KernelType::gaussian, 0, false},
+      {"uniform", 499, KernelType::gaussian, 1, true},  // just below: the exact curve
+      // A compact kernel just below its switch (kEconomyMinRowsFastSums): the exact curve.
+      {"uniform", 999, KernelType::epanechnikov, 1, false},
   };
   for (const Case& c : cases) {
     for (unsigned seed : {1u, 2u}) {
@@ -76,7 +82,9 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
       const BandwidthSelectResult econ = search(X, y, c.kernel, c.degree, false);
       EXPECT_TRUE(full.curve_exact);
       ASSERT_EQ(econ.curve_grid.n_elem, 30u);
-      EXPECT_EQ(econ.curve_exact, c.n < kEconomyMinRows);
+      const bool compact = c.kernel != KernelType::gaussian;
+      const std::size_t switch_n = compact ? kEconomyMinRowsFastSums : kEconomyMinRows;
+      EXPECT_EQ(econ.curve_exact, c.n < switch_n);
       // The same local minimum of the exact objective: the objective to well within the
       // minimiser's stopping tolerance, the bandwidth to the flatness of the minimum (a
       // compact kernel's objective has kinks where points enter or leave windows).
@@ -90,7 +98,7 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
       o.degree = c.degree;
       const BandwidthObjective obj(X, y, o);
       EXPECT_DOUBLE_EQ(obj(econ.bandwidth), econ.objective);
-      if (c.n >= kEconomyMinRows) {
+      if (c.n >= switch_n) {
         // Fewer exact evaluations where the objective is smooth. A compact kernel's objective
         // has kinks, where both searches end on the decrease test after a number of halvings
         // that depends on where the kinks fall, not on the start.

@@ -58,9 +58,9 @@ double curve_spread(const arma::vec& v) {
 
 // Search economy (one continuous column; see BandwidthSelectOptions::exact_curve). The
 // objective curve's only job is to locate the basins of the exact objective, and the binned
-// objective (binned.hpp; G = min(distinct rows, 4001) points, economy_guide_grid, O(G log G)
-// an evaluation against a full cross-validation pass) draws the same curve to about 1e-4
-// relative on 4001 points (the error is O((spacing / h)^2)). Its local minima are
+// objective (binned.hpp; 4001 points, or one per distinct row below kEconomyFullGridRows,
+// economy_guide_grid; O(G log G) an evaluation against a full cross-validation pass) draws
+// the same curve to about 1e-4 relative on 4001 points. Its local minima are
 // refined on it (with its exact gradient), and those whose binned value is within the
 // binned/exact discrepancy of the best are searched by the exact objective from there: the
 // answer is a local minimum of the exact objective, to the minimiser's tolerance, as with
@@ -127,8 +127,8 @@ std::size_t economy_min_rows(const BandwidthObjective& obj) {
 }
 
 int economy_guide_grid(const BandwidthObjective& obj) {
-  if (obj.fast_sums()) return kBinnedSelectGrid1D;
-  return static_cast<int>(std::min<std::size_t>(obj.n_unique(), kBinnedSelectGrid1D));
+  if (obj.fast_sums() || obj.n_unique() >= kEconomyFullGridRows) return kBinnedSelectGrid1D;
+  return static_cast<int>(obj.n_unique());
 }
 
 std::vector<double> search_curve(const std::function<double(double)>& value, double lo,

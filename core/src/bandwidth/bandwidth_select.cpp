@@ -296,10 +296,17 @@ MinimizeResult multistart(Search& s, bool economy,
     minimize_from_starts(f1, arma::mat{econ_cand[0].second}, lo, hi, log_scale, popt, mr);
     const double margin =
         3.0 * (std::isfinite(first) ? std::fabs(first - vb) : 0.0) + 1e-3 * std::fabs(vb);
-    for (std::size_t c = 1; c < econ_cand.size(); ++c)
-      if (econ_cand[c].first <= vb + margin)
-        minimize_from_starts(f, arma::mat{econ_cand[c].second}, lo, hi, log_scale, popt,
-                             mr);
+    // Each candidate's run has its own result: minimize_from_starts keeps the best of its own
+    // runs only (its first run replaces whatever `best` held), so passing mr again let a
+    // worse basin searched later replace the better one found first.
+    for (std::size_t c = 1; c < econ_cand.size(); ++c) {
+      if (!(econ_cand[c].first <= vb + margin)) continue;
+      MinimizeResult mc;
+      if (minimize_from_starts(f, arma::mat{econ_cand[c].second}, lo, hi, log_scale, popt,
+                               mc) &&
+          (mc.f < mr.f || !std::isfinite(mr.f)))
+        mr = std::move(mc);
+    }
   } else {
     minimize_from_starts(f, starts, lo, hi, log_scale, s.mopt, mr);
   }

@@ -132,12 +132,14 @@ struct BandwidthSelectResult {
 /// Distinct rows from which a one-column search locates its starts on the binned objective
 /// (BandwidthSelectOptions::exact_curve): below, exact evaluations cost no more than the
 /// guide's. The pair engine's objective (the Gaussian and other kernels without fast sums)
-/// costs O(n^2) an evaluation, about six binned evaluations on an n-point grid at n = 1,000,
-/// so there the guide (economy_guide_grid: one node per distinct row) pays from
-/// kEconomyMinRows. A compact kernel's exact fast sums (fast_sums.hpp) cost O(n); its guide
-/// keeps the full 4001-point grid (a coarser one misranks the basins of an objective kinked
-/// where points enter or leave windows) and applies from kEconomyMinRowsFastSums.
+/// costs O(n^2) an evaluation, so the guide pays from kEconomyMinRows on a grid of one node
+/// per distinct row (economy_guide_grid), and from kEconomyFullGridRows on the full
+/// 4001-point grid: a coarser grid is less accurate where the data are sparse (cluster tails,
+/// where a point's own weight dominates its leave-one-out moments). A compact kernel's exact
+/// fast sums (fast_sums.hpp) cost O(n); its guide always has the full grid and applies from
+/// kEconomyMinRowsFastSums.
 constexpr std::size_t kEconomyMinRows = 500;
+constexpr std::size_t kEconomyFullGridRows = 1000;
 constexpr std::size_t kEconomyMinRowsFastSums = 1000;
 
 /// The objective of one method on fixed data: evaluate at any bandwidth, with the exact
@@ -210,9 +212,9 @@ class BandwidthObjective {
 /// The distinct rows from which the search economy applies to this objective
 /// (kEconomyMinRows or kEconomyMinRowsFastSums).
 std::size_t economy_min_rows(const BandwidthObjective& obj);
-/// The binned guide's grid points: for the pair engine one node per distinct row, at most
-/// kBinnedSelectGrid1D (its cost then follows n, as the exact evaluations' does); for fast
-/// sums kBinnedSelectGrid1D.
+/// The binned guide's grid points: kBinnedSelectGrid1D, or one node per distinct row for the
+/// pair engine below kEconomyFullGridRows (its cost then follows n, as the exact
+/// evaluations' does).
 int economy_guide_grid(const BandwidthObjective& obj);
 
 /// Normal-reference bandwidths (continuous columns only).
