@@ -63,6 +63,12 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
       {"uniform", 2000, KernelType::epanechnikov, 1, false},
       {"clusters", 2000, KernelType::biweight, 0, true},
       {"uniform", 40, KernelType::gaussian, 1, false},  // tiny n: the exact curve itself
+      // Just above the pair engine's switch (kEconomyMinRows): a guide of ~n grid points.
+      {"uniform", 600, KernelType::gaussian, 1, true},
+      {"clusters", 520, KernelType::gaussian, 0, false},
+      {"uniform", 499, KernelType::gaussian, 1, true},  // just below: the exact curve
+      // A compact kernel just below its switch (kEconomyMinRowsFastSums): the exact curve.
+      {"uniform", 999, KernelType::epanechnikov, 1, false},
   };
   for (const Case& c : cases) {
     for (unsigned seed : {1u, 2u}) {
@@ -76,7 +82,9 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
       const BandwidthSelectResult econ = search(X, y, c.kernel, c.degree, false);
       EXPECT_TRUE(full.curve_exact);
       ASSERT_EQ(econ.curve_grid.n_elem, 30u);
-      EXPECT_EQ(econ.curve_exact, c.n < kEconomyMinRows);
+      const bool compact = c.kernel != KernelType::gaussian;
+      const std::size_t switch_n = compact ? kEconomyMinRowsFastSums : kEconomyMinRows;
+      EXPECT_EQ(econ.curve_exact, c.n < switch_n);
       // The same local minimum of the exact objective: the objective to well within the
       // minimiser's stopping tolerance, the bandwidth to the flatness of the minimum (a
       // compact kernel's objective has kinks where points enter or leave windows).
@@ -90,15 +98,18 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
       o.degree = c.degree;
       const BandwidthObjective obj(X, y, o);
       EXPECT_DOUBLE_EQ(obj(econ.bandwidth), econ.objective);
-      if (c.n >= kEconomyMinRows) {
+      if (c.n >= switch_n) {
         // Fewer exact evaluations where the objective is smooth. A compact kernel's objective
         // has kinks, where both searches end on the decrease test after a number of halvings
         // that depends on where the kinks fall, not on the start.
         if (smooth) {
           EXPECT_LT(econ.n_evals, full.n_evals);
         }
-        // The binned curve is within a small relative distance of the exact one.
-        for (arma::uword g = 0; g < econ.curve_values.n_elem; ++g) {
+        // The binned curve is within a small relative distance of the exact one on the full
+        // 4001-point guide (below kEconomyFullGridRows the Gaussian guide has one point per
+        // row: coarser where the data are sparse, so only its answer is compared above).
+        const bool full_grid = compact || c.n >= kEconomyFullGridRows;
+        for (arma::uword g = 0; full_grid && g < econ.curve_values.n_elem; ++g) {
           EXPECT_DOUBLE_EQ(econ.curve_grid(g), full.curve_grid(g));
           const double v = econ.curve_values(g), w = full.curve_values(g);
           if (std::isfinite(v) && std::isfinite(w) && econ.curve_grid(g) > 2.0 * econ.lower(0)) {

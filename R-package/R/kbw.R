@@ -53,9 +53,12 @@
 #'   minimiser of a flat criterion moves with small errors; 101 x 101 for two).
 #' @param exact_curve How the criterion curve that seeds the search (one continuous
 #'   regressor) is computed. `FALSE` (default): for `bwmethod = "cv.ls"` without weights, a
-#'   kernel other than uniform, `approx = "exact"` and at least 1,000 distinct values, from the
-#'   binned criterion on 4001 points (about \eqn{10^{-4}} relative from the exact one, and far
-#'   cheaper than one cross-validation pass per point); its local minima are refined on it and
+#'   kernel other than uniform, `approx = "exact"` and enough distinct values (500 for the
+#'   Gaussian and other kernels without fast sums, whose exact pass costs \eqn{O(n^2)}; 1,000
+#'   for the compact kernels' \eqn{O(n)} fast sums), from the binned criterion on 4001 points
+#'   (one per distinct value below 1,000 for the Gaussian; about \eqn{10^{-4}} relative from
+#'   the exact one on 4001 points, and far cheaper than one cross-validation pass per point);
+#'   its local minima are refined on it and
 #'   the best ones searched by the exact criterion with its exact gradient, so the bandwidth is
 #'   still the exact criterion's local minimum (to the optimiser's tolerance) after a few exact
 #'   evaluations. `curve` then holds the binned values (`NaN` below the binned grid's

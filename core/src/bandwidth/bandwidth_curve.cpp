@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -57,8 +58,9 @@ double curve_spread(const arma::vec& v) {
 
 // Search economy (one continuous column; see BandwidthSelectOptions::exact_curve). The
 // objective curve's only job is to locate the basins of the exact objective, and the binned
-// objective (binned.hpp; 4001 points, O(G log G) an evaluation against a full
-// cross-validation pass) draws the same curve to about 1e-4 relative. Its local minima are
+// objective (binned.hpp; 4001 points, or one per distinct row below kEconomyFullGridRows,
+// economy_guide_grid; O(G log G) an evaluation against a full cross-validation pass) draws
+// the same curve to about 1e-4 relative on 4001 points. Its local minima are
 // refined on it (with its exact gradient), and those whose binned value is within the
 // binned/exact discrepancy of the best are searched by the exact objective from there: the
 // answer is a local minimum of the exact objective, to the minimiser's tolerance, as with
@@ -72,10 +74,11 @@ std::unique_ptr<BinnedCVObjective> make_guide(const Search& s) {
   if (s.d == 1 && s.cont.size() == 1 && opt.grid_size >= 2 && !opt.exact_curve && !s.binned &&
       opt.method == BandwidthMethod::cv_ls && opt.weights.is_empty() &&
       opt.kernel.kernel.type != KernelType::uniform && opt.kernel.kernel.nonnegative() &&
-      s.obj.n_unique() >= kEconomyMinRows) {
+      s.obj.n_unique() >= economy_min_rows(s.obj)) {
     try {
       guide.reset(new BinnedCVObjective(s.X, s.y, opt.degree, opt.kernel.kernel, opt.ridge,
-                                        kBinnedSelectGrid1D, opt.kernel.n_threads));
+                                        economy_guide_grid(s.obj),
+                                        opt.kernel.n_threads));
     } catch (const InvalidArgument&) {
       guide.reset();
     } catch (const NumericalError&) {
@@ -88,8 +91,8 @@ std::unique_ptr<BinnedCVObjective> make_guide(const Search& s) {
 // The binned curve at the grid points ts from its resolution t_res up (NaN below); true when
 // it is finite somewhere. Where it still falls at its first resolved point, the points below
 // get the exact objective.
-bool guide_curve(Search& s, const Objective& guide_f, const std::vector<double>& ts,
-                 double t_res) {
+bool guide_curve(Search& s, const std::function<double(double)>& guide_value,
+                 const std::vector<double>& ts, double t_res) {
   BandwidthSelectResult& res = s.res;
   const std::size_t G = ts.size();
   res.curve_grid.set_size(G);
@@ -101,8 +104,7 @@ bool guide_curve(Search& s, const Objective& guide_f, const std::vector<double>&
     res.curve_values(g) = std::numeric_limits<double>::quiet_NaN();
     if (ts[g] < t_res) continue;
     if (g0 == G) g0 = g;
-    arma::vec gr;
-    res.curve_values(g) = guide_f(arma::vec{ts[g]}, gr);
+    res.curve_values(g) = guide_value(ts[g]);
   }
   bool any = false;
   for (std::size_t g = g0; g < G; ++g) any = any || std::isfinite(res.curve_values(g));
@@ -119,6 +121,15 @@ bool guide_curve(Search& s, const Objective& guide_f, const std::vector<double>&
 }
 
 }  // namespace
+
+std::size_t economy_min_rows(const BandwidthObjective& obj) {
+  return obj.fast_sums() ? kEconomyMinRowsFastSums : kEconomyMinRows;
+}
+
+int economy_guide_grid(const BandwidthObjective& obj) {
+  if (obj.fast_sums() || obj.n_unique() >= kEconomyFullGridRows) return kBinnedSelectGrid1D;
+  return static_cast<int>(obj.n_unique());
+}
 
 std::vector<double> search_curve(const std::function<double(double)>& value, double lo,
                                  double hi, double range, double base, std::size_t G,
@@ -148,23 +159,45 @@ bool economy_curve(Search& s, std::vector<std::pair<double, double>>& econ_cand)
   const std::vector<double> ts = curve_points(s.lo(0), s.hi(0), s.X.col(0).max() - s.X.col(0).min(),
                                               s.base(0), G);
   const double t_res = std::log(5.0 * guide->spacing(0));  // the binned objective's floor
-  const Objective guide_f = [&](const arma::vec& t, arma::vec& g) {
+  // One binned evaluation at log h = t, with its gradient when g is non-null (the curve needs
+  // values only: the gradient's planes cost a third more). The last point is remembered: the
+  // minimiser evaluates its final point again where the step rounds to nothing.
+  struct {
+    double t = std::numeric_limits<double>::quiet_NaN();
+    bool grad = false;
+    double v = 0.0;
+    arma::vec g;
+  } last;
+  const auto guide_eval = [&](double t, arma::vec* g) {
+    if (t == last.t && (g == nullptr || last.grad)) {
+      if (g != nullptr) *g = last.g;
+      return last.v;
+    }
     arma::vec gb;
     double v;
     try {
-      v = (*guide)(arma::vec{std::exp(t(0))}, &gb);
+      v = (*guide)(arma::vec{std::exp(t)}, g != nullptr ? &gb : nullptr);
     } catch (const NumericalError&) {
       v = kInf;
     }
     if (!std::isfinite(v)) {
-      g.zeros(1);
-      return kInf;
+      v = kInf;
+      gb.zeros(1);
+    } else if (s.guard.poll()) {
+      s.guard.rethrow_if_interrupted();
     }
-    g = gb;
-    if (s.guard.poll()) s.guard.rethrow_if_interrupted();
+    last.t = t;
+    last.grad = g != nullptr;
+    last.v = v;
+    last.g = gb;
+    if (g != nullptr) *g = gb;
     return v;
   };
-  if (guide_curve(s, guide_f, ts, t_res)) {
+  const Objective guide_f = [&](const arma::vec& t, arma::vec& g) { return guide_eval(t(0), &g); };
+  const std::function<double(double)> guide_value = [&](double t) {
+    return guide_eval(t, nullptr);
+  };
+  if (guide_curve(s, guide_value, ts, t_res)) {
     s.mopt.f_scale = curve_spread(res.curve_values);
     // Candidates: refined on the binned objective (inside its resolved range), or the exact
     // curve's grid point below it.

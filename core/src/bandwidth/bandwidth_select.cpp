@@ -62,13 +62,26 @@ void Search::note(double f) {
   if (opt.on_eval) opt.on_eval(evals, best);
 }
 
+bool Search::recall(const arma::vec& b, double& v, arma::vec* g) const {
+  for (const Recalled& m : memo)
+    if (m.b.n_elem == b.n_elem && std::equal(b.begin(), b.end(), m.b.begin()) &&
+        (g == nullptr || m.has_grad)) {
+      v = m.v;
+      if (g != nullptr) *g = m.g;
+      return true;
+    }
+  return false;
+}
+
 double Search::eval_noted(const arma::vec& b) {
   double v;
+  if (recall(b, v, nullptr)) return v;
   try {
     v = eval(b, nullptr);
   } catch (const NumericalError&) {
     v = kInf;
   }
+  memo.push_back({b, v, false, arma::vec()});
   note(v);
   return v;
 }
@@ -81,16 +94,19 @@ arma::vec Search::to_bw(const arma::vec& t) const {
 }
 
 double Search::objective(const arma::vec& t, arma::vec& g) {
-  arma::vec gb;
+  const arma::vec b = to_bw(t);
   double v;
+  if (recall(b, v, &g)) return v;
+  arma::vec gb;
   try {
-    v = eval(to_bw(t), &gb);
+    v = eval(b, &gb);
   } catch (const NumericalError&) {
     v = kInf;
     gb.zeros(d);
   }
   g = gb;
   if (!std::isfinite(v)) g.zeros(d);
+  memo.push_back({b, v, true, g});
   note(v);
   return v;
 }
@@ -222,10 +238,12 @@ void box_and_base(Search& s) {
 // 1e-3 of the smallest bandwidth where it is defined, so the box's lower end is a bandwidth
 // the estimator accepts.
 void raise_floors(Search& s) {
+  // At the floor itself the bandwidth is the box's lower end as such (not exp(log)), the
+  // candidate take_best evaluates again (then recalled).
   auto finite_at = [&](std::size_t j, double t) {
     arma::vec b = s.base;
     for (std::size_t c : s.cont) b(c) = std::exp(b(c));
-    b(j) = std::exp(t);
+    b(j) = t == s.lo(j) && s.lo(j) == std::log(s.box_lower(j)) ? s.box_lower(j) : std::exp(t);
     return std::isfinite(s.eval_noted(b));
   };
   for (std::size_t j : s.cont) {
@@ -278,10 +296,17 @@ MinimizeResult multistart(Search& s, bool economy,
     minimize_from_starts(f1, arma::mat{econ_cand[0].second}, lo, hi, log_scale, popt, mr);
     const double margin =
         3.0 * (std::isfinite(first) ? std::fabs(first - vb) : 0.0) + 1e-3 * std::fabs(vb);
-    for (std::size_t c = 1; c < econ_cand.size(); ++c)
-      if (econ_cand[c].first <= vb + margin)
-        minimize_from_starts(f, arma::mat{econ_cand[c].second}, lo, hi, log_scale, popt,
-                             mr);
+    // Each candidate's run has its own result: minimize_from_starts keeps the best of its own
+    // runs only (its first run replaces whatever `best` held), so passing mr again let a
+    // worse basin searched later replace the better one found first.
+    for (std::size_t c = 1; c < econ_cand.size(); ++c) {
+      if (!(econ_cand[c].first <= vb + margin)) continue;
+      MinimizeResult mc;
+      if (minimize_from_starts(f, arma::mat{econ_cand[c].second}, lo, hi, log_scale, popt,
+                               mc) &&
+          (mc.f < mr.f || !std::isfinite(mr.f)))
+        mr = std::move(mc);
+    }
   } else {
     minimize_from_starts(f, starts, lo, hi, log_scale, s.mopt, mr);
   }

@@ -262,15 +262,38 @@ void quadratic_cell_sums(const double* parts, std::size_t nparts, std::size_t d,
 /// quadratic is not trusted: some sample has less than one unit of other points' weight
 /// (where the point's own weight dominates, the parts vary too fast within the cell), or the
 /// cell's sum of squares comes out negative.
+/// 1-D: a cell's samples at f = 0 and f = 1 are its two nodes, each shared with the
+/// neighbouring cell; their parts are computed once per evaluation (the same computation as
+/// at the first cell that needs them: interpolation with weights 1 and 0 copies the node).
+struct NodeParts {
+  std::vector<double> parts;          // nparts per node
+  std::vector<unsigned char> state;  // 0 not yet, 1 computed, 2 no trusted fit there
+};
+
 bool cell_by_quadratic(const CvEvaluation& ev, std::size_t cell, const std::size_t* g,
-                       double* mv, double* parts, std::size_t nparts, double* cell_sum) {
+                       double* mv, double* parts, std::size_t nparts, double* cell_sum,
+                       NodeParts* nodes) {
   static const double fs[3] = {0.0, 0.5, 1.0};
   const std::size_t ns = ev.d == 2 ? 9 : 3;
   for (std::size_t s = 0; s < ns; ++s) {
     const double f[2] = {fs[s % 3], ev.d == 2 ? fs[s / 3] : 0.0};
+    double* ps = parts + s * nparts;
+    if (nodes != nullptr && ev.d == 1 && s != 1) {
+      const std::size_t node = g[0] + (s == 2 ? 1 : 0);
+      unsigned char& st = nodes->state[node];
+      double* np = nodes->parts.data() + node * nparts;
+      if (st == 0) {
+        ev.interpolate(g, f, mv);
+        double omega = 0.0;
+        st = ev.loo_parts(mv, np, &omega) && omega >= 1.0 ? 1 : 2;
+      }
+      if (st == 2) return false;
+      std::copy(np, np + nparts, ps);
+      continue;
+    }
     ev.interpolate(g, f, mv);
     double omega = 0.0;
-    if (!(ev.loo_parts(mv, parts + s * nparts, &omega) && omega >= 1.0)) return false;
+    if (!(ev.loo_parts(mv, ps, &omega) && omega >= 1.0)) return false;
   }
   quadratic_cell_sums(parts, nparts, ev.d, ev.I.power.data() + cell * 27, cell_sum);
   return cell_sum[0] + cell_sum[1] + cell_sum[2] >= 0.0;
@@ -317,13 +340,19 @@ double BinnedCVObjective::operator()(const arma::vec& bandwidth, arma::vec* grad
   double total = 0.0;
   std::vector<double> gsum(d, 0.0);
   std::vector<double> mv(ev.W), parts(nparts * ns), out(nparts);
+  NodeParts nodes;
+  if (d == 1) {
+    nodes.parts.assign(I.grid.G[0] * nparts, 0.0);
+    nodes.state.assign(I.grid.G[0], 0);
+  }
   for (std::size_t c0 = 0; c0 < C0; ++c0)
     for (std::size_t c1 = 0; c1 < C1; ++c1) {
       const std::size_t cell = c0 * C1 + c1;
       if (I.cell_start[cell] == I.cell_start[cell + 1]) continue;
       const std::size_t g[2] = {c0, c1};
       double cell_sum[9] = {};  // nparts <= 9 values
-      if (cell_by_quadratic(ev, cell, g, mv.data(), parts.data(), nparts, cell_sum)) {
+      if (cell_by_quadratic(ev, cell, g, mv.data(), parts.data(), nparts, cell_sum,
+                            d == 1 ? &nodes : nullptr)) {
         for (std::size_t t = 0; t < nparts; ++t) {
           if (t < 3) total += cell_sum[t];
           else gsum[(t - 3) / 3] += cell_sum[t];

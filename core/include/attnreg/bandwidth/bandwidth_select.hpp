@@ -90,7 +90,8 @@ struct BandwidthSelectOptions {
   int grid_size = spec::bandwidth::grid_size;  ///< 1-D: points of the objective curve (0 = no curve)
   /// 1-D: how the curve that locates the search's starts is computed. false (default): where a
   /// cheap source applies (cv_ls, no weights, not the uniform kernel, approx exact, at least
-  /// kEconomyMinRows distinct rows), from the binned objective (binned.hpp, 4001 points):
+  /// economy_min_rows distinct rows), from the binned objective (binned.hpp, on
+  /// economy_guide_grid points, at most kBinnedSelectGrid1D = 4001):
   /// its local minima are refined on it and the best of them polished by the exact objective
   /// with its exact gradient (see "Search economy" in bandwidth_curve.cpp), so the answer is
   /// the exact objective's local minimum; curve_values are then the binned values (NaN at
@@ -129,8 +130,17 @@ struct BandwidthSelectResult {
 };
 
 /// Distinct rows from which a one-column search locates its starts on the binned objective
-/// (BandwidthSelectOptions::exact_curve): below, exact evaluations are cheap.
-constexpr std::size_t kEconomyMinRows = 1000;
+/// (BandwidthSelectOptions::exact_curve): below, exact evaluations cost no more than the
+/// guide's. The pair engine's objective (the Gaussian and other kernels without fast sums)
+/// costs O(n^2) an evaluation, so the guide pays from kEconomyMinRows on a grid of one node
+/// per distinct row (economy_guide_grid), and from kEconomyFullGridRows on the full
+/// 4001-point grid: a coarser grid is less accurate where the data are sparse (cluster tails,
+/// where a point's own weight dominates its leave-one-out moments). A compact kernel's exact
+/// fast sums (fast_sums.hpp) cost O(n); its guide always has the full grid and applies from
+/// kEconomyMinRowsFastSums.
+constexpr std::size_t kEconomyMinRows = 500;
+constexpr std::size_t kEconomyFullGridRows = 1000;
+constexpr std::size_t kEconomyMinRowsFastSums = 1000;
 
 /// The objective of one method on fixed data: evaluate at any bandwidth, with the exact
 /// gradient. Construct once, evaluate many times.
@@ -161,6 +171,9 @@ class BandwidthObjective {
   int n_levels(std::size_t j) const { return levels_[j]; }
   /// Distinct rows of X: the objective runs over these (see "Ties" in bandwidth_gradient.cpp).
   std::size_t n_unique() const { return Xu_.n_rows; }
+  /// True when an evaluation runs on the exact fast sums of one sorted column (fast_sums.hpp;
+  /// O(n)) instead of the pair engine.
+  bool fast_sums() const { return fast_; }
 
  private:
   arma::mat X_;
@@ -195,6 +208,14 @@ class BandwidthObjective {
   struct UndefinedHint;
   std::shared_ptr<UndefinedHint> hint_;
 };
+
+/// The distinct rows from which the search economy applies to this objective
+/// (kEconomyMinRows or kEconomyMinRowsFastSums).
+std::size_t economy_min_rows(const BandwidthObjective& obj);
+/// The binned guide's grid points: kBinnedSelectGrid1D, or one node per distinct row for the
+/// pair engine below kEconomyFullGridRows (its cost then follows n, as the exact
+/// evaluations' does).
+int economy_guide_grid(const BandwidthObjective& obj);
 
 /// Normal-reference bandwidths (continuous columns only).
 arma::vec rot_bandwidth(const arma::mat& X, const Kernel& kernel);

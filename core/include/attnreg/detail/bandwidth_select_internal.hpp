@@ -133,6 +133,17 @@ struct Search {
   // The searches' options (f_scale set from the curve where there is one).
   MinimizeOptions mopt;
   arma::uvec curve_is_exact;  // per curve point: 1 where curve_values holds the exact objective
+  // Evaluations of the searched objective already made, by bandwidths (exactly equal): the
+  // floor checked first is a candidate again at the end, the minimiser evaluates its final
+  // point again where the step rounds to nothing, and one full cross-validation pass is the
+  // unit of cost at small n. Values are those of a new evaluation (deterministic).
+  struct Recalled {
+    arma::vec b;
+    double v;
+    bool has_grad;
+    arma::vec g;
+  };
+  std::vector<Recalled> memo;
 
   /// The searched objective (binned or exact) at bandwidths b.
   double eval(const arma::vec& b, arma::vec* g) const {
@@ -140,8 +151,12 @@ struct Search {
   }
   /// Counts an evaluation, keeps the best value, polls for interrupts, calls on_eval.
   void note(double f);
-  /// eval(b) without gradient, +inf where it throws NumericalError; noted.
+  /// eval(b) without gradient, +inf where it throws NumericalError; noted. A bandwidth
+  /// evaluated before (memo) returns its value without a new evaluation (not noted again).
   double eval_noted(const arma::vec& b);
+  /// The memo's value (and gradient, when g is non-null and one was computed) at exactly b,
+  /// or false.
+  bool recall(const arma::vec& b, double& v, arma::vec* g) const;
   /// theta -> bandwidths, clamped into [box_lower, upper].
   arma::vec to_bw(const arma::vec& t) const;
   /// The minimiser's objective in theta (noted; +inf and zero gradient where undefined).
