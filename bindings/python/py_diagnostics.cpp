@@ -48,11 +48,13 @@ py::dict global_dict(const attnreg::GlobalDiagnostics& g) {
 
 static void init_diagnostics_criteria(py::module_& m);
 static void init_diagnostics_bias(py::module_& m);
+static void init_diagnostics_wild_t(py::module_& m);
 static void init_diagnostics_inference(py::module_& m);
 
 void init_diagnostics(py::module_& m) {
   init_diagnostics_criteria(m);
   init_diagnostics_bias(m);
+  init_diagnostics_wild_t(m);
   init_diagnostics_inference(m);
 }
 
@@ -112,47 +114,6 @@ static void init_diagnostics_criteria(py::module_& m) {
       py::arg("pilot_bandwidths") = std::vector<double>(), py::arg("uniform_replications") = 0,
       py::arg("seed") = 0ULL, py::arg("uniform_method") = "auto");
 
-  // The wild bootstrap-t of uniform bands (attnreg::WildTBands) for smoother rows W (each m x n,
-  // e.g. attention weights minus bias weights): the max |t*| statistics for given multipliers
-  // (n or #clusters rows, one column per draw) and the critical values from seeded draws.
-  auto wild_of = [](const attnreg::LocalPolynomial& model, const std::string& kind,
-                    const std::vector<long long>& cluster, unsigned output) {
-    const attnreg::VarianceKind k = attnreg::variance_kind_from_name(kind, "kind");
-    const double df = k == attnreg::VarianceKind::homoskedastic
-                          ? attnreg::global_diagnostics(model, output).residual_df
-                          : 0.0;
-    return attnreg::WildTBands(model, k, cluster, output, df);
-  };
-  m.def(
-      "wild_t_max_statistics",
-      [wild_of](const attnreg::LocalPolynomial& model, const std::vector<farray>& W,
-                const farray& multipliers, const std::string& kind,
-                const std::vector<long long>& cluster, unsigned output) {
-        std::vector<arma::mat> Wm;
-        for (const farray& w : W) Wm.push_back(as_mat(w, "W"));
-        std::vector<const arma::mat*> Wp;
-        for (const arma::mat& w : Wm) Wp.push_back(&w);
-        return to_numpy(wild_of(model, kind, cluster, output)
-                            .max_statistics(Wp, as_mat(multipliers, "multipliers")));
-      },
-      py::arg("model"), py::arg("W"), py::arg("multipliers"), py::arg("kind") = "hc3",
-      py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0);
-  m.def(
-      "wild_t_critical_values",
-      [wild_of](const attnreg::LocalPolynomial& model, const std::vector<farray>& W,
-                double level, int replications, unsigned long long seed, const std::string& kind,
-                const std::vector<long long>& cluster, unsigned output) {
-        std::vector<arma::mat> Wm;
-        for (const farray& w : W) Wm.push_back(as_mat(w, "W"));
-        std::vector<const arma::mat*> Wp;
-        for (const arma::mat& w : Wm) Wp.push_back(&w);
-        return to_numpy(
-            wild_of(model, kind, cluster, output).critical_values(Wp, level, replications, seed));
-      },
-      py::arg("model"), py::arg("W"), py::arg("level") = 0.95, py::arg("replications") = 2000,
-      py::arg("seed") = 0ULL, py::arg("kind") = "hc3",
-      py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0);
-
   m.def(
       "bias_weights_multivariate",
       [](const attnreg::LocalPolynomial& model, const farray& X, int pilot_degree,
@@ -182,6 +143,59 @@ static void init_diagnostics_criteria(py::module_& m) {
       },
       py::arg("X"), py::arg("h"), py::arg("cell"), py::arg("y"), py::arg("J") = 3);
 
+}
+
+// The smoother rows W handed over from Python (each m x n) and pointers to them, as WildTBands
+// takes them.
+static std::vector<arma::mat> as_mats(const std::vector<farray>& W) {
+  std::vector<arma::mat> out;
+  for (const farray& w : W) out.push_back(as_mat(w, "W"));
+  return out;
+}
+
+static std::vector<const arma::mat*> pointers(const std::vector<arma::mat>& W) {
+  std::vector<const arma::mat*> out;
+  for (const arma::mat& w : W) out.push_back(&w);
+  return out;
+}
+
+static void init_diagnostics_wild_t(py::module_& m) {
+  // The wild bootstrap-t of uniform bands (attnreg::WildTBands) for smoother rows W (each m x n,
+  // e.g. attention weights minus bias weights): the max |t*| statistics for given multipliers
+  // (n or #clusters rows, one column per draw) and the critical values from seeded draws.
+  auto wild_of = [](const attnreg::LocalPolynomial& model, const std::string& kind,
+                    const std::vector<long long>& cluster, unsigned output) {
+    const attnreg::VarianceKind k = attnreg::variance_kind_from_name(kind, "kind");
+    const double df = k == attnreg::VarianceKind::homoskedastic
+                          ? attnreg::global_diagnostics(model, output).residual_df
+                          : 0.0;
+    return attnreg::WildTBands(model, k, cluster, output, df);
+  };
+  m.def(
+      "wild_t_max_statistics",
+      [wild_of](const attnreg::LocalPolynomial& model, const std::vector<farray>& W,
+                const farray& multipliers, const std::string& kind,
+                const std::vector<long long>& cluster, unsigned output) {
+        const std::vector<arma::mat> Wm = as_mats(W);
+        const std::vector<const arma::mat*> Wp = pointers(Wm);
+        return to_numpy(wild_of(model, kind, cluster, output)
+                            .max_statistics(Wp, as_mat(multipliers, "multipliers")));
+      },
+      py::arg("model"), py::arg("W"), py::arg("multipliers"), py::arg("kind") = "hc3",
+      py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0);
+  m.def(
+      "wild_t_critical_values",
+      [wild_of](const attnreg::LocalPolynomial& model, const std::vector<farray>& W,
+                double level, int replications, unsigned long long seed, const std::string& kind,
+                const std::vector<long long>& cluster, unsigned output) {
+        const std::vector<arma::mat> Wm = as_mats(W);
+        const std::vector<const arma::mat*> Wp = pointers(Wm);
+        return to_numpy(
+            wild_of(model, kind, cluster, output).critical_values(Wp, level, replications, seed));
+      },
+      py::arg("model"), py::arg("W"), py::arg("level") = 0.95, py::arg("replications") = 2000,
+      py::arg("seed") = 0ULL, py::arg("kind") = "hc3",
+      py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0);
 }
 
 static void init_diagnostics_bias(py::module_& m) {
