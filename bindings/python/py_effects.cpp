@@ -28,6 +28,20 @@ py::dict rbc_dict(const attnreg::RbcGradientResult& r) {
   return d;
 }
 
+// The options of the RBC marginal effects from the binding's arguments (order 1 for level
+// differences, which take no derivative).
+attnreg::RbcGradientOptions rbc_options(const std::string& kind, double level, int order,
+                                        int pilot_degree,
+                                        const std::vector<double>& pilot_bandwidths) {
+  attnreg::RbcGradientOptions o;
+  o.kind = attnreg::variance_kind_from_name(kind, "cov_type");
+  o.level = level;
+  o.order = order;
+  o.pilot_degree = pilot_degree;
+  o.pilot_bandwidths = arma::vec(pilot_bandwidths);
+  return o;
+}
+
 }  // namespace
 
 void init_effects(py::module_& m) {
@@ -63,27 +77,14 @@ void init_effects(py::module_& m) {
          const std::vector<double>& pilot_bandwidths,
          unsigned output) {
         const arma::mat Xm = attnreg_py::as_mat(X, "X");
-        attnreg::RbcGradientOptions o;
-        o.kind = attnreg::variance_kind_from_name(kind, "cov_type");
-        o.level = level;
-        o.order = order;
-        o.pilot_degree = pilot_degree;
-        o.pilot_bandwidths = arma::vec(pilot_bandwidths);
+        const attnreg::RbcGradientOptions o =
+            rbc_options(kind, level, order, pilot_degree, pilot_bandwidths);
         attnreg::RbcGradientResult r;
         {
           py::gil_scoped_release nogil;
           r = attnreg::rbc_gradient(model, Xm, o, output);
         }
-        py::dict d;
-        using Named = std::pair<const char*, const arma::mat*>;
-        for (const auto& [name, M] : {Named{"estimate", &r.estimate}, Named{"se", &r.se},
-                                      Named{"bias", &r.bias}, Named{"estimate_bc", &r.estimate_bc},
-                                      Named{"se_bc", &r.se_bc}})
-          d[name] = attnreg_py::to_numpy(*M);
-        d["columns"] = r.columns;
-        d["z"] = r.z;
-        d["pilot_degree"] = r.pilot_degree;
-        return d;
+        return rbc_dict(r);
       },
       py::arg("model"), py::arg("X"), py::arg("kind") = "hc3", py::arg("level") = 0.95,
       py::arg("order") = 1, py::arg("pilot_degree") = -1,
@@ -94,12 +95,8 @@ void init_effects(py::module_& m) {
          const std::string& kind, double level, int order, int pilot_degree,
          const std::vector<double>& pilot_bandwidths, unsigned output) {
         const arma::mat Xm = attnreg_py::as_mat(X, "X");
-        attnreg::RbcGradientOptions o;
-        o.kind = attnreg::variance_kind_from_name(kind, "cov_type");
-        o.level = level;
-        o.order = order;
-        o.pilot_degree = pilot_degree;
-        o.pilot_bandwidths = arma::vec(pilot_bandwidths);
+        const attnreg::RbcGradientOptions o =
+            rbc_options(kind, level, order, pilot_degree, pilot_bandwidths);
         attnreg::RbcGradientResult r;
         {
           py::gil_scoped_release nogil;
@@ -117,11 +114,9 @@ void init_effects(py::module_& m) {
          double level, int pilot_degree, const std::vector<double>& pilot_bandwidths,
          unsigned output) {
         const arma::mat Xm = attnreg_py::as_mat(X, "X");
-        attnreg::RbcGradientOptions o;
-        o.kind = attnreg::variance_kind_from_name(kind, "cov_type");
-        o.level = level;
-        o.pilot_degree = pilot_degree;
-        o.pilot_bandwidths = arma::vec(pilot_bandwidths);
+        const attnreg::RbcGradientOptions o =
+            rbc_options(kind, level, attnreg::RbcGradientOptions().order, pilot_degree,
+                        pilot_bandwidths);
         attnreg::RbcGradientResult r;
         {
           py::gil_scoped_release nogil;

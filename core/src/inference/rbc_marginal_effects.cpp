@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/detail/monomials.hpp"
 #include "attnreg/inference/distributions.hpp"
 #include "attnreg/inference/nn_variance.hpp"
 
@@ -16,42 +17,6 @@ namespace attnreg {
 
 // A named namespace: the unity build puts several sources in one translation unit.
 namespace rbc_gradient_detail {
-
-// Exponent vectors (one entry per continuous column) of every monomial of total degree <= q,
-// graded: all of degree 0, then 1, ..., so the first k_p are those of degree <= p.
-std::vector<std::vector<int>> monomials(std::size_t dc, int q) {
-  std::vector<std::vector<int>> out;
-  std::vector<int> a(dc, 0);
-  struct Rec {
-    std::vector<std::vector<int>>& out;
-    std::vector<int>& a;
-    std::size_t dc;
-    void operator()(std::size_t c, int left) const {
-      if (c + 1 == dc) {
-        a[c] = left;
-        out.push_back(a);
-        return;
-      }
-      for (int e = left; e >= 0; --e) {
-        a[c] = e;
-        (*this)(c + 1, left - e);
-      }
-    }
-  };
-  const Rec rec{out, a, dc};
-  for (int deg = 0; deg <= q; ++deg) rec(0, deg);
-  return out;
-}
-
-std::size_t count_up_to(const std::vector<std::vector<int>>& mon, int p) {
-  std::size_t k = 0;
-  for (const auto& a : mon) {
-    int s = 0;
-    for (int e : a) s += e;
-    if (s <= p) ++k;
-  }
-  return k;
-}
 
 struct Plan {
   arma::mat Xc;                     // n x dc continuous training columns
@@ -310,8 +275,8 @@ Plan make_plan(const LocalPolynomial& model, const RbcGradientOptions& opt, int 
     P.h(c) = model.bandwidth()(cc[c]);
     P.b(c) = bfull(cc[c]);
   }
-  P.mon = monomials(dc, q);
-  P.kp = count_up_to(P.mon, p);
+  P.mon = detail::monomials(dc, q);
+  P.kp = detail::count_up_to(P.mon, p);
   P.kq = P.mon.size();
   return P;
 }
@@ -426,26 +391,50 @@ int rbc_common_checks(const LocalPolynomial& model, const arma::mat& X_eval,
   return q;
 }
 
+// What the three entry points share: the pilot degree, the plan (bandwidths of the fit and the
+// pilot), the kernel-only models that give each point's window, and the response.
+struct RbcEffectsSetup {
+  int q;
+  arma::vec bfull;
+  rbc_gradient_detail::Plan P;
+  std::vector<std::size_t> cc;
+  LocalPolynomial nwh, nwb;
+  arma::vec y;
+  RbcEffectsSetup(const LocalPolynomial& model, const RbcGradientOptions& opt, arma::uword output, int v,
+        int q_)
+      : q(q_),
+        P(rbc_gradient_detail::make_plan(model, opt, model.options().degree, q, v, bfull)),
+        cc(model.space().continuous_columns()),
+        nwh(rbc_gradient_detail::kernel_model(model, model.bandwidth())),
+        nwb(rbc_gradient_detail::kernel_model(model, bfull)),
+        y(model.training_y().col(output)) {}
+};
+
+// A result of rows x columns estimates with its labels.
+RbcGradientResult empty_rbc_result(std::vector<std::size_t> columns, int q, double level,
+                               arma::uword rows) {
+  RbcGradientResult res;
+  res.columns = std::move(columns);
+  res.pilot_degree = q;
+  res.z = normal_quantile(0.5 + level / 2);
+  for (arma::mat* M : {&res.estimate, &res.se, &res.bias, &res.estimate_bc, &res.se_bc})
+    M->set_size(rows, res.columns.size());
+  return res;
+}
+
 }  // namespace
 
 RbcGradientResult rbc_gradient(const LocalPolynomial& model, const arma::mat& X_eval,
                                const RbcGradientOptions& opt, arma::uword output) {
   namespace D = rbc_gradient_detail;
-  const int q = rbc_common_checks(model, X_eval, opt, output, opt.order, false);
-  arma::vec bfull;
-  const D::Plan P = D::make_plan(model, opt, model.options().degree, q, opt.order, bfull);
-  const std::vector<std::size_t>& cc = model.space().continuous_columns();
+  const RbcEffectsSetup S(model, opt, output, opt.order,
+                rbc_common_checks(model, X_eval, opt, output, opt.order, false));
+  const D::Plan& P = S.P;
+  const std::vector<std::size_t>& cc = S.cc;
   const std::size_t dc = cc.size();
-  const LocalPolynomial nwh = D::kernel_model(model, model.bandwidth());
-  const LocalPolynomial nwb = D::kernel_model(model, bfull);
-  const arma::vec y = model.training_y().col(output);
-  RbcGradientResult res;
-  res.columns = cc;
-  res.pilot_degree = q;
-  res.z = normal_quantile(0.5 + opt.level / 2);
-  for (arma::mat* M : {&res.estimate, &res.se, &res.bias, &res.estimate_bc, &res.se_bc})
-    M->set_size(X_eval.n_rows, dc);
-  D::each_point(P, nwh, nwb, cc, X_eval,
+  const arma::vec& y = S.y;
+  RbcGradientResult res = empty_rbc_result(cc, S.q, opt.level, X_eval.n_rows);
+  D::each_point(P, S.nwh, S.nwb, cc, X_eval,
                 [&](arma::uword j, const D::LocalFits& F, const std::string& where) {
                   const arma::vec yw = y(F.idx);
                   arma::vec r2h, r2b;
@@ -468,14 +457,12 @@ RbcGradientResult rbc_gradient(const LocalPolynomial& model, const arma::mat& X_
 RbcGradientResult rbc_average_gradient(const LocalPolynomial& model, const arma::mat& X_eval,
                                        const RbcGradientOptions& opt, arma::uword output) {
   namespace D = rbc_gradient_detail;
-  const int q = rbc_common_checks(model, X_eval, opt, output, opt.order, false);
-  arma::vec bfull;
-  const D::Plan P = D::make_plan(model, opt, model.options().degree, q, opt.order, bfull);
-  const std::vector<std::size_t>& cc = model.space().continuous_columns();
+  const RbcEffectsSetup S(model, opt, output, opt.order,
+                rbc_common_checks(model, X_eval, opt, output, opt.order, false));
+  const D::Plan& P = S.P;
+  const std::vector<std::size_t>& cc = S.cc;
   const std::size_t dc = cc.size();
-  const LocalPolynomial nwh = D::kernel_model(model, model.bandwidth());
-  const LocalPolynomial nwb = D::kernel_model(model, bfull);
-  const arma::vec y = model.training_y().col(output);
+  const arma::vec& y = S.y;
   const arma::uword n = y.n_elem;
   const double wq = 1.0 / static_cast<double>(X_eval.n_rows);
   arma::mat G(n, dc, arma::fill::zeros), Gbc(n, dc, arma::fill::zeros);
@@ -486,7 +473,7 @@ RbcGradientResult rbc_average_gradient(const LocalPolynomial& model, const arma:
     R.r2h.zeros(n);
     R.r2b.zeros(n);
   }
-  D::each_point(P, nwh, nwb, cc, X_eval,
+  D::each_point(P, S.nwh, S.nwb, cc, X_eval,
                 [&](arma::uword j, const D::LocalFits& F, const std::string& where) {
                   arma::rowvec g, bw, gbc;
                   for (std::size_t c = 0; c < dc; ++c) {
@@ -499,13 +486,8 @@ RbcGradientResult rbc_average_gradient(const LocalPolynomial& model, const arma:
                   }
                   if (at_training) D::own_row_residual(P, F, j, y, where, R);
                 });
-  if (!at_training) R = D::own_residuals(P, nwh, nwb, cc, model, y);
-  RbcGradientResult res;
-  res.columns = cc;
-  res.pilot_degree = q;
-  res.z = normal_quantile(0.5 + opt.level / 2);
-  for (arma::mat* M : {&res.estimate, &res.se, &res.bias, &res.estimate_bc, &res.se_bc})
-    M->set_size(1, dc);
+  if (!at_training) R = D::own_residuals(P, S.nwh, S.nwb, cc, model, y);
+  RbcGradientResult res = empty_rbc_result(cc, S.q, opt.level, 1);
   for (std::size_t c = 0; c < dc; ++c) {
     res.estimate(0, c) = D::weighted_sum(G.col(c), y);
     res.estimate_bc(0, c) = D::weighted_sum(Gbc.col(c), y);
@@ -542,13 +524,10 @@ RbcGradientResult rbc_level_difference(const LocalPolynomial& model, const arma:
   }
   RbcGradientOptions o = opt;
   o.order = 0;
-  const int q = rbc_common_checks(model, X_eval, o, output, 0, true);
-  arma::vec bfull;
-  const D::Plan P = D::make_plan(model, o, model.options().degree, q, 0, bfull);
-  const std::vector<std::size_t>& cc = model.space().continuous_columns();
-  const LocalPolynomial nwh = D::kernel_model(model, model.bandwidth());
-  const LocalPolynomial nwb = D::kernel_model(model, bfull);
-  const arma::vec y = model.training_y().col(output);
+  const RbcEffectsSetup S(model, o, output, 0, rbc_common_checks(model, X_eval, o, output, 0, true));
+  const D::Plan& P = S.P;
+  const std::vector<std::size_t>& cc = S.cc;
+  const arma::vec& y = S.y;
   const arma::uword n = y.n_elem, m = X_eval.n_rows;
   // The 2m points, interleaved: row 2j is evaluation row j with the column at level_to
   // (weight +1), row 2j + 1 the same at level_from (-1).
@@ -559,14 +538,8 @@ RbcGradientResult rbc_level_difference(const LocalPolynomial& model, const arma:
     X2(2 * j, column) = level_to;
     X2(2 * j + 1, column) = level_from;
   }
-  const D::OwnResiduals R = D::own_residuals(P, nwh, nwb, cc, model, y);
-  RbcGradientResult res;
-  res.columns = {column};
-  res.pilot_degree = q;
-  res.z = normal_quantile(0.5 + opt.level / 2);
-  const arma::uword rows = average ? 1 : m;
-  for (arma::mat* M : {&res.estimate, &res.se, &res.bias, &res.estimate_bc, &res.se_bc})
-    M->set_size(rows, 1);
+  const D::OwnResiduals R = D::own_residuals(P, S.nwh, S.nwb, cc, model, y);
+  RbcGradientResult res = empty_rbc_result({column}, S.q, opt.level, average ? 1 : m);
   // The weights of the current result row (pointwise: one pair of points; the average: all).
   arma::vec G(n, arma::fill::zeros), Gbc(n, arma::fill::zeros);
   const auto finish = [&](arma::uword r) {
@@ -579,7 +552,7 @@ RbcGradientResult rbc_level_difference(const LocalPolynomial& model, const arma:
     Gbc.zeros();
   };
   const double scale = average ? 1.0 / static_cast<double>(m) : 1.0;
-  D::each_point(P, nwh, nwb, cc, X2,
+  D::each_point(P, S.nwh, S.nwb, cc, X2,
                 [&](arma::uword j, const D::LocalFits& F, const std::string&) {
                   arma::rowvec g, bw, gbc;
                   D::target_weights(P, F, 0, 1.0, g, bw, gbc);
