@@ -69,6 +69,10 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
       {"uniform", 499, KernelType::gaussian, 1, true},  // just below: the exact curve
       // A compact kernel just below its switch (kEconomyMinRowsFastSums): the exact curve.
       {"uniform", 999, KernelType::epanechnikov, 1, false},
+      // The Gaussian guide's switch from one node per row to the full grid
+      // (kEconomyFullGridRows), on sparse data: cluster tails.
+      {"clusters", kEconomyFullGridRows - 1, KernelType::gaussian, 1, false},
+      {"clusters", kEconomyFullGridRows, KernelType::gaussian, 1, false},
   };
   for (const Case& c : cases) {
     for (unsigned seed : {1u, 2u}) {
@@ -105,11 +109,10 @@ TEST(SearchEconomy, SameMinimumAsTheExactCurveSearch) {
         if (smooth) {
           EXPECT_LT(econ.n_evals, full.n_evals);
         }
-        // The binned curve is within a small relative distance of the exact one on the full
-        // 4001-point guide (below kEconomyFullGridRows the Gaussian guide has one point per
-        // row: coarser where the data are sparse, so only its answer is compared above).
-        const bool full_grid = compact || c.n >= kEconomyFullGridRows;
-        for (arma::uword g = 0; full_grid && g < econ.curve_values.n_elem; ++g) {
+        // The binned curve is within a small relative distance of the exact one, on the full
+        // 4001-point guide and on the one-node-per-row guide below kEconomyFullGridRows
+        // (coarse where the data are sparse: cluster tails, heavy tails).
+        for (arma::uword g = 0; g < econ.curve_values.n_elem; ++g) {
           EXPECT_DOUBLE_EQ(econ.curve_grid(g), full.curve_grid(g));
           const double v = econ.curve_values(g), w = full.curve_values(g);
           if (std::isfinite(v) && std::isfinite(w) && econ.curve_grid(g) > 2.0 * econ.lower(0)) {

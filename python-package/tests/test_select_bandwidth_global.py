@@ -93,6 +93,10 @@ CASES = [
     ("bimodal", 999, "gaussian", "ll"),
     ("bimodal", 1000, "gaussian", "ll"),
     ("clusters", 800, "gaussian", "ll"),
+    # The Gaussian guide's switch from one node per distinct row to the full grid (1,500 rows).
+    ("clusters", 1499, "gaussian", "ll"),
+    ("clusters", 1500, "gaussian", "ll"),
+    ("heavy", 1499, "gaussian", "lc"),
     ("heavy", 600, "gaussian", "ll"),
     ("heavy", 600, "gaussian", "lc"),
     ("ties", 700, "gaussian", "ll"),

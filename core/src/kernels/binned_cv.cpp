@@ -103,7 +103,7 @@ namespace {
 /// leave-one-out parts of a point from the moments interpolated at it.
 struct CvEvaluation {
   CvEvaluation(const BinnedCVObjective::Impl& impl, const arma::vec& bandwidth, bool with_grad);
-  bool loo_parts(const double* mv, double* out, double* omega_out) const;
+  bool loo_parts(const double* mv, double f, double* out, double* omega_out) const;
   void interpolate(const std::size_t* g, const double* f, double* mv) const;
 
   const BinnedCVObjective::Impl& I;
@@ -112,6 +112,9 @@ struct CvEvaluation {
   std::vector<std::array<int, 2>> basis;
   std::vector<double> node;  ///< per node: W values (see node_moments)
   std::vector<double> pen;
+  /// 1-D: the kernel at one grid step, k(r) and k(r) r^2 (r = delta / h; 0 beyond the
+  /// kernel's reach, as in the binned moments), and their h d/dh (see loo_parts).
+  double self_k = 0.0, self_k2 = 0.0, self_dk = 0.0, self_dk2 = 0.0;
 
  private:
   void node_moments(const arma::vec& bandwidth);
@@ -128,6 +131,14 @@ CvEvaluation::CvEvaluation(const BinnedCVObjective::Impl& impl, const arma::vec&
   node.assign(T * W, 0.0);
   node_moments(bandwidth);
   pen = penalties(bandwidth, I.degree);
+  if (d == 1 && reach(I.kernel, I.grid.delta[0], bandwidth(0), I.grid.G[0]) >= 1) {
+    const double r = I.grid.delta[0] / bandwidth(0);
+    const double k = I.kernel.shape(r), psi = k != 0.0 ? kernel_psi(I.kernel.type, r) : 0.0;
+    self_k = k;
+    self_k2 = k * r * r;
+    self_dk = k * psi;                      // h d/dh k(delta / h)
+    self_dk2 = k * psi * r * r - 2.0 * self_k2;  // h d/dh of k(r) r^2
+  }
 }
 
 // Node moments, packed per node: for p = -1 (the moments), 0, 1 (h_a d/dh_a of them): A (q x q)
@@ -170,16 +181,26 @@ void CvEvaluation::node_moments(const arma::vec& bandwidth) {
   }
 }
 
-// The leave-one-out fit of an observation (x, y) with its moments interpolated at x:
-// e = y - m_{-i} = y (1 + v_0) - alpha (v = A_-^{-1} e1, alpha = v' T), so
-// e^2 = G1 y^2 + G2 y + G3 with G1 = (1 + v_0)^2, G2 = -2 (1 + v_0) alpha, G3 = alpha^2;
+// The leave-one-out fit of an observation (x, y) with its moments interpolated at x. The
+// interpolated moments contain the point's own binned contribution S (q x q) and s y (q):
+// the point is spread onto its two nodes with weights 1 - f and f, and the moments are
+// interpolated back with the same weights, so (1-D, u = node offset / h, r = delta / h)
+//   S_00 = s_0 = (1 - f)^2 + f^2 + 2 f (1 - f) k(r),  S_01 = s_1 = 0,  S_11 = 2 f (1 - f) k(r) r^2
+// (the cross terms of odd powers cancel). Removing exactly this, not k(0) e1 e1', keeps the
+// leave-one-out moments right where the grid is coarse against the gaps between points (at
+// a node, f in {0, 1}, the two agree). In 2-D (f < 0) the self weight is k(0) e1 e1'.
+// e = y - m_{-i} = y (1 + s_0 v_0) - alpha (v = (A - S)^{-1} e1, alpha = v' T), so
+// e^2 = G1 y^2 + G2 y + G3 with G1 = ob^2, G2 = -2 ob alpha, G3 = alpha^2 (ob = 1 + s_0 v_0);
 // out[0..2] = G, out[3 + 3a ..] = their log h_a derivatives. False when it does not exist.
-bool CvEvaluation::loo_parts(const double* mv, double* out, double* omega_out) const {
+bool CvEvaluation::loo_parts(const double* mv, double f, double* out, double* omega_out) const {
   double Af[16], B[8], v[4], b[4], dAf[16];
   const double* A = mv;
   const double* Tv = mv + q * q;
   std::copy(A, A + q * q, Af);
-  Af[0] -= 1.0;  // the point's own weight k(0) at u = 0
+  const double w = f >= 0.0 ? 2.0 * f * (1.0 - f) : 0.0;  // 0 at a node and in 2-D
+  const double s0 = w > 0.0 ? (1.0 - f) * (1.0 - f) + f * f + w * self_k : 1.0;
+  Af[0] -= s0;  // the point's own weight (k(0) = 1 at u = 0)
+  if (q == 2 && w > 0.0) Af[3] -= w * self_k2;
   const double omega = Af[0];
   if (omega_out != nullptr) *omega_out = omega;
   // Below the FFT's rounding of a sum of n unit weights the fit has no other point.
@@ -194,7 +215,7 @@ bool CvEvaluation::loo_parts(const double* mv, double* out, double* omega_out) c
     v[r] = B[r * 2];
     b[r] = B[r * 2 + 1];
   }
-  const double alpha = b[0], ob = 1.0 + v[0];
+  const double alpha = b[0], ob = 1.0 + s0 * v[0];
   out[0] = ob * ob;
   out[1] = -2.0 * ob * alpha;
   out[2] = alpha * alpha;
@@ -202,11 +223,17 @@ bool CvEvaluation::loo_parts(const double* mv, double* out, double* omega_out) c
     const double* dA = mv + blk * static_cast<std::size_t>(a + 1);
     const double* dT = dA + q * q;
     std::copy(dA, dA + q * q, dAf);
+    const double ds0 = w * self_dk;  // the self weight's h d/dh (0 at a node and in 2-D)
+    if (w > 0.0) {
+      dAf[0] -= ds0;
+      if (q == 2) dAf[3] -= w * self_dk2;
+    }
+    const double domega = dAf[0];
     if (I.ridge > 0.0)
       for (std::size_t t = 1; t < q; ++t) {
         // pen_t = h_t^-2: its log h_a derivative is -2 pen_t for the slope of axis a.
         const double dpen = (t - 1 == static_cast<std::size_t>(a)) ? -2.0 * pen[t - 1] : 0.0;
-        dAf[t * q + t] += I.ridge * (dA[0] * pen[t - 1] + omega * dpen);
+        dAf[t * q + t] += I.ridge * (domega * pen[t - 1] + omega * dpen);
       }
     double dv0 = 0.0, dalpha = 0.0;  // dv = -A^-1 dA v; d alpha = v' (dT - dA b)
     for (std::size_t r = 0; r < q; ++r) {
@@ -218,8 +245,9 @@ bool CvEvaluation::loo_parts(const double* mv, double* out, double* omega_out) c
       dv0 -= v[r] * tv;
       dalpha += v[r] * tb;
     }
-    out[3 + 3 * a] = 2.0 * ob * dv0;
-    out[4 + 3 * a] = -2.0 * (dv0 * alpha + ob * dalpha);
+    const double dob = w > 0.0 ? s0 * dv0 + ds0 * v[0] : dv0;
+    out[3 + 3 * a] = 2.0 * ob * dob;
+    out[4 + 3 * a] = -2.0 * (dob * alpha + ob * dalpha);
     out[5 + 3 * a] = 2.0 * alpha * dalpha;
   }
   return true;
@@ -285,7 +313,7 @@ bool cell_by_quadratic(const CvEvaluation& ev, std::size_t cell, const std::size
       if (st == 0) {
         ev.interpolate(g, f, mv);
         double omega = 0.0;
-        st = ev.loo_parts(mv, np, &omega) && omega >= 1.0 ? 1 : 2;
+        st = ev.loo_parts(mv, f[0], np, &omega) && omega >= 1.0 ? 1 : 2;
       }
       if (st == 2) return false;
       std::copy(np, np + nparts, ps);
@@ -293,7 +321,7 @@ bool cell_by_quadratic(const CvEvaluation& ev, std::size_t cell, const std::size
     }
     ev.interpolate(g, f, mv);
     double omega = 0.0;
-    if (!(ev.loo_parts(mv, ps, &omega) && omega >= 1.0)) return false;
+    if (!(ev.loo_parts(mv, ev.d == 1 ? f[0] : -1.0, ps, &omega) && omega >= 1.0)) return false;
   }
   quadratic_cell_sums(parts, nparts, ev.d, ev.I.power.data() + cell * 27, cell_sum);
   return cell_sum[0] + cell_sum[1] + cell_sum[2] >= 0.0;
@@ -310,7 +338,7 @@ bool cell_by_points(const CvEvaluation& ev, std::size_t cell, double* mv, double
     double f[2] = {0.0, 0.0};
     for (std::size_t a = 0; a < ev.d; ++a) locate(I.grid, a, I.X(i, a), gi[a], f[a]);
     ev.interpolate(gi, f, mv);
-    if (!ev.loo_parts(mv, out, nullptr)) return false;
+    if (!ev.loo_parts(mv, ev.d == 1 ? f[0] : -1.0, out, nullptr)) return false;
     const double yi = I.y(i);
     total += out[0] * yi * yi + out[1] * yi + out[2];
     for (int a = 0; a < ev.n_psi; ++a)

@@ -134,12 +134,13 @@ struct BandwidthSelectResult {
 /// guide's. The pair engine's objective (the Gaussian and other kernels without fast sums)
 /// costs O(n^2) an evaluation, so the guide pays from kEconomyMinRows on a grid of one node
 /// per distinct row (economy_guide_grid), and from kEconomyFullGridRows on the full
-/// 4001-point grid: a coarser grid is less accurate where the data are sparse (cluster tails,
-/// where a point's own weight dominates its leave-one-out moments). A compact kernel's exact
+/// 4001-point grid (the binned objective removes each point's own binned weight from its
+/// leave-one-out moments, binned_cv.cpp, so the coarse grid stays accurate where the data are
+/// sparse; above, the full grid costs less than the exact evaluations). A compact kernel's exact
 /// fast sums (fast_sums.hpp) cost O(n); its guide always has the full grid and applies from
 /// kEconomyMinRowsFastSums.
 constexpr std::size_t kEconomyMinRows = 500;
-constexpr std::size_t kEconomyFullGridRows = 1000;
+constexpr std::size_t kEconomyFullGridRows = 1500;
 constexpr std::size_t kEconomyMinRowsFastSums = 1000;
 
 /// The objective of one method on fixed data: evaluate at any bandwidth, with the exact
