@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <random>
 #include <utility>
@@ -295,6 +296,56 @@ const char* uniform_method_name(UniformMethod m) {
   return "?";
 }
 
+namespace detail {
+
+RademacherStream::RademacherStream(std::uint64_t seed) {
+  // the seeding of std::mersenne_twister_engine (C++ standard [rand.eng.mers], f = 6364136223846793005)
+  mt_[0] = seed;
+  for (std::size_t i = 1; i < 312; ++i)
+    mt_[i] = 6364136223846793005ULL * (mt_[i - 1] ^ (mt_[i - 1] >> 62)) + i;
+}
+
+void RademacherStream::twist() {
+  constexpr std::size_t N = 312, M = 156;
+  constexpr std::uint64_t A = 0xB5026F5AA96619E9ULL, UP = 0xFFFFFFFF80000000ULL,
+                          LO = 0x7FFFFFFFULL;
+  // the standard's recurrence in three loops without branches (so that they vectorise)
+  for (std::size_t i = 0; i < N - M; ++i) {
+    const std::uint64_t y = (mt_[i] & UP) | (mt_[i + 1] & LO);
+    mt_[i] = mt_[i + M] ^ (y >> 1) ^ (A & (0 - (y & 1)));
+  }
+  for (std::size_t i = N - M; i < N - 1; ++i) {
+    const std::uint64_t y = (mt_[i] & UP) | (mt_[i + 1] & LO);
+    mt_[i] = mt_[i + M - N] ^ (y >> 1) ^ (A & (0 - (y & 1)));
+  }
+  const std::uint64_t y = (mt_[N - 1] & UP) | (mt_[0] & LO);
+  mt_[N - 1] = mt_[M - 1] ^ (y >> 1) ^ (A & (0 - (y & 1)));
+  next_ = 0;
+}
+
+void RademacherStream::fill(double* p, std::size_t n) {
+  while (n > 0) {
+    if (next_ == 312) twist();
+    const std::size_t m = std::min(n, 312 - next_);
+    const std::uint64_t* s = mt_ + next_;
+    for (std::size_t t = 0; t < m; ++t) {  // the tempering, of which only the top bit is used
+      std::uint64_t y = s[t];
+      y ^= (y >> 29) & 0x5555555555555555ULL;
+      y ^= (y << 17) & 0x71D67FFFEDA60000ULL;
+      y ^= (y << 37) & 0xFFF7EEE000000000ULL;
+      y ^= y >> 43;
+      // +1.0 (0x3FF0...) when the top bit is set, -1.0 (0xBFF0...) otherwise, without a branch
+      const std::uint64_t bits = 0x3FF0000000000000ULL | (((y >> 63) ^ 1) << 63);
+      std::memcpy(p + t, &bits, sizeof bits);
+    }
+    p += m;
+    n -= m;
+    next_ += m;
+  }
+}
+
+}  // namespace detail
+
 // The wild bootstrap-t over the distinct training rows. Every smoother of the fit has
 // W(x, i) = share_i Wg(x, g(i)) (TrainingGroups), so with u_g = sum_{i in g} share_i z_i:
 // W z = Wg u, the refit at the distinct rows is H u (H: G x G), and
@@ -382,56 +433,99 @@ WildTBands::WildTBands(const LocalPolynomial& model, VarianceKind kind,
     og0_(groups_.group_of(i)) +=
         s * s * (kind == VarianceKind::homoskedastic ? s2 : c_(i) * e_(i) * e_(i));
   }
+  e_s_.resize(n);
+  sh_s_.resize(n);
+  s2c_s_.resize(n);
+  fit_s_.resize(n);
+  vrow_s_.resize(n);
+  for (arma::uword k = 0; k < n; ++k) {
+    const arma::uword i = order_[k];
+    const double s = groups_.share(i);
+    e_s_[k] = e_(i);
+    sh_s_[k] = s;
+    s2c_s_[k] = s * s * c_(i);
+    fit_s_[k] = fit_(i);
+    vrow_s_[k] = kind == VarianceKind::cr1 ? cl_[i] : i;
+  }
 }
 
 arma::uword WildTBands::n_multipliers() const {
   return kind_ == VarianceKind::cr1 ? n_clusters_ : e_.n_elem;
 }
 
+std::vector<WildTBands::Smoother> WildTBands::prepare(
+    const std::vector<const arma::mat*>& Ws) const {
+  const arma::uword n = e_.n_elem;
+  const bool cr = kind_ == VarianceKind::cr1;
+  std::vector<Smoother> out(Ws.size());
+  for (std::size_t w = 0; w < Ws.size(); ++w) {
+    const arma::mat& W = *Ws[w];
+    check::require(W.n_cols == n, "W", "needs one column per training row");
+    Smoother& S = out[w];
+    S.W = &W;
+    S.Wg = group_sums(W, groups_);
+    if (!cr) S.Wg2 = arma::square(S.Wg);
+    // the points with a positive standard error in the sample (as the bands' se)
+    arma::vec se2;
+    if (cr) {
+      arma::mat C(W.n_rows, n_clusters_, arma::fill::zeros);
+      for (arma::uword i = 0; i < n; ++i) C.col(cl_[i]) += W.col(i) * e_(i);
+      se2 = arma::sum(arma::square(C), 1);
+    } else {
+      se2 = S.Wg2 * og0_;
+    }
+    S.keep = arma::find(se2 > 0);
+  }
+  return out;
+}
+
 arma::mat WildTBands::max_statistics(const std::vector<const arma::mat*>& Ws,
                                      const arma::mat& V) const {
-  const arma::uword n = e_.n_elem, G = groups_.X.n_rows, r = V.n_cols;
   check::require(V.n_rows == n_multipliers(), "multipliers",
                  "needs " + std::to_string(n_multipliers()) + " rows (one per " +
                      (kind_ == VarianceKind::cr1 ? "cluster" : "training row") + "), got " +
                      std::to_string(V.n_rows));
+  const std::vector<Smoother> S = prepare(Ws);
+  arma::mat out(V.n_cols, Ws.size());
+  draw_statistics(S, V, out, 0);
+  return out;
+}
+
+void WildTBands::draw_statistics(const std::vector<Smoother>& S, const arma::mat& V,
+                                 arma::mat& out, arma::uword r0) const {
+  const arma::uword n = e_.n_elem, G = groups_.X.n_rows, r = V.n_cols;
   const bool cr = kind_ == VarianceKind::cr1;
-  // The passes over the observations run group by group (order_: the rows sorted by group,
-  // ascending within a group, so every sum adds in the same order as a pass over i would).
+  // The passes over the observations run group by group (the rows sorted by group, ascending
+  // within a group, so every sum adds in the same order as a pass over i would).
   // The bootstrap noise z = e v and its group sums u:
-  arma::mat U(G, r), Z(n, r);
+  arma::mat U(G, r);
   for (arma::uword j = 0; j < r; ++j) {
     const double* v = V.colptr(j);
-    double* z = Z.colptr(j);
     for (arma::uword g = 0; g < G; ++g) {
       double u = 0;
-      for (arma::uword k = gstart_[g]; k < gstart_[g + 1]; ++k) {
-        const arma::uword i = order_[k];
-        z[k] = e_(i) * v[cr ? cl_[i] : i];
-        u += groups_.share(i) * z[k];
-      }
+      for (arma::uword k = gstart_[g]; k < gstart_[g + 1]; ++k)
+        u += sh_s_[k] * (e_s_[k] * v[vrow_s_[k]]);
       U(g, j) = u;
     }
   }
   const arma::mat Fs = H_ * U;  // the refit of the noise at the distinct rows
-  // the re-projected residuals e* = y* - H y* (into Z, sorted order) and, except for cr1, the
-  // per-group sums of share_i^2 omega*_i
-  arma::mat Og;
+  // the re-projected residuals e* = y* - H y* (kept, in the sorted order, for cr1 only) and,
+  // except for cr1, the per-group sums of share_i^2 omega*_i
+  arma::mat Og, Z;
   arma::vec s2;  // homoskedastic: sigma*^2 per draw
-  if (!cr) Og.zeros(G, r);
+  if (cr) Z.set_size(n, r); else Og.set_size(G, r);
   if (kind_ == VarianceKind::homoskedastic) s2.zeros(r);
   for (arma::uword j = 0; j < r; ++j) {
-    double* z = Z.colptr(j);
+    const double* v = V.colptr(j);
+    double* z = cr ? Z.colptr(j) : nullptr;
     double ss = 0;
     for (arma::uword g = 0; g < G; ++g) {
       const double hg = HF_(g) + Fs(g, j);
       double og = 0;
       for (arma::uword k = gstart_[g]; k < gstart_[g + 1]; ++k) {
-        const arma::uword i = order_[k];
-        const double es = fit_(i) + z[k] - hg;
-        z[k] = es;
-        const double s = groups_.share(i);
-        og += s * s * c_(i) * es * es;
+        const double es = fit_s_[k] + e_s_[k] * v[vrow_s_[k]] - hg;
+        if (cr) z[k] = es;
+        og += s2c_s_[k] * es * es;
         ss += es * es;
       }
       if (!cr) Og(g, j) = og;
@@ -444,45 +538,32 @@ arma::mat WildTBands::max_statistics(const std::vector<const arma::mat*>& Ws,
       sh2(groups_.group_of(i)) += groups_.share(i) * groups_.share(i);
     Og = sh2 * s2.t();
   }
-  arma::mat out(r, Ws.size());
-  for (std::size_t w = 0; w < Ws.size(); ++w) {
-    const arma::mat& W = *Ws[w];
-    check::require(W.n_cols == n, "W", "needs one column per training row");
-    const arma::mat Wg = group_sums(W, groups_);
-    const arma::mat N = Wg * U;  // W z
+  for (std::size_t w = 0; w < S.size(); ++w) {
+    const arma::mat& W = *S[w].W;
+    const arma::mat N = S[w].Wg * U;  // W z
     arma::mat Var;
     if (cr) {
       Var.zeros(W.n_rows, r);
-      arma::mat S(W.n_rows, n_clusters_);
+      arma::mat C(W.n_rows, n_clusters_);
       for (arma::uword j = 0; j < r; ++j) {
-        S.zeros();
-        for (arma::uword k = 0; k < n; ++k) S.col(cl_[order_[k]]) += W.col(order_[k]) * Z(k, j);
-        Var.col(j) = cr_adj_ * arma::sum(arma::square(S), 1);
+        C.zeros();
+        for (arma::uword k = 0; k < n; ++k) C.col(cl_[order_[k]]) += W.col(order_[k]) * Z(k, j);
+        Var.col(j) = cr_adj_ * arma::sum(arma::square(C), 1);
       }
     } else {
-      Var = arma::square(Wg) * Og;
+      Var = S[w].Wg2 * Og;
     }
-    // the points with a positive standard error in the sample (as the bands' se)
-    arma::vec se2;
-    if (cr) {
-      arma::mat S(W.n_rows, n_clusters_, arma::fill::zeros);
-      for (arma::uword i = 0; i < n; ++i) S.col(cl_[i]) += W.col(i) * e_(i);
-      se2 = arma::sum(arma::square(S), 1);
-    } else {
-      se2 = arma::square(Wg) * og0_;
-    }
+    const arma::uvec& keep = S[w].keep;
     for (arma::uword j = 0; j < r; ++j) {
       double mx = 0;
-      for (arma::uword k = 0; k < W.n_rows; ++k) {
-        if (!(se2(k) > 0)) continue;
-        const double num = std::abs(N(k, j)), v = Var(k, j);
-        const double t = v > 0 ? num / std::sqrt(v) : (num > 0 ? arma::datum::inf : 0.0);
+      for (arma::uword k : keep) {
+        const double num = std::abs(N(k, j)), vr = Var(k, j);
+        const double t = vr > 0 ? num / std::sqrt(vr) : (num > 0 ? arma::datum::inf : 0.0);
         mx = std::max(mx, t);
       }
-      out(j, w) = mx;
+      out(r0 + j, w) = mx;
     }
   }
-  return out;
 }
 
 arma::vec WildTBands::critical_values(const std::vector<const arma::mat*>& Ws, double level,
@@ -492,16 +573,16 @@ arma::vec WildTBands::critical_values(const std::vector<const arma::mat*>& Ws, d
   check::require(replications >= 100, "replications",
                  "must be at least 100 (e.g. 2000), got " + std::to_string(replications));
   const arma::uword R = static_cast<arma::uword>(replications), nm = n_multipliers();
-  std::mt19937_64 rng(seed);
+  detail::RademacherStream rng(seed);
   arma::mat T(R, Ws.size());
+  const std::vector<Smoother> S = prepare(Ws);
   const arma::uword chunk = 128;
   arma::mat V;
   for (arma::uword r0 = 0; r0 < R; r0 += chunk) {
     const arma::uword nc = std::min(chunk, R - r0);
     V.set_size(nm, nc);
-    double* p = V.memptr();
-    for (arma::uword k = 0; k < V.n_elem; ++k) p[k] = (rng() >> 63) ? 1.0 : -1.0;
-    T.rows(r0, r0 + nc - 1) = max_statistics(Ws, V);
+    rng.fill(V.memptr(), V.n_elem);
+    draw_statistics(S, V, T, r0);
   }
   const arma::uword k = static_cast<arma::uword>(std::ceil(level * static_cast<double>(R)));
   arma::vec crit(Ws.size());
