@@ -20,6 +20,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__unix__) || defined(__APPLE__)
+#include <dlfcn.h>
+#endif
+
 #include "attnreg/base/constants.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/base/runtime.hpp"
@@ -346,6 +350,39 @@ void RademacherStream::fill(double* p, std::size_t n) {
 
 }  // namespace detail
 
+namespace {
+// A threaded OpenBLAS splits a matrix product's rows and columns over its threads, and the
+// edge tiles of that split run other micro-kernels whose sums round differently, so dgemm's
+// last bits depend on its thread count (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS at load time).
+// The draws' products therefore run with one BLAS thread (fixed blocking): the critical values
+// then depend on the seed only. Found at run time (the library the process loaded); with a
+// BLAS without these entry points (reference BLAS, single-threaded) nothing is changed.
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas() {
+#if defined(__unix__) || defined(__APPLE__)
+    set_ = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    auto get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    if (set_ && get) {
+      saved_ = get();
+      set_(1);
+    } else {
+      set_ = nullptr;
+    }
+#endif
+  }
+  ~SingleThreadedBlas() {
+    if (set_) set_(saved_);
+  }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  void (*set_)(int) = nullptr;
+  int saved_ = 1;
+};
+}  // namespace
+
 // The wild bootstrap-t over the distinct training rows. Every smoother of the fit has
 // W(x, i) = share_i Wg(x, g(i)) (TrainingGroups), so with u_g = sum_{i in g} share_i z_i:
 // W z = Wg u, the refit at the distinct rows is H u (H: G x G), and
@@ -354,6 +391,7 @@ WildTBands::WildTBands(const LocalPolynomial& model, VarianceKind kind,
                        const std::vector<long long>& cluster, arma::uword output,
                        double sigma2_df)
     : kind_(kind), sigma2_df_(sigma2_df) {
+  const SingleThreadedBlas one_thread;  // H and H yhat, as the draws' products
   check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
   check::require(kind != VarianceKind::nn, "uniform_method",
                  "'wild_t' does not support the nearest-neighbour variance ('nn'); use "
@@ -485,6 +523,7 @@ arma::mat WildTBands::max_statistics(const std::vector<const arma::mat*>& Ws,
                  "needs " + std::to_string(n_multipliers()) + " rows (one per " +
                      (kind_ == VarianceKind::cr1 ? "cluster" : "training row") + "), got " +
                      std::to_string(V.n_rows));
+  const SingleThreadedBlas one_thread;
   const std::vector<Smoother> S = prepare(Ws);
   arma::mat out(V.n_cols, Ws.size());
   draw_statistics(S, V, out, 0);
@@ -575,6 +614,7 @@ arma::vec WildTBands::critical_values(const std::vector<const arma::mat*>& Ws, d
   const arma::uword R = static_cast<arma::uword>(replications), nm = n_multipliers();
   detail::RademacherStream rng(seed);
   arma::mat T(R, Ws.size());
+  const SingleThreadedBlas one_thread;
   const std::vector<Smoother> S = prepare(Ws);
   const arma::uword chunk = 128;
   arma::mat V;
