@@ -154,6 +154,44 @@ def test_wild_t_does_not_depend_on_the_thread_count():
         assert r[0].equals(r[k])
 
 
+_BLAS_THREADS_SCRIPT = """
+import sys
+import numpy as np
+from attnreg import LocalLinear, _core
+from attnreg.diagnostics import _fitted_core
+rng = np.random.default_rng(4)
+X = rng.uniform(-1, 1, size=(900, 2))
+y = np.sin(2 * X[:, 0]) + X[:, 1] + 0.3 * rng.standard_normal(900)
+est = LocalLinear(bandwidth=[0.3, 0.3]).fit(X, y)
+Xe = rng.uniform(-0.8, 0.8, size=(150, 2))
+L = est.attention_weights(Xe)
+B = _core.bias_weights_multivariate(_fitted_core(est), Xe)
+for kind in ("hc3", "cr1"):
+    cl = list(rng.integers(0, 60, 900)) if kind == "cr1" else []
+    c = _core.wild_t_critical_values(_fitted_core(est), [L, L - B], 0.95, 300, 7, kind=kind,
+                                     cluster=cl)
+    print(kind, *[float(v).hex() for v in c])
+"""
+
+
+def test_wild_t_does_not_depend_on_the_blas_thread_count():
+    # The draws' products (H u over 900 distinct rows, W u and W^2 omega* at 150 points, blocks
+    # of 128 draws) are large enough for a threaded BLAS to split them; its thread count is
+    # fixed when the library loads, hence fresh processes with 1 and 2 threads. Exact equality.
+    import os
+    import subprocess
+    import sys
+    out = []
+    for t in ("1", "2"):
+        env = dict(os.environ, OMP_NUM_THREADS=t, OPENBLAS_NUM_THREADS=t,
+                   OMP_WAIT_POLICY="passive")
+        r = subprocess.run([sys.executable, "-c", _BLAS_THREADS_SCRIPT], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        out.append(r.stdout)
+    assert out[0] == out[1] and out[0].count("\n") == 2
+
+
 def test_gaussian_method_kept_and_nn_defaults_to_it():
     est, X, y, rng = _data(2)
     Xe = rng.uniform(-0.8, 0.8, size=(6, 2))

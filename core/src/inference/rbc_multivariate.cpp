@@ -14,10 +14,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <random>
 #include <utility>
 #include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <dlfcn.h>
+#endif
 
 #include "attnreg/base/constants.hpp"
 #include "attnreg/base/error.hpp"
@@ -342,6 +347,39 @@ const char* uniform_method_name(UniformMethod m) {
   return "?";
 }
 
+namespace {
+// A threaded OpenBLAS splits a matrix product's rows and columns over its threads, and the
+// edge tiles of that split run other micro-kernels whose sums round differently, so dgemm's
+// last bits depend on its thread count (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS at load time).
+// The draws' products therefore run with one BLAS thread (fixed blocking): the critical values
+// then depend on the seed only. Found at run time (the library the process loaded); with a
+// BLAS without these entry points (reference BLAS, single-threaded) nothing is changed.
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas() {
+#if defined(__unix__) || defined(__APPLE__)
+    set_ = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    auto get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    if (set_ && get) {
+      saved_ = get();
+      set_(1);
+    } else {
+      set_ = nullptr;
+    }
+#endif
+  }
+  ~SingleThreadedBlas() {
+    if (set_) set_(saved_);
+  }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  void (*set_)(int) = nullptr;
+  int saved_ = 1;
+};
+}  // namespace
+
 // The wild bootstrap-t over the distinct training rows. Every smoother of the fit has
 // W(x, i) = share_i Wg(x, g(i)) (TrainingGroups), so with u_g = sum_{i in g} share_i z_i:
 // W z = Wg u, the refit at the distinct rows is H u (H: G x G), and
@@ -350,6 +388,7 @@ WildTBands::WildTBands(const LocalPolynomial& model, VarianceKind kind,
                        const std::vector<long long>& cluster, arma::uword output,
                        double sigma2_df)
     : kind_(kind), sigma2_df_(sigma2_df) {
+  const SingleThreadedBlas one_thread;  // H and H yhat, as the draws' products
   check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
   check::require(kind != VarianceKind::nn, "uniform_method",
                  "'wild_t' does not support the nearest-neighbour variance ('nn'); use "
@@ -429,56 +468,100 @@ WildTBands::WildTBands(const LocalPolynomial& model, VarianceKind kind,
     og0_(groups_.group_of(i)) +=
         s * s * (kind == VarianceKind::homoskedastic ? s2 : c_(i) * e_(i) * e_(i));
   }
+  e_s_.resize(n);
+  sh_s_.resize(n);
+  s2c_s_.resize(n);
+  fit_s_.resize(n);
+  vrow_s_.resize(n);
+  for (arma::uword k = 0; k < n; ++k) {
+    const arma::uword i = order_[k];
+    const double s = groups_.share(i);
+    e_s_[k] = e_(i);
+    sh_s_[k] = s;
+    s2c_s_[k] = s * s * c_(i);
+    fit_s_[k] = fit_(i);
+    vrow_s_[k] = kind == VarianceKind::cr1 ? cl_[i] : i;
+  }
 }
 
 arma::uword WildTBands::n_multipliers() const {
   return kind_ == VarianceKind::cr1 ? n_clusters_ : e_.n_elem;
 }
 
+std::vector<WildTBands::Smoother> WildTBands::prepare(
+    const std::vector<const arma::mat*>& Ws) const {
+  const arma::uword n = e_.n_elem;
+  const bool cr = kind_ == VarianceKind::cr1;
+  std::vector<Smoother> out(Ws.size());
+  for (std::size_t w = 0; w < Ws.size(); ++w) {
+    const arma::mat& W = *Ws[w];
+    check::require(W.n_cols == n, "W", "needs one column per training row");
+    Smoother& S = out[w];
+    S.W = &W;
+    S.Wg = group_sums(W, groups_);
+    if (!cr) S.Wg2 = arma::square(S.Wg);
+    // the points with a positive standard error in the sample (as the bands' se)
+    arma::vec se2;
+    if (cr) {
+      arma::mat C(W.n_rows, n_clusters_, arma::fill::zeros);
+      for (arma::uword i = 0; i < n; ++i) C.col(cl_[i]) += W.col(i) * e_(i);
+      se2 = arma::sum(arma::square(C), 1);
+    } else {
+      se2 = S.Wg2 * og0_;
+    }
+    S.keep = arma::find(se2 > 0);
+  }
+  return out;
+}
+
 arma::mat WildTBands::max_statistics(const std::vector<const arma::mat*>& Ws,
                                      const arma::mat& V) const {
-  const arma::uword n = e_.n_elem, G = groups_.X.n_rows, r = V.n_cols;
   check::require(V.n_rows == n_multipliers(), "multipliers",
                  "needs " + std::to_string(n_multipliers()) + " rows (one per " +
                      (kind_ == VarianceKind::cr1 ? "cluster" : "training row") + "), got " +
                      std::to_string(V.n_rows));
+  const SingleThreadedBlas one_thread;
+  const std::vector<Smoother> S = prepare(Ws);
+  arma::mat out(V.n_cols, Ws.size());
+  draw_statistics(S, V, out, 0);
+  return out;
+}
+
+void WildTBands::draw_statistics(const std::vector<Smoother>& S, const arma::mat& V,
+                                 arma::mat& out, arma::uword r0) const {
+  const arma::uword n = e_.n_elem, G = groups_.X.n_rows, r = V.n_cols;
   const bool cr = kind_ == VarianceKind::cr1;
-  // The passes over the observations run group by group (order_: the rows sorted by group,
-  // ascending within a group, so every sum adds in the same order as a pass over i would).
+  // The passes over the observations run group by group (the rows sorted by group, ascending
+  // within a group, so every sum adds in the same order as a pass over i would).
   // The bootstrap noise z = e v and its group sums u:
-  arma::mat U(G, r), Z(n, r);
+  arma::mat U(G, r);
   for (arma::uword j = 0; j < r; ++j) {
     const double* v = V.colptr(j);
-    double* z = Z.colptr(j);
     for (arma::uword g = 0; g < G; ++g) {
       double u = 0;
-      for (arma::uword k = gstart_[g]; k < gstart_[g + 1]; ++k) {
-        const arma::uword i = order_[k];
-        z[k] = e_(i) * v[cr ? cl_[i] : i];
-        u += groups_.share(i) * z[k];
-      }
+      for (arma::uword k = gstart_[g]; k < gstart_[g + 1]; ++k)
+        u += sh_s_[k] * (e_s_[k] * v[vrow_s_[k]]);
       U(g, j) = u;
     }
   }
   const arma::mat Fs = H_ * U;  // the refit of the noise at the distinct rows
-  // the re-projected residuals e* = y* - H y* (into Z, sorted order) and, except for cr1, the
-  // per-group sums of share_i^2 omega*_i
-  arma::mat Og;
+  // the re-projected residuals e* = y* - H y* (kept, in the sorted order, for cr1 only) and,
+  // except for cr1, the per-group sums of share_i^2 omega*_i
+  arma::mat Og, Z;
   arma::vec s2;  // homoskedastic: sigma*^2 per draw
-  if (!cr) Og.zeros(G, r);
+  if (cr) Z.set_size(n, r); else Og.set_size(G, r);
   if (kind_ == VarianceKind::homoskedastic) s2.zeros(r);
   for (arma::uword j = 0; j < r; ++j) {
-    double* z = Z.colptr(j);
+    const double* v = V.colptr(j);
+    double* z = cr ? Z.colptr(j) : nullptr;
     double ss = 0;
     for (arma::uword g = 0; g < G; ++g) {
       const double hg = HF_(g) + Fs(g, j);
       double og = 0;
       for (arma::uword k = gstart_[g]; k < gstart_[g + 1]; ++k) {
-        const arma::uword i = order_[k];
-        const double es = fit_(i) + z[k] - hg;
-        z[k] = es;
-        const double s = groups_.share(i);
-        og += s * s * c_(i) * es * es;
+        const double es = fit_s_[k] + e_s_[k] * v[vrow_s_[k]] - hg;
+        if (cr) z[k] = es;
+        og += s2c_s_[k] * es * es;
         ss += es * es;
       }
       if (!cr) Og(g, j) = og;
@@ -491,45 +574,32 @@ arma::mat WildTBands::max_statistics(const std::vector<const arma::mat*>& Ws,
       sh2(groups_.group_of(i)) += groups_.share(i) * groups_.share(i);
     Og = sh2 * s2.t();
   }
-  arma::mat out(r, Ws.size());
-  for (std::size_t w = 0; w < Ws.size(); ++w) {
-    const arma::mat& W = *Ws[w];
-    check::require(W.n_cols == n, "W", "needs one column per training row");
-    const arma::mat Wg = group_sums(W, groups_);
-    const arma::mat N = Wg * U;  // W z
+  for (std::size_t w = 0; w < S.size(); ++w) {
+    const arma::mat& W = *S[w].W;
+    const arma::mat N = S[w].Wg * U;  // W z
     arma::mat Var;
     if (cr) {
       Var.zeros(W.n_rows, r);
-      arma::mat S(W.n_rows, n_clusters_);
+      arma::mat C(W.n_rows, n_clusters_);
       for (arma::uword j = 0; j < r; ++j) {
-        S.zeros();
-        for (arma::uword k = 0; k < n; ++k) S.col(cl_[order_[k]]) += W.col(order_[k]) * Z(k, j);
-        Var.col(j) = cr_adj_ * arma::sum(arma::square(S), 1);
+        C.zeros();
+        for (arma::uword k = 0; k < n; ++k) C.col(cl_[order_[k]]) += W.col(order_[k]) * Z(k, j);
+        Var.col(j) = cr_adj_ * arma::sum(arma::square(C), 1);
       }
     } else {
-      Var = arma::square(Wg) * Og;
+      Var = S[w].Wg2 * Og;
     }
-    // the points with a positive standard error in the sample (as the bands' se)
-    arma::vec se2;
-    if (cr) {
-      arma::mat S(W.n_rows, n_clusters_, arma::fill::zeros);
-      for (arma::uword i = 0; i < n; ++i) S.col(cl_[i]) += W.col(i) * e_(i);
-      se2 = arma::sum(arma::square(S), 1);
-    } else {
-      se2 = arma::square(Wg) * og0_;
-    }
+    const arma::uvec& keep = S[w].keep;
     for (arma::uword j = 0; j < r; ++j) {
       double mx = 0;
-      for (arma::uword k = 0; k < W.n_rows; ++k) {
-        if (!(se2(k) > 0)) continue;
-        const double num = std::abs(N(k, j)), v = Var(k, j);
-        const double t = v > 0 ? num / std::sqrt(v) : (num > 0 ? arma::datum::inf : 0.0);
+      for (arma::uword k : keep) {
+        const double num = std::abs(N(k, j)), vr = Var(k, j);
+        const double t = vr > 0 ? num / std::sqrt(vr) : (num > 0 ? arma::datum::inf : 0.0);
         mx = std::max(mx, t);
       }
-      out(j, w) = mx;
+      out(r0 + j, w) = mx;
     }
   }
-  return out;
 }
 
 arma::vec WildTBands::critical_values(const std::vector<const arma::mat*>& Ws, double level,
@@ -539,16 +609,17 @@ arma::vec WildTBands::critical_values(const std::vector<const arma::mat*>& Ws, d
   check::require(replications >= 100, "replications",
                  "must be at least 100 (e.g. 2000), got " + std::to_string(replications));
   const arma::uword R = static_cast<arma::uword>(replications), nm = n_multipliers();
-  std::mt19937_64 rng(seed);
+  detail::RademacherStream rng(seed);
   arma::mat T(R, Ws.size());
+  const SingleThreadedBlas one_thread;
+  const std::vector<Smoother> S = prepare(Ws);
   const arma::uword chunk = 128;
   arma::mat V;
   for (arma::uword r0 = 0; r0 < R; r0 += chunk) {
     const arma::uword nc = std::min(chunk, R - r0);
     V.set_size(nm, nc);
-    double* p = V.memptr();
-    for (arma::uword k = 0; k < V.n_elem; ++k) p[k] = (rng() >> 63) ? 1.0 : -1.0;
-    T.rows(r0, r0 + nc - 1) = max_statistics(Ws, V);
+    rng.fill(V.memptr(), V.n_elem);
+    draw_statistics(S, V, T, r0);
   }
   const arma::uword k = static_cast<arma::uword>(std::ceil(level * static_cast<double>(R)));
   arma::vec crit(Ws.size());

@@ -233,6 +233,24 @@ const char* uniform_method_name(UniformMethod m);
 /// The wild bootstrap-t of uniform bands for one fitted model (see UniformMethod::wild_t).
 /// The hat matrix runs over the distinct training rows (TrainingGroups), G x G: the
 /// constructor refuses G^2 above 4e8 (3.2 GB) with an error naming uniform_method.
+namespace detail {
+/// Rademacher signs (+1, -1) from the top bit of each output of a 64-bit Mersenne Twister:
+/// the same stream as `(std::mt19937_64(seed)() >> 63) ? 1.0 : -1.0` drawn one at a time
+/// (Matsumoto and Nishimura 1998, ACM TOMACS 8(1); the 64-bit parameters of Nishimura 2000,
+/// ACM TOMACS 10(4), as the C++ standard's mt19937_64), generated a state block at a time.
+class RademacherStream {
+ public:
+  explicit RademacherStream(std::uint64_t seed);
+  /// Writes the next n signs to p.
+  void fill(double* p, std::size_t n);
+
+ private:
+  void twist();
+  std::uint64_t mt_[312];
+  std::size_t next_ = 312;
+};
+}  // namespace detail
+
 class WildTBands {
  public:
   /// sigma2_df: the homoskedastic kind's residual degrees of freedom (GlobalDiagnostics), unused
@@ -251,12 +269,25 @@ class WildTBands {
                             int replications, std::uint64_t seed) const;
 
  private:
+  // What a smoother contributes that does not depend on the draw (built once per call).
+  struct Smoother {
+    const arma::mat* W = nullptr;
+    arma::mat Wg, Wg2;  // group sums (m x G) and their squares
+    arma::uvec keep;    // the rows with a positive standard error in the sample
+  };
+  std::vector<Smoother> prepare(const std::vector<const arma::mat*>& Ws) const;
+  // max statistics of the draws V (n_multipliers() x r) into out.rows(r0, r0 + r - 1).
+  void draw_statistics(const std::vector<Smoother>& S, const arma::mat& V, arma::mat& out,
+                       arma::uword r0) const;
   VarianceKind kind_;
   TrainingGroups groups_;
   arma::mat H_;      // G x G hat matrix of the distinct training rows
   arma::vec fit_, e_, c_, HF_, og0_;
   std::vector<arma::uword> cl_;
   std::vector<arma::uword> order_, gstart_;  // rows sorted by group; group g: [gstart_[g], gstart_[g+1])
+  // per row in the sorted order: residual, share, share^2 c_i, fitted value, multiplier row
+  std::vector<double> e_s_, sh_s_, s2c_s_, fit_s_;
+  std::vector<arma::uword> vrow_s_;
   arma::uword n_clusters_ = 0;
   double sigma2_df_ = 0, cr_adj_ = 0;
 };
