@@ -428,7 +428,7 @@ RbcGradientResult rbc_gradient(const LocalPolynomial& model, const arma::mat& X_
                                const RbcGradientOptions& opt, arma::uword output) {
   namespace D = rbc_gradient_detail;
   const RbcEffectsSetup S(model, opt, output, opt.order,
-                rbc_common_checks(model, X_eval, opt, output, opt.order, false));
+                          rbc_common_checks(model, X_eval, opt, output, opt.order, false));
   const D::Plan& P = S.P;
   const std::vector<std::size_t>& cc = S.cc;
   const std::size_t dc = cc.size();
@@ -458,7 +458,7 @@ RbcGradientResult rbc_average_gradient(const LocalPolynomial& model, const arma:
                                        const RbcGradientOptions& opt, arma::uword output) {
   namespace D = rbc_gradient_detail;
   const RbcEffectsSetup S(model, opt, output, opt.order,
-                rbc_common_checks(model, X_eval, opt, output, opt.order, false));
+                          rbc_common_checks(model, X_eval, opt, output, opt.order, false));
   const D::Plan& P = S.P;
   const std::vector<std::size_t>& cc = S.cc;
   const std::size_t dc = cc.size();

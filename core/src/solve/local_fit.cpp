@@ -257,48 +257,38 @@ arma::cube LocalPolynomial::gradient(const arma::mat& X_new) const {
   return evaluate(X_new, req, "X_new").gradient;
 }
 
-arma::mat LocalPolynomial::attention_weights(const arma::mat& X_new) const {
-  require_fitted("attention_weights");
-  const PreparedQueries Q = space_.prepare(X_new, "X_new");
+// The attention weights of queries X_new over the rows of a kernel space (the training rows, or
+// the distinct rows with their group responses).
+static arma::mat attention_weights_over(const KernelSpace& space, const arma::mat& y_internal,
+                                        const LocalFitOptions& opt, const arma::mat& X_new) {
+  const PreparedQueries Q = space.prepare(X_new, "X_new");
   LocalEvalRequest req;
   req.fit = false;
   req.coefficients = true;
-  LocalEvalResult r = local_polynomial_eval(space_, y_internal_, LocalPolySpec{opt_.degree, opt_.ridge},
-                                            Q, req, opt_.kernel.n_threads);
-  throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge, "X_new", false);
-  arma::mat W(Q.m, space_.n(), arma::fill::zeros);
+  LocalEvalResult r = local_polynomial_eval(space, y_internal, LocalPolySpec{opt.degree, opt.ridge},
+                                            Q, req, opt.kernel.n_threads);
+  throw_on_failed_query(r.status, space, opt.degree, opt.ridge, "X_new", false);
+  arma::mat W(Q.m, space.n(), arma::fill::zeros);
   RunOptions ro;
-  ro.n_threads = opt_.kernel.n_threads;
+  ro.n_threads = opt.kernel.n_threads;
   ro.label = "attention weights";
-  const int degree = opt_.degree;
-  space_.run(
+  const int degree = opt.degree;
+  space.run(
       Q,
-      [&]() { return make_weight_sink(space_, Q, degree, r.coefficients, W); },
+      [&]() { return make_weight_sink(space, Q, degree, r.coefficients, W); },
       ro);
   return W;
+}
+
+arma::mat LocalPolynomial::attention_weights(const arma::mat& X_new) const {
+  require_fitted("attention_weights");
+  return attention_weights_over(space_, y_internal_, opt_, X_new);
 }
 
 arma::mat LocalPolynomial::distinct_attention_weights(const arma::mat& X_new) const {
   require_fitted("distinct_attention_weights");
   if (!groups_.has_ties()) return attention_weights(X_new);
-  const PreparedQueries Q = gspace_.prepare(X_new, "X_new");
-  LocalEvalRequest req;
-  req.fit = false;
-  req.coefficients = true;
-  LocalEvalResult r = local_polynomial_eval(gspace_, gy_internal_,
-                                            LocalPolySpec{opt_.degree, opt_.ridge}, Q, req,
-                                            opt_.kernel.n_threads);
-  throw_on_failed_query(r.status, gspace_, opt_.degree, opt_.ridge, "X_new", false);
-  arma::mat W(Q.m, gspace_.n(), arma::fill::zeros);
-  RunOptions ro;
-  ro.n_threads = opt_.kernel.n_threads;
-  ro.label = "attention weights";
-  const int degree = opt_.degree;
-  gspace_.run(
-      Q,
-      [&]() { return make_weight_sink(gspace_, Q, degree, r.coefficients, W); },
-      ro);
-  return W;
+  return attention_weights_over(gspace_, gy_internal_, opt_, X_new);
 }
 
 const arma::mat& LocalPolynomial::fitted() const {
