@@ -153,7 +153,7 @@ def cmd_run(a):
                 done.add((r["key"], r["chunk"]))
     cfgs = configs([int(v) for v in a.ds.split(",")], [int(v) for v in a.ns.split(",")],
                    a.kernels.split(","), a.truths.split(","))
-    todo = [(cfg, c, a.chunk, a.bias_terms, a.points_only) for c in range(a.reps // a.chunk)
+    pending = [(cfg, c, a.chunk, a.bias_terms, a.points_only) for c in range(a.reps // a.chunk)
             for cfg in cfgs if (key(cfg), c) not in done]
 
     def record(r):
@@ -162,7 +162,7 @@ def cmd_run(a):
         print(f"{r['key']} chunk {r['chunk']}: {r['cpu_s']:.0f} CPU s", flush=True)
 
     if a.jobs <= 1:
-        for args in todo:
+        for args in pending:
             record(run_chunk(*args))
         return
     import multiprocessing as mp
@@ -171,7 +171,7 @@ def cmd_run(a):
     os.environ["OMP_NUM_THREADS"] = "1"
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     with mp.get_context("spawn").Pool(a.jobs) as pool:
-        for r in pool.imap_unordered(_run_chunk_args, todo):
+        for r in pool.imap_unordered(_run_chunk_args, pending):
             record(r)
 
 
