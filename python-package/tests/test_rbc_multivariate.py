@@ -235,3 +235,57 @@ def test_small_monte_carlo_rbc_coverage_d2():
         hit_conv += (r["ci_low"] <= truth) & (truth <= r["ci_high"])
     cov = hit / reps
     assert np.all(cov >= 0.88) and np.all(cov <= 0.995), cov
+
+
+def _epanechnikov_ll_rows(X, P, h):
+    """Local linear attention rows at P with the product Epanechnikov kernel (support |u| <= 1),
+    by least squares on the weighted design (a direct oracle, no attnreg code)."""
+    rows = []
+    for x0 in P:
+        u = (X - x0) / h
+        w = np.prod(np.clip(1 - u * u, 0, None), axis=1)
+        D = np.column_stack([np.ones(len(X)), X - x0])
+        C, _ = _wls_weights(D, w)
+        rows.append(C[0])
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_robust_variance_needs_only_the_rows_in_the_window(seed):
+    # A training row whose own local linear fit does not exist (an isolated row under a compact
+    # kernel: its window holds only itself) must not make HC0/HC2/HC3 undefined at points whose
+    # windows (fit and bias pilot) do not reach it; hc1 (n - tr L) and the homoskedastic
+    # variance need every row's fit and still refuse, and a point whose window holds the row
+    # is refused naming it.
+    rng = np.random.default_rng(seed)
+    n, h = 300, np.array([0.45, 0.5])
+    X = rng.uniform(-1, 1, size=(n, 2))
+    X[7] = [1.3, 1.3]  # isolated: no other row within one bandwidth of it
+    near = (np.abs(X[:, 0] - 1.3) < h[0]) & (np.abs(X[:, 1] - 1.3) < h[1])
+    near[7] = False
+    X[near] *= 0.5
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.2 * rng.standard_normal(n)
+    est = LocalLinear(kernel="epanechnikov", bandwidth=h).fit(X, y)
+    P = np.array([[0.0, 0.0], [-0.3, 0.4], [0.5, -0.5]])
+    Bc = _core.bias_weights_multivariate(_fitted_core(est), P, -1, [])
+    L = _epanechnikov_ll_rows(X, P, h)
+    S = np.flatnonzero((np.abs(L).sum(0) + np.abs(Bc).sum(0)) > 0)
+    assert 7 not in S
+    Ltr = _epanechnikov_ll_rows(X, X[S], h)  # the fits at the window's own rows
+    e = y[S] - Ltr @ y
+    lev = Ltr[np.arange(len(S)), S]
+    kappa = np.linalg.cond(np.column_stack([np.ones(n), X]))
+    tol = 1e4 * kappa * EPS
+    Lbc = (L - Bc)[:, S]
+    for cov, om in (("HC0", e ** 2), ("HC2", e ** 2 / (1 - lev)), ("HC3", e ** 2 / (1 - lev) ** 2)):
+        r = diagnose(est, P, cov_type=cov)
+        np.testing.assert_allclose(r["se_bc"], np.sqrt(Lbc ** 2 @ om), rtol=tol, atol=0)
+        np.testing.assert_allclose(r["se"], np.sqrt(L[:, S] ** 2 @ om), rtol=tol, atol=0)
+        g = diagnose(est, P, cov_type=cov, uniform=True, uniform_method="gaussian",
+                     random_state=1)
+        assert np.all(np.isfinite(g.to_numpy()))
+    for cov in ("HC1", "nonrobust"):
+        with pytest.raises(_core.NumericalError, match=r"row 8: .*singular"):
+            diagnose(est, P, cov_type=cov)
+    with pytest.raises(_core.NumericalError, match=r"inside an evaluation point's window\) row 8"):
+        diagnose(est, np.array([[0.95, 0.95]]), cov_type="HC3")

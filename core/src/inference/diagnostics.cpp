@@ -220,8 +220,46 @@ arma::mat bias_weights(const LocalPolynomial& model, const arma::mat& X_eval, in
 }
 
 
+namespace {
+
+// omega of hc0, hc2 and hc3 at the flagged training rows only (variance_omega's `needed`).
+arma::vec robust_omega_on(const LocalPolynomial& model, VarianceKind kind, arma::uword output,
+                          const arma::uvec& needed) {
+  const std::vector<QueryStatus>& st = model.training_fit_status();
+  const arma::uword n = st.size();
+  check::require(needed.n_elem == n, "needed", "needs one flag per training row");
+  std::vector<QueryStatus> st_needed(n, QueryStatus::ok);
+  for (arma::uword i = 0; i < n; ++i)
+    if (needed(i) != 0) st_needed[i] = st[i];
+  throw_on_failed_query(st_needed, model.space(), model.options().degree, model.options().ridge,
+                        "X (fitted values at the training rows inside an evaluation point's "
+                        "window)",
+                        false);
+  const arma::vec y = output_column(model.training_y(), output, "variance");
+  const arma::vec fit = output_column(model.fitted_unchecked(), output, "variance");
+  const arma::vec& lev = model.leverage_unchecked();
+  arma::vec out(n, arma::fill::zeros);
+  for (arma::uword i = 0; i < n; ++i) {
+    if (needed(i) == 0) continue;
+    const double e = y(i) - fit(i), one_m = 1 - lev(i);
+    if (kind != VarianceKind::hc0 && !(one_m > 1e-12))
+      throw NumericalError("kind: leverage L_ii = " + std::to_string(lev(i)) + " at row " +
+                           std::to_string(i + 1) + " is >= 1, so " + variance_kind_name(kind) +
+                           " is undefined; use a larger bandwidth or kind 'hc0'/'hc1'");
+    out(i) = kind == VarianceKind::hc0 ? e * e
+             : kind == VarianceKind::hc2 ? e * e / one_m
+                                         : e * e / (one_m * one_m);
+  }
+  return out;
+}
+
+}  // namespace
+
 arma::vec variance_omega(const LocalPolynomial& model, VarianceKind kind, double sigma2,
-                         double trace_L, arma::uword output) {
+                         double trace_L, arma::uword output, const arma::uvec* needed) {
+  if (needed != nullptr && (kind == VarianceKind::hc0 || kind == VarianceKind::hc2 ||
+                            kind == VarianceKind::hc3))
+    return robust_omega_on(model, kind, output, *needed);
   const arma::vec e = output_column(model.residuals(), output, "variance");
   const arma::uword n = e.n_elem;
   const arma::vec& lev = model.leverage();
@@ -330,7 +368,7 @@ arma::mat nn_omega(const LocalPolynomial& model, const arma::vec& y, const arma:
 arma::mat smoother_covariance(const LocalPolynomial& model, const PointwiseOptions& opt,
                               arma::uword output, const GlobalDiagnostics& g,
                               const arma::mat& Omega, const arma::mat& W,
-                              const TrainingGroups* groups) {
+                              const TrainingGroups* groups, const arma::uvec* need) {
   if (opt.kind == VarianceKind::cr1) {
     const arma::vec e = output_column(model.residuals(), output, "cr1");
     std::map<long long, arma::uword> index;
@@ -344,13 +382,13 @@ arma::mat smoother_covariance(const LocalPolynomial& model, const PointwiseOptio
   if (opt.kind == VarianceKind::nn) {
     F = W % arma::sqrt(Omega);
   } else if (groups != nullptr) {
-    const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output);
+    const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output, need);
     arma::vec og(groups->X.n_rows, arma::fill::zeros);
     for (arma::uword i = 0; i < omega.n_elem; ++i)
       og(groups->group_of(i)) += groups->share(i) * groups->share(i) * omega(i);
     F = group_sums(W, *groups).each_row() % arma::sqrt(og).t();
   } else {
-    const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output);
+    const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output, need);
     F = W.each_row() % arma::sqrt(omega).t();
   }
   return F * F.t();
@@ -363,7 +401,8 @@ arma::mat smoother_covariance(const LocalPolynomial& model, const PointwiseOptio
 void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
                        const PointwiseOptions& opt, arma::uword output,
                        const GlobalDiagnostics& g, const arma::mat& Omega, const arma::mat& L,
-                       const arma::mat* B, const TrainingGroups* groups) {
+                       const arma::mat* B, const TrainingGroups* groups,
+                       const arma::uvec* need) {
   UniformMethod method = opt.uniform_method;
   if (method == UniformMethod::automatic)
     method = opt.kind == VarianceKind::nn || opt.kind == VarianceKind::homoskedastic
@@ -383,11 +422,12 @@ void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
     r.crit_uniform_bc = B != nullptr ? c(1) : kNaN;
   } else {
     r.crit_uniform =
-        sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L, groups),
+        sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L, groups, need),
                              opt.level, opt.uniform_replications, opt.seed);
     if (B != nullptr)
       r.crit_uniform_bc =
-          sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L - *B, groups),
+          sup_t_critical_value(
+              smoother_covariance(model, opt, output, g, Omega, L - *B, groups, need),
                                opt.level, opt.uniform_replications, opt.seed);
   }
   r.uniform_low = r.fit - r.crit_uniform * r.se;
@@ -430,10 +470,13 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
       return r;
     }
   }
-  // Only the homoskedastic kind needs sigma^2 and so tr(L'L), an O(n^2) pass; the robust kinds
-  // need the residuals and leverages the fit already holds.
+  // Only the homoskedastic kind needs sigma^2 and so tr(L'L), an O(n^2) pass; tr(L) (hc1's and
+  // cr1's n - tr L) needs every training row's own fit; hc0, hc2 and hc3 need the residuals and
+  // leverages at the rows inside the evaluation points' windows only (variance_omega).
   GlobalDiagnostics g;
-  g.trace_L = model.effective_df();
+  g.trace_L = opt.kind == VarianceKind::hc1 || opt.kind == VarianceKind::cr1
+                  ? model.effective_df()
+                  : kNaN;
   g.sigma2 = kNaN;
   if (opt.kind == VarianceKind::homoskedastic) g = global_diagnostics(model, output);
   const arma::vec y = output_column(model.training_y(), output, "diagnostics");
@@ -465,12 +508,17 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
               : arma::mat();
   const arma::mat Omega =
       opt.kind == VarianceKind::nn ? nn_omega(model, y, L, B) : arma::mat();
+  // the training rows with a weight at some evaluation point, in the fit or its bias
+  arma::uvec need(L.n_cols, arma::fill::zeros);
+  for (const arma::mat* M : {&L, &B})
+    for (arma::uword i = 0; i < M->n_cols; ++i)
+      if (arma::any(M->col(i) != 0)) need(i) = 1;
   auto variance_of = [&](const arma::mat& W) -> arma::vec {
     if (opt.kind == VarianceKind::cr1)
       return cluster_variance(W, output_column(model.residuals(), output, "cr1"), opt.cluster,
                               g.trace_L);
     if (opt.kind == VarianceKind::nn) return arma::sum(arma::square(W) % Omega, 1);
-    const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output);
+    const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output, &need);
     return arma::square(W) * omega;
   };
   r.se = arma::sqrt(variance_of(L));
@@ -495,7 +543,7 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
   r.crit_uniform = r.crit_uniform_bc = kNaN;
   if (opt.uniform_replications > 0)
     add_uniform_bands(r, model, opt, output, g, Omega, L, (uni || multi) ? &B : nullptr,
-                      multi ? &groups : nullptr);
+                      multi ? &groups : nullptr, &need);
   return r;
 }
 

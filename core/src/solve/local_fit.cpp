@@ -113,6 +113,7 @@ LocalPolynomial& LocalPolynomial::fit(const arma::mat& X, const arma::mat& Y,
   if (opt_.compute_fitted) {
     try {
       compute_statistics();
+      check_training_fits();
     } catch (...) {
       fitted_flag_ = false;
       throw;
@@ -137,12 +138,12 @@ void LocalPolynomial::compute_statistics() const {
     req.loo = true;
     LocalEvalResult r =
         local_polynomial_eval(space_, y_internal_, spec, Q, req, opt_.kernel.n_threads);
-    throw_on_failed_query(r.status, space_, opt_.degree, opt_.ridge,
-                          "X (fitted values at the training rows)", false);
     fitted_ = std::move(r.fit);
     leverage_ = std::move(r.leverage);
     loo_ = std::move(r.loo);
     loo_status_ = std::move(r.loo_status);
+    fit_status_ = std::move(r.status);
+    mark_failed_training_fits();
     have_fitted_ = true;
     return;
   }
@@ -156,10 +157,8 @@ void LocalPolynomial::compute_statistics() const {
   req.loo = true;
   req.moments = true;
   LocalEvalResult r = local_polynomial_eval(gs, gy_internal_, spec, Q, req, opt_.kernel.n_threads);
-  std::vector<QueryStatus> row_status(n);
-  for (std::size_t i = 0; i < n; ++i) row_status[i] = r.status[groups_.group_of[i]];
-  throw_on_failed_query(row_status, space_, opt_.degree, opt_.ridge,
-                        "X (fitted values at the training rows)", false);
+  fit_status_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) fit_status_[i] = r.status[groups_.group_of[i]];
   const std::size_t q = 1 + LocalPolySpec::n_terms(opt_.degree, gs.n_continuous());
   std::vector<double> unit(G);  // u_g: kernel weight of one unit of observation weight at 0
   for (std::size_t g = 0; g < G; ++g) {
@@ -184,7 +183,22 @@ void LocalPolynomial::compute_statistics() const {
   }
   local_polynomial_solve(A, T, rmax, k, opt_.ridge, penalty_scales(gs, opt_.degree), loo_,
                          loo_status_);
+  mark_failed_training_fits();
   have_fitted_ = true;
+}
+
+// Rows whose own fit does not exist hold NaN fitted values and leverages (fitted_unchecked).
+void LocalPolynomial::mark_failed_training_fits() const {
+  for (std::size_t i = 0; i < fit_status_.size(); ++i)
+    if (fit_status_[i] != QueryStatus::ok) {
+      fitted_.row(i).fill(arma::datum::nan);
+      leverage_(i) = arma::datum::nan;
+    }
+}
+
+void LocalPolynomial::check_training_fits() const {
+  throw_on_failed_query(fit_status_, space_, opt_.degree, opt_.ridge,
+                        "X (fitted values at the training rows)", false);
 }
 
 double LocalPolynomial::trace_LtL() const {
@@ -294,10 +308,30 @@ arma::mat LocalPolynomial::distinct_attention_weights(const arma::mat& X_new) co
 const arma::mat& LocalPolynomial::fitted() const {
   require_fitted("fitted");
   ensure_statistics();
+  check_training_fits();
   return fitted_;
 }
 
 const arma::vec& LocalPolynomial::leverage() const {
+  require_fitted("leverage");
+  ensure_statistics();
+  check_training_fits();
+  return leverage_;
+}
+
+const std::vector<QueryStatus>& LocalPolynomial::training_fit_status() const {
+  require_fitted("training_fit_status");
+  ensure_statistics();
+  return fit_status_;
+}
+
+const arma::mat& LocalPolynomial::fitted_unchecked() const {
+  require_fitted("fitted");
+  ensure_statistics();
+  return fitted_;
+}
+
+const arma::vec& LocalPolynomial::leverage_unchecked() const {
   require_fitted("leverage");
   ensure_statistics();
   return leverage_;
@@ -337,7 +371,9 @@ LocalFitState LocalPolynomial::state() const {
   s.Y = y_;
   s.bandwidth = space_.bandwidth();
   s.sample_weight = sample_weight_;
-  if (have_fitted_) {
+  const bool all_ok = std::all_of(fit_status_.begin(), fit_status_.end(),
+                                  [](QueryStatus q) { return q == QueryStatus::ok; });
+  if (have_fitted_ && all_ok) {  // otherwise recomputed (and reported) on first use
     s.fitted = fitted_;
     s.leverage = leverage_;
     s.loo = loo_;
@@ -378,6 +414,7 @@ LocalPolynomial LocalPolynomial::from_state(const LocalFitState& s) {
     m.loo_status_.resize(s.loo_status.n_elem);
     for (std::size_t i = 0; i < s.loo_status.n_elem; ++i)
       m.loo_status_[i] = static_cast<QueryStatus>(static_cast<int>(s.loo_status(i)));
+    m.fit_status_.assign(s.X.n_rows, QueryStatus::ok);
     m.have_fitted_ = true;
   } else {
     m.opt_.compute_fitted = false;

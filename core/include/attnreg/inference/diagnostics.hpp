@@ -294,9 +294,14 @@ class WildTBands {
 
 
 /// Per-observation variance weights omega_i for the given kind (n), from the model's residuals
-/// and leverages; for cr1 use cluster_variance instead.
+/// and leverages; for cr1 use cluster_variance instead. With `needed` (a 0/1 flag per training
+/// row), hc0, hc2 and hc3 use only the flagged rows' own fits (the rows with a non-zero weight
+/// in the smoother whose variance is wanted) and give omega_i = 0 elsewhere, so a training row
+/// outside every window whose own fit does not exist (too few neighbours under a compact
+/// kernel) or has leverage 1 does not make the variance undefined; a flagged such row is
+/// still an error naming it.
 arma::vec variance_omega(const LocalPolynomial& model, VarianceKind kind, double sigma2,
-                         double trace_L, arma::uword output);
+                         double trace_L, arma::uword output, const arma::uvec* needed = nullptr);
 
 /// Var of W * y for each row of W (m x n) with the cluster-robust CR1 formula.
 arma::vec cluster_variance(const arma::mat& W, const arma::vec& resid,

@@ -199,6 +199,14 @@ class LocalPolynomial {
   arma::mat residuals() const { return y_ - fitted(); }
   /// Leverages L_ii = l_i(x_i), n.
   const arma::vec& leverage() const;
+  /// fitted() and leverage() throw NumericalError when the fit at some training row does not
+  /// exist (e.g. too few neighbours under a compact kernel). For callers that need only some
+  /// rows (the variance of a fit at a point needs the rows inside its window): the status of
+  /// each training row's own fit (QueryStatus::ok where it exists) and the fitted values and
+  /// leverages without that check (NaN at the rows whose fit does not exist).
+  const std::vector<QueryStatus>& training_fit_status() const;
+  const arma::mat& fitted_unchecked() const;
+  const arma::vec& leverage_unchecked() const;
   /// tr(L'L) = sum_ij L_ij^2 over the training rows (computed on first use over the distinct
   /// rows, then cached).
   double trace_LtL() const;
@@ -236,6 +244,8 @@ class LocalPolynomial {
                            const std::string& arg) const;
   void ensure_statistics() const;
   void compute_statistics() const;
+  void mark_failed_training_fits() const;
+  void check_training_fits() const;
   const KernelSpace& grouped_space() const { return groups_.has_ties() ? gspace_ : space_; }
 
   LocalFitOptions opt_;
