@@ -3,12 +3,12 @@ plug-in bandwidth vectors (attnreg.bandwidth.mse_dpi / imse_dpi with d >= 2).
 
     python3 bench/rbc_montecarlo.py run [--reps 1000] [--chunk 20] [--jobs N] [--state FILE]
         [--ds 2,3] [--ns 500,2000] [--kernels ...] [--truths ...] [--bias-terms absolute|signed]
-        [--points-only]
+        [--points-only] [--cov-type HC3|local|...] [--noise homoskedastic|hetero]
     python3 bench/rbc_montecarlo.py table [--state FILE] [--out bench/results/rbc_montecarlo.md]
     python3 bench/rbc_montecarlo.py explain [--d 3] [--n 500] [--kernel gaussian] [--truth curved]
         [--pilot fit|plugin]   (t-statistics of the RBC fits over the band's grid)
 
-Design: x ~ U[-1, 1]^d (d = 2, 3), y = m(x) + 0.3 N(0, 1);
+Design: x ~ U[-1, 1]^d (d = 2, 3), y = m(x) + 0.3 N(0, 1) (--noise hetero: (0.4 + 0.2 x_1) N(0, 1));
   smooth: m(x) = sin(x_1) + 0.5 x_2^2 (+ 0.3 x_3);  curved: m(x) = sin(3 x_1) + exp(-4 x_2^2) (+ x_3^2).
 Local linear, kernel Gaussian or Epanechnikov. Pointwise: at each point P_k its own fit at the
 pointwise plug-in vector mse_dpi(X, y, P_k, bias_terms=...) (the pilot local quadratic plug-in,
@@ -18,7 +18,7 @@ bench/results/rbc_montecarlo.md, which predate bwcheck), RBC pilot rho = 1 (diag
 default; its pilot window holds at least 21 distinct rows); points interior (0, ..., 0),
 (0.4, -0.4, 0.4..), boundary (0.9, -0.9, 0.9..), (-0.95, 0, ..). Uniform bands: one fit at the
 IMSE-optimal vector imse_dpi(X, y, G) over the grid G of 5^2 (d = 2) or 3^3 (d = 3) points in
-[-0.8, 0.8]^d, 2,000 multiplier draws. Variance HC3, level 0.95.
+[-0.8, 0.8]^d, 2,000 multiplier draws. Variance HC3 (--cov-type), level 0.95.
 
 Resumable: `run` appends one JSON line per finished chunk (configuration, chunk index, counts)
 to --state and skips chunks already there; chunks go round-robin over the configurations so
@@ -63,11 +63,19 @@ def points(d):
     return P, g
 
 
-def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=False):
+NOISE = {
+    "homoskedastic": lambda X: 0.3,
+    # smooth heteroskedasticity, sd 0.2 to 0.6 across the support of x_1
+    "hetero": lambda X: 0.4 + 0.2 * X[:, 0],
+}
+
+
+def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=False,
+            cov_type="HC3", noise="homoskedastic"):
     """Coverage indicators of one replication (None entries where a step was refused)."""
     m = TRUTH[truth]
     X = rng.uniform(-1, 1, size=(n, d))
-    y = m(X) + 0.3 * rng.standard_normal(n)
+    y = m(X) + NOISE[noise](X) * rng.standard_normal(n)
     out = {"conv": [None] * len(P), "rbc": [None] * len(P), "h": [None] * len(P),
            "t_rbc": [None] * len(P), "fail": []}
     t = m(P)
@@ -77,7 +85,7 @@ def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=F
             h = mse_dpi(X, y, P[k], kernel=kernel, bias_terms=bias_terms)
             stage = "diagnose"
             est = LocalLinear(kernel=kernel, bandwidth=h).fit(X, y)
-            a = diagnose(est, P[k:k + 1], cov_type="HC3")
+            a = diagnose(est, P[k:k + 1], cov_type=cov_type)
         except (attnreg.NumericalError, ValueError) as e:
             out["fail"].append(f"point {k} {stage}: {str(e)[:90]}")
             continue
@@ -93,7 +101,7 @@ def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=F
         hi = imse_dpi(X, y, G, kernel=kernel)
         stage = "diagnose"
         est = LocalLinear(kernel=kernel, bandwidth=hi).fit(X, y)
-        b = diagnose(est, G, cov_type="HC3", uniform=True, replications=2000,
+        b = diagnose(est, G, cov_type=cov_type, uniform=True, replications=2000,
                      random_state=int(rng.integers(2 ** 31)))
     except (attnreg.NumericalError, ValueError) as e:
         out["fail"].append(f"grid {stage}: {str(e)[:90]}")
@@ -123,15 +131,16 @@ def key(cfg):
     return "d{}-{}-n{}-{}".format(*cfg)
 
 
-def run_chunk(cfg, c, reps, bias_terms="absolute", points_only=False):
+def run_chunk(cfg, c, reps, bias_terms="absolute", points_only=False, cov_type="HC3",
+              noise="homoskedastic"):
     d, kernel, n, truth = cfg
     rng = np.random.default_rng([d, n, KERNELS.index(kernel), TRUTHS.index(truth), c])
     P, G = points(d)
     t0 = time.process_time()
-    rows = [one_rep(rng, d, kernel, n, truth, P, G, bias_terms, points_only)
+    rows = [one_rep(rng, d, kernel, n, truth, P, G, bias_terms, points_only, cov_type, noise)
             for _ in range(reps)]
     return {"key": key(cfg), "chunk": c, "reps": reps, "cpu_s": time.process_time() - t0,
-            "bias_terms": bias_terms, "rows": rows}
+            "bias_terms": bias_terms, "cov_type": cov_type, "noise": noise, "rows": rows}
 
 
 def _run_chunk_args(args):
@@ -140,7 +149,9 @@ def _run_chunk_args(args):
 
 def default_state(a):
     return (f"bench/results/rbc_montecarlo_state_{a.bias_terms}"
-            f"{'_points' if a.points_only else ''}.jsonl")
+            f"{'_points' if a.points_only else ''}"
+            f"{'' if a.cov_type == 'HC3' else '_' + a.cov_type}"
+            f"{'' if a.noise == 'homoskedastic' else '_' + a.noise}.jsonl")
 
 
 def cmd_run(a):
@@ -153,8 +164,8 @@ def cmd_run(a):
                 done.add((r["key"], r["chunk"]))
     cfgs = configs([int(v) for v in a.ds.split(",")], [int(v) for v in a.ns.split(",")],
                    a.kernels.split(","), a.truths.split(","))
-    pending = [(cfg, c, a.chunk, a.bias_terms, a.points_only) for c in range(a.reps // a.chunk)
-            for cfg in cfgs if (key(cfg), c) not in done]
+    pending = [(cfg, c, a.chunk, a.bias_terms, a.points_only, a.cov_type, a.noise)
+               for c in range(a.reps // a.chunk) for cfg in cfgs if (key(cfg), c) not in done]
 
     def record(r):
         with open(state, "a") as fh:
@@ -325,6 +336,10 @@ def main():
         q.add_argument("--bias-terms", dest="bias_terms", choices=("absolute", "signed"),
                        default="absolute")
         q.add_argument("--points-only", dest="points_only", action="store_true")
+        q.add_argument("--cov-type", dest="cov_type", default="HC3",
+                       help="diagnose's cov_type for the intervals and bands (default HC3)")
+        q.add_argument("--noise", choices=tuple(NOISE), default="homoskedastic",
+                       help="homoskedastic: sd 0.3; hetero: sd 0.4 + 0.2 x_1")
     e = sub.add_parser("explain")
     e.add_argument("--d", type=int, default=3)
     e.add_argument("--n", type=int, default=500)

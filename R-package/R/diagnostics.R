@@ -2,10 +2,10 @@
 # is in the C++ core (core/include/attnreg/inference/diagnostics.hpp); these functions convert and format.
 
 .diag_kind <- function(kind) {
-  kinds <- c("hc3", "hc2", "hc1", "hc0", "const", "cr1", "nn")
+  kinds <- c("hc3", "hc2", "hc1", "hc0", "const", "cr1", "nn", "local")
   if (!is.character(kind) || length(kind) != 1L || !tolower(kind) %in% c(kinds, "nonrobust")) {
     stop("vcov: must be one of \"HC3\", \"HC2\", \"HC1\", \"HC0\", \"nonrobust\" (also ",
-         "\"const\"), \"CR1\", \"nn\" (any case)", call. = FALSE)
+         "\"const\"), \"CR1\", \"nn\", \"local\" (any case)", call. = FALSE)
   }
   if (tolower(kind) == "nonrobust") "const" else tolower(kind)
 }
@@ -50,7 +50,7 @@
 #' `"gaussian"`: the quantile of \eqn{\max_k |Z_k|/sd_k}, \eqn{Z \sim N(0, W \Omega W')},
 #' the standard errors treated as known (as lpdensity and binsreg build their bands; the only
 #' method before `"wild_t"` became the default). `"auto"` (default): `"wild_t"` for HC0-HC3 and
-#' CR1, `"gaussian"` for `vcov = "nonrobust"` and `"nn"`. With robust standard errors in small windows the Gaussian
+#' CR1, `"gaussian"` for `vcov = "nonrobust"`, `"nn"` and `"local"`. With robust standard errors in small windows the Gaussian
 #' band undercovers (d = 3, n = 500, HC3: 0.70-0.79 at 0.95; the wild bootstrap-t 0.92).
 #'
 #' @param fit A `kreg` fit (single response).
@@ -67,6 +67,14 @@
 #'   the continuous columns divided by their bandwidths, among the observations with the
 #'   same categorical values (ties in distance kept whole; Abadie and Imbens 2006,
 #'   Econometrica 74(1)).
+#'   `"local"`: the local residual variance at each point, \eqn{\hat\sigma^2(x) = \sum_i w_i
+#'   r_i^2 / \sum_i w_i (1 - H_{ii})} from the residuals \eqn{r_i} of the fit's local
+#'   polynomial at \eqn{x} with its kernel weights \eqn{w_i} and local leverages
+#'   \eqn{H_{ii}} (Fan and Gijbels 1996, Local Polynomial Modelling and Its Applications,
+#'   ch. 4), so \eqn{Var = \hat\sigma^2(x) \sum_i l_i(x)^2} (and with the bias-corrected
+#'   weights for RBC): it pools the window's residuals, much less noisy than HC0-HC3 in small
+#'   windows, assuming the variance roughly constant over one bandwidth
+#'   (core/include/attnreg/inference/diagnostics.hpp).
 #' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth); with several
 #'   regressors a vector, one entry per regressor.
 #' @param uniform Also compute uniform bands (see Details).

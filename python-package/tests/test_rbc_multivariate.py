@@ -289,3 +289,75 @@ def test_robust_variance_needs_only_the_rows_in_the_window(seed):
             diagnose(est, P, cov_type=cov)
     with pytest.raises(_core.NumericalError, match=r"inside an evaluation point's window\) row 8"):
         diagnose(est, np.array([[0.95, 0.95]]), cov_type="HC3")
+
+
+def _local_sigma2(X, y, x0, h, types, nl, degree):
+    """sigma^2(x0) = sum w r^2 / sum w (1 - H_ii) of the local fit at x0 (direct numpy)."""
+    cont = [c for c, t in enumerate(types) if t == "c"]
+    w = _kernel(X, x0, h, types, nl)
+    D = np.ones((len(y), 1))
+    if degree == 1:
+        D = np.column_stack([D, (X[:, cont] - x0[cont]) / h[cont]])
+    sw = np.sqrt(w)
+    Q, _ = np.linalg.qr(D * sw[:, None])
+    r = sw * y - Q @ (Q.T @ (sw * y))
+    lev = np.sum(Q ** 2, axis=1)
+    return (r @ r) / np.sum(w * (1 - lev))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("d_cont,with_cat,degree", [(1, False, 1), (2, True, 1), (3, False, 1),
+                                                    (2, False, 0)])
+def test_local_variance_matches_direct_oracle(seed, d_cont, with_cat, degree):
+    rng = np.random.default_rng(500 + 100 * seed + 10 * d_cont + degree)
+    n = 160
+    X, y, types = _data(rng, n, d_cont, with_cat, ties=True)
+    X[:, :d_cont] += 40.0 * seed  # a shifted origin
+    h = np.r_[rng.uniform(0.3, 0.6, d_cont), [0.2] if with_cat else []]
+    Est = LocalLinear if degree == 1 else NadarayaWatson
+    est = Est(bandwidth=h, var_types=types).fit(X, y)
+    Xe = np.vstack([X[:5], X[[0]]])
+    Xe[5, :d_cont] += 0.05  # off the training rows (continuous columns only)
+    nl = {c: len(np.unique(X[:, c])) for c in range(X.shape[1]) if types[c] != "c"}
+    L, B, _, _, kappa = _oracle(X, y, Xe, h, h, types, degree)
+    s2 = np.array([_local_sigma2(X, y, x0, h, types, nl, degree) for x0 in Xe])
+    tol = 1e3 * kappa * EPS
+    r = diagnose(est, Xe, cov_type="local")
+    np.testing.assert_allclose(r["se"], np.sqrt(s2 * (L ** 2).sum(1)), rtol=tol, atol=0)
+    if d_cont > 1:  # one column: the univariate pilot (not the oracle's quadratic here)
+        np.testing.assert_allclose(r["se_bc"], np.sqrt(s2 * ((L - B) ** 2).sum(1)), rtol=tol,
+                                   atol=0)
+    # uniform bands: "auto" is the Gaussian sup-t with the same standard errors
+    g = diagnose(est, Xe, cov_type="local", uniform=True, random_state=3)
+    assert g.attrs["uniform_method"] == "gaussian"
+    np.testing.assert_allclose(g["se"], r["se"], rtol=0, atol=0)
+
+
+def test_local_variance_refusals():
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    y = X.sum(1) + 0.1 * rng.standard_normal(200)
+    X[:3] = [[3.0, 3.0], [3.05, 3.0], [3.0, 3.05]]  # three rows: a plane, no residual df
+    est = LocalLinear(kernel="epanechnikov", bandwidth=[0.12, 0.12]).fit(X, y)
+    with pytest.raises(_core.NumericalError, match=r"'local' .* x = \(3.01.*3 coefficients \(3 rows"):
+        diagnose(est, np.array([[3.01, 3.01]]), cov_type="local")
+    with pytest.raises(ValueError, match="wild_t"):
+        diagnose(LocalLinear(bandwidth=[0.4, 0.4]).fit(X, y), X[:3], cov_type="local",
+                 uniform=True, uniform_method="wild_t")
+    with pytest.raises(ValueError, match="cov_type"):
+        from attnreg import marginal_effects
+        marginal_effects(LocalLinear(bandwidth=[0.4, 0.4]).fit(X, y), X[:2], kind="pointwise",
+                         interval="rbc", cov_type="local")
+
+
+def test_diagnose_accepts_nested_lists():
+    # a list of rows is array-like (scikit-learn's convention); it has a `.index` method, which
+    # must not be taken for a pandas index
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(150, 2))
+    y = X.sum(1) + 0.1 * rng.standard_normal(150)
+    est = LocalLinear(bandwidth=[0.4, 0.4]).fit(X, y)
+    a = diagnose(est, [[0.0, 0.1], [0.2, -0.3]])
+    b = diagnose(est, np.array([[0.0, 0.1], [0.2, -0.3]]))
+    assert list(a.index) == [0, 1]
+    np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())

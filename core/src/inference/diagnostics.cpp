@@ -55,10 +55,11 @@ VarianceKind variance_kind_from_name(const std::string& name, const std::string&
   if (s == "hc3") return VarianceKind::hc3;
   if (s == "cr1" || s == "cluster") return VarianceKind::cr1;
   if (s == "nn") return VarianceKind::nn;
+  if (s == "local") return VarianceKind::local;
   throw InvalidArgument(arg + ": unknown variance kind '" + name +
                         "'; use one of 'const' (homoskedastic), 'hc0', 'hc1', 'hc2', 'hc3', "
                         "'cr1' (cluster-robust, needs cluster ids), 'nn' (nearest-neighbour "
-                        "residuals)");
+                        "residuals), 'local' (local residual variance, pointwise only)");
 }
 
 const char* variance_kind_name(VarianceKind k) {
@@ -70,6 +71,7 @@ const char* variance_kind_name(VarianceKind k) {
     case VarianceKind::hc3: return "hc3";
     case VarianceKind::cr1: return "cr1";
     case VarianceKind::nn: return "nn";
+    case VarianceKind::local: return "local";
   }
   return "?";
 }
@@ -294,6 +296,10 @@ arma::vec variance_omega(const LocalPolynomial& model, VarianceKind kind, double
                                   output_column(model.training_y(), output, "variance"),
                                   kNnMatch);
     }
+    case VarianceKind::local:
+      throw InvalidArgument("cov_type: 'local' (the local residual variance at a point) is "
+                            "available for pointwise inference (diagnose) only; use 'hc3' "
+                            "here");
     case VarianceKind::cr1: break;
   }
   throw InvalidArgument("kind: cr1 is computed by cluster_variance");
@@ -379,7 +385,7 @@ arma::mat smoother_covariance(const LocalPolynomial& model, const PointwiseOptio
     return (G / (G - 1)) * ((dn - 1) / (dn - g.trace_L)) * (S * S.t());
   }
   arma::mat F;
-  if (opt.kind == VarianceKind::nn) {
+  if (opt.kind == VarianceKind::nn || opt.kind == VarianceKind::local) {
     F = W % arma::sqrt(Omega);
   } else if (groups != nullptr) {
     const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output, need);
@@ -405,7 +411,8 @@ void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
                        const arma::uvec* need) {
   UniformMethod method = opt.uniform_method;
   if (method == UniformMethod::automatic)
-    method = opt.kind == VarianceKind::nn || opt.kind == VarianceKind::homoskedastic
+    method = opt.kind == VarianceKind::nn || opt.kind == VarianceKind::homoskedastic ||
+                     opt.kind == VarianceKind::local
                  ? UniformMethod::gaussian
                  : UniformMethod::wild_t;
   r.uniform_method = uniform_method_name(method);
@@ -506,8 +513,14 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
                                                                 opt.pilot_bandwidths, L, groups),
                               groups)
               : arma::mat();
+  // Per-point omega (m x n): nn's neighbour residuals; local's sigma^2(x_j) in every column
+  // of row j, so that both take the same paths below.
   const arma::mat Omega =
-      opt.kind == VarianceKind::nn ? nn_omega(model, y, L, B) : arma::mat();
+      opt.kind == VarianceKind::nn      ? nn_omega(model, y, L, B)
+      : opt.kind == VarianceKind::local ? arma::repmat(local_residual_variance(model, X_eval,
+                                                                               output),
+                                                       1, L.n_cols)
+                                        : arma::mat();
   // the training rows with a weight at some evaluation point, in the fit or its bias
   arma::uvec need(L.n_cols, arma::fill::zeros);
   for (const arma::mat* M : {&L, &B})
@@ -517,7 +530,8 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
     if (opt.kind == VarianceKind::cr1)
       return cluster_variance(W, output_column(model.residuals(), output, "cr1"), opt.cluster,
                               g.trace_L);
-    if (opt.kind == VarianceKind::nn) return arma::sum(arma::square(W) % Omega, 1);
+    if (opt.kind == VarianceKind::nn || opt.kind == VarianceKind::local)
+      return arma::sum(arma::square(W) % Omega, 1);
     const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output, &need);
     return arma::square(W) * omega;
   };

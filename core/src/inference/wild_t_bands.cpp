@@ -90,10 +90,10 @@ WildTBands::WildTBands(const LocalPolynomial& model, VarianceKind kind,
     : kind_(kind), sigma2_df_(sigma2_df) {
   const SingleThreadedBlas one_thread;  // H and H yhat, as the draws' products
   check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
-  check::require(kind != VarianceKind::nn, "uniform_method",
-                 "'wild_t' does not support the nearest-neighbour variance ('nn'); use "
-                 "uniform_method 'gaussian' with it, or a heteroskedasticity-robust kind "
-                 "('hc3')");
+  check::require(kind != VarianceKind::nn && kind != VarianceKind::local, "uniform_method",
+                 "'wild_t' does not support the nearest-neighbour ('nn') or the local "
+                 "residual variance ('local'); use uniform_method 'gaussian' with them, or a "
+                 "heteroskedasticity-robust kind ('hc3')");
   groups_ = training_groups(model);
   const arma::uword G = groups_.X.n_rows;
   check::require(static_cast<double>(G) * static_cast<double>(G) <= 4e8, "uniform_method",

@@ -54,7 +54,7 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         Evaluation points.
     level : float, default 0.95
         Confidence level of both intervals, a fraction in (0, 1).
-    cov_type : {"HC3", "HC2", "HC1", "HC0", "nonrobust", "CR1", "nn"}, default "HC3"
+    cov_type : {"HC3", "HC2", "HC1", "HC0", "nonrobust", "CR1", "nn", "local"}, default "HC3"
         Variance estimator (any case; formerly ``kind=``, which still works for one release
         with a ``FutureWarning``): heteroskedasticity-robust with leverage adjustment,
         homoskedastic (``"nonrobust"``, also ``"const"``), cluster-robust CR1 (needs
@@ -66,7 +66,15 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         window, as nprobust's ``lprobust``. With several regressors the neighbours are the
         nearest in Euclidean distance on the continuous columns divided by their bandwidths,
         among the observations with the same categorical values (ties in distance kept
-        whole; Abadie and Imbens 2006, Econometrica 74(1)).
+        whole; Abadie and Imbens 2006, Econometrica 74(1)). ``"local"``: the local residual
+        variance at each point, ``sigma^2(x) = sum_i w_i r_i^2 / sum_i w_i (1 - H_ii)`` from
+        the residuals ``r_i`` of the fit's local polynomial at ``x`` with its kernel weights
+        ``w_i`` and local leverages ``H_ii`` (Fan and Gijbels 1996, Local Polynomial
+        Modelling and Its Applications, ch. 4); the variance of any smoother row ``l(x)`` is
+        then ``sigma^2(x) sum_i l_i(x)^2``, conventional and bias-corrected alike. It pools
+        the window's residuals, so it is much less noisy than HC0-HC3 in small windows (few
+        rows per bandwidth, several regressors), assuming the variance roughly constant over
+        one bandwidth (``core/include/attnreg/inference/diagnostics.hpp``).
     pilot_bandwidth : float or array-like of shape (d,), optional
         Bandwidth ``b`` of the pilot local polynomial that estimates the derivatives in the
         bias; default the estimator's bandwidth (``rho = h / b = 1`` as nprobust). With several
@@ -104,7 +112,8 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         ``max |Z_k| / sd_k`` for ``Z ~ N(0, Sigma)``, Sigma the estimated covariance (the
         standard errors treated as known; how binsreg and lpdensity build their bands, and
         the only method before ``"wild_t"`` became the default). ``"auto"``: ``"wild_t"``
-        for HC0-HC3 and CR1, ``"gaussian"`` for ``"nonrobust"`` and ``"nn"``. With robust
+        for HC0-HC3 and CR1, ``"gaussian"`` for ``"nonrobust"``, ``"nn"`` and ``"local"``.
+        With robust
         standard errors in small windows the Gaussian band undercovers badly (d = 3, n = 500,
         HC3: 0.70-0.79 at 0.95) and the wild bootstrap-t comes close (0.91-0.93); see
         ``core/README.md`` ("Uniform bands").
@@ -126,7 +135,10 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
 
     model = _fitted_core(estimator)
     Xa = estimator._check_X(X)
-    kind = _check_kind(kernel_cov_type(cov_type))
+    if isinstance(cov_type, str) and cov_type.lower() == "local":
+        kind = "local"  # pointwise only: not a cov_type of the other kernel functions
+    else:
+        kind = _check_kind(kernel_cov_type(cov_type))
     level = check_level(level)
     cluster = groups
     pilot_vec: list[float] = []
@@ -170,7 +182,7 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
             "se_bc"]
     if uniform:
         cols += ["uniform_low", "uniform_high", "uniform_rbc_low", "uniform_rbc_high"]
-    index = X.index if hasattr(X, "index") else None
+    index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
     out = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols}, index=index)
     if uniform:
         out.attrs["crit_uniform"] = float(r["crit_uniform"])

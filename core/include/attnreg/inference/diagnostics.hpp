@@ -83,10 +83,11 @@ constexpr arma::uword kDiagBlockRows = 256;
 /// only). In pointwise_diagnostics, as nprobust's lprobust, the neighbours
 /// of each evaluation point's residuals are sought among the observations of its window (a
 /// non-zero weight in the fit or in its bias correction), so omega_i depends on the point.
-enum class VarianceKind { homoskedastic = 0, hc0, hc1, hc2, hc3, cr1, nn };
+enum class VarianceKind { homoskedastic = 0, hc0, hc1, hc2, hc3, cr1, nn, local };
 
-/// "const"/"homoskedastic", "hc0".."hc3", "cr1", "nn" (case-insensitive). Throws InvalidArgument
-/// naming `arg`.
+/// "const"/"homoskedastic", "hc0".."hc3", "cr1", "nn", "local" (case-insensitive). Throws
+/// InvalidArgument naming `arg`. "local" (local_residual_variance) is a pointwise kind:
+/// pointwise_diagnostics and tradeoff_curve take it, the per-observation paths refuse it.
 VarianceKind variance_kind_from_name(const std::string& name, const std::string& arg = "kind");
 const char* variance_kind_name(VarianceKind k);
 
@@ -292,6 +293,25 @@ class WildTBands {
   double sigma2_df_ = 0, cr_adj_ = 0;
 };
 
+
+/// The locally homoskedastic residual variance at each row of X_eval (m), variance kind
+/// "local": with w_i = K_h(x_i - x) a_i the fit's kernel weights at x (its kernels, bandwidths
+/// and sample weights a_i), Z the design of the fit's local polynomial of degree p (monomials
+/// of degree <= p in the continuous columns) and r_i = y_i - Z_i beta(x) the residuals of the
+/// local weighted least-squares fit at x,
+///   sigma^2(x) = sum_i w_i r_i^2 / sum_i w_i (1 - H_ii),  H_ii = w_i Z_i (Z'WZ)^{-1} Z_i',
+/// which is unbiased for sigma^2 when the variance is constant over the window and the local
+/// polynomial is exact there, since E sum_i w_i r_i^2 = sigma^2 tr((I - H)' W (I - H))
+/// = sigma^2 (sum_i w_i - tr((Z'WZ)^{-1} Z'W^2 Z)) (Fan & Gijbels 1996, Local Polynomial
+/// Modelling and Its Applications, ch. 4, the normalised local residual sum of squares). The
+/// variance of any smoother row W(x) is then sigma^2(x) sum_i W_i(x)^2 (conventional and
+/// bias-corrected alike), and the covariance of two points sigma(x) sigma(x')
+/// sum_i W_i(x) W_i(x'). It pools the whole window's residuals, so it is far less noisy than
+/// the per-observation kinds in small windows, at the price of assuming sigma^2(x) roughly
+/// constant over one bandwidth. Throws NumericalError naming the point when the window has no
+/// more distinct rows than coefficients.
+arma::vec local_residual_variance(const LocalPolynomial& model, const arma::mat& X_eval,
+                                  arma::uword output = 0);
 
 /// Per-observation variance weights omega_i for the given kind (n), from the model's residuals
 /// and leverages; for cr1 use cluster_variance instead. With `needed` (a 0/1 flag per training
