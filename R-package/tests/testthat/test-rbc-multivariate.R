@@ -38,3 +38,28 @@ test_that("diagnose() fills bias and RBC columns with two regressors", {
   expect_identical(attr(diagnose(f, nd, vcov = "nn", uniform = TRUE, R = 200),
                         "uniform_method"), "gaussian")
 })
+
+test_that("diagnose(vcov = 'local') pools the window's residuals (direct R oracle)", {
+  set.seed(8)
+  d <- data.frame(x1 = runif(150, -1, 1), x2 = runif(150, -1, 1))
+  d$y <- sin(2 * d$x1) + d$x2^2 + rnorm(150, sd = 0.2)
+  h <- c(0.45, 0.5)
+  f <- kreg(y ~ x1 + x2, data = d, bw = h)
+  nd <- data.frame(x1 = c(0, 0.7), x2 = c(0.1, -0.6))
+  r <- diagnose(f, nd, vcov = "local")
+  X <- cbind(d$x1, d$x2)
+  for (j in seq_len(nrow(nd))) {
+    x0 <- c(nd$x1[j], nd$x2[j])
+    U <- sweep(X, 2, x0) / rep(h, each = nrow(X))
+    w <- exp(-0.5 * rowSums(U^2))
+    Z <- cbind(1, U)
+    q <- qr(Z * sqrt(w))
+    Q <- qr.Q(q)
+    res <- sqrt(w) * d$y - Q %*% crossprod(Q, sqrt(w) * d$y)
+    s2 <- sum(res^2) / sum(w * (1 - rowSums(Q^2)))
+    l <- solve(crossprod(Z * sqrt(w)), t(Z * w))[1, ]  # the fit's attention weights
+    expect_equal(r$se[j], sqrt(s2 * sum(l^2)), tolerance = 1e-9)
+  }
+  expect_identical(attr(diagnose(f, nd, vcov = "LOCAL", uniform = TRUE, R = 200),
+                        "uniform_method"), "gaussian")
+})
