@@ -361,3 +361,16 @@ def test_diagnose_accepts_nested_lists():
     b = diagnose(est, np.array([[0.0, 0.1], [0.2, -0.3]]))
     assert list(a.index) == [0, 1]
     np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+
+
+def test_marginal_effects_checks_cov_type_with_either_interval():
+    # cov_type only enters interval="rbc", but a value no variance has (a typo, or the
+    # pointwise-only "local") is an error with the default interval too, not silently ignored
+    from attnreg import marginal_effects
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-1, 1, size=(120, 1))
+    m = LocalLinear(bandwidth=0.3).fit(X, X[:, 0] + 0.1 * rng.standard_normal(120))
+    for bad in ("local", "HC4"):
+        with pytest.raises(ValueError, match="cov_type"):
+            marginal_effects(m, cov_type=bad)
+    marginal_effects(m, cov_type="HC0")  # a valid value is accepted (and unused) here

@@ -111,6 +111,7 @@ def marginal_effects(model, X=None, kind: str = "average", *, se: str = "asympto
     True
     """
     check_is_fitted(model)
+    kernel_cov_type(cov_type)  # a bad value is an error with either interval
     if interval == "rbc":
         return _rbc_effects(model, X, kind, se, level, cov_type, order, pilot_degree,
                             pilot_bandwidth)
