@@ -3,6 +3,7 @@
 #include "attnreg/base/constants.hpp"
 #include <array>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -193,7 +194,7 @@ void CvEvaluation::node_moments(const arma::vec& bandwidth) {
     int psi;
     std::vector<double> c, s;  // correlations of the binned weights and responses
   };
-  std::vector<Plane> planes;
+  std::deque<Plane> planes;  // references stay valid as planes are added
   // 1-D: the planes' axis kernels from one table of k(u), psi(u) and u^2 (AxisTable).
   std::unique_ptr<AxisTable> table;
   if (d == 1) table.reset(new AxisTable(I.kernel, I.grid.delta[0], bandwidth(0), L[0], n_psi > 0));
@@ -213,14 +214,14 @@ void CvEvaluation::node_moments(const arma::vec& bandwidth) {
     for (std::size_t r = 0; r < q; ++r)
       for (std::size_t s = 0; s < q; ++s) {
         const std::array<int, 2> e{basis[r][0] + basis[s][0], basis[r][1] + basis[s][1]};
-        const std::vector<double> M = need(e, -1).c;
-        const std::vector<double> D = p >= 0 ? need(e, p).c : std::vector<double>();
+        const std::vector<double>& M = need(e, -1).c;
+        const std::vector<double>& D = p >= 0 ? need(e, p).c : M;
         for (std::size_t g = 0; g < T; ++g)
           node[g * W + off + r * q + s] = p < 0 ? M[g] : D[g] - e[p] * M[g];
       }
     for (std::size_t r = 0; r < q; ++r) {
-      const std::vector<double> M = need(basis[r], -1).s;
-      const std::vector<double> D = p >= 0 ? need(basis[r], p).s : std::vector<double>();
+      const std::vector<double>& M = need(basis[r], -1).s;
+      const std::vector<double>& D = p >= 0 ? need(basis[r], p).s : M;
       for (std::size_t g = 0; g < T; ++g)
         node[g * W + off + q * q + r] = p < 0 ? M[g] : D[g] - basis[r][p] * M[g];
     }
