@@ -106,6 +106,11 @@ CASES = [
     ("bimodal", 999, "epanechnikov", "lc"),
     ("bimodal", 1000, "epanechnikov", "lc"),
     ("clusters", 1200, "epanechnikov", "ll"),
+    # The exact search's Newton first step from the guide's curvature (smooth kernels only;
+    # compact kernels keep the unit first step): at 1,000 rows, uniform, clustered, heavy tails.
+    ("uniform", 1000, "gaussian", "ll"),
+    ("clusters", 1000, "gaussian", "lc"),
+    ("heavy", 1000, "gaussian", "ll"),
 ]
 
 
