@@ -241,7 +241,12 @@ bool economy_curve(Search& s, std::vector<EconomyCandidate>& econ_cand) {
     return guide_eval(t, nullptr);
   };
   if (guide_curve(s, guide_value, ts, t_res)) {
-    s.mopt.f_scale = curve_spread(res.curve_values);
+    // The spread of the values a cv_ls criterion can take (>= 0): in sparse tails at the
+    // guide's smallest resolved bandwidths, binning artefacts can give large negative values
+    // (clustered data, n = 700: -93.5 against a minimum of 0.0946), which made the spread,
+    // and so the searches' tolerances, 1e5 times too large (their runs stopped at the start).
+    const arma::vec v = res.curve_values;
+    s.mopt.f_scale = curve_spread(v.elem(arma::find(v >= 0.0)));
     // Candidates: refined on the binned objective (inside its resolved range), or the exact
     // curve's grid point below it.
     // Each refinement's first step is the Newton step on the curve's parabola through the
@@ -301,7 +306,12 @@ bool minimize_newton_start(const Objective& f, double t0, double curvature, doub
   const double step = std::min(1.0, std::fabs(g0(0)) / curvature);
   if (!std::isfinite(f0) || !(step > 0.0))
     return minimize_from_starts(f, start, arma::vec{lo}, arma::vec{hi}, {true}, opt, best);
-  const auto to_t = [&](double u) { return std::min(std::max(t0 + step * u, lo), hi); };
+  // The box in u; its ends map to the box's ends exactly (a bandwidth at the floor is the
+  // floor itself, as in the search over t, not one rounding of it away).
+  const double ulo = (lo - t0) / step, uhi = (hi - t0) / step;
+  const auto to_t = [&](double u) {
+    return u <= ulo ? lo : u >= uhi ? hi : std::min(std::max(t0 + step * u, lo), hi);
+  };
   const Objective fu = [&](const arma::vec& u, arma::vec& g) {
     const double v = f(arma::vec{to_t(u(0))}, g);
     g *= step;
@@ -312,8 +322,7 @@ bool minimize_newton_start(const Objective& f, double t0, double curvature, doub
   uopt.xtol /= step;
   MinimizeResult r;
   try {
-    r = minimize_box(fu, arma::vec{0.0}, arma::vec{(lo - t0) / step},
-                     arma::vec{(hi - t0) / step}, uopt);
+    r = minimize_box(fu, arma::vec{0.0}, arma::vec{ulo}, arma::vec{uhi}, uopt);
   } catch (const NumericalError&) {
     return minimize_from_starts(f, start, arma::vec{lo}, arma::vec{hi}, {true}, opt, best);
   }

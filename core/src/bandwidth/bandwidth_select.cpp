@@ -342,9 +342,11 @@ void take_best(Search& s, const MinimizeResult& mr) {
   // The floor itself is a candidate: on discrete data the objective falls, ever more slowly,
   // towards its value at the floor (the column then acts as exact matching, cell means), and
   // the search stops on that plateau when the gradient vanishes. Where the floor is at least
-  // as good, it is the answer (and is reported as the box's end below).
+  // as good, it is the answer (and is reported as the box's end below). An answer a rounding
+  // above the floor (exp of its log) is compared with it too (one column: its value is
+  // recalled from raise_floors).
   for (std::size_t j : s.cont) {
-    if (res.bandwidth(j) <= s.box_lower(j) * (1.0 + 1e-9)) continue;
+    if (res.bandwidth(j) == s.box_lower(j)) continue;
     arma::vec b = res.bandwidth;
     b(j) = s.box_lower(j);
     const double v = s.eval_noted(b);
