@@ -171,7 +171,7 @@ TEST(SearchEconomy, SortedOnceFastSumObjectiveEqualsAllPairs) {
 }
 
 // minimize_newton_start: the search over log h whose first step is the Newton step on a model
-// curvature. f(t) = (t - m)^2 / 2 c^-1 + (t - m)^4 / 4 (curvature c at the minimum m), as an
+// curvature. f(t) = 1 + c (t - m)^2 / 2 + (t - m)^4 / 4 (curvature c at the minimum m), as an
 // objective over one log-bandwidth with its exact gradient; evaluations counted.
 namespace {
 struct Quartic {
