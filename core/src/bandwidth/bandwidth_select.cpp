@@ -265,8 +265,7 @@ void raise_floors(Search& s) {
 // several columns and few rows) is moved up -- continuous bandwidths doubled, at most 12
 // times and never past the box -- instead of aborting the search; a start that stays
 // undefined is skipped (the error below reports when every start was).
-MinimizeResult multistart(Search& s, bool economy,
-                          const std::vector<std::pair<double, double>>& econ_cand,
+MinimizeResult multistart(Search& s, bool economy, const std::vector<EconomyCandidate>& econ_cand,
                           const arma::mat& starts, const std::vector<bool>& log_scale) {
   const BandwidthSelectOptions& opt = s.opt;
   const arma::vec& lo = s.lo;
@@ -284,7 +283,7 @@ MinimizeResult multistart(Search& s, bool economy,
       if (std::isnan(first)) first = v;
       return v;
     };
-    const double vb = econ_cand[0].first;
+    const double vb = econ_cand[0].value;
     // A compact kernel's exact objective is piecewise smooth, kinked where points enter or
     // leave windows; at large n its gradient is noisy at the minimum (n = 10^6: jumps of 1e-7
     // in df/dlog h over 1e-4 in log h), and the polish crawls down decreases of 1e-10 ... 1e-15
@@ -293,17 +292,17 @@ MinimizeResult multistart(Search& s, bool economy,
     MinimizeOptions popt = s.mopt;
     if (opt.kernel.kernel.compact() && popt.f_scale > 0.0 && std::isfinite(vb))
       popt.ftol = std::max(popt.ftol, 1e-10 * std::fabs(vb) / popt.f_scale);
-    minimize_from_starts(f1, arma::mat{econ_cand[0].second}, lo, hi, log_scale, popt, mr);
+    minimize_newton_start(f1, econ_cand[0].t, econ_cand[0].curvature, lo(0), hi(0), popt, mr);
     const double margin =
         3.0 * (std::isfinite(first) ? std::fabs(first - vb) : 0.0) + 1e-3 * std::fabs(vb);
     // Each candidate's run has its own result: minimize_from_starts keeps the best of its own
     // runs only (its first run replaces whatever `best` held), so passing mr again let a
     // worse basin searched later replace the better one found first.
     for (std::size_t c = 1; c < econ_cand.size(); ++c) {
-      if (!(econ_cand[c].first <= vb + margin)) continue;
+      if (!(econ_cand[c].value <= vb + margin)) continue;
       MinimizeResult mc;
-      if (minimize_from_starts(f, arma::mat{econ_cand[c].second}, lo, hi, log_scale, popt,
-                               mc) &&
+      if (minimize_newton_start(f, econ_cand[c].t, econ_cand[c].curvature, lo(0), hi(0), popt,
+                                mc) &&
           (mc.f < mr.f || !std::isfinite(mr.f)))
         mr = std::move(mc);
     }
@@ -343,9 +342,11 @@ void take_best(Search& s, const MinimizeResult& mr) {
   // The floor itself is a candidate: on discrete data the objective falls, ever more slowly,
   // towards its value at the floor (the column then acts as exact matching, cell means), and
   // the search stops on that plateau when the gradient vanishes. Where the floor is at least
-  // as good, it is the answer (and is reported as the box's end below).
+  // as good, it is the answer (and is reported as the box's end below). An answer a rounding
+  // above the floor (exp of its log) is compared with it too (one column: its value is
+  // recalled from raise_floors).
   for (std::size_t j : s.cont) {
-    if (res.bandwidth(j) <= s.box_lower(j) * (1.0 + 1e-9)) continue;
+    if (res.bandwidth(j) == s.box_lower(j)) continue;
     arma::vec b = res.bandwidth;
     b(j) = s.box_lower(j);
     const double v = s.eval_noted(b);
@@ -375,7 +376,7 @@ BandwidthSelectResult select_bandwidth_unscaled(const arma::mat& X, const arma::
   arma::mat starts;
   std::vector<bool> log_scale(s.d);
   for (std::size_t j = 0; j < s.d; ++j) log_scale[j] = s.types[j] == VarType::continuous;
-  std::vector<std::pair<double, double>> econ_cand;  // economy: (binned value, log h), best first
+  std::vector<EconomyCandidate> econ_cand;  // economy: best binned value first
   const bool economy = economy_curve(s, econ_cand);
   if (economy) {
     // Starts: econ_cand (searched below).

@@ -3,9 +3,11 @@
 #include "attnreg/base/constants.hpp"
 #include <array>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "attnreg/bandwidth/criteria.hpp"
 #include "attnreg/base/error.hpp"
@@ -99,6 +101,47 @@ double BinnedCVObjective::spacing(std::size_t a) const { return impl_->grid.delt
 namespace {
 
 
+/// 1-D: the values of axis_kernel (binned_grid.cpp) for every plane of one evaluation,
+/// k(u) u^e (with psi: k(u) psi(u) u^e) at u = j delta / h, j = -L..L, in the same operations,
+/// with k(u), psi(u) and each power u^e (std::pow, as there; u^1 = u exactly) computed once
+/// instead of once per plane.
+class AxisTable {
+ public:
+  AxisTable(const Kernel& K, double delta, double h, std::size_t L, bool with_psi)
+      : u_(2 * L + 1), k_(2 * L + 1), psi_(with_psi ? 2 * L + 1 : 0) {
+    for (std::size_t i = 0; i < u_.size(); ++i) {
+      const double j = static_cast<double>(static_cast<long>(i) - static_cast<long>(L));
+      u_[i] = j * delta / h;
+      k_[i] = K.shape(u_[i]);
+      if (with_psi && k_[i] != 0.0) psi_[i] = kernel_psi(K.type, u_[i]);
+    }
+  }
+  std::vector<double> plane(int e, bool with_psi) {
+    const std::vector<double>* pw = e > 0 ? &power(e) : nullptr;
+    std::vector<double> v(k_);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      double s = v[i];
+      if (s != 0.0 && with_psi) s *= psi_[i];
+      if (s != 0.0 && e > 0) s *= (*pw)[i];
+      v[i] = s;
+    }
+    return v;
+  }
+
+ private:
+  const std::vector<double>& power(int e) {
+    if (e == 1) return u_;
+    for (const auto& p : powers_)
+      if (p.first == e) return p.second;
+    std::vector<double> v(u_.size());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::pow(u_[i], e);
+    powers_.emplace_back(e, std::move(v));
+    return powers_.back().second;
+  }
+  std::vector<double> u_, k_, psi_;
+  std::vector<std::pair<int, std::vector<double>>> powers_;
+};
+
 /// One evaluation of the objective at a bandwidth: the moments at every node and the
 /// leave-one-out parts of a point from the moments interpolated at it.
 struct CvEvaluation {
@@ -151,11 +194,15 @@ void CvEvaluation::node_moments(const arma::vec& bandwidth) {
     int psi;
     std::vector<double> c, s;  // correlations of the binned weights and responses
   };
-  std::vector<Plane> planes;
+  std::deque<Plane> planes;  // references stay valid as planes are added
+  // 1-D: the planes' axis kernels from one table of k(u), psi(u) and u^2 (AxisTable).
+  std::unique_ptr<AxisTable> table;
+  if (d == 1) table.reset(new AxisTable(I.kernel, I.grid.delta[0], bandwidth(0), L[0], n_psi > 0));
   auto need = [&](std::array<int, 2> e, int psi) -> const Plane& {
     for (const Plane& p : planes)
       if (p.e == e && p.psi == psi) return p;
-    const cvec ks = kernel_spectrum(*I.fft, I.grid, I.kernel, bandwidth, L, e, psi);
+    const cvec ks = table ? I.fft->forward_kernel(table->plane(e[0], psi == 0), {1.0})
+                          : kernel_spectrum(*I.fft, I.grid, I.kernel, bandwidth, L, e, psi);
     Plane p{e, psi, std::vector<double>(T), std::vector<double>(T)};
     I.fft->correlate(I.cs, ks, p.c.data());
     I.fft->correlate(I.ss, ks, p.s.data());
@@ -167,14 +214,14 @@ void CvEvaluation::node_moments(const arma::vec& bandwidth) {
     for (std::size_t r = 0; r < q; ++r)
       for (std::size_t s = 0; s < q; ++s) {
         const std::array<int, 2> e{basis[r][0] + basis[s][0], basis[r][1] + basis[s][1]};
-        const std::vector<double> M = need(e, -1).c;
-        const std::vector<double> D = p >= 0 ? need(e, p).c : std::vector<double>();
+        const std::vector<double>& M = need(e, -1).c;
+        const std::vector<double>& D = p >= 0 ? need(e, p).c : M;
         for (std::size_t g = 0; g < T; ++g)
           node[g * W + off + r * q + s] = p < 0 ? M[g] : D[g] - e[p] * M[g];
       }
     for (std::size_t r = 0; r < q; ++r) {
-      const std::vector<double> M = need(basis[r], -1).s;
-      const std::vector<double> D = p >= 0 ? need(basis[r], p).s : std::vector<double>();
+      const std::vector<double>& M = need(basis[r], -1).s;
+      const std::vector<double>& D = p >= 0 ? need(basis[r], p).s : M;
       for (std::size_t g = 0; g < T; ++g)
         node[g * W + off + q * q + r] = p < 0 ? M[g] : D[g] - basis[r][p] * M[g];
     }
@@ -210,7 +257,13 @@ bool CvEvaluation::loo_parts(const double* mv, double f, double* out, double* om
     B[r * 2] = r == 0 ? 1.0 : 0.0;
     B[r * 2 + 1] = Tv[r];
   }
-  if (!spd_solve(Af, q, B, 2)) return false;
+  // The local fit's solve (local_solve.hpp; binned_detail::spd_solve's arithmetic), inlined:
+  // two right-hand sides, and q = 2 (local linear) with its loops unrolled.
+  double Lf[16], sf[4];
+  const local_solve::SolveStatus st =
+      q == 2 ? local_solve::spd_solve(Af, std::size_t{2}, B, std::size_t{2}, Lf, sf)
+             : local_solve::spd_solve(Af, q, B, std::size_t{2}, Lf, sf);
+  if (st != local_solve::SolveStatus::ok) return false;
   for (std::size_t r = 0; r < q; ++r) {
     v[r] = B[r * 2];
     b[r] = B[r * 2 + 1];

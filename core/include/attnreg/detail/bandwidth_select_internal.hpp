@@ -163,10 +163,26 @@ struct Search {
   double objective(const arma::vec& t, arma::vec& g);
 };
 
+/// A candidate of the search economy: its binned value, log h, and the binned objective's
+/// curvature d^2 CV / d(log h)^2 there (0 where unknown).
+struct EconomyCandidate {
+  double value;
+  double t;
+  double curvature;
+};
+
 /// Candidates of the search economy (one continuous column, cv_ls, many distinct rows; see
-/// "Search economy" in bandwidth_curve.cpp): (binned value, log h), best first. Fills the
-/// curve; false (curve reset) when the binned guide is not used.
-bool economy_curve(Search& s, std::vector<std::pair<double, double>>& cand);
+/// "Search economy" in bandwidth_curve.cpp), best binned value first. Fills the curve; false
+/// (curve reset) when the binned guide is not used.
+bool economy_curve(Search& s, std::vector<EconomyCandidate>& cand);
+
+/// minimize_from_starts from the one start t0 (one column, over log h) whose first step is
+/// the Newton step -g(t0) / curvature of a model of f (curvature > 0: the binned objective's,
+/// or the curve's second difference) instead of the minimiser's unit step, at most as long;
+/// see "Newton first step" in bandwidth_curve.cpp. Without a usable curvature (not finite or
+/// <= 0), or where f is undefined at t0, exactly minimize_from_starts.
+bool minimize_newton_start(const Objective& f, double t0, double curvature, double lo,
+                           double hi, const MinimizeOptions& opt, MinimizeResult& best);
 
 /// The exact objective curve of a one-column search (search_curve), its starts in `starts`;
 /// true when that is already the answer (uniform kernel: the grid minimum, in s.res).
