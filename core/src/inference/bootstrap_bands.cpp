@@ -10,6 +10,7 @@
 
 #include "attnreg/base/constants.hpp"
 #include "attnreg/base/error.hpp"
+#include "attnreg/base/names.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/diagnostics_checks.hpp"
 
@@ -20,13 +21,12 @@ using detail::one_continuous;
 using detail::output_column;
 
 BootstrapType bootstrap_type_from_name(const std::string& name, const std::string& arg) {
-  std::string s;
-  for (char ch : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (s == "rademacher" || s == "wild") return BootstrapType::wild_rademacher;
-  if (s == "mammen") return BootstrapType::wild_mammen;
-  if (s == "pairs") return BootstrapType::pairs;
-  throw InvalidArgument(arg + ": unknown bootstrap '" + name +
-                        "'; use 'rademacher' (wild), 'mammen' (wild) or 'pairs'");
+  using B = BootstrapType;
+  return detail::option_from_name<B>(
+      name,
+      {{"rademacher", B::wild_rademacher}, {"wild", B::wild_rademacher},
+       {"mammen", B::wild_mammen}, {"pairs", B::pairs}},
+      arg, "bootstrap", "'rademacher' (wild), 'mammen' (wild) or 'pairs'");
 }
 
 arma::mat wild_multipliers(bool mammen, arma::uword n, arma::uword B, std::mt19937_64& rng) {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/base/names.hpp"
 #include "attnreg/least_squares/least_squares.hpp"
 #include "attnreg/least_squares/least_squares_spectral.hpp"
 #include "attnreg/solve/local_fit.hpp"
@@ -14,11 +15,9 @@
 namespace attnreg {
 
 MonteCarloDesign monte_carlo_design_from_name(const std::string& name, const std::string& arg) {
-  std::string s;
-  for (char ch : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (s == "uniform") return MonteCarloDesign::uniform;
-  if (s == "cone") return MonteCarloDesign::cone;
-  throw InvalidArgument(arg + ": unknown design '" + name + "'; use 'uniform' or 'cone'");
+  return detail::option_from_name<MonteCarloDesign>(
+      name, {{"uniform", MonteCarloDesign::uniform}, {"cone", MonteCarloDesign::cone}}, arg,
+      "design", "'uniform' or 'cone'");
 }
 
 std::mt19937_64 monte_carlo_engine(std::uint64_t seed, std::uint32_t stream) {
@@ -105,14 +104,10 @@ namespace {
 enum class McEstimator { nw, ll, ols, ridge };
 
 McEstimator estimator_from_name(const std::string& name) {
-  std::string s;
-  for (char ch : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (s == "nw" || s == "lc") return McEstimator::nw;
-  if (s == "ll") return McEstimator::ll;
-  if (s == "ols") return McEstimator::ols;
-  if (s == "ridge") return McEstimator::ridge;
-  throw InvalidArgument("estimators: unknown estimator '" + name +
-                        "'; use 'nw' (or 'lc'), 'll', 'ols', 'ridge'");
+  using E = McEstimator;
+  return detail::option_from_name<E>(
+      name, {{"nw", E::nw}, {"lc", E::nw}, {"ll", E::ll}, {"ols", E::ols}, {"ridge", E::ridge}},
+      "estimators", "estimator", "'nw' (or 'lc'), 'll', 'ols', 'ridge'");
 }
 
 // Weights at the evaluation points (m x n) of one estimator; h in every column (kernels).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/base/names.hpp"
 #include "attnreg/detail/diagnostics_checks.hpp"
 #include "attnreg/inference/diagnostics.hpp"
 #include "attnreg/inference/nn_variance.hpp"
@@ -15,21 +16,17 @@ namespace attnreg {
 using detail::output_column;
 
 VarianceKind variance_kind_from_name(const std::string& name, const std::string& arg) {
-  std::string s;
-  for (char ch : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (s == "const" || s == "homoskedastic" || s == "homoscedastic" || s == "iid")
-    return VarianceKind::homoskedastic;
-  if (s == "hc0") return VarianceKind::hc0;
-  if (s == "hc1") return VarianceKind::hc1;
-  if (s == "hc2") return VarianceKind::hc2;
-  if (s == "hc3") return VarianceKind::hc3;
-  if (s == "cr1" || s == "cluster") return VarianceKind::cr1;
-  if (s == "nn") return VarianceKind::nn;
-  if (s == "local") return VarianceKind::local;
-  throw InvalidArgument(arg + ": unknown variance kind '" + name +
-                        "'; use one of 'const' (homoskedastic), 'hc0', 'hc1', 'hc2', 'hc3', "
-                        "'cr1' (cluster-robust, needs cluster ids), 'nn' (nearest-neighbour "
-                        "residuals), 'local' (local residual variance, pointwise only)");
+  using K = VarianceKind;
+  return detail::option_from_name<K>(
+      name,
+      {{"const", K::homoskedastic}, {"homoskedastic", K::homoskedastic},
+       {"homoscedastic", K::homoskedastic}, {"iid", K::homoskedastic}, {"hc0", K::hc0},
+       {"hc1", K::hc1}, {"hc2", K::hc2}, {"hc3", K::hc3}, {"cr1", K::cr1}, {"cluster", K::cr1},
+       {"nn", K::nn}, {"local", K::local}},
+      arg, "variance kind",
+      "one of 'const' (homoskedastic), 'hc0', 'hc1', 'hc2', 'hc3', 'cr1' (cluster-robust, needs "
+      "cluster ids), 'nn' (nearest-neighbour residuals), 'local' (local residual variance, "
+      "pointwise only)");
 }
 
 const char* variance_kind_name(VarianceKind k) {

@@ -18,6 +18,7 @@
 
 #include "attnreg/base/constants.hpp"
 #include "attnreg/base/error.hpp"
+#include "attnreg/base/names.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/diagnostics_checks.hpp"
 #include "attnreg/kernels/distinct_rows.hpp"
@@ -27,15 +28,14 @@ namespace attnreg {
 using detail::output_column;
 
 UniformMethod uniform_method_from_name(const std::string& name, const std::string& arg) {
-  std::string s;
-  for (char ch : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (s == "auto" || s == "automatic") return UniformMethod::automatic;
-  if (s == "wild_t" || s == "wild-t") return UniformMethod::wild_t;
-  if (s == "gaussian") return UniformMethod::gaussian;
-  throw InvalidArgument(arg + ": unknown uniform band method '" + name +
-                        "'; use 'wild_t' (wild bootstrap-t, the standard errors re-estimated "
-                        "in every draw), 'gaussian' (Gaussian sup-t of the estimated "
-                        "covariance, as binsreg and lpdensity) or 'auto'");
+  using M = UniformMethod;
+  return detail::option_from_name<M>(
+      name,
+      {{"auto", M::automatic}, {"automatic", M::automatic}, {"wild_t", M::wild_t},
+       {"wild-t", M::wild_t}, {"gaussian", M::gaussian}},
+      arg, "uniform band method",
+      "'wild_t' (wild bootstrap-t, the standard errors re-estimated in every draw), 'gaussian' "
+      "(Gaussian sup-t of the estimated covariance, as binsreg and lpdensity) or 'auto'");
 }
 
 const char* uniform_method_name(UniformMethod m) {
