@@ -73,7 +73,7 @@ BootstrapBands bootstrap_bands(const LocalPolynomial& model, const arma::mat& X_
   InterruptGuard guard;
   if (opt.type == BootstrapType::pairs) {
     std::uniform_int_distribution<arma::uword> pick(0, n - 1);
-    const arma::vec sw = model.state().sample_weight;
+    const arma::vec& sw = model.sample_weight();
     LocalFitOptions fo = model.options();
     fo.compute_fitted = false;
     arma::uvec idx(n);

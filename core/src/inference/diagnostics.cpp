@@ -155,7 +155,7 @@ arma::mat bias_weights_cached(const LocalPolynomial& model, const arma::mat& X_e
                  "must be a positive number (or 0 for the model's bandwidth)");
   const arma::vec xt = model.training_x().col(0);
   const arma::vec xe = X_eval.col(0);
-  const arma::vec sw = model.state().sample_weight;
+  const arma::vec& sw = model.sample_weight();
   std::vector<arma::mat> own;
   const bool hit = cache != nullptr && cache->degree == q && cache->bandwidth == b &&
                    cache->x_eval.n_elem == xe.n_elem && arma::all(cache->x_eval == xe);

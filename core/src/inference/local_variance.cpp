@@ -2,6 +2,7 @@
 // evaluation point (variance kind "local"; formula in core/include/attnreg/inference/
 // diagnostics.hpp, local_residual_variance).
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -11,24 +12,6 @@
 #include "attnreg/inference/diagnostics.hpp"
 
 namespace attnreg {
-
-namespace {
-
-// A local-constant model with the fit's kernels, bandwidths and sample weights: its attention
-// weights at x are K_h(x_i - x) a_i scaled to sum to one, so the window is exactly the fit's
-// (the Gaussian after the core's truncation rule).
-LocalPolynomial fit_kernel_model(const LocalPolynomial& model) {
-  LocalFitOptions fo = model.options();
-  fo.degree = 0;
-  fo.ridge = 0;
-  fo.compute_fitted = false;
-  LocalPolynomial nw(fo);
-  nw.fit(model.training_x(), arma::mat(model.n_obs(), 1, arma::fill::zeros), model.bandwidth(),
-         model.state().sample_weight);
-  return nw;
-}
-
-}  // namespace
 
 arma::vec local_residual_variance(const LocalPolynomial& model, const arma::mat& X_eval,
                                   arma::uword output) {
@@ -42,11 +25,14 @@ arma::vec local_residual_variance(const LocalPolynomial& model, const arma::mat&
   const std::vector<std::size_t>& cc = model.space().continuous_columns();
   const int p = model.options().degree;
   const std::vector<std::vector<int>> mon = detail::monomials(cc.size(), cc.empty() ? 0 : p);
-  const arma::mat& X = model.training_x();
+  const arma::uvec ucc = arma::conv_to<arma::uvec>::from(cc);
+  const arma::mat Xc = model.training_x().cols(ucc);  // the continuous columns
+  const arma::vec hc = arma::vec(model.bandwidth())(ucc);
   const arma::vec y = model.training_y().col(output);
-  const arma::vec& h = model.bandwidth();
   const arma::uword m = X_eval.n_rows, blk = 256;
-  const LocalPolynomial nw = fit_kernel_model(model);
+  // the fit's kernel weights, its windows exactly (the Gaussian after its truncation rule)
+  const LocalPolynomial nw = kernel_weight_model(model, model.training_x(), model.bandwidth(),
+                                                 model.sample_weight(), true);
   arma::vec out(m);
   for (arma::uword r0 = 0; r0 < m; r0 += blk) {
     const arma::uword r1 = std::min(m, r0 + blk) - 1;
@@ -56,16 +42,12 @@ arma::vec local_residual_variance(const LocalPolynomial& model, const arma::mat&
       const arma::uvec S = arma::find(K.row(jb).t() > 0);
       const arma::vec w = arma::vec(K.row(jb).t())(S);
       // design of the local polynomial in u = (x_i - x) / h over the window
-      arma::mat Z(S.n_elem, mon.size());
-      for (std::size_t k = 0; k < mon.size(); ++k)
-        for (arma::uword t = 0; t < S.n_elem; ++t) {
-          double v = 1;
-          for (std::size_t c = 0; c < cc.size(); ++c)
-            for (int e = 0; e < mon[k][c]; ++e)
-              v *= (X(S(t), cc[c]) - X_eval(j, cc[c])) / h(cc[c]);
-          Z(t, k) = v;
-        }
-      const arma::vec sq = arma::sqrt(w);
+      const arma::rowvec x0 = arma::rowvec(X_eval.row(j)).cols(ucc);
+      const arma::mat Z = detail::monomial_design(Xc, S, x0, hc, mon, mon.size());
+      // a plain loop: Armadillo's element-wise sqrt opens an OpenMP region on long vectors,
+      // whose idle threads spin between the points (rbc_marginal_effects.cpp, wls_weights)
+      arma::vec sq(w.n_elem);
+      for (arma::uword i = 0; i < w.n_elem; ++i) sq(i) = std::sqrt(w(i));
       arma::mat Q, R;
       bool ok = S.n_elem > mon.size() && arma::qr_econ(Q, R, Z.each_col() % sq);
       if (ok) {

@@ -28,6 +28,23 @@ std::vector<std::vector<int>> monomials(std::size_t dc, int q) {
   return out;
 }
 
+arma::mat monomial_design(const arma::mat& Xc, const arma::uvec& idx, const arma::rowvec& x0,
+                          const arma::vec& scale, const std::vector<std::vector<int>>& mon,
+                          std::size_t k) {
+  const std::size_t dc = Xc.n_cols;
+  arma::mat U(idx.n_elem, dc), Z(idx.n_elem, k);
+  for (std::size_t c = 0; c < dc; ++c)
+    for (arma::uword i = 0; i < idx.n_elem; ++i) U(i, c) = (Xc(idx(i), c) - x0(c)) / scale(c);
+  for (std::size_t t = 0; t < k; ++t)
+    for (arma::uword i = 0; i < idx.n_elem; ++i) {
+      double z = 1.0;
+      for (std::size_t c = 0; c < dc; ++c)
+        for (int e = 0; e < mon[t][c]; ++e) z *= U(i, c);
+      Z(i, t) = z;
+    }
+  return Z;
+}
+
 std::size_t count_up_to(const std::vector<std::vector<int>>& mon, int p) {
   std::size_t k = 0;
   for (const auto& a : mon) {

@@ -59,19 +59,7 @@ bool wls_weights(const arma::mat& Z, const arma::vec& w, arma::mat& C) {
 // x the point's continuous coordinates ec.
 arma::mat design(const Plan& P, const arma::uvec& idx, const arma::rowvec& ec,
                  const arma::vec& scale, std::size_t k) {
-  const std::size_t dc = P.Xc.n_cols;
-  arma::mat U(idx.n_elem, dc), Z(idx.n_elem, k);
-  for (std::size_t c = 0; c < dc; ++c)
-    for (arma::uword i = 0; i < idx.n_elem; ++i)
-      U(i, c) = (P.Xc(idx(i), c) - ec(c)) / scale(c);
-  for (std::size_t t = 0; t < k; ++t)
-    for (arma::uword i = 0; i < idx.n_elem; ++i) {
-      double z = 1.0;
-      for (std::size_t c = 0; c < dc; ++c)
-        for (int e = 0; e < P.mon[t][c]; ++e) z *= U(i, c);
-      Z(i, t) = z;
-    }
-  return Z;
+  return detail::monomial_design(P.Xc, idx, ec, scale, P.mon, k);
 }
 
 // The local fit of degree p (bandwidth h) and the pilot of degree q (bandwidth b) at one point:
@@ -177,17 +165,9 @@ void local_residuals(const Plan& P, const LocalFits& F, const arma::vec& xw, con
 }
 
 // The model's product kernel at bandwidths bw (its sample weights and categorical kernels, no
-// truncation) as a local-constant fit, whose attention weights are the kernel weights up to a
-// factor per row (which cancels in every weighted least squares here).
+// truncation: local_fits applies it to the fit's and the pilot's weights together).
 LocalPolynomial kernel_model(const LocalPolynomial& model, const arma::vec& bw) {
-  LocalFitOptions fo = model.options();
-  fo.degree = 0;
-  fo.ridge = 0;
-  fo.compute_fitted = false;
-  fo.kernel.truncation = 0;
-  LocalPolynomial nw(fo);
-  nw.fit(model.training_x(), model.training_y(), bw, model.state().sample_weight);
-  return nw;
+  return kernel_weight_model(model, model.training_x(), bw, model.sample_weight(), false);
 }
 
 arma::mat kernel_weights(const LocalPolynomial& nw, const arma::mat& X_block, const char* arg) {

@@ -103,14 +103,8 @@ arma::mat term_matrix(const arma::mat& Xd, const arma::uvec& rows,
 // column types (row j is proportional to K_b(x_g - x_j) A_g, the sum over the group's rows).
 arma::mat pilot_kernel_weights(const LocalPolynomial& model, const TrainingGroups& g,
                                const arma::mat& X_eval, const arma::vec& b) {
-  LocalFitOptions fo = model.options();
-  fo.degree = 0;
-  fo.ridge = 0;
-  fo.compute_fitted = false;
-  LocalPolynomial nw(fo);
   try {
-    nw.fit(g.X, arma::mat(g.X.n_rows, 1, arma::fill::zeros), b, g.weight);
-    return nw.attention_weights(X_eval);
+    return kernel_weight_model(model, g.X, b, g.weight, true).attention_weights(X_eval);
   } catch (const NumericalError& e) {
     throw NumericalError(std::string("pilot_bandwidth: the pilot local quadratic of the bias "
                                      "estimate has no kernel weight at an evaluation point (") +
@@ -122,7 +116,7 @@ arma::mat pilot_kernel_weights(const LocalPolynomial& model, const TrainingGroup
 
 TrainingGroups training_groups(const LocalPolynomial& model) {
   const DistinctRows grp = distinct_rows(model.training_x());
-  const arma::vec sw = model.state().sample_weight;
+  const arma::vec& sw = model.sample_weight();
   const arma::uword n = grp.group_of.size();
   TrainingGroups g;
   g.X = grp.X;

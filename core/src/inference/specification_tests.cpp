@@ -268,7 +268,7 @@ SignificanceTest significance_test(const LocalPolynomial& model, const Significa
   const std::size_t n = X.n_rows, d = X.n_cols;
   check::require(output < model.n_outputs(), "output", "is larger than the number of outputs");
   const arma::vec y = model.training_y().col(output);
-  const arma::vec& sw = model.state().sample_weight;
+  const arma::vec& sw = model.sample_weight();
   std::vector<std::size_t> cols = opt.columns;
   if (cols.empty())
     for (std::size_t j = 0; j < d; ++j) cols.push_back(j);

@@ -356,6 +356,19 @@ double LocalPolynomial::cv_score() const {
   return criteria::loo_mean_square(y_, loo_, sample_weight_);  // criteria.hpp
 }
 
+LocalPolynomial kernel_weight_model(const LocalPolynomial& model, const arma::mat& X,
+                                    const arma::vec& bandwidth, const arma::vec& weights,
+                                    bool keep_truncation) {
+  LocalFitOptions fo = model.options();
+  fo.degree = 0;
+  fo.ridge = 0;
+  fo.compute_fitted = false;
+  if (!keep_truncation) fo.kernel.truncation = 0;
+  LocalPolynomial nw(fo);
+  nw.fit(X, arma::mat(X.n_rows, 1, arma::fill::zeros), bandwidth, weights);
+  return nw;
+}
+
 LocalFitState LocalPolynomial::state() const {
   require_fitted("state");
   LocalFitState s;

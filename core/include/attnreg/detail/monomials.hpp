@@ -1,9 +1,13 @@
-// attnreg: the multi-indices of a multivariate polynomial basis (internal; used by the local
-// polynomial pilots of the RBC marginal effects, core/src/inference/rbc_marginal_effects.cpp).
+// attnreg: the multi-indices of a multivariate polynomial basis and its design at a point
+// (internal; used by the local polynomial fits of the RBC marginal effects,
+// core/src/inference/rbc_marginal_effects.cpp, and the local residual variance,
+// core/src/inference/local_variance.cpp).
 #pragma once
 
 #include <cstddef>
 #include <vector>
+
+#include "attnreg/base/arma.hpp"
 
 namespace attnreg::detail {
 
@@ -14,5 +18,11 @@ std::vector<std::vector<int>> monomials(std::size_t dc, int q);
 
 // How many of the exponent vectors have total degree <= p.
 std::size_t count_up_to(const std::vector<std::vector<int>>& mon, int p);
+
+// The design of the first k monomials of `mon` at the rows idx of Xc (the continuous columns),
+// in units u_c = (Xc(i, c) - x0(c)) / scale(c): Z(r, t) = prod_c u_c^{mon[t][c]} at row idx(r).
+arma::mat monomial_design(const arma::mat& Xc, const arma::uvec& idx, const arma::rowvec& x0,
+                          const arma::vec& scale, const std::vector<std::vector<int>>& mon,
+                          std::size_t k);
 
 }  // namespace attnreg::detail

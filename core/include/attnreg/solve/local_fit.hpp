@@ -231,6 +231,8 @@ class LocalPolynomial {
   const arma::vec& bandwidth() const { return space_.bandwidth(); }
   const arma::mat& training_x() const { return x_; }
   const arma::mat& training_y() const { return y_; }
+  /// The observation weights given to fit() (n), or empty when none were.
+  const arma::vec& sample_weight() const { return sample_weight_; }
   std::size_t n_obs() const { return x_.n_rows; }
   std::size_t n_outputs() const { return y_.n_cols; }
   bool is_fitted() const { return fitted_flag_; }
@@ -268,6 +270,15 @@ class LocalPolynomial {
   bool fitted_flag_ = false;
   mutable bool have_fitted_ = false;
 };
+
+/// The kernel weights of `model`'s product kernel (its kernels and column types) over rows X with
+/// observation weights `weights` (empty: 1) at bandwidths `bandwidth`, as a fitted local-constant
+/// model: its attention weights at x are K(x_i - x) w_i scaled to sum to one (the factor cancels
+/// in any weighted least squares on them). keep_truncation: the Gaussian's truncation rule of
+/// `model` (the windows of its own fits); false: every positive weight.
+LocalPolynomial kernel_weight_model(const LocalPolynomial& model, const arma::mat& X,
+                                    const arma::vec& bandwidth, const arma::vec& weights,
+                                    bool keep_truncation);
 
 /// Penalty scale of each basis term of `degree` for the continuous-column bandwidths h (in
 /// column order): the omega-scaled ridge in data units expressed in bandwidth units.
