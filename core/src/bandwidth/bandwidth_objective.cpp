@@ -14,17 +14,13 @@
 #include "attnreg/bandwidth/criteria.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/kernels/distinct_rows.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
 
 using namespace bandwidth_detail;  // bandwidth_select_internal.hpp
 
 namespace {
-
-std::string lower_copy(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // ------------------------------------------------------------------ construction
 // Observation weights (see "Weights" in bandwidth_select.hpp): rows of weight 0 take no part in
@@ -324,7 +320,7 @@ struct BandwidthObjective::UndefinedHint {
 };
 
 BandwidthMethod bandwidth_method_from_name(const std::string& name, const std::string& arg) {
-  const std::string s = lower_copy(name);
+  const std::string s = detail::lower_case(name);
   if (s == "cv_ls" || s == "cv.ls" || s == "cvls") return BandwidthMethod::cv_ls;
   if (s == "aic" || s == "cv.aic" || s == "cv_aic" || s == "aicc") return BandwidthMethod::aic;
   if (s == "gcv") return BandwidthMethod::gcv;

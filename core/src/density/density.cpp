@@ -10,6 +10,7 @@
 #include "attnreg/kernels/distinct_rows.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/base/runtime.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
 
@@ -18,8 +19,7 @@ using density_detail::ColumnState;
 using density_detail::Mode;
 
 DensityMethod density_method_from_name(const std::string& name, const std::string& arg) {
-  std::string s;
-  for (char c : name) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  const std::string s = detail::lower_case(name);
   if (s == "cv_ml" || s == "cv.ml") return DensityMethod::cv_ml;
   if (s == "cv_ls" || s == "cv.ls") return DensityMethod::cv_ls;
   if (s == "normal_reference" || s == "normal-reference" || s == "rot")

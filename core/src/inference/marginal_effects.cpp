@@ -13,6 +13,7 @@
 #include "attnreg/kernels/kernel_pairs.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/solve/local_solve.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
 
@@ -221,8 +222,7 @@ bool np_gradient_se(const Plan& P, std::size_t q, const arma::vec& y, double RK,
 }  // namespace
 
 GradientSE gradient_se_from_name(const std::string& name, const std::string& arg) {
-  std::string s = name;
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string s = detail::lower_case(name);
   if (s == "none" || s.empty()) return GradientSE::none;
   if (s == "asymptotic" || s == "hc" || s == "analytic") return GradientSE::asymptotic;
   if (s == "bootstrap" || s == "wild") return GradientSE::bootstrap;

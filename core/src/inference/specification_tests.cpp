@@ -12,6 +12,7 @@
 #include "attnreg/base/error.hpp"
 #include "attnreg/kernels/kernel_pairs.hpp"
 #include "attnreg/base/runtime.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
 
@@ -164,8 +165,7 @@ void check_replications(int B) {
 }  // namespace
 
 NullBootstrap null_bootstrap_from_name(const std::string& name, const std::string& arg) {
-  std::string s;
-  for (char ch : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string s = detail::lower_case(name);
   if (s == "iid") return NullBootstrap::iid;
   if (s == "rademacher" || s == "wild") return NullBootstrap::wild_rademacher;
   if (s == "mammen") return NullBootstrap::wild_mammen;

@@ -9,6 +9,7 @@
 #include "attnreg/detail/binned_internal.hpp"
 #include "attnreg/solve/local_fit.hpp"
 #include "attnreg/solve/local_solve.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
 namespace binned_detail {
@@ -136,8 +137,7 @@ std::vector<double> penalties(const arma::vec& h, int degree) {
 
 // ------------------------------------------------------------------------------ names
 Approximation approximation_from_name(const std::string& name, const std::string& arg) {
-  std::string s = name;
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string s = detail::lower_case(name);
   if (s == "exact") return Approximation::exact;
   if (s == "binned") return Approximation::binned;
   throw InvalidArgument(arg + ": must be \"exact\" (the default: exact kernel sums) or \"binned\" "

@@ -5,19 +5,9 @@
 #include <sstream>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
-
-namespace {
-
-std::string lower(const std::string& s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-}  // namespace
 
 double Kernel::mu2() const {
   return dispatch_kernel(type, [](auto k) { return decltype(k)::mu2(); });
@@ -68,7 +58,7 @@ std::vector<std::string> Kernel::names() {
 }
 
 Kernel Kernel::from_name(const std::string& name, const std::string& arg) {
-  const std::string s = lower(name);
+  const std::string s = detail::lower_case(name);
   std::size_t index = 0;
   for (const std::string& n : names()) {
     const KernelType t = static_cast<KernelType>(index++);
@@ -150,7 +140,7 @@ const char* CategoricalKernel::name() const {
 
 CategoricalKernel CategoricalKernel::from_name(const std::string& name, bool ordered,
                                                const std::string& arg) {
-  std::string s = lower(name);
+  std::string s = detail::lower_case(name);
   s.erase(std::remove(s.begin(), s.end(), '_'), s.end());
   s.erase(std::remove(s.begin(), s.end(), '-'), s.end());
   if (s == "liracine")

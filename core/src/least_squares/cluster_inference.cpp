@@ -8,17 +8,12 @@
 #include <vector>
 
 #include "attnreg/base/error.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
 
 namespace cluster_detail {
 constexpr double kNaNc = std::numeric_limits<double>::quiet_NaN();
-
-std::string lower(const std::string& s) {
-  std::string out;
-  for (char c : s) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return out;
-}
 
 // Rows of each cluster, in row order.
 std::vector<arma::uvec> members_of(const arma::uvec& codes, arma::uword G) {
@@ -103,7 +98,7 @@ double inversion_bound(const std::function<double(double)>& pval, double estimat
 namespace cd = cluster_detail;
 
 FixefK parse_fixef_k(const std::string& name) {
-  const std::string s = cd::lower(name);
+  const std::string s = detail::lower_case(name);
   if (s == "none") return FixefK::None;
   if (s == "nonnested" || s == "nested") return FixefK::Nonnested;
   if (s == "full") return FixefK::Full;

@@ -15,13 +15,13 @@
 #include "attnreg/least_squares/least_squares.hpp"
 #include "attnreg/least_squares/cluster_inference.hpp"
 #include "attnreg/detail/least_squares_internal.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
 
 
 CovType parse_cov_type(const std::string& name) {
-  std::string s;
-  for (char c : name) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  const std::string s = detail::lower_case(name);
   if (s == "nonrobust" || s == "classical" || s == "const") return CovType::Classical;
   if (s == "hc0") return CovType::HC0;
   if (s == "hc1") return CovType::HC1;

@@ -12,6 +12,7 @@
 #include "attnreg/least_squares/least_squares_masked.hpp"
 #include "attnreg/base/runtime.hpp"
 #include "attnreg/detail/least_squares_internal.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
 
@@ -356,8 +357,7 @@ arma::mat SpectralLS::masked_weights(bool strict) const {
 // ------------------------------------------------------------------------------ Ridge
 
 RidgeCriterion parse_ridge_criterion(const std::string& name) {
-  std::string s;
-  for (char c : name) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  const std::string s = detail::lower_case(name);
   if (s == "loo" || s == "cv" || s == "loocv") return RidgeCriterion::LOO;
   if (s == "gcv") return RidgeCriterion::GCV;
   if (s == "aicc" || s == "aic") return RidgeCriterion::AICc;

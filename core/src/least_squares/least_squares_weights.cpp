@@ -6,12 +6,12 @@
 
 #include "attnreg/base/error.hpp"
 #include "attnreg/least_squares/least_squares.hpp"
+#include "attnreg/base/names.hpp"
 
 namespace attnreg {
 
 WeightType parse_weight_type(const std::string& name) {
-  std::string s;
-  for (char c : name) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  const std::string s = detail::lower_case(name);
   if (s == "analytic" || s == "aweight") return WeightType::Analytic;
   if (s == "frequency" || s == "fweight") return WeightType::Frequency;
   throw InvalidArgument("weight_type: must be \"analytic\" (Stata's aweight) or \"frequency\" "
