@@ -71,3 +71,21 @@ def test_one_and_two_threads_identical():
     assert np.array_equal(a.leverage_, b.leverage_)
     assert a._model.trace_LtL() == b._model.trace_LtL()
     assert _core is not None
+
+
+@pytest.mark.parametrize("kernel", ["epanechnikov", "gaussian", "uniform"])
+@pytest.mark.parametrize("degree", [0, 1, 2])
+def test_trace_LtL_streamed_over_windows_equals_the_dense_smoother(kernel, degree):
+    # tr(L'L) is summed over each query's kernel window without forming L: compact windows
+    # that leave rows out, ties, sample weights and a shifted origin against the dense n x n
+    # smoother (its rounding ~1e-16 relative per entry, summed over n^2 entries)
+    rng = np.random.default_rng(11 + degree)
+    X = rng.uniform(-1, 1, size=(400, 2)) + 30.0
+    X[:60] = np.round(X[:60], 1)
+    y = np.sin(3 * X[:, 0]) + rng.normal(size=len(X))
+    w = rng.uniform(0.2, 1.5, len(X))
+    m = attnreg.LocalPolynomial(degree=degree, kernel=kernel, bandwidth=[0.35, 0.5]).fit(
+        X, y, sample_weight=w)
+    L = m.attention_weights(X)
+    assert np.mean(L == 0) > (0.3 if kernel != "gaussian" else -1)  # compact: real windows
+    assert m._model.trace_LtL() == pytest.approx(np.sum(L ** 2), rel=1e-12)

@@ -13,6 +13,7 @@
 namespace attnreg {
 
 using local_fit_detail::degree_name;
+using local_fit_detail::make_squared_weight_sink;
 using local_fit_detail::make_weight_sink;
 using local_fit_detail::penalty_scales;
 
@@ -215,7 +216,7 @@ double LocalPolynomial::trace_LtL() const {
   }
   for (std::size_t h = 0; h < G; ++h) f(h) = gweight_(h) > 0.0 ? f(h) / (gweight_(h) * gweight_(h)) : 0.0;
   const arma::mat& gy = groups_.has_ties() ? gy_internal_ : y_internal_;
-  const std::size_t block = std::max<std::size_t>(1, std::min<std::size_t>(G, (1u << 22) / std::max<std::size_t>(G, 1)));
+  const std::size_t block = std::min<std::size_t>(G, 8192);  // queries per pass (no m x G block)
   double total = 0.0;
   for (std::size_t r0 = 0; r0 < G; r0 += block) {
     const std::size_t r1 = std::min(G, r0 + block);
@@ -226,20 +227,16 @@ double LocalPolynomial::trace_LtL() const {
     LocalEvalResult r = local_polynomial_eval(gs, gy, LocalPolySpec{opt_.degree, opt_.ridge}, Q,
                                               req, opt_.kernel.n_threads);
     throw_on_failed_query(r.status, gs, opt_.degree, opt_.ridge, "X", false);
-    arma::mat W(Q.m, G, arma::fill::zeros);
+    arma::vec s(Q.m, arma::fill::zeros);  // sum_h f_h l_h(x_b)^2 per query
     RunOptions ro;
     ro.n_threads = opt_.kernel.n_threads;
     ro.label = "tr(L'L)";
     const int degree = opt_.degree;
     gs.run(
         Q,
-        [&]() { return make_weight_sink(gs, Q, degree, r.coefficients, W); },
+        [&]() { return make_squared_weight_sink(gs, Q, degree, r.coefficients, f, s); },
         ro);
-    for (std::size_t b = 0; b < Q.m; ++b) {
-      double s = 0.0;
-      for (std::size_t h = 0; h < G; ++h) s += f(h) * W(b, h) * W(b, h);
-      total += groups_.count(r0 + b) * s;
-    }
+    for (std::size_t b = 0; b < Q.m; ++b) total += groups_.count(r0 + b) * s(b);
   }
   trace_ltl_ = total;
   have_trace_ltl_ = true;

@@ -198,13 +198,40 @@ class MomentSink final : public TileSink {
   const double* xptr_[3] = {nullptr, nullptr, nullptr};
 };
 
-// ---------------------------------------------------------------- the weights sink
-// l_i(x) = w_i (c_0 + sum_a c_a z_ia) with c = A^{-1} e1, written to W(q, original row).
+// ---------------------------------------------------------------- the weights sinks
+// l_i(x) = w_i (c_0 + sum_a c_a z_ia) with c = A^{-1} e1 over each tile, handed to Store with
+// the tile's original rows: WriteWeights stores them in W(q, row), SumSquaredWeights adds
+// sum_i f_i l_i(x)^2 to out(q) without forming W (tr(L'L): the dense m x G block cost more in
+// memory traffic than the weights themselves). Every query's tiles come from one thread in a
+// fixed order (kernel_pairs.hpp), so out(q) is the same for any thread count.
+struct WriteWeights {
+  arma::mat& W;
+  void operator()(std::size_t qi, const std::size_t* rows, std::size_t len, const double* w,
+                  const double* l) const {
+    for (std::size_t i = 0; i < len; ++i) W(qi, rows[i]) = w[i] * l[i];
+  }
+};
+
+struct SumSquaredWeights {
+  const arma::vec& f;
+  arma::vec& out;
+  void operator()(std::size_t qi, const std::size_t* rows, std::size_t len, const double* w,
+                  const double* l) const {
+    double s = 0.0;
+    for (std::size_t i = 0; i < len; ++i) {
+      const double v = w[i] * l[i];
+      s += f(rows[i]) * v * v;
+    }
+    out(qi) += s;
+  }
+};
+
+template <class Store>
 class WeightSink final : public TileSink {
  public:
   WeightSink(const KernelSpace& space, const PreparedQueries& Q, int degree,
-             const arma::mat& coef, arma::mat& W)
-      : space_(space), Q_(Q), degree_(degree), coef_(coef), W_(W) {
+             const arma::mat& coef, Store store)
+      : space_(space), Q_(Q), degree_(degree), coef_(coef), store_(store) {
     p_ = LocalPolySpec::n_terms(degree, space.n_continuous());
     basis_.resize(std::max<std::size_t>(p_, 1) * KernelSpace::kTile);
     bptr_.resize(std::max<std::size_t>(p_, 1));
@@ -221,8 +248,7 @@ class WeightSink final : public TileSink {
       const double* b = bptr_[a];
       for (std::size_t i = 0; i < len; ++i) l_[i] += ca * b[i];
     }
-    const auto& order = space_.order();
-    for (std::size_t i = 0; i < len; ++i) W_(qi, order[first + i]) = w[i] * l_[i];
+    store_(qi, space_.order().data() + first, len, w, l_.data());
   }
   void end_block(const double*) override {}
 
@@ -231,7 +257,7 @@ class WeightSink final : public TileSink {
   const PreparedQueries& Q_;
   int degree_;
   const arma::mat& coef_;
-  arma::mat& W_;
+  Store store_;
   std::size_t p_ = 0;
   const std::size_t* qs_ = nullptr;
   std::vector<double> basis_, l_;
@@ -267,7 +293,16 @@ class FastMomentFeeder final : public detail::BlockedMomentFeeder<MomentSink> {
 
 std::unique_ptr<TileSink> make_weight_sink(const KernelSpace& space, const PreparedQueries& Q,
                                            int degree, const arma::mat& coef, arma::mat& W) {
-  return std::unique_ptr<TileSink>(new WeightSink(space, Q, degree, coef, W));
+  return std::unique_ptr<TileSink>(
+      new WeightSink<WriteWeights>(space, Q, degree, coef, WriteWeights{W}));
+}
+
+std::unique_ptr<TileSink> make_squared_weight_sink(const KernelSpace& space,
+                                                   const PreparedQueries& Q, int degree,
+                                                   const arma::mat& coef, const arma::vec& f,
+                                                   arma::vec& out) {
+  return std::unique_ptr<TileSink>(
+      new WeightSink<SumSquaredWeights>(space, Q, degree, coef, SumSquaredWeights{f, out}));
 }
 
 std::vector<double> penalty_scales(const KernelSpace& space, int degree) {

@@ -59,6 +59,13 @@ void build_basis(const KernelSpace& space, const PreparedQueries& Q, std::size_t
 std::unique_ptr<TileSink> make_weight_sink(const KernelSpace& space, const PreparedQueries& Q,
                                            int degree, const arma::mat& coef, arma::mat& W);
 
+/// The same weights' weighted squares, out(query) += sum_i f(row_i) l_i(x)^2, without forming
+/// W (out must be zeroed by the caller; local_fit_eval.cpp).
+std::unique_ptr<TileSink> make_squared_weight_sink(const KernelSpace& space,
+                                                   const PreparedQueries& Q, int degree,
+                                                   const arma::mat& coef, const arma::vec& f,
+                                                   arma::vec& out);
+
 /// Ridge penalty scales of the space's continuous columns (local_penalty_scales).
 std::vector<double> penalty_scales(const KernelSpace& space, int degree);
 
