@@ -50,7 +50,10 @@
 #' `"gaussian"`: the quantile of \eqn{\max_k |Z_k|/sd_k}, \eqn{Z \sim N(0, W \Omega W')},
 #' the standard errors treated as known (as lpdensity and binsreg build their bands; the only
 #' method before `"wild_t"` became the default). `"auto"` (default): `"wild_t"` for HC0-HC3 and
-#' CR1, `"gaussian"` for `vcov = "nonrobust"`, `"nn"` and `"local"`. With robust standard errors in small windows the Gaussian
+#' CR1 (`"gaussian"` with a warning where the bootstrap's refits would not fit in memory: more
+#' than 2e8 nonzero hat-matrix weights over the rows in the points' windows, e.g. the Gaussian
+#' kernel with more than ~20,000 distinct training rows), `"gaussian"` for
+#' `vcov = "nonrobust"`, `"nn"` and `"local"`. With robust standard errors in small windows the Gaussian
 #' band undercovers (d = 3, n = 500, HC3: 0.70-0.79 at 0.95; the wild bootstrap-t 0.92).
 #'
 #' @param fit A `kreg` fit (single response).
@@ -104,7 +107,18 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
   note <- attr(res, "bias_note")
   if (nzchar(note)) warning("diagnose: ", note, "; those columns are NA", call. = FALSE)
   attr(res, "bias_note") <- NULL
+  unote <- attr(res, "uniform_note")
+  if (!is.null(unote)) warning("diagnose: ", unote, call. = FALSE)
+  attr(res, "uniform_note") <- NULL
   res
+}
+
+# The number of draws behind uniform bands, checked (at least 100; `usual` for the message).
+.uniform_draws <- function(R, usual) {
+  if (!is.numeric(R) || length(R) != 1L || is.na(R) || R < 100 || R != round(R)) {
+    stop("R: must be an integer >= 100 (e.g. ", usual, ")", call. = FALSE)
+  }
+  as.integer(R)
 }
 
 # diagnose() without the warning: the data frame with attribute "bias_note" (empty when the
@@ -139,14 +153,11 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
   }
   nrep <- 0L
   if (isTRUE(uniform)) {
-    if (!is.numeric(R) || length(R) != 1L || is.na(R) || R < 100 || R != round(R)) {
-      stop("R: must be an integer >= 100 (e.g. 2000)", call. = FALSE)
-    }
+    nrep <- .uniform_draws(R, 2000L)
     if (!is.numeric(seed) || length(seed) != 1L || is.na(seed) || seed < 0 ||
         seed != round(seed)) {
       stop("seed: must be a non-negative integer", call. = FALSE)
     }
-    nrep <- as.integer(R)
   } else if (!identical(uniform, FALSE)) {
     stop("uniform: must be TRUE or FALSE", call. = FALSE)
   }
@@ -185,6 +196,7 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
     attr(res, "crit_uniform") <- un$crit_uniform
     attr(res, "crit_uniform_rbc") <- un$crit_uniform_rbc
     attr(res, "uniform_method") <- un$uniform_method
+    if (nzchar(un$uniform_note)) attr(res, "uniform_note") <- un$uniform_note
   }
   if (nzchar(note)) {
     # Not computable here (not a numerical failure): NA, not NaN, and say why once.

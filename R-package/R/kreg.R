@@ -658,7 +658,11 @@ loo_predict.kreg <- function(object, ...) {
 #'   training row number (default the training row nearest the medians).
 #' @param n_grid Number of grid points.
 #' @param bands `"none"`, `"confidence"` (conventional pointwise band, shaded), `"rbc"`
-#'   (also the robust bias-corrected band, dashed; one regressor only), see [diagnose()], or
+#'   (also the robust bias-corrected band, dashed; `type = "fit"` and `"partial"`, any number
+#'   of regressors, the others held at their medians or modes), see [diagnose()], `"uniform"`
+#'   (`type = "fit"`: also the uniform RBC band over the grid, dotted, from
+#'   `diagnose(uniform = TRUE)` with `R` draws and `seed`; its critical value in the legend
+#'   and in the result's attribute `crit_uniform_rbc`), or
 #'   `"bootstrap"` (`type = "fit"`: the pointwise wild-bootstrap band, shaded, and the
 #'   simultaneous sup-t band, dashed, see [bootstrap_bands()]). The y axis spans the data,
 #'   the fit and the bands, but a band running more than a quarter of the data's range beyond
@@ -666,8 +670,9 @@ loo_predict.kreg <- function(object, ...) {
 #'   entry says so.
 #' @param level,vcov Confidence level and variance estimator of the bands.
 #' @param kind Deprecated name of `vcov` (a warning; removed in the next release).
-#' @param R,seed `bands = "bootstrap"`: replications, and the seed of the core's generator
-#'   (`NULL`: drawn from R's, so `set.seed()` decides), as in [bootstrap_bands()].
+#' @param R,seed `bands = "bootstrap"` or `"uniform"`: replications, and the seed of the
+#'   core's generator (`NULL`: drawn from R's, so `set.seed()` decides), as in
+#'   [bootstrap_bands()].
 #' @param ... Passed to [graphics::plot()].
 #' @return Invisibly: `"fit"` a data frame `grid, fit` (and `lwr, upr` with bands; its
 #'   attribute `clipped` names the bands clipped to the plot range);
@@ -677,6 +682,7 @@ loo_predict.kreg <- function(object, ...) {
 #' fit <- kreg(mpg ~ wt + hp, data = mtcars, bw = c(0.5, 40))
 #' plot(fit, var = "wt")
 #' plot(kreg(mpg ~ wt, data = mtcars, bw = 0.5), bands = "rbc")
+#' plot(fit, var = "wt", bands = "uniform", R = 499, seed = 1)
 #' plot(kreg(mpg ~ wt, data = mtcars, bw = 0.5), bands = "bootstrap", R = 199)
 #' d <- transform(mtcars, am = factor(am))
 #' plot(kreg(mpg ~ wt + hp + am, data = d, bw = c(0.6, 40, 0.2)), type = "partial",
@@ -686,7 +692,7 @@ loo_predict.kreg <- function(object, ...) {
 #' @export
 plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NULL,
                       query = NULL, n_grid = 200L,
-                      bands = c("none", "confidence", "rbc", "bootstrap"),
+                      bands = c("none", "confidence", "rbc", "uniform", "bootstrap"),
                       level = 0.95, vcov = "HC3", R = 999L, seed = NULL, ..., kind) {
   if (!missing(kind)) vcov <- .renamed_arg("plot.kreg", "kind", "vcov", kind, missing(vcov))
   kind <- vcov
@@ -718,22 +724,36 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
   G
 }
 
-# Fit and (optionally) pointwise bands at rows G of regressor codes.
-.kreg_band <- function(x, G, bands, level, kind) {
+# Fit and (optionally) pointwise bands at rows G of regressor codes; bands = "uniform" adds
+# the uniform RBC band of diagnose(uniform = TRUE) over the rows of G (R draws, seed) and its
+# critical value as attribute "crit" (the method as "method").
+.kreg_band <- function(x, G, bands, level, kind, R = 999L, seed = NULL) {
   fit <- drop(.kreg_predict_cpp(x$state, G, "fit"))
   out <- data.frame(fit = fit)
   if (bands != "none") {
+    uni <- bands == "uniform"
     d <- .diag_pointwise_cpp(x$state, G, .diag_kind(kind), as.double(level), -1L, 0,
-                             numeric(0), .diag_output(x), numeric(0), 0L, 0)
+                             numeric(0), .diag_output(x), numeric(0),
+                             if (uni) .uniform_draws(R, 999L) else 0L,
+                             if (uni) .attnreg_seed(seed) else 0, "auto")
     out$lwr <- d$ci_low
     out$upr <- d$ci_high
-    if (bands == "rbc" && nzchar(d$bias_note)) {
-      stop("bands: \"rbc\" is not available: ", d$bias_note, "; use bands = \"confidence\"",
-           call. = FALSE)
+    if (bands %in% c("rbc", "uniform") && nzchar(d$bias_note)) {
+      stop("bands: \"", bands, "\" is not available: ", d$bias_note,
+           "; use bands = \"confidence\"", call. = FALSE)
     }
-    if (bands == "rbc") {
+    if (bands %in% c("rbc", "uniform")) {
       out$rbc_lwr <- d$rbc_low
       out$rbc_upr <- d$rbc_high
+    }
+    if (uni) {
+      if (nzchar(d$uniform$uniform_note)) {
+        warning("plot: ", d$uniform$uniform_note, call. = FALSE)
+      }
+      out$uniform_lwr <- d$uniform$uniform_rbc_low
+      out$uniform_upr <- d$uniform$uniform_rbc_high
+      attr(out, "crit") <- d$uniform$crit_uniform_rbc
+      attr(out, "method") <- d$uniform$uniform_method
     }
   }
   out
@@ -795,11 +815,16 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
                 simultaneous = sprintf("%s simultaneous (sup-t, c = %.2f)", pct,
                                        bb$critical_value))
   } else {
-    b <- .kreg_band(x, G, bands, level, kind)
+    b <- .kreg_band(x, G, bands, level, kind, R = R, seed = seed)
     band_list <- if (bands == "none") list() else list(conventional = list(b$lwr, b$upr))
-    if (bands == "rbc") band_list$RBC <- list(b$rbc_lwr, b$rbc_upr)
+    if (bands %in% c("rbc", "uniform")) band_list$RBC <- list(b$rbc_lwr, b$rbc_upr)
+    if (bands == "uniform") band_list$uniform <- list(b$uniform_lwr, b$uniform_upr)
     labels <- c(conventional = paste(pct, "conventional"),
-                RBC = paste(pct, "robust bias-corrected"))
+                RBC = paste(pct, "robust bias-corrected"),
+                uniform = if (bands == "uniform")
+                  sprintf("%s uniform RBC (%s, c = %.2f)", pct,
+                          c(wild_t = "wild bootstrap-t", gaussian = "Gaussian sup-t")[[
+                            attr(b, "method")]], attr(b, "crit")) else "")
   }
   y <- drop(x$state$Y)
   lim <- .kreg_band_limits(y, b$fit, band_list)
@@ -817,10 +842,15 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
   if (bands != "none") {
     polygon(c(grid, rev(grid)), c(b$lwr, rev(b$upr)), border = NA, col = shade)
     add_leg(if (bands == "bootstrap") "pointwise" else "conventional", NA, 0, 0, shade)
-    if (bands == "rbc") {
+    if (bands %in% c("rbc", "uniform")) {
       lines(grid, b$rbc_lwr, lty = 2, col = "steelblue")
       lines(grid, b$rbc_upr, lty = 2, col = "steelblue")
       add_leg("RBC", "steelblue", 2, 1, NA)
+    }
+    if (bands == "uniform") {
+      lines(grid, b$uniform_lwr, lty = 3, lwd = 1.5, col = "darkgreen")
+      lines(grid, b$uniform_upr, lty = 3, lwd = 1.5, col = "darkgreen")
+      add_leg("uniform", "darkgreen", 3, 1.5, NA)
     }
     if (bands == "bootstrap") {
       lines(grid, b$uniform_lwr, lty = 2, col = "steelblue")
@@ -833,6 +863,7 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
   lines(grid, b$fit, lwd = 2, col = "firebrick")
   out <- cbind(grid = grid, b)
   attr(out, "clipped") <- lim$clipped
+  if (bands == "uniform") attr(out, "crit_uniform_rbc") <- attr(b, "crit")
   invisible(out)
 }
 
@@ -845,13 +876,9 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
     stop("var: not a regressor: ", paste(bad, collapse = ", "), "; use some of ",
          paste(all_vars, collapse = ", "), call. = FALSE)
   }
-  if (bands == "rbc") {  # RBC needs one continuous regressor; partial plots hold the others
-    if (length(all_vars) != 1L || strsplit(x$var_types, "")[[1]][1] != "c") {
-      stop("bands: \"rbc\" needs exactly one continuous regressor (the pilot polynomial is ",
-           "univariate); this fit has ", length(all_vars), " regressors; use bands = ",
-           "\"confidence\"", call. = FALSE)
-    }
-    bands <- "confidence"
+  if (bands %in% c("uniform", "bootstrap")) {
+    stop("bands: \"", bands, "\" is for type = \"fit\"; partial plots take \"none\", ",
+         "\"confidence\" or \"rbc\"", call. = FALSE)
   }
   types <- strsplit(x$var_types, "")[[1]]
   Xtr <- x$state$X
@@ -865,12 +892,16 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
     if (types[j] == "c") {
       grid <- seq(min(Xtr[, j]), max(Xtr[, j]), length.out = n_grid)
       b <- .kreg_band(x, .kreg_hold(x, j, grid), bands, level, kind)
-      rng <- range(c(b$fit, b$lwr, b$upr), finite = TRUE)
+      rng <- range(c(b$fit, b$lwr, b$upr, b$rbc_lwr, b$rbc_upr), finite = TRUE)
       plot(grid, b$fit, type = "n", ylim = rng, xlab = v, ylab = paste("partial fit of", yl),
            ...)
       if (bands != "none") {
         polygon(c(grid, rev(grid)), c(b$lwr, rev(b$upr)), border = NA,
                 col = grDevices::rgb(0.7, 0.1, 0.1, 0.2))
+      }
+      if (bands == "rbc") {
+        lines(grid, b$rbc_lwr, lty = 2, col = "steelblue")
+        lines(grid, b$rbc_upr, lty = 2, col = "steelblue")
       }
       lines(grid, b$fit, lwd = 2, col = "firebrick")
       rug(Xtr[, j], col = grDevices::rgb(0, 0, 0, 0.4))
@@ -879,12 +910,16 @@ plot.kreg <- function(x, type = c("fit", "partial", "cv", "attention"), var = NU
       lv <- x$spec$levels[[j]]
       codes <- seq_along(lv) - 1
       b <- .kreg_band(x, .kreg_hold(x, j, codes), bands, level, kind)
-      rng <- range(c(b$fit, b$lwr, b$upr), finite = TRUE)
+      rng <- range(c(b$fit, b$lwr, b$upr, b$rbc_lwr, b$rbc_upr), finite = TRUE)
       plot(seq_along(lv), b$fit, ylim = rng, xaxt = "n", pch = 19, col = "firebrick",
            xlab = v, ylab = paste("partial fit of", yl), xlim = c(0.5, length(lv) + 0.5), ...)
       graphics::axis(1, at = seq_along(lv), labels = lv)
       if (bands != "none") {
         graphics::segments(seq_along(lv), b$lwr, seq_along(lv), b$upr, col = "firebrick")
+      }
+      if (bands == "rbc") {
+        graphics::segments(seq_along(lv) + 0.12, b$rbc_lwr, seq_along(lv) + 0.12, b$rbc_upr,
+                           col = "steelblue", lty = 2)
       }
       out[[v]] <- cbind(level = factor(lv, levels = lv), b)
     }

@@ -102,6 +102,7 @@ static void init_diagnostics_criteria(py::module_& m) {
         d["crit_uniform"] = r.crit_uniform;
         d["crit_uniform_bc"] = r.crit_uniform_bc;
         d["uniform_method"] = r.uniform_method;
+        d["uniform_note"] = r.uniform_note;
         d["uniform_low"] = to_numpy(r.uniform_low);
         d["uniform_high"] = to_numpy(r.uniform_high);
         d["uniform_rbc_low"] = to_numpy(r.uniform_rbc_low);

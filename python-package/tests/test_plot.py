@@ -47,6 +47,30 @@ def test_fit_with_bands_draws_the_diagnose_columns():
         attnreg.plot.fit_with_bands(m, np.hstack([X, X]))
 
 
+def test_fit_with_bands_draws_the_uniform_band_of_diagnose():
+    X, y = _xy(seed=2)
+    m = attnreg.LocalLinear(bandwidth=0.08).fit(X, y)
+    grid = np.linspace(0.1, 0.9, 25)
+    ax = attnreg.plot.fit_with_bands(m, X, y, grid=grid, uniform=True, replications=400,
+                                     random_state=7)
+    d = attnreg.diagnostics.diagnose(m, grid[:, None], uniform=True, replications=400,
+                                     random_state=7)
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    label = f"95% uniform RBC (wild bootstrap-t, c = {d.attrs['crit_uniform_rbc']:.2f})"
+    assert label in lines
+    np.testing.assert_allclose(lines[label].get_ydata(), d["uniform_rbc_low"], rtol=1e-12)
+    np.testing.assert_allclose(ax.get_lines()[-1].get_ydata(), d["uniform_rbc_high"],
+                               rtol=1e-12)
+    assert np.all(d["uniform_rbc_low"] < d["rbc_low"])
+    # without the RBC band: the conventional uniform band
+    ax2 = attnreg.plot.fit_with_bands(m, X, y, grid=grid, rbc=False, uniform=True,
+                                      replications=400, random_state=7)
+    lab2 = f"95% uniform conventional (wild bootstrap-t, c = {d.attrs['crit_uniform']:.2f})"
+    low2 = [ln for ln in ax2.get_lines() if ln.get_label() == lab2]
+    assert len(low2) == 1
+    np.testing.assert_allclose(low2[0].get_ydata(), d["uniform_low"], rtol=1e-12)
+
+
 def test_partial_effects_average_matches_direct_computation():
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(80, 2))

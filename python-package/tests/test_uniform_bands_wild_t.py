@@ -20,7 +20,7 @@ from attnreg.diagnostics import _fitted_core, diagnose
 RTOL = 1e-9
 
 
-def _data(seed, n=240, ties=False, cat=False):
+def _data(seed, n=240, ties=False, cat=False, kernel="gaussian"):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, size=(n, 2))
     if ties:
@@ -32,7 +32,7 @@ def _data(seed, n=240, ties=False, cat=False):
         X = np.column_stack([X, c])
         y = y + 0.5 * c
         vt = "ccu"
-    est = LocalLinear(bandwidth=[0.35, 0.45] + ([0.3] if cat else []),
+    est = LocalLinear(bandwidth=[0.35, 0.45] + ([0.3] if cat else []), kernel=kernel,
                       **({"var_types": vt} if vt else {})).fit(X, y)
     return est, X, y, rng
 
@@ -95,8 +95,11 @@ def _smoothers(est, Xe):
 
 @pytest.mark.parametrize("ties,cat", [(False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("kind", ["hc0", "hc1", "hc2", "hc3", "const", "cr1"])
-def test_max_statistics_equal_the_numpy_oracle(ties, cat, kind):
-    est, X, y, rng = _data(11 + 3 * ties + cat, ties=ties, cat=cat)
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+def test_max_statistics_equal_the_numpy_oracle(ties, cat, kind, kernel):
+    # Gaussian: the hat-matrix rows are dense (dgemm); Epanechnikov: compressed rows over the
+    # windows (the first block less than a quarter nonzero), refits only where W weighs
+    est, X, y, rng = _data(11 + 3 * ties + cat, ties=ties, cat=cat, kernel=kernel)
     Xe = np.column_stack([np.linspace(-0.8, 0.8, 7), np.linspace(0.7, -0.7, 7)])
     if cat:
         Xe = np.column_stack([Xe, np.r_[np.zeros(4), np.ones(3)]])
@@ -256,3 +259,56 @@ def test_small_monte_carlo_d3_hc3_wild_t_closer_to_nominal_than_gaussian():
     cw, cg = hit["wild_t"] / reps, hit["gaussian"] / reps
     assert cw >= 0.80, (cw, cg)
     assert abs(cw - 0.95) < abs(cg - 0.95), (cw, cg)
+
+
+def test_auto_falls_back_to_gaussian_when_the_refits_do_not_fit_in_memory():
+    # the Gaussian kernel weighs every one of 20,100 distinct rows: 20,100^2 > 4e8 dense
+    # hat-matrix entries. 'auto' uses the Gaussian sup-t and says so; 'wild_t' is refused.
+    rng = np.random.default_rng(3)
+    n = 20100
+    x = rng.uniform(-1, 1, n)
+    y = np.sin(2 * x) + 0.3 * rng.standard_normal(n)
+    est = LocalLinear(bandwidth=0.1).fit(x[:, None], y)
+    Xe = np.linspace(-0.8, 0.8, 5)[:, None]
+    with pytest.warns(UserWarning, match="uniform_method 'auto' used the Gaussian sup-t: "
+                      "uniform_method: 'wild_t' refits every draw"):
+        r = diagnose(est, Xe, uniform=True, replications=200, random_state=1)
+    assert r.attrs["uniform_method"] == "gaussian"
+    g = diagnose(est, Xe, uniform=True, replications=200, random_state=1,
+                 uniform_method="gaussian")
+    assert r.attrs["crit_uniform_rbc"] == g.attrs["crit_uniform_rbc"]
+    with pytest.raises(ValueError, match="uniform_method: 'wild_t' refits every draw through "
+                       "the hat matrix rows of the 20100 distinct training rows inside"):
+        diagnose(est, Xe, uniform=True, replications=200, uniform_method="wild_t")
+
+
+def test_compact_kernel_needs_only_the_windows_rows():
+    # 21,000 distinct rows: the whole hat matrix would be 21,000^2 > 4e8 entries (refused
+    # before); with the Epanechnikov kernel only the rows in the points' windows are refitted,
+    # as compressed rows. The statistics equal the refits computed from those rows directly.
+    rng = np.random.default_rng(4)
+    n = 21000
+    X = rng.uniform(-1, 1, size=(n, 2))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.3 * rng.standard_normal(n)
+    est = LocalLinear(bandwidth=[0.08, 0.08], kernel="epanechnikov").fit(X, y)
+    Xe = np.array([[0.0, 0.0], [0.5, -0.3]])
+    r = diagnose(est, Xe, uniform=True, replications=200, random_state=5)
+    assert r.attrs["uniform_method"] == "wild_t"
+    Ws = _smoothers(est, Xe)
+    S = np.flatnonzero((Ws[0] != 0).any(0) | (Ws[1] != 0).any(0))
+    assert len(S) < 600
+    V = rng.choice([-1.0, 1.0], size=(n, 20))
+    got = _core.wild_t_max_statistics(_fitted_core(est), Ws, V, kind="hc3", cluster=[])
+    HS = est.attention_weights(X[S])  # the hat-matrix rows of the window rows
+    fit = est.predict(X)
+    e = y - fit
+    lev = np.diag(HS[:, S])
+    for j in range(V.shape[1]):
+        z = e * V[:, j]
+        es = (fit + z)[S] - HS @ (fit + z)
+        want = 0.0
+        for W in Ws:
+            num = W @ z
+            var = (W[:, S] ** 2) @ (es ** 2 / (1 - lev) ** 2)
+            want = np.max(np.abs(num) / np.sqrt(var))
+            assert got[j, 0 if W is Ws[0] else 1] == pytest.approx(want, rel=RTOL)

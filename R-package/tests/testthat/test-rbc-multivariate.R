@@ -39,6 +39,25 @@ test_that("diagnose() fills bias and RBC columns with two regressors", {
                         "uniform_method"), "gaussian")
 })
 
+test_that("uniform_method 'auto' falls back to the Gaussian sup-t with a warning when the wild bootstrap's refits do not fit in memory", {
+  # 20,100 distinct rows under the Gaussian kernel: every row is in every window, and the
+  # dense hat-matrix rows (20,100^2 entries) exceed the wild bootstrap-t's 4e8
+  set.seed(5)
+  d <- data.frame(x = runif(20100, -1, 1))
+  d$y <- sin(2 * d$x) + rnorm(20100, sd = 0.3)
+  f <- kreg(y ~ x, data = d, bw = 0.1)
+  nd <- data.frame(x = c(-0.5, 0, 0.5))
+  expect_warning(u <- diagnose(f, nd, uniform = TRUE, R = 200, seed = 1),
+                 "uniform_method 'auto' used the Gaussian sup-t")
+  expect_identical(attr(u, "uniform_method"), "gaussian")
+  expect_null(attr(u, "uniform_note"))
+  g <- expect_silent(diagnose(f, nd, uniform = TRUE, R = 200, seed = 1,
+                              uniform_method = "gaussian"))
+  expect_identical(attr(u, "crit_uniform_rbc"), attr(g, "crit_uniform_rbc"))
+  expect_error(diagnose(f, nd, uniform = TRUE, R = 200, uniform_method = "wild_t"),
+               "uniform_method: 'wild_t' refits every draw")
+})
+
 test_that("diagnose(vcov = 'local') pools the window's residuals (direct R oracle)", {
   set.seed(8)
   d <- data.frame(x1 = runif(150, -1, 1), x2 = runif(150, -1, 1))
@@ -62,4 +81,25 @@ test_that("diagnose(vcov = 'local') pools the window's residuals (direct R oracl
   }
   expect_identical(attr(diagnose(f, nd, vcov = "LOCAL", uniform = TRUE, R = 200),
                         "uniform_method"), "gaussian")
+})
+
+test_that("plot(bands = 'uniform') draws diagnose()'s uniform RBC band over the grid", {
+  set.seed(6)
+  d <- data.frame(x1 = runif(300, -1, 1), x2 = runif(300, -1, 1))
+  d$y <- sin(2 * d$x1) + d$x2^2 + rnorm(300, sd = 0.3)
+  f <- kreg(y ~ x1 + x2, data = d, bw = c(0.35, 0.45))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  p <- plot(f, var = "x1", bands = "uniform", n_grid = 40, R = 499, seed = 3)
+  nd <- data.frame(x1 = seq(min(d$x1), max(d$x1), length.out = 40), x2 = median(d$x2))
+  u <- diagnose(f, nd, uniform = TRUE, R = 499, seed = 3)
+  expect_identical(attr(p, "crit_uniform_rbc"), attr(u, "crit_uniform_rbc"))
+  expect_equal(p$uniform_lwr, u$uniform_rbc_low, tolerance = 1e-12)
+  expect_equal(p$rbc_upr, u$rbc_high, tolerance = 1e-12)
+  expect_true(all(p$uniform_lwr < p$rbc_lwr & p$uniform_upr > p$rbc_upr))
+  expect_error(plot(f, bands = "uniform", R = 10), "R: must be an integer >= 100")
+  # partial plots: the RBC band with two regressors (the other held at its median)
+  part <- plot(f, type = "partial", bands = "rbc", n_grid = 20)
+  nd2 <- data.frame(x1 = median(d$x1), x2 = seq(min(d$x2), max(d$x2), length.out = 20))
+  expect_equal(part$x2$rbc_lwr, diagnose(f, nd2)$rbc_low, tolerance = 1e-12)
 })

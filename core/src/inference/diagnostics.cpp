@@ -283,19 +283,26 @@ void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
                      opt.kind == VarianceKind::local
                  ? UniformMethod::gaussian
                  : UniformMethod::wild_t;
-  r.uniform_method = uniform_method_name(method);
   if (method == UniformMethod::wild_t) {
-    const WildTBands wild(model, opt.kind, opt.cluster, output, g.residual_df);
-    arma::mat Lbc;
-    std::vector<const arma::mat*> Ws{&L};
-    if (B != nullptr) {
-      Lbc = L - *B;
-      Ws.push_back(&Lbc);
+    try {
+      const WildTBands wild(model, opt.kind, opt.cluster, output, g.residual_df);
+      arma::mat Lbc;
+      std::vector<const arma::mat*> Ws{&L};
+      if (B != nullptr) {
+        Lbc = L - *B;
+        Ws.push_back(&Lbc);
+      }
+      const arma::vec c = wild.critical_values(Ws, opt.level, opt.uniform_replications, opt.seed);
+      r.crit_uniform = c(0);
+      r.crit_uniform_bc = B != nullptr ? c(1) : kNaN;
+    } catch (const WildTTooLarge& e) {
+      if (opt.uniform_method != UniformMethod::automatic) throw;
+      method = UniformMethod::gaussian;
+      r.uniform_note = std::string("uniform_method 'auto' used the Gaussian sup-t: ") + e.what();
     }
-    const arma::vec c = wild.critical_values(Ws, opt.level, opt.uniform_replications, opt.seed);
-    r.crit_uniform = c(0);
-    r.crit_uniform_bc = B != nullptr ? c(1) : kNaN;
-  } else {
+  }
+  r.uniform_method = uniform_method_name(method);
+  if (method == UniformMethod::gaussian) {
     r.crit_uniform =
         sup_t_critical_value(smoother_covariance(model, opt, output, g, Omega, L, groups, need),
                              opt.level, opt.uniform_replications, opt.seed);

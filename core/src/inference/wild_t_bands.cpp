@@ -96,11 +96,6 @@ WildTBands::WildTBands(const LocalPolynomial& model, VarianceKind kind,
                  "heteroskedasticity-robust kind ('hc3')");
   groups_ = training_groups(model);
   const arma::uword G = groups_.X.n_rows;
-  check::require(static_cast<double>(G) * static_cast<double>(G) <= 4e8, "uniform_method",
-                 "'wild_t' refits every draw through the hat matrix of the " +
-                     std::to_string(G) + " distinct training rows (" +
-                     std::to_string(static_cast<double>(G) * G * 8 / 1e9) +
-                     " GB); use uniform_method 'gaussian' for this fit");
   gstart_.assign(G + 1, 0);
   for (arma::uword i = 0; i < groups_.group_of.n_elem; ++i) ++gstart_[groups_.group_of(i) + 1];
   for (arma::uword g = 0; g < G; ++g) gstart_[g + 1] += gstart_[g];
@@ -153,13 +148,13 @@ WildTBands::WildTBands(const LocalPolynomial& model, VarianceKind kind,
     }
     default: break;
   }
-  // H over the distinct rows: the attention weights of the distinct rows summed over each
-  // group, computed over the distinct rows directly (LocalPolynomial::distinct_attention_weights)
+  // The rows of H (the attention weights of the distinct rows summed over each group,
+  // LocalPolynomial::distinct_attention_weights) are made per call for the groups the
+  // smoothers weigh (refit_rows); the homoskedastic kind's sigma*^2 needs all of them.
   check::require(model.n_distinct() == G, "model", "distinct training rows disagree");
-  H_ = model.distinct_attention_weights(groups_.X);
-  arma::vec fs(G, arma::fill::zeros);
-  for (arma::uword i = 0; i < n; ++i) fs(groups_.group_of(i)) += groups_.share(i) * fit_(i);
-  HF_ = H_ * fs;
+  model_ = &model;
+  fs_.zeros(G);
+  for (arma::uword i = 0; i < n; ++i) fs_(groups_.group_of(i)) += groups_.share(i) * fit_(i);
   // the sample's per-group share_i^2 omega_i: which points have a positive standard error
   og0_.zeros(G);
   const double s2 = kind == VarianceKind::homoskedastic ? arma::dot(e_, e_) / sigma2_df : 0.0;
@@ -200,6 +195,8 @@ std::vector<WildTBands::Smoother> WildTBands::prepare(
     S.W = &W;
     S.Wg = group_sums(W, groups_);
     if (!cr) S.Wg2 = arma::square(S.Wg);
+    S.sparse = !cr && static_cast<double>(arma::accu(S.Wg != 0)) <= 0.25 * S.Wg.n_elem;
+    if (S.sparse) S.rows.append(S.Wg);
     // the points with a positive standard error in the sample (as the bands' se)
     arma::vec se2;
     if (cr) {
@@ -214,6 +211,81 @@ std::vector<WildTBands::Smoother> WildTBands::prepare(
   return out;
 }
 
+void WildTBands::SparseRows::append(const arma::mat& M) {
+  for (arma::uword k = 0; k < M.n_rows; ++k) {
+    for (arma::uword g = 0; g < M.n_cols; ++g)
+      if (M(k, g) != 0) {
+        col.push_back(g);
+        val.push_back(M(k, g));
+      }
+    ptr.push_back(val.size());
+  }
+}
+
+double WildTBands::SparseRows::dot(std::size_t k, const double* u) const {
+  double f = 0;
+  for (std::size_t t = ptr[k]; t < ptr[k + 1]; ++t) f += val[t] * u[col[t]];
+  return f;
+}
+
+// Only the groups with a weight in some smoother enter the standard errors (and, for cr1,
+// the cluster sums), so only their refits H u are needed: |A| x G rows of H instead of G x G,
+// which lets the bands scale with the windows (compact kernels) rather than with n^2.
+WildTBands::Refit WildTBands::refit_rows(const std::vector<Smoother>& S) const {
+  const arma::uword G = groups_.X.n_rows;
+  Refit R;
+  if (kind_ == VarianceKind::homoskedastic) {
+    R.groups = arma::regspace<arma::uvec>(0, G - 1);
+  } else {
+    std::vector<char> used(G, 0);
+    for (const Smoother& s : S)
+      for (arma::uword g = 0; g < G; ++g)
+        if (!used[g] && arma::any(s.Wg.col(g) != 0)) used[g] = 1;
+    std::vector<arma::uword> a;
+    for (arma::uword g = 0; g < G; ++g)
+      if (used[g]) a.push_back(g);
+    R.groups = arma::uvec(a);
+  }
+  // H(A, :) in blocks of rows: as compressed rows when the first block is sparse (compact
+  // kernels: a window's rows), else dense for dgemm (more than a quarter nonzero)
+  const arma::uword nA = R.groups.n_elem, blk = 256;
+  const std::string fix = "; use uniform_method 'gaussian' for this fit";
+  const std::string what =
+      "'wild_t' refits every draw through the hat matrix rows of the " + std::to_string(nA) +
+      " distinct training rows " +
+      (kind_ == VarianceKind::homoskedastic ? "(the homoskedastic variance needs all of them)"
+                                            : "inside the evaluation points' windows");
+  bool dense = false;
+  for (arma::uword a0 = 0; a0 < nA; a0 += blk) {
+    const arma::uword a1 = std::min(nA, a0 + blk);
+    const arma::mat Hb =
+        model_->distinct_attention_weights(groups_.X.rows(R.groups.subvec(a0, a1 - 1)));
+    if (a0 == 0 && arma::accu(Hb != 0) > 0.25 * static_cast<double>(Hb.n_elem)) {
+      dense = true;
+      if (static_cast<double>(nA) * static_cast<double>(G) > 4e8)
+        throw WildTTooLarge("uniform_method: " + what + " over " + std::to_string(G) +
+                            " columns (" + std::to_string(static_cast<double>(nA) * G * 8 / 1e9) +
+                            " GB)" + fix);
+      R.H.set_size(nA, G);
+    }
+    if (dense) {
+      R.H.rows(a0, a1 - 1) = Hb;
+      continue;
+    }
+    R.rows.append(Hb);
+    if (static_cast<double>(R.rows.val.size()) > 2e8)
+      throw WildTTooLarge("uniform_method: " + what + ", more than 2e8 nonzero weights (3.2 GB)" +
+                          fix);
+  }
+  if (dense) {
+    R.HF = R.H * fs_;
+  } else {
+    R.HF.set_size(nA);
+    for (arma::uword a = 0; a < nA; ++a) R.HF(a) = R.rows.dot(a, fs_.memptr());
+  }
+  return R;
+}
+
 arma::mat WildTBands::max_statistics(const std::vector<const arma::mat*>& Ws,
                                      const arma::mat& V) const {
   check::require(V.n_rows == n_multipliers(), "multipliers",
@@ -222,13 +294,14 @@ arma::mat WildTBands::max_statistics(const std::vector<const arma::mat*>& Ws,
                      std::to_string(V.n_rows));
   const SingleThreadedBlas one_thread;
   const std::vector<Smoother> S = prepare(Ws);
+  const Refit R = refit_rows(S);
   arma::mat out(V.n_cols, Ws.size());
-  draw_statistics(S, V, out, 0);
+  draw_statistics(S, R, V, out, 0);
   return out;
 }
 
-void WildTBands::draw_statistics(const std::vector<Smoother>& S, const arma::mat& V,
-                                 arma::mat& out, arma::uword r0) const {
+void WildTBands::draw_statistics(const std::vector<Smoother>& S, const Refit& R,
+                                 const arma::mat& V, arma::mat& out, arma::uword r0) const {
   const arma::uword n = e_.n_elem, G = groups_.X.n_rows, r = V.n_cols;
   const bool cr = kind_ == VarianceKind::cr1;
   // The passes over the observations run group by group (the rows sorted by group, ascending
@@ -244,19 +317,29 @@ void WildTBands::draw_statistics(const std::vector<Smoother>& S, const arma::mat
       U(g, j) = u;
     }
   }
-  const arma::mat Fs = H_ * U;  // the refit of the noise at the distinct rows
+  // the refit of the noise at the groups the smoothers weigh: dgemm, or the compressed rows
+  // (each entry summed in column order, as the dense product's definition)
+  arma::mat Fs;
+  if (!R.H.is_empty()) {
+    Fs = R.H * U;
+  } else {
+    Fs.set_size(R.groups.n_elem, r);
+    for (arma::uword j = 0; j < r; ++j)
+      for (arma::uword a = 0; a < R.groups.n_elem; ++a) Fs(a, j) = R.rows.dot(a, U.colptr(j));
+  }
   // the re-projected residuals e* = y* - H y* (kept, in the sorted order, for cr1 only) and,
-  // except for cr1, the per-group sums of share_i^2 omega*_i
+  // except for cr1, the per-group sums of share_i^2 omega*_i (zero where no smoother weighs)
   arma::mat Og, Z;
   arma::vec s2;  // homoskedastic: sigma*^2 per draw
-  if (cr) Z.set_size(n, r); else Og.set_size(G, r);
+  if (cr) Z.zeros(n, r); else Og.zeros(G, r);
   if (kind_ == VarianceKind::homoskedastic) s2.zeros(r);
   for (arma::uword j = 0; j < r; ++j) {
     const double* v = V.colptr(j);
     double* z = cr ? Z.colptr(j) : nullptr;
     double ss = 0;
-    for (arma::uword g = 0; g < G; ++g) {
-      const double hg = HF_(g) + Fs(g, j);
+    for (arma::uword a = 0; a < R.groups.n_elem; ++a) {
+      const arma::uword g = R.groups(a);
+      const double hg = R.HF(a) + Fs(a, j);
       double og = 0;
       for (arma::uword k = gstart_[g]; k < gstart_[g + 1]; ++k) {
         const double es = fit_s_[k] + e_s_[k] * v[vrow_s_[k]] - hg;
@@ -276,17 +359,36 @@ void WildTBands::draw_statistics(const std::vector<Smoother>& S, const arma::mat
   }
   for (std::size_t w = 0; w < S.size(); ++w) {
     const arma::mat& W = *S[w].W;
-    const arma::mat N = S[w].Wg * U;  // W z
-    arma::mat Var;
-    if (cr) {
+    arma::mat N, Var;  // W z and the variances
+    if (S[w].sparse) {
+      // compressed rows: each entry summed in column order (the windows' groups only)
+      const SparseRows& s = S[w].rows;
+      const arma::uword m = S[w].Wg.n_rows;
+      N.set_size(m, r);
+      Var.set_size(m, r);
+      for (arma::uword j = 0; j < r; ++j) {
+        const double* o = Og.colptr(j);
+        for (arma::uword k = 0; k < m; ++k) {
+          N(k, j) = s.dot(k, U.colptr(j));
+          double b = 0;
+          for (std::size_t t = s.ptr[k]; t < s.ptr[k + 1]; ++t)
+            b += s.val[t] * s.val[t] * o[s.col[t]];
+          Var(k, j) = b;
+        }
+      }
+    } else if (cr) {
+      N = S[w].Wg * U;
       Var.zeros(W.n_rows, r);
       arma::mat C(W.n_rows, n_clusters_);
       for (arma::uword j = 0; j < r; ++j) {
         C.zeros();
-        for (arma::uword k = 0; k < n; ++k) C.col(cl_[order_[k]]) += W.col(order_[k]) * Z(k, j);
+        for (arma::uword a = 0; a < R.groups.n_elem; ++a)  // rows outside A: W and Z are 0
+          for (arma::uword k = gstart_[R.groups(a)]; k < gstart_[R.groups(a) + 1]; ++k)
+            C.col(cl_[order_[k]]) += W.col(order_[k]) * Z(k, j);
         Var.col(j) = cr_adj_ * arma::sum(arma::square(C), 1);
       }
     } else {
+      N = S[w].Wg * U;
       Var = S[w].Wg2 * Og;
     }
     const arma::uvec& keep = S[w].keep;
@@ -313,13 +415,14 @@ arma::vec WildTBands::critical_values(const std::vector<const arma::mat*>& Ws, d
   arma::mat T(R, Ws.size());
   const SingleThreadedBlas one_thread;
   const std::vector<Smoother> S = prepare(Ws);
+  const Refit Rf = refit_rows(S);
   const arma::uword chunk = 128;
   arma::mat V;
   for (arma::uword r0 = 0; r0 < R; r0 += chunk) {
     const arma::uword nc = std::min(chunk, R - r0);
     V.set_size(nm, nc);
     rng.fill(V.memptr(), V.n_elem);
-    draw_statistics(S, V, T, r0);
+    draw_statistics(S, Rf, V, T, r0);
   }
   const arma::uword k = static_cast<arma::uword>(std::ceil(level * static_cast<double>(R)));
   arma::vec crit(Ws.size());

@@ -112,7 +112,10 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         ``max |Z_k| / sd_k`` for ``Z ~ N(0, Sigma)``, Sigma the estimated covariance (the
         standard errors treated as known; how binsreg and lpdensity build their bands, and
         the only method before ``"wild_t"`` became the default). ``"auto"``: ``"wild_t"``
-        for HC0-HC3 and CR1, ``"gaussian"`` for ``"nonrobust"``, ``"nn"`` and ``"local"``.
+        for HC0-HC3 and CR1 (``"gaussian"`` with a ``UserWarning`` where the wild bootstrap's
+        refits would not fit in memory: more than 2e8 nonzero hat-matrix weights over the rows
+        in the evaluation points' windows, e.g. the Gaussian kernel with more than ~20,000
+        distinct training rows), ``"gaussian"`` for ``"nonrobust"``, ``"nn"`` and ``"local"``.
         With robust
         standard errors in small windows the Gaussian band undercovers badly (d = 3, n = 500,
         HC3: 0.70-0.79 at 0.95) and the wild bootstrap-t comes close (0.91-0.93); see
@@ -185,6 +188,10 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
     index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None
     out = pd.DataFrame({c: np.asarray(r[c]).ravel() for c in cols}, index=index)
     if uniform:
+        if r["uniform_note"]:
+            import warnings
+
+            warnings.warn(f"diagnose: {r['uniform_note']}", UserWarning, stacklevel=2)
         out.attrs["crit_uniform"] = float(r["crit_uniform"])
         out.attrs["crit_uniform_rbc"] = float(r["crit_uniform_bc"])
         out.attrs["uniform_method"] = str(r["uniform_method"])

@@ -56,7 +56,9 @@ def cv_curve(result, ax=None):
 
 @renamed(kind="cov_type")
 def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95,
-                   cov_type: str = "HC3", rbc: bool = True, ax=None, ylabel: str | None = None):
+                   cov_type: str = "HC3", rbc: bool = True, uniform: bool = False,
+                   replications: int = 2000, random_state=None, ax=None,
+                   ylabel: str | None = None):
     """Plot a one-regressor kernel fit with pointwise confidence bands and the data.
 
     The fit and its conventional (and robust bias-corrected) pointwise intervals come from
@@ -81,6 +83,14 @@ def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95,
         Also draw the robust bias-corrected interval. Near a boundary, where the data thin
         out, it can be far wider than the data's range: it is then clipped (a quarter of the
         data's range beyond them) and its legend entry says so.
+    uniform : bool, default=False
+        Also draw the uniform (simultaneous over the grid) band of
+        :func:`attnreg.diagnostics.diagnose` with ``uniform=True``: the RBC band when ``rbc``,
+        else the conventional one (dotted; method and critical value in the legend).
+    replications : int, default=2000
+        Draws behind the uniform band.
+    random_state : int, numpy Generator or None
+        Seed of those draws.
     ax : matplotlib Axes, optional
         Drawn into a new figure when omitted.
     ylabel : str, optional
@@ -98,7 +108,8 @@ def fit_with_bands(estimator, X, y=None, *, grid=None, level: float = 0.95,
         # The grid is built from the one fitted column: fine for a DataFrame-fitted estimator.
         warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
         ax = plot_bands(estimator, X_grid=grid, X=Xa.ravel(), y=y, level=level, cov_type=cov_type,
-                        ax=ax, rbc=rbc)
+                        ax=ax, rbc=rbc, uniform=uniform, replications=replications,
+                        random_state=random_state)
     name = _feature_names(estimator)[0]
     ax.set_xlabel(name)
     ax.set_ylabel(_response_label(estimator, y, ylabel))
@@ -439,9 +450,13 @@ def _clip_note(artists: dict, clipped) -> None:
 
 @renamed(kind="cov_type")
 def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95,
-               cov_type: str = "HC3", ax=None, rbc: bool = True):
+               cov_type: str = "HC3", ax=None, rbc: bool = True, uniform: bool = False,
+               replications: int = 2000, random_state=None):
     """Plot the fit with conventional and (optionally) RBC pointwise bands (one regressor).
 
+    With ``uniform=True`` also the uniform band over the grid from
+    ``diagnose(..., uniform=True, replications=, random_state=)`` (dotted): the RBC one when
+    ``rbc``, else the conventional one; its method and critical value are in the legend.
     The y axis spans the data (or the fit) and the bands, but a band that runs far beyond the
     data (an RBC band at a boundary, where its variance explodes) does not set the scale: it is
     clipped to a quarter of the data's range beyond them, and its legend entry says so.
@@ -458,7 +473,8 @@ def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95,
         xt = np.asarray(X, dtype=np.float64).ravel()
         X_grid = np.linspace(xt.min(), xt.max(), 200)
     g = np.asarray(X_grid, dtype=np.float64).ravel()
-    df = diagnose(estimator, g[:, None], level=level, cov_type=cov_type)
+    df = diagnose(estimator, g[:, None], level=level, cov_type=cov_type, uniform=uniform,
+                  replications=replications, random_state=random_state)
     if ax is None:
         _, ax = plt.subplots()
     if X is not None and y is not None:
@@ -472,6 +488,19 @@ def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95,
                                  label=f"{level:.0%} robust bias-corrected")[0]
         ax.plot(g, df["rbc_high"], "--", color="C1")
         bands["RBC"] = (df["rbc_low"], df["rbc_high"])
+    if uniform:
+        use_rbc = "RBC" in bands
+        lo_u, hi_u = (df["uniform_rbc_low"], df["uniform_rbc_high"]) if use_rbc else \
+            (df["uniform_low"], df["uniform_high"])
+        crit = df.attrs["crit_uniform_rbc" if use_rbc else "crit_uniform"]
+        how = {"wild_t": "wild bootstrap-t", "gaussian": "Gaussian sup-t"}[
+            df.attrs["uniform_method"]]
+        artists["uniform"] = ax.plot(
+            g, lo_u, ":", color="C2", lw=1.5,
+            label=f"{level:.0%} uniform {'RBC' if use_rbc else 'conventional'} ({how}, "
+                  f"c = {crit:.2f})")[0]
+        ax.plot(g, hi_u, ":", color="C2", lw=1.5)
+        bands["uniform"] = (lo_u, hi_u)
     base = np.asarray(y, dtype=np.float64).ravel() if (X is not None and y is not None) \
         else df["fit"].to_numpy()
     lo, hi, clipped = _band_limits(base, df["fit"], bands)

@@ -140,6 +140,9 @@ struct PointwiseDiagnostics {
   /// the bands fit -+ c se, fit_bc -+ c_bc se_bc (empty when not requested).
   double crit_uniform = 0, crit_uniform_bc = 0;
   std::string uniform_method;  ///< the method the bands used ("wild_t", "gaussian"; "" = none)
+  /// Empty unless uniform_method "auto" could not use the wild bootstrap-t (its hat-matrix rows
+  /// would not fit in memory) and used the Gaussian sup-t: then why (for the faces' warning).
+  std::string uniform_note;
   arma::vec uniform_low, uniform_high, uniform_rbc_low, uniform_rbc_high;
   /// Empty when the bias and RBC columns were computed; otherwise why they are NaN (for the
   /// faces' warning or error).
@@ -223,17 +226,29 @@ double sup_t_critical_value(const arma::mat& Sigma, double level, int replicatio
 ///   max_k |w_k' (y* - yhat)| / se*_k. It reproduces the noise of the estimated standard
 ///   errors (HC0-HC3, cr1, the homoskedastic sigma^2), which the Gaussian ignores; see
 ///   core/README.md ("Uniform bands") for the Monte Carlo evidence.
-/// - automatic: wild_t for HC0-HC3 and cr1; gaussian for the homoskedastic variance (not noisy:
-///   the Gaussian band covers there, and the wild bootstrap-t, whose multipliers carry the raw
-///   residuals while se* pools sigma^2, undercovers: 0.785 against 0.93 at d = 3, n = 500) and for
-///   the nearest-neighbour variance (whose bootstrap would redo the neighbour search of every
-///   window in every draw).
+/// - automatic: wild_t for HC0-HC3 and cr1 (gaussian, with PointwiseDiagnostics::uniform_note,
+///   where WildTBands would not fit in memory: WildTTooLarge); gaussian for the homoskedastic
+///   variance (not noisy: the Gaussian band covers there, and the wild bootstrap-t, whose
+///   multipliers carry the raw residuals while se* pools sigma^2, undercovers: 0.785 against
+///   0.93 at d = 3, n = 500), for the local variance and for the nearest-neighbour variance
+///   (whose bootstraps would redo the window fits or the neighbour search of every window in
+///   every draw).
 UniformMethod uniform_method_from_name(const std::string& name, const std::string& arg);
 const char* uniform_method_name(UniformMethod m);
 
+/// WildTBands' refusal of a fit whose hat-matrix rows would not fit in memory: an
+/// InvalidArgument naming uniform_method, on which uniform_method "auto" uses the Gaussian.
+class WildTTooLarge : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
 /// The wild bootstrap-t of uniform bands for one fitted model (see UniformMethod::wild_t).
-/// The hat matrix runs over the distinct training rows (TrainingGroups), G x G: the
-/// constructor refuses G^2 above 4e8 (3.2 GB) with an error naming uniform_method.
+/// The refits run over the distinct training rows (TrainingGroups), and only the rows of the
+/// hat matrix H (G columns) for the groups that the smoothers weigh are made, per call: as
+/// compressed rows when sparse (compact kernels), dense otherwise (every row for the
+/// homoskedastic kind). More than 2e8 nonzero weights, or a dense block above 4e8 entries
+/// (3.2 GB), is refused with WildTTooLarge.
 namespace detail {
 /// Rademacher signs (+1, -1) from the top bit of each output of a 64-bit Mersenne Twister:
 /// the same stream as `(std::mt19937_64(seed)() >> 63) ? 1.0 : -1.0` drawn one at a time
@@ -255,7 +270,8 @@ class RademacherStream {
 class WildTBands {
  public:
   /// sigma2_df: the homoskedastic kind's residual degrees of freedom (GlobalDiagnostics), unused
-  /// otherwise; cluster: one id per training row for cr1.
+  /// otherwise; cluster: one id per training row for cr1. The model must outlive the object
+  /// (each call reads the rows of its hat matrix that the smoothers need).
   WildTBands(const LocalPolynomial& model, VarianceKind kind,
              const std::vector<long long>& cluster, arma::uword output, double sigma2_df);
   /// Rows of the multiplier matrix: n, or the number of clusters under cr1 (in the order of
@@ -270,20 +286,42 @@ class WildTBands {
                             int replications, std::uint64_t seed) const;
 
  private:
+  // Rows of a matrix with few nonzeros: row k is val/col[ptr[k] .. ptr[k + 1]), in column
+  // order (so a row's dot product adds in the same order as the dense one's definition).
+  struct SparseRows {
+    std::vector<std::size_t> ptr{0};
+    std::vector<arma::uword> col;
+    std::vector<double> val;
+    void append(const arma::mat& M);                  // M's rows after the last one
+    double dot(std::size_t k, const double* u) const;  // row k times u
+  };
   // What a smoother contributes that does not depend on the draw (built once per call).
   struct Smoother {
     const arma::mat* W = nullptr;
     arma::mat Wg, Wg2;  // group sums (m x G) and their squares
     arma::uvec keep;    // the rows with a positive standard error in the sample
+    bool sparse = false;  // Wg at most a quarter nonzero: its rows as `rows`, no dense products
+    SparseRows rows;
   };
   std::vector<Smoother> prepare(const std::vector<const arma::mat*>& Ws) const;
+  // The rows of the distinct rows' hat matrix H for the groups A that some smoother weighs
+  // (every group for the homoskedastic kind): H(A, :), dense (H) or, when H is empty, as
+  // compressed rows while sparse; and H(A, :) times the fitted group sums.
+  struct Refit {
+    arma::uvec groups;
+    arma::mat H;
+    SparseRows rows;
+    arma::vec HF;
+  };
+  Refit refit_rows(const std::vector<Smoother>& S) const;
   // max statistics of the draws V (n_multipliers() x r) into out.rows(r0, r0 + r - 1).
-  void draw_statistics(const std::vector<Smoother>& S, const arma::mat& V, arma::mat& out,
-                       arma::uword r0) const;
+  void draw_statistics(const std::vector<Smoother>& S, const Refit& R, const arma::mat& V,
+                       arma::mat& out, arma::uword r0) const;
   VarianceKind kind_;
   TrainingGroups groups_;
-  arma::mat H_;      // G x G hat matrix of the distinct training rows
-  arma::vec fit_, e_, c_, HF_, og0_;
+  const LocalPolynomial* model_ = nullptr;  // for the rows of H (refit_rows)
+  arma::vec fs_;                            // fitted values summed over each group (shares)
+  arma::vec fit_, e_, c_, og0_;
   std::vector<arma::uword> cl_;
   std::vector<arma::uword> order_, gstart_;  // rows sorted by group; group g: [gstart_[g], gstart_[g+1])
   // per row in the sorted order: residual, share, share^2 c_i, fitted value, multiplier row
