@@ -43,7 +43,7 @@ import time
 import numpy as np
 
 import attnreg
-from attnreg import LocalLinear
+from attnreg import LocalLinear, _core
 from attnreg.bandwidth import imse_dpi, mse_dpi
 from attnreg.diagnostics import diagnose
 
@@ -77,7 +77,7 @@ def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=F
     X = rng.uniform(-1, 1, size=(n, d))
     y = m(X) + NOISE[noise](X) * rng.standard_normal(n)
     out = {"conv": [None] * len(P), "rbc": [None] * len(P), "h": [None] * len(P),
-           "t_rbc": [None] * len(P), "fail": []}
+           "t_rbc": [None] * len(P), "nu_rbc": [None] * len(P), "fail": []}
     t = m(P)
     for k in range(len(P)):
         stage = "plug-in"
@@ -93,6 +93,11 @@ def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=F
         out["rbc"][k] = bool(a["rbc_low"].iloc[0] <= t[k] <= a["rbc_high"].iloc[0])
         out["h"][k] = [float(v) for v in h]
         out["t_rbc"][k] = float((a["fit_bc"].iloc[0] - t[k]) / a["se_bc"].iloc[0])
+        # Satterthwaite degrees of freedom of sum_i W_i^2 sigma_i^2 with equal variances,
+        # (sum W^2)^2 / sum W^4, W = the bias-corrected smoother row (diagnose's pilot)
+        W = est.attention_weights(P[k:k + 1])[0] - _core.bias_weights_multivariate(
+            est._stats_model(), P[k:k + 1], -1, [], 21)[0]
+        out["nu_rbc"][k] = float(np.sum(W ** 2) ** 2 / np.sum(W ** 4))
     out["unif_c"] = out["unif_r"] = None
     if points_only:
         return out
@@ -242,9 +247,18 @@ def cmd_table(a):
                            if r.get("t_rbc") and r["t_rbc"][k] is not None])
             if tk.size:
                 hk = np.mean([r["h"][k] for r in rows if r["h"][k] is not None], axis=0)
+                tn = [(r["t_rbc"][k], r["nu_rbc"][k]) for r in rows
+                      if r.get("nu_rbc") and r["nu_rbc"][k] is not None]
+                tcol = "- | -"
+                if tn:
+                    from scipy import stats
+                    tv, nv = np.array(tn).T
+                    tcol = (f"{_fmt(*_rate(list(np.abs(tv) <= stats.t.ppf(0.975, nv))))} | "
+                            f"{np.median(nv):.0f}")
                 pdet.append(f"| {key(cfg)} | {points(cfg[0])[0][k].tolist()} | {tk.size} | "
                             f"{_fmt(*_rate(list(np.abs(tk) <= 1.959964)))} | {tk.mean():+.2f} | "
-                            f"{tk.std():.2f} | " + ", ".join(f"{v:.3f}" for v in hk) + " |")
+                            f"{tk.std():.2f} | " + ", ".join(f"{v:.3f}" for v in hk)
+                            + f" | {tcol} |")
         L.append(f"| {cfg[0]} | {cfg[1]} | {cfg[2]} | {cfg[3]} | {len(rows)} | "
                  + " | ".join(cells) + f" | {_fmt(*uc)} | {_fmt(*ur)} | {_fmt(*urc)} | {failed} |")
         for r in rows:
@@ -270,9 +284,12 @@ def cmd_table(a):
           "corner | miss per other point | mean h_imse |", "|" + "---|" * 8] + diag
     if pdet:
         L += ["", "Pointwise RBC by point: coverage, mean and sd of t = (fit_bc - m(x)) / se_bc "
-              "(0 and 1 for a correct interval), mean bandwidth vector.", "",
-              "| configuration | point | R | RBC coverage | mean t | sd t | mean h |",
-              "|" + "---|" * 7] + pdet
+              "(0 and 1 for a correct interval), mean bandwidth vector; where recorded, the "
+              "coverage with the t quantile at nu = (sum W_i^2)^2 / sum W_i^4 instead of the "
+              "normal one, and the median nu.", "",
+              "| configuration | point | R | RBC coverage | mean t | sd t | mean h | t(nu) "
+              "coverage | median nu |",
+              "|" + "---|" * 9] + pdet
     if reasons:
         L += ["", "Refused steps (replications of the chunks that recorded them), by stage:", ""]
         L += [f"* {k}, {stage}: {c}" for (k, stage), c in sorted(reasons.items())]

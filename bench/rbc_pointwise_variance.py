@@ -101,8 +101,10 @@ def candidates(X, y, est, x0, truth_k, k):
     return {k_: [float(v[0]), v[1]] for k_, v in out.items()}
 
 
-def run(d, kernel, n, truth, reps, seed, noise):
-    rng = np.random.default_rng([99, d, n, seed])
+def replicate(rng, d, kernel, n, truth, noise, reps, per_point,
+              errors=(attnreg.NumericalError, ValueError)):
+    """reps samples of the design; at each of its points the fit at the point's mse_dpi vector
+    and per_point(X, y, est, x0, m(x0), k); None where a step is refused."""
     P, _ = points(d)
     m = TRUTH[truth]
     rows = []
@@ -115,10 +117,16 @@ def run(d, kernel, n, truth, reps, seed, noise):
             try:
                 h = mse_dpi(X, y, P[k], kernel=kernel)
                 est = LocalLinear(kernel=kernel, bandwidth=h).fit(X, y)
-                row.append(candidates(X, y, est, P[k], t[k], k))
-            except (attnreg.NumericalError, ValueError):
+                row.append(per_point(X, y, est, P[k], t[k], k))
+            except errors:
                 row.append(None)
         rows.append(row)
+    return rows
+
+
+def run(d, kernel, n, truth, reps, seed, noise):
+    rng = np.random.default_rng([99, d, n, seed])
+    rows = replicate(rng, d, kernel, n, truth, noise, reps, candidates)
     out = f"bench/results/rbc_pointwise_variance_{d}_{kernel}_{n}_{truth}_{noise}_{seed}.json"
     with open(out, "w") as fh:
         json.dump(rows, fh)
