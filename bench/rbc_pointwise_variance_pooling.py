@@ -47,9 +47,8 @@ import attnreg
 from attnreg import NadarayaWatson, _core
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from rbc_pointwise_variance import quad_terms, replicate  # noqa: E402
+from rbc_pointwise_variance import quad_terms, replicate, t_coverage  # noqa: E402
 
-Z = 1.959963984540054
 
 
 def candidates(X, y, est, kernel, x0, truth_k):
@@ -121,7 +120,6 @@ def run(d, kernel, n, truth, noise, reps, seed, out):
 
 
 def table(files):
-    from scipy import stats
     for f in files:
         rows = json.load(open(f))
         names = None
@@ -133,10 +131,7 @@ def table(files):
                 print("|" + "---|" * (2 + len(names)))
             cells = []
             for nm in names:
-                t = np.array([x[nm][0] for x in v])
-                crit = np.array([Z if x[nm][1] is None else stats.t.ppf(0.975, x[nm][1]) for x in v])
-                ok = np.isfinite(t)
-                cells.append(f"{np.mean(np.abs(t[ok]) <= crit[ok]):.3f}")
+                cells.append(f"{t_coverage([x[nm] for x in v]):.3f}")
             print(f"| {k} | {len(v)} | " + " | ".join(cells) + " |")
 
 
