@@ -71,6 +71,47 @@ def test_fit_with_bands_draws_the_uniform_band_of_diagnose():
     np.testing.assert_allclose(low2[0].get_ydata(), d["uniform_low"], rtol=1e-12)
 
 
+def test_plot_bands_with_several_regressors_holds_the_others_at_medians_and_modes():
+    rng = np.random.default_rng(4)
+    n = 240
+    df = pd.DataFrame({"age": rng.uniform(20, 60, n), "tenure": rng.integers(0, 11, n),
+                       "sector": pd.Categorical(rng.choice(["a", "b", "c"], n,
+                                                           p=[0.2, 0.5, 0.3]))})
+    y = np.sin(df.age / 8) + 0.1 * df.tenure + (df.sector == "b") * 0.5 + rng.normal(0, 0.3, n)
+    m = attnreg.LocalLinear(bandwidth=[7.0, 4.0, 0.3]).fit(df, y)
+    grid = np.linspace(25, 55, 15)
+    ax = attnreg.plot.plot_bands(m, grid, X=df, y=y, feature="age", uniform=True,
+                                 replications=300, random_state=2)
+    # the oracle: the held row built by hand (median tenure, the modal sector)
+    mode = df.sector.value_counts().idxmax()
+    held = pd.DataFrame({"age": grid, "tenure": np.full(15, float(np.median(df.tenure))),
+                         "sector": pd.Categorical([mode] * 15,
+                                                  categories=df.sector.cat.categories)})
+    d = attnreg.diagnostics.diagnose(m, held, uniform=True, replications=300, random_state=2)
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    np.testing.assert_allclose(lines["fit"].get_ydata(), d["fit"], rtol=1e-12)
+    np.testing.assert_allclose(lines["fit"].get_xdata(), grid)
+    rbc = [ln for lab, ln in lines.items() if lab.startswith("95% robust bias-corrected")]
+    np.testing.assert_allclose(rbc[0].get_ydata(), d["rbc_low"], rtol=1e-12)
+    assert len(ax.collections) == 1  # the conventional band; the data are not scattered
+    assert np.isfinite(d["rbc_low"]).all()
+    np.testing.assert_allclose(ax.bands["uniform_rbc_high"], d["uniform_rbc_high"], rtol=1e-12)
+    assert ax.get_xlabel() == "age" and "medians" in ax.get_title()
+    # an array fit: the default feature is the first continuous column; the same numbers
+    ma = attnreg.LocalLinear(bandwidth=[7.0, 4.0]).fit(df[["age", "tenure"]].to_numpy(), y)
+    axa = attnreg.plot.plot_bands(ma, grid, X=df[["age", "tenure"]].to_numpy())
+    da = ma.diagnose(np.column_stack([grid, np.full(15, float(np.median(df.tenure)))]))
+    np.testing.assert_allclose(axa.bands["rbc_high"], da["rbc_high"], rtol=1e-12)
+    with pytest.raises(ValueError, match="X: with 3 regressors give the training X"):
+        attnreg.plot.plot_bands(m, grid, feature="age")
+    with pytest.raises(ValueError, match="feature: 'sector' is categorical"):
+        attnreg.plot.plot_bands(m, grid, X=df, feature="sector")
+    with pytest.raises(ValueError, match=r"feature: expected a column name or an index"):
+        attnreg.plot.plot_bands(m, grid, X=df, feature=7)
+    with pytest.raises(ValueError, match=r"or plot_bands\(estimator, X=X, feature=...\)"):
+        attnreg.plot.fit_with_bands(ma, df[["age", "tenure"]].to_numpy())
+
+
 def test_partial_effects_average_matches_direct_computation():
     rng = np.random.default_rng(1)
     X = rng.uniform(size=(80, 2))

@@ -5,7 +5,8 @@ with pointwise confidence bands), :func:`bootstrap_bands` (the same with pointwi
 simultaneous bootstrap bands), :func:`partial_effects` (partial dependence / ICE curves of
 any estimator), :func:`attention_heatmap` (the attention weights of queries over the
 training rows), :func:`plot_bands` (fit with conventional and robust bias-corrected pointwise
-bands of :func:`attnreg.diagnostics.diagnose`) and :func:`plot_tradeoff` (a
+bands of :func:`attnreg.diagnostics.diagnose`, along one regressor with the others held at
+their medians) and :func:`plot_tradeoff` (a
 :func:`attnreg.diagnostics.tradeoff` table). Each returns the matplotlib Axes it drew into;
 the last two are also importable from :mod:`attnreg.diagnostics`.
 """
@@ -130,7 +131,9 @@ def _one_column(X, what: str) -> np.ndarray:
     if Xa.ndim == 2 and Xa.shape[1] != 1 or Xa.ndim > 2:
         raise ValueError(
             f"X: {what} draws one regressor, got {Xa.shape[1]} columns; use partial_effects "
-            "for several"
+            "for several" + ("" if what != "fit_with_bands" else
+                             ", or plot_bands(estimator, X=X, feature=...) for the bands along "
+                             "one of them with the others at their medians")
         )
     return Xa.ravel()
 
@@ -226,6 +229,55 @@ def _feature_names(estimator) -> list:
     return [f"x{j}" for j in range(int(estimator.n_features_in_))]
 
 
+def _feature_index(names: list, feature, hint_array: str = "") -> int:
+    """The column index of ``feature`` (a fitted column's name or an index); ``hint_array`` is
+    added to the message when an array was passed where the feature belongs."""
+    if isinstance(feature, str):
+        if feature not in names:
+            raise ValueError(f"feature: {feature!r} is not one of the fitted columns {names}")
+        return names.index(feature)
+    if isinstance(feature, (int, np.integer)) and 0 <= int(feature) < len(names):
+        return int(feature)
+    got = (repr(feature) if np.ndim(feature) == 0
+           else f"a {type(feature).__name__} of shape {np.shape(feature)}")
+    raise ValueError(f"feature: expected a column name or an index in [0, {len(names)}), got "
+                     f"{got}{hint_array if np.ndim(feature) > 0 else ''}")
+
+
+def _held_rows(estimator, X, j: int, values: np.ndarray):
+    """Rows for a plot along column ``j``: column ``j`` takes ``values``, every other column of
+    the training rows ``X`` its median (a categorical column its most frequent level, the first
+    in level order on ties), as R's ``plot(fit, type = "partial")`` holds them. A DataFrame
+    stays a DataFrame with X's dtypes."""
+    import pandas as pd
+
+    vt = str(getattr(estimator, "var_types_", "c" * len(_feature_names(estimator))))
+    frame = isinstance(X, pd.DataFrame)
+    m = len(values)
+    cols = {}
+    for k in range(len(vt)):
+        col = X.iloc[:, k] if frame else np.asarray(X, dtype=np.float64)[:, k]
+        if k == j:
+            held = None
+        elif vt[k] == "c":
+            held = float(np.nanmedian(np.asarray(col, dtype=np.float64)))
+        elif frame:
+            counts = col.value_counts(sort=False, dropna=True)
+            levels = (list(col.cat.categories) if isinstance(col.dtype, pd.CategoricalDtype)
+                      else sorted(counts.index))
+            counts = counts.reindex(levels, fill_value=0)
+            held = counts.index[int(np.argmax(counts.to_numpy()))]
+        else:
+            codes, counts = np.unique(col[np.isfinite(col)], return_counts=True)
+            held = codes[int(np.argmax(counts))]
+        cols[k] = values if k == j else [held] * m
+    if frame:
+        return pd.DataFrame({X.columns[k]: pd.Series(
+            cols[k], dtype=np.float64 if vt[k] == "c" else X.dtypes.iloc[k])
+            for k in range(len(vt))})
+    return np.column_stack([np.asarray(cols[k], dtype=np.float64) for k in range(len(vt))])
+
+
 def partial_effects(estimator, X, feature, *, grid=None, grid_size: int = 50,
                     kind: str = "average", ax=None):
     """Plot how the prediction moves with one feature (partial dependence).
@@ -257,20 +309,8 @@ def partial_effects(estimator, X, feature, *, grid=None, grid_size: int = 50,
     import pandas as pd
 
     names = _feature_names(estimator)
-    if isinstance(feature, str):
-        if feature not in names:
-            raise ValueError(f"feature: {feature!r} is not one of the fitted columns {names}")
-        j = names.index(feature)
-    elif isinstance(feature, (int, np.integer)) and 0 <= int(feature) < len(names):
-        j = int(feature)
-    else:
-        got = (repr(feature) if np.ndim(feature) == 0
-               else f"a {type(feature).__name__} of shape {np.shape(feature)}")
-        hint = (" (partial_effects takes no y: call partial_effects(estimator, X, feature))"
-                if np.ndim(feature) > 0 else "")
-        raise ValueError(
-            f"feature: expected a column name or an index in [0, {len(names)}), got {got}{hint}"
-        )
+    j = _feature_index(names, feature, " (partial_effects takes no y: call "
+                                       "partial_effects(estimator, X, feature))")
     if kind not in ("average", "individual"):
         raise ValueError(f"kind: must be 'average' or 'individual', got {kind!r}")
     frame = isinstance(X, pd.DataFrame)
@@ -451,15 +491,25 @@ def _clip_note(artists: dict, clipped) -> None:
 @renamed(kind="cov_type")
 def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95,
                cov_type: str = "HC3", ax=None, rbc: bool = True, uniform: bool = False,
-               replications: int = 2000, random_state=None):
-    """Plot the fit with conventional and (optionally) RBC pointwise bands (one regressor).
+               replications: int = 2000, random_state=None, feature=None):
+    """Plot the fit with conventional and (optionally) RBC pointwise bands along one regressor.
 
-    With ``uniform=True`` also the uniform band over the grid from
+    With one regressor the fit is drawn over ``X_grid`` (default 200 points over the range of
+    ``X``) with the data. With several (any fit: the bias-corrected columns of
+    :func:`attnreg.diagnostics.diagnose` exist for every fit), the fit is drawn along the
+    continuous column ``feature`` (a name or an index; default the first continuous column)
+    with every other column held at its median in the training rows ``X`` (a categorical one
+    at its most frequent level), as R's ``plot(fit, type = "partial", bands = "rbc")`` draws
+    it; ``X`` is then required and the training values of ``feature`` are marked on the x
+    axis. With ``uniform=True`` also the uniform band over the grid from
     ``diagnose(..., uniform=True, replications=, random_state=)`` (dotted): the RBC one when
     ``rbc``, else the conventional one; its method and critical value are in the legend.
-    The y axis spans the data (or the fit) and the bands, but a band that runs far beyond the
-    data (an RBC band at a boundary, where its variance explodes) does not set the scale: it is
-    clipped to a quarter of the data's range beyond them, and its legend entry says so.
+    The y axis spans the data ``y`` (or the fit and its conventional band) and the bands, but a
+    band that runs far beyond the data (an RBC band at a boundary, where its variance explodes)
+    does not set the scale: it is clipped to a quarter of the data's range beyond them, and its
+    legend entry says so.
+
+    Returns the Axes; ``ax.bands`` holds the drawn table (diagnose's columns with ``grid``).
     """
     import matplotlib.pyplot as plt
 
@@ -467,19 +517,49 @@ def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95,
     from ._pointwise import diagnose
 
     _fitted_core(estimator)
+    names = _feature_names(estimator)
+    vt = str(getattr(estimator, "var_types_", "c" * len(names)))
+    if feature is None:
+        if "c" not in vt:
+            raise ValueError("feature: plot_bands draws along a continuous regressor and this "
+                             "fit has none; use partial_effects for categorical columns")
+        j = vt.index("c")
+    else:
+        j = _feature_index(names, feature)
+        if vt[j] != "c":
+            raise ValueError(f"feature: {names[j]!r} is categorical; plot_bands draws along a "
+                             "continuous regressor (partial_effects plots categorical ones)")
+    several = len(names) > 1
+    if several and X is None:
+        raise ValueError(f"X: with {len(names)} regressors give the training X: the columns "
+                         f"other than {names[j]!r} are held at its medians (modes for "
+                         "categorical columns)")
+    xj = None
+    if X is not None:
+        import pandas as pd
+
+        xj = (np.asarray(X.iloc[:, j], dtype=np.float64) if isinstance(X, pd.DataFrame)
+              else np.asarray(X, dtype=np.float64).reshape(len(X), -1)[:, j])
     if X_grid is None:
-        if X is None:
+        if xj is None:
             raise ValueError("X_grid: give the grid to plot on, or the training X to span")
-        xt = np.asarray(X, dtype=np.float64).ravel()
-        X_grid = np.linspace(xt.min(), xt.max(), 200)
+        X_grid = np.linspace(np.nanmin(xj), np.nanmax(xj), 200)
     g = np.asarray(X_grid, dtype=np.float64).ravel()
-    df = diagnose(estimator, g[:, None], level=level, cov_type=cov_type, uniform=uniform,
+    rows = _held_rows(estimator, X, j, g) if several else g[:, None]
+    df = diagnose(estimator, rows, level=level, cov_type=cov_type, uniform=uniform,
                   replications=replications, random_state=random_state)
     if ax is None:
         _, ax = plt.subplots()
-    if X is not None and y is not None:
-        ax.scatter(np.asarray(X).ravel(), np.asarray(y).ravel(), s=6, alpha=0.4, color="grey")
-    ax.plot(g, df["fit"], color="C0", label="fit")
+    if not several and X is not None and y is not None:
+        ax.scatter(xj, np.asarray(y).ravel(), s=6, alpha=0.4, color="grey")
+    elif several:
+        ax.plot(xj, np.zeros_like(xj), "|", color="black", alpha=0.3, ms=6,
+                transform=ax.get_xaxis_transform())
+        ax.set_xlabel(names[j])
+        ax.set_title(f"along {names[j]}; other regressors at their medians (modes)",
+                     fontsize=9)
+    fit = df["fit"].to_numpy()
+    ax.plot(g, fit, color="C0", label="fit")
     artists = {"conventional": ax.fill_between(g, df["ci_low"], df["ci_high"], alpha=0.3,
                                                color="C0", label=f"{level:.0%} conventional")}
     bands = {"conventional": (df["ci_low"], df["ci_high"])}
@@ -501,12 +581,15 @@ def plot_bands(estimator, X_grid=None, X=None, y=None, level: float = 0.95,
                   f"c = {crit:.2f})")[0]
         ax.plot(g, hi_u, ":", color="C2", lw=1.5)
         bands["uniform"] = (lo_u, hi_u)
-    base = np.asarray(y, dtype=np.float64).ravel() if (X is not None and y is not None) \
-        else df["fit"].to_numpy()
+    # the scale: the data where given (with several regressors they are not drawn, but they
+    # are the response's scale), else the fit with its conventional band
+    base = (np.asarray(y, dtype=np.float64).ravel() if y is not None
+            else np.concatenate([fit, df["ci_low"], df["ci_high"]]))
     lo, hi, clipped = _band_limits(base, df["fit"], bands)
     ax.set_ylim(lo, hi)
     _clip_note(artists, clipped)
-    ax.legend()
+    ax.legend(fontsize=8 if several else None)
+    ax.bands = df.assign(grid=g)
     return ax
 
 
