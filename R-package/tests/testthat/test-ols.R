@@ -122,7 +122,15 @@ test_that("factors, embedding and exact leave-one-out (seed 004 eqs. 4-8, 21)", 
   }
 })
 
-test_that("NIST StRD: all eleven sets at least as accurate as lm, measured in the same run", {
+# Per set only the bound is asserted. The default path's digits are those of the exact solution
+# of the double-rounded data, the same on every CPU; lm's, measured live, move with the CPU and
+# BLAS and can exceed them by luck (Wampler2's coefficients: the exact solution 13.20 digits, lm
+# 13.18 on one CPU and 13.83 on another), so "at least as accurate as lm" set by set would test
+# the CPU. In total attnreg must have more correct digits than lm, which loses whole digits where
+# the design is ill-conditioned (Filip aliased: 0; Wampler1, 3-5: 5.6-9.4), a margin of about
+# 40 digits that rounding within the bounds cannot close. tests/test_least_squares_nist.cpp
+# holds each set to a stored lm run.
+test_that("NIST StRD: all eleven sets within the QR error bound, more digits than lm in total", {
   summ <- read.csv(extdata("nist", "summary.csv"))
   lre <- function(est, cert) {
     e <- ifelse(cert == 0, abs(est), abs(est - cert) / abs(cert))
@@ -174,8 +182,8 @@ test_that("NIST StRD: all eleven sets at least as accurate as lm, measured in th
     fl <- floors(model.matrix(fo, data = d), d$y, cert$estimate, cert$std_error)
     expect_gte(row$coef, fl[["coef"]])
     expect_gte(row$se, fl[["se"]])
-    expect_gte(row$coef, row$lm_coef - 0.25)
-    expect_gte(row$se, row$lm_se - 0.25)
   }
+  expect_gt(sum(tab$coef), sum(tab$lm_coef))
+  expect_gt(sum(tab$se), sum(tab$lm_se))
   print(format(tab, digits = 3))
 })
