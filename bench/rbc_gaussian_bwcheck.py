@@ -23,9 +23,8 @@ from attnreg import LocalLinear
 from attnreg.diagnostics import diagnose
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from rbc_pointwise_variance import replicate  # noqa: E402
+from rbc_pointwise_variance import coverage_cell, replicate  # noqa: E402
 
-Z = 1.959963984540054
 
 
 def box_factor(X, x0, h, T):
@@ -61,8 +60,7 @@ def table(files):
         lab = f.rsplit("/", 1)[-1][:-5] + f" (R = {len(rows)})"
         for k in range(len(rows[0])):
             v = [r[k] for r in rows]
-            cells = [f"{np.mean(np.abs([x[nm] for x in v]) <= Z):.3f} ({np.std([x[nm] for x in v]):.2f})"
-                     for nm in names]
+            cells = [coverage_cell([x[nm] for x in v]) for nm in names]
             print(f"| {lab} | {k} | {np.mean([x['s'] for x in v]):.2f} | " + " | ".join(cells) + " |")
 
 

@@ -22,9 +22,8 @@ import numpy as np
 from attnreg.diagnostics import diagnose
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from rbc_pointwise_variance import replicate  # noqa: E402
+from rbc_pointwise_variance import coverage_cell, replicate  # noqa: E402
 
-Z = 1.959963984540054
 SHIFTS = (3, 6)
 
 
@@ -78,10 +77,7 @@ def table(files):
         for k in range(len(rows[0])):
             v = [r[k] for r in rows if r[k] is not None]
             ss = [f"{np.mean([x['s_' + b] for x in v]):.2f}" for b in labs[1:]]
-            cells = []
-            for nm in names:
-                t = np.array([x[nm] for x in v])
-                cells.append(f"{np.mean(np.abs(t) <= Z):.3f} ({np.std(t):.2f})")
+            cells = [coverage_cell([x[nm] for x in v]) for nm in names]
             print(f"| {lab} | {k} | " + " | ".join(ss) + " | " + " | ".join(cells) + " |")
 
 

@@ -124,6 +124,12 @@ def replicate(rng, d, kernel, n, truth, noise, reps, per_point,
     return rows
 
 
+def coverage_cell(t):
+    """'coverage (sd)' of normal 0.95 intervals from t-statistics, for the study tables."""
+    t = np.asarray(t, dtype=float)
+    return f"{np.mean(np.abs(t) <= Z):.3f} ({np.std(t):.2f})"
+
+
 def t_coverage(pairs):
     """Share of (t, nu) pairs with |t| within the 0.975 quantile of t(nu) (normal where nu is
     None); rows whose t is not finite are left out."""
