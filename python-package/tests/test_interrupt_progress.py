@@ -41,6 +41,9 @@ CHILD = textwrap.dedent(
         elif sys.argv[1] == "attention_regression":
             attnreg.AttentionRegression(n_starts=500, max_iter=10000, tol=0).fit(X, y)
 
+    # Resolve the lazy imports (scikit-learn, pandas) before READY, so that the interrupt lands
+    # in the computation and not in an import, on a machine of any speed.
+    attnreg.AttentionRegression, attnreg.LocalLinear, attnreg.select_bandwidth
     print("READY", flush=True)
     t0 = time.monotonic()
     if sys.argv[3] == "catch":
@@ -206,6 +209,8 @@ DASK_CHILD = textwrap.dedent(
     X = rng.uniform(size=(n, 2))
     y = np.sin(6 * X[:, 0]) + rng.normal(0, 0.3, n)
     Xd, yd = da.from_array(X, chunks=(n, 2)), da.from_array(y, chunks=n)
+    import attnreg  # the lazy imports before READY (see CHILD)
+    attnreg.LocalLinear, attnreg.select_bandwidth
     print("READY", flush=True)
     try:
         adk.select_bandwidth(Xd, yd, n_grid=40)  # default (threaded) scheduler

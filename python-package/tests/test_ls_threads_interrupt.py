@@ -54,6 +54,8 @@ FIT = textwrap.dedent(
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(3000, 3))
     y = np.sin(6 * X[:, 0]) + X[:, 1] + rng.normal(0, 0.3, 3000)
+    # The lazy import (scikit-learn, pandas) before READY: the interrupt must land in the fit.
+    attnreg.AttentionRegression
     print("READY", flush=True)
     try:
         attnreg.AttentionRegression(n_starts=500, max_iter=10000, tol=0).fit(X, y)
