@@ -1,7 +1,7 @@
 """Would nprobust's minimum-points rule on raw distances help the Gaussian kernel with several
 regressors?
 
-    python3 bench/rbc_gaussian_bwcheck.py D N TRUTH NOISE REPS SEED OUT.json
+    python3 bench/rbc_gaussian_bwcheck.py D N TRUTH NOISE REPS SEED OUT.json [REACH]
     python3 bench/rbc_gaussian_bwcheck.py table OUT.json...
 
 nprobust's lpbwselect / lprobust raise every bandwidth to the distance of the bwcheck-th nearest
@@ -10,9 +10,13 @@ deviation); attnreg's 1-D plug-in does the same, while with several columns the 
 to compact kernels only (docs/bandwidth.md, "minimum points"). This study multiplies the
 pointwise mse_dpi vector (Gaussian, design of bench/rbc_montecarlo.py) by the smallest factor
 s >= 1 that puts T = max(21, 2 (1 + d + d (d + 1) / 2)) distinct rows inside the box
-|x_c - x0_c| < h_c, and compares diagnose's RBC coverage (HC3 and cov_type="local") at h and
-at s h. (The plug-in's own pilot is left as it is: a first look, not the full rule.)
-Results: bench/results/rbc_pointwise_variance.md ("Nprobust's rule on raw distances").
+|x_c - x0_c| < REACH h_c, and compares diagnose's RBC coverage (HC3 and cov_type="local") at h
+and at s h. (The plug-in's own pilot is left as it is: a first look, not the full rule.)
+REACH (default 1, nprobust's raw distances): sqrt(5) = 2.236 is the half-width of the
+Epanechnikov kernel with the Gaussian's variance, i.e. the compact kernels' rule transferred
+to the Gaussian at equal second moment.
+Results: bench/results/rbc_pointwise_variance.md ("Nprobust's rule on raw distances", and
+"Bandwidth randomness and curvature" for REACH sqrt(5)).
 """
 import json
 import sys
@@ -32,13 +36,13 @@ def box_factor(X, x0, h, T):
     return max(1.0, r[min(T, len(r)) - 1] * (1 + 1e-9))
 
 
-def run(d, n, truth, noise, reps, seed, out):
+def run(d, n, truth, noise, reps, seed, out, reach=1.0):
     rng = np.random.default_rng([55, d, n, seed, len(truth), len(noise)])
     T = max(21, 2 * (1 + d + d * (d + 1) // 2))
 
     def per_point(X, y, est, x0, tk, k):
         h = np.asarray(est.bandwidth_, float)
-        s = box_factor(X, x0, h, T)
+        s = box_factor(X, x0, reach * h, T)
         rec = {"s": s}
         for lab, e in (("old", est), ("box", LocalLinear(bandwidth=h * s).fit(X, y))):
             for cov in ("HC3", "local"):
@@ -69,4 +73,5 @@ if __name__ == "__main__":
         table(sys.argv[2:])
     else:
         a = sys.argv[1:]
-        run(int(a[0]), int(a[1]), a[2], a[3], int(a[4]), int(a[5]), a[6])
+        run(int(a[0]), int(a[1]), a[2], a[3], int(a[4]), int(a[5]), a[6],
+            float(a[7]) if len(a) > 7 else 1.0)

@@ -1,0 +1,122 @@
+"""Where does the pointwise RBC coverage gap come from: the variance, the data-driven bandwidth,
+or the curvature left in the local residuals?
+
+    python3 bench/rbc_pointwise_sources.py fixed-h D N TRUTH KERNEL REPS
+    python3 bench/rbc_pointwise_sources.py pilot-degree D N TRUTH KERNEL REPS [NOISE]
+
+Design of bench/rbc_montecarlo.py (x ~ U[-1, 1]^d, its truths, noise and four points; local
+linear; diagnose's RBC pilot, rho = 1). Each line printed is one point: the coverage of the
+0.95 RBC interval and, in brackets, the sd of t = (fit_bc - m(x)) / se_bc.
+
+fixed-h       every replication fits each point at one fixed vector, the mean of the
+              pointwise mse_dpi vectors over 60 earlier replications of the design, instead
+              of its own data-driven vector: HC3 and cov_type="local" with the randomness of
+              the bandwidth taken out (seed [5, d, n]).
+pilot-degree  at the data-driven mse_dpi vector h, diagnose's HC3 and "local", and "local"
+              with sigma^2(x) from the residuals of a local quadratic (the RBC pilot's degree)
+              in the same window instead of the local linear fit's: sum_i w_i r_i^2 /
+              sum_i w_i (1 - H_ii), the kernel weights w_i of the fit at h (Gaussian or
+              Epanechnikov product, computed here in numpy), H the weighted hat matrix. Its
+              standard error is diagnose's "local" one times sqrt(s2_quadratic / s2_linear),
+              both computed here, so that sum_i W_i^2 is diagnose's (seed [77, d, n,
+              len(truth), len(kernel), len(noise)]).
+Results: bench/results/rbc_pointwise_variance.md ("Bandwidth randomness and curvature").
+"""
+import itertools
+import sys
+
+import numpy as np
+
+from attnreg import LocalLinear
+from attnreg.bandwidth import mse_dpi
+from attnreg.diagnostics import diagnose
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from rbc_montecarlo import NOISE, TRUTH, points  # noqa: E402
+from rbc_pointwise_variance import coverage_cell  # noqa: E402
+
+
+def sample(rng, d, n, m, noise):
+    X = rng.uniform(-1, 1, (n, d))
+    return X, m(X) + NOISE[noise](X) * rng.standard_normal(n)
+
+
+def t_stat(est, x0, truth, cov):
+    D = diagnose(est, x0[None], cov_type=cov)
+    return float((D["fit_bc"].iloc[0] - truth) / D["se_bc"].iloc[0]), D
+
+
+def fixed_h(d, n, truth, kernel, reps):
+    P, _ = points(d)
+    m = TRUTH[truth]
+    rng = np.random.default_rng([5, d, n])
+    H = np.zeros((len(P), d))
+    for _ in range(60):
+        X, y = sample(rng, d, n, m, "homoskedastic")
+        for k in range(len(P)):
+            H[k] += mse_dpi(X, y, P[k], kernel=kernel) / 60
+    t = {(k, c): [] for k in range(len(P)) for c in ("HC3", "local")}
+    for _ in range(reps):
+        X, y = sample(rng, d, n, m, "homoskedastic")
+        for k in range(len(P)):
+            est = LocalLinear(kernel=kernel, bandwidth=H[k]).fit(X, y)
+            for c in ("HC3", "local"):
+                t[k, c].append(t_stat(est, P[k], m(P[k][None])[0], c)[0])
+    for k in range(len(P)):
+        print(f"fixed-h d={d} n={n} {truth} {kernel} point {k} h={np.round(H[k], 3).tolist()} "
+              f"HC3 {coverage_cell(t[k, 'HC3'])} local {coverage_cell(t[k, 'local'])}")
+
+
+def window_variance(X, y, x0, h, kernel, degree):
+    """sigma^2(x0) from the residuals of a local polynomial of `degree` in the window at h."""
+    U = (X - x0) / h
+    w = (np.exp(-0.5 * np.sum(U * U, axis=1)) if kernel == "gaussian"
+         else np.prod(np.clip(1 - U * U, 0, None), axis=1))
+    S = w > 0
+    U, w = U[S], w[S]
+    cols = [np.ones(len(U))] + [U[:, j] for j in range(U.shape[1])]
+    if degree >= 2:
+        cols += [U[:, a] * U[:, b] for a, b in
+                 itertools.combinations_with_replacement(range(U.shape[1]), 2)]
+    Q, _ = np.linalg.qr(np.column_stack(cols) * np.sqrt(w)[:, None])
+    ys = np.sqrt(w) * y[S]
+    r = ys - Q @ (Q.T @ ys)
+    return r @ r / np.sum(w * (1 - np.sum(Q * Q, axis=1)))
+
+
+def pilot_degree(d, n, truth, kernel, reps, noise):
+    P, _ = points(d)
+    m = TRUTH[truth]
+    rng = np.random.default_rng([77, d, n, len(truth), len(kernel), len(noise)])
+    t = {(k, c): [] for k in range(len(P)) for c in ("HC3", "local", "quadratic")}
+    for _ in range(reps):
+        X, y = sample(rng, d, n, m, noise)
+        for k in range(len(P)):
+            tk = m(P[k][None])[0]
+            try:
+                h = mse_dpi(X, y, P[k], kernel=kernel)
+                est = LocalLinear(kernel=kernel, bandwidth=h).fit(X, y)
+                tl, D = t_stat(est, P[k], tk, "local")
+                t3 = t_stat(est, P[k], tk, "HC3")[0]
+                ratio = (window_variance(X, y, P[k], h, kernel, 2)
+                         / window_variance(X, y, P[k], h, kernel, 1))
+            except (ValueError, ArithmeticError, RuntimeError):
+                continue  # a refused step (too few rows in a window): left out, as in the MC
+            t[k, "local"].append(tl)
+            t[k, "HC3"].append(t3)
+            t[k, "quadratic"].append(tl / np.sqrt(ratio))
+    for k in range(len(P)):
+        cells = " ".join(f"{c} {coverage_cell(t[k, c])}" for c in ("HC3", "local", "quadratic"))
+        print(f"pilot-degree d={d} n={n} {truth} {kernel} {noise} point {k} "
+              f"R={len(t[k, 'local'])} {cells}")
+
+
+if __name__ == "__main__":
+    a = sys.argv[1:]
+    if a[0] == "fixed-h":
+        fixed_h(int(a[1]), int(a[2]), a[3], a[4], int(a[5]))
+    elif a[0] == "pilot-degree":
+        pilot_degree(int(a[1]), int(a[2]), a[3], a[4], int(a[5]),
+                     a[6] if len(a) > 6 else "homoskedastic")
+    else:
+        sys.exit(__doc__)
