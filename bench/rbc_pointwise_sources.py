@@ -21,7 +21,10 @@ pilot-degree  at the data-driven mse_dpi vector h, diagnose's HC3 and "local", a
               both computed here, so that sum_i W_i^2 is diagnose's; and "max", the larger
               of the HC3 and "local" standard errors (the guard against a noisy robust
               standard error in Angrist and Pischke 2009, Mostly Harmless Econometrics,
-              section 8.2) (seed [77, d, n, len(truth), len(kernel), len(noise)]).
+              section 8.2); and "curvature", "local" less the window's curvature energy
+              estimated from a local quadratic at twice the bandwidth and debiased for its
+              noise (curvature_corrected_variance) (seed [77, d, n, len(truth), len(kernel),
+              len(noise)]).
 Results: bench/results/rbc_pointwise_variance.md ("Bandwidth randomness and curvature").
 """
 import itertools
@@ -86,11 +89,52 @@ def window_variance(X, y, x0, h, kernel, degree):
     return r @ r / np.sum(w * (1 - np.sum(Q * Q, axis=1)))
 
 
+def kernel_weights(U, kernel):
+    return (np.exp(-0.5 * np.sum(U * U, axis=1)) if kernel == "gaussian"
+            else np.prod(np.clip(1 - U * U, 0, None), axis=1))
+
+
+def curvature_corrected_variance(X, y, x0, h, kernel, wide=2.0):
+    """The local linear residual variance at h minus the window's curvature energy, the
+    curvature taken from a local quadratic at the wider bandwidth wide * h and debiased for
+    its own noise (positive part): sigma^2 = s2_lin - max(0, a'Ga - tr(G Cov a)), floored at
+    s2_lin / 2. G = R'WR / den: R the quadratic features u_a u_b (u = (x - x0) / h) with
+    their weighted projection on (1, u) removed, so a'Ga is what a quadratic a adds to the
+    window's normalised sum of squared linear residuals."""
+    U = (X - x0) / h
+    w = kernel_weights(U, kernel)
+    S = w > 0
+    Us, ws, ys = U[S], w[S], y[S]
+    Z1 = np.column_stack([np.ones(len(Us)), Us])
+    pairs = list(itertools.combinations_with_replacement(range(U.shape[1]), 2))
+    Q2 = np.column_stack([Us[:, a] * Us[:, b] for a, b in pairs])
+    sw = np.sqrt(ws)
+    Q, _ = np.linalg.qr(Z1 * sw[:, None])
+    den = np.sum(ws * (1 - np.sum(Q * Q, axis=1)))
+    r = sw * ys - Q @ (Q.T @ (sw * ys))
+    s2_lin = r @ r / den
+    Rw = Q2 * sw[:, None] - Q @ (Q.T @ (Q2 * sw[:, None]))  # sqrt(W) R
+    G = Rw.T @ Rw / den
+    # the wide quadratic, in the same units u
+    wb = kernel_weights(U / wide, kernel)
+    B = wb > 0
+    Zb = np.column_stack([np.ones(B.sum()), U[B]]
+                         + [U[B][:, a] * U[B][:, b] for a, b in pairs])
+    A = Zb.T @ (Zb * wb[B][:, None])
+    Ai = np.linalg.inv(A)
+    coef = Ai @ (Zb.T @ (wb[B] * y[B]))
+    cov = s2_lin * Ai @ (Zb.T @ (Zb * (wb[B] ** 2)[:, None])) @ Ai
+    k = 1 + U.shape[1]
+    a, Ca = coef[k:], cov[k:, k:]
+    energy = max(0.0, a @ G @ a - np.trace(G @ Ca))
+    return max(s2_lin - energy, 0.5 * s2_lin), s2_lin
+
+
 def pilot_degree(d, n, truth, kernel, reps, noise):
     P, _ = points(d)
     m = TRUTH[truth]
     rng = np.random.default_rng([77, d, n, len(truth), len(kernel), len(noise)])
-    cands = ("HC3", "local", "quadratic", "max")
+    cands = ("HC3", "local", "quadratic", "max", "curvature")
     t = {(k, c): [] for k in range(len(P)) for c in cands}
     for _ in range(reps):
         X, y = sample(rng, d, n, m, noise)
@@ -103,12 +147,14 @@ def pilot_degree(d, n, truth, kernel, reps, noise):
                 t3 = t_stat(est, P[k], tk, "HC3")[0]
                 ratio = (window_variance(X, y, P[k], h, kernel, 2)
                          / window_variance(X, y, P[k], h, kernel, 1))
+                s2c, s2l = curvature_corrected_variance(X, y, P[k], h, kernel)
             except (ValueError, ArithmeticError, RuntimeError):
                 continue  # a refused step (too few rows in a window): left out, as in the MC
             t[k, "local"].append(tl)
             t[k, "HC3"].append(t3)
             t[k, "quadratic"].append(tl / np.sqrt(ratio))
             t[k, "max"].append(t3 if abs(t3) < abs(tl) else tl)  # the larger standard error
+            t[k, "curvature"].append(tl / np.sqrt(s2c / s2l))
     for k in range(len(P)):
         cells = " ".join(f"{c} {coverage_cell(t[k, c])}" for c in cands)
         print(f"pilot-degree d={d} n={n} {truth} {kernel} {noise} point {k} "
