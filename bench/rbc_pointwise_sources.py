@@ -72,11 +72,16 @@ def fixed_h(d, n, truth, kernel, reps):
               f"HC3 {coverage_cell(t[k, 'HC3'])} local {coverage_cell(t[k, 'local'])}")
 
 
+def kernel_weights(U, kernel):
+    """Product kernel weights at u (the Epanechnikov without its constant)."""
+    return (np.exp(-0.5 * np.sum(U * U, axis=1)) if kernel == "gaussian"
+            else np.prod(np.clip(1 - U * U, 0, None), axis=1))
+
+
 def window_variance(X, y, x0, h, kernel, degree):
     """sigma^2(x0) from the residuals of a local polynomial of `degree` in the window at h."""
     U = (X - x0) / h
-    w = (np.exp(-0.5 * np.sum(U * U, axis=1)) if kernel == "gaussian"
-         else np.prod(np.clip(1 - U * U, 0, None), axis=1))
+    w = kernel_weights(U, kernel)
     S = w > 0
     U, w = U[S], w[S]
     cols = [np.ones(len(U))] + [U[:, j] for j in range(U.shape[1])]
@@ -87,11 +92,6 @@ def window_variance(X, y, x0, h, kernel, degree):
     ys = np.sqrt(w) * y[S]
     r = ys - Q @ (Q.T @ ys)
     return r @ r / np.sum(w * (1 - np.sum(Q * Q, axis=1)))
-
-
-def kernel_weights(U, kernel):
-    return (np.exp(-0.5 * np.sum(U * U, axis=1)) if kernel == "gaussian"
-            else np.prod(np.clip(1 - U * U, 0, None), axis=1))
 
 
 def curvature_corrected_variance(X, y, x0, h, kernel, wide=2.0):
