@@ -24,10 +24,9 @@ import sys
 import numpy as np
 
 from attnreg import LocalLinear
-from attnreg.diagnostics import diagnose
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from rbc_pointwise_variance import coverage_cell, replicate  # noqa: E402
+from rbc_pointwise_variance import coverage_cell, rbc_t, replicate  # noqa: E402
 
 
 
@@ -46,8 +45,7 @@ def run(d, n, truth, noise, reps, seed, out, reach=1.0):
         rec = {"s": s}
         for lab, e in (("old", est), ("box", LocalLinear(bandwidth=h * s).fit(X, y))):
             for cov in ("HC3", "local"):
-                D = diagnose(e, x0[None], cov_type=cov)
-                rec[f"{lab}_{cov}"] = float((D["fit_bc"].iloc[0] - tk) / D["se_bc"].iloc[0])
+                rec[f"{lab}_{cov}"] = rbc_t(e, x0, tk, cov)[0]
         return rec
 
     rows = replicate(rng, d, "gaussian", n, truth, noise, reps, per_point, ())

@@ -19,18 +19,10 @@ import sys
 
 import numpy as np
 
-from attnreg.diagnostics import diagnose
-
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from rbc_pointwise_variance import coverage_cell, replicate  # noqa: E402
+from rbc_pointwise_variance import coverage_cell, kernel_weights, rbc_t, replicate  # noqa: E402
 
 SHIFTS = (3, 6)
-
-
-def kernel_weights(U, kernel):
-    if kernel == "gaussian":
-        return np.exp(-0.5 * np.sum(U * U, axis=1))
-    return np.prod(np.clip(1 - U * U, 0, None), axis=1)
 
 
 def kish_factor(X, x0, h, kernel, T):
@@ -55,9 +47,8 @@ def run(d, kernel, n, truth, noise, reps, seed, out):
             s = 1.0 if mult == 0 else kish_factor(X, x0, h, kernel, mult * npar)
             rec[f"s_{lab}"] = s
             for cov in ("HC3", "local"):
-                D = diagnose(est, x0[None], cov_type=cov,
-                             pilot_bandwidth=None if mult == 0 else s * h)
-                rec[f"{lab}_{cov}"] = float((D["fit_bc"].iloc[0] - tk) / D["se_bc"].iloc[0])
+                rec[f"{lab}_{cov}"] = rbc_t(est, x0, tk, cov,
+                                            pilot_bandwidth=None if mult == 0 else s * h)[0]
         return rec
 
     rows = replicate(rng, d, kernel, n, truth, noise, reps, per_point, ())

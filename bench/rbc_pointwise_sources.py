@@ -27,28 +27,17 @@ pilot-degree  at the data-driven mse_dpi vector h, diagnose's HC3 and "local", a
               len(noise)]).
 Results: bench/results/rbc_pointwise_variance.md ("Bandwidth randomness and curvature").
 """
-import itertools
 import sys
 
 import numpy as np
 
 from attnreg import LocalLinear
 from attnreg.bandwidth import mse_dpi
-from attnreg.diagnostics import diagnose
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from rbc_montecarlo import NOISE, TRUTH, points  # noqa: E402
-from rbc_pointwise_variance import coverage_cell  # noqa: E402
-
-
-def sample(rng, d, n, m, noise):
-    X = rng.uniform(-1, 1, (n, d))
-    return X, m(X) + NOISE[noise](X) * rng.standard_normal(n)
-
-
-def t_stat(est, x0, truth, cov):
-    D = diagnose(est, x0[None], cov_type=cov)
-    return float((D["fit_bc"].iloc[0] - truth) / D["se_bc"].iloc[0]), D
+from rbc_montecarlo import TRUTH, points  # noqa: E402
+from rbc_pointwise_variance import (coverage_cell, draw, kernel_weights,  # noqa: E402
+                                    quad_terms, rbc_t, replicate)
 
 
 def fixed_h(d, n, truth, kernel, reps):
@@ -57,108 +46,92 @@ def fixed_h(d, n, truth, kernel, reps):
     rng = np.random.default_rng([5, d, n])
     H = np.zeros((len(P), d))
     for _ in range(60):
-        X, y = sample(rng, d, n, m, "homoskedastic")
+        X, y = draw(rng, d, n, m, "homoskedastic")
         for k in range(len(P)):
             H[k] += mse_dpi(X, y, P[k], kernel=kernel) / 60
     t = {(k, c): [] for k in range(len(P)) for c in ("HC3", "local")}
     for _ in range(reps):
-        X, y = sample(rng, d, n, m, "homoskedastic")
+        X, y = draw(rng, d, n, m, "homoskedastic")
         for k in range(len(P)):
             est = LocalLinear(kernel=kernel, bandwidth=H[k]).fit(X, y)
             for c in ("HC3", "local"):
-                t[k, c].append(t_stat(est, P[k], m(P[k][None])[0], c)[0])
+                t[k, c].append(rbc_t(est, P[k], m(P[k][None])[0], c)[0])
     for k in range(len(P)):
         print(f"fixed-h d={d} n={n} {truth} {kernel} point {k} h={np.round(H[k], 3).tolist()} "
               f"HC3 {coverage_cell(t[k, 'HC3'])} local {coverage_cell(t[k, 'local'])}")
 
 
-def kernel_weights(U, kernel):
-    """Product kernel weights at u (the Epanechnikov without its constant)."""
-    return (np.exp(-0.5 * np.sum(U * U, axis=1)) if kernel == "gaussian"
-            else np.prod(np.clip(1 - U * U, 0, None), axis=1))
+def weighted_residuals(Z, sw, y):
+    """Q of the weighted design sqrt(w) Z and the weighted residuals sqrt(w) (y - Z beta)."""
+    Q, _ = np.linalg.qr(Z * sw[:, None])
+    return Q, sw * y - Q @ (Q.T @ (sw * y))
 
 
-def window_variance(X, y, x0, h, kernel, degree):
-    """sigma^2(x0) from the residuals of a local polynomial of `degree` in the window at h."""
+def quadratic_variance(X, y, x0, h, kernel):
+    """sigma^2(x0) from the residuals of a local quadratic in the window at h:
+    sum_i w_i r_i^2 / sum_i w_i (1 - H_ii)."""
     U = (X - x0) / h
     w = kernel_weights(U, kernel)
     S = w > 0
-    U, w = U[S], w[S]
-    cols = [np.ones(len(U))] + [U[:, j] for j in range(U.shape[1])]
-    if degree >= 2:
-        cols += [U[:, a] * U[:, b] for a, b in
-                 itertools.combinations_with_replacement(range(U.shape[1]), 2)]
-    Q, _ = np.linalg.qr(np.column_stack(cols) * np.sqrt(w)[:, None])
-    ys = np.sqrt(w) * y[S]
-    r = ys - Q @ (Q.T @ ys)
-    return r @ r / np.sum(w * (1 - np.sum(Q * Q, axis=1)))
+    Q, r = weighted_residuals(quad_terms(U[S]), np.sqrt(w[S]), y[S])
+    return r @ r / np.sum(w[S] * (1 - np.sum(Q * Q, axis=1)))
 
 
 def curvature_corrected_variance(X, y, x0, h, kernel, wide=2.0):
-    """The local linear residual variance at h minus the window's curvature energy, the
-    curvature taken from a local quadratic at the wider bandwidth wide * h and debiased for
-    its own noise (positive part): sigma^2 = s2_lin - max(0, a'Ga - tr(G Cov a)), floored at
-    s2_lin / 2. G = R'WR / den: R the quadratic features u_a u_b (u = (x - x0) / h) with
-    their weighted projection on (1, u) removed, so a'Ga is what a quadratic a adds to the
-    window's normalised sum of squared linear residuals."""
+    """The local linear residual variance at h (cov_type="local"'s) minus the window's
+    curvature energy, the curvature taken from a local quadratic at the wider bandwidth
+    wide * h and debiased for its own noise (positive part): sigma^2 = s2_lin - max(0, a'Ga -
+    tr(G Cov a)), floored at s2_lin / 2. G = R'WR / den: R the quadratic features u_a u_b
+    (u = (x - x0) / h) with their weighted projection on (1, u) removed, so a'Ga is what a
+    quadratic a adds to the window's normalised sum of squared linear residuals. Returns
+    (sigma^2, s2_lin)."""
+    d = X.shape[1]
     U = (X - x0) / h
     w = kernel_weights(U, kernel)
     S = w > 0
-    Us, ws, ys = U[S], w[S], y[S]
-    Z1 = np.column_stack([np.ones(len(Us)), Us])
-    pairs = list(itertools.combinations_with_replacement(range(U.shape[1]), 2))
-    Q2 = np.column_stack([Us[:, a] * Us[:, b] for a, b in pairs])
-    sw = np.sqrt(ws)
-    Q, _ = np.linalg.qr(Z1 * sw[:, None])
-    den = np.sum(ws * (1 - np.sum(Q * Q, axis=1)))
-    r = sw * ys - Q @ (Q.T @ (sw * ys))
+    sw = np.sqrt(w[S])
+    Zq = quad_terms(U[S])
+    Q, r = weighted_residuals(Zq[:, :1 + d], sw, y[S])
+    den = np.sum(w[S] * (1 - np.sum(Q * Q, axis=1)))
     s2_lin = r @ r / den
-    Rw = Q2 * sw[:, None] - Q @ (Q.T @ (Q2 * sw[:, None]))  # sqrt(W) R
+    Rw = Zq[:, 1 + d:] * sw[:, None]
+    Rw -= Q @ (Q.T @ Rw)  # sqrt(W) R
     G = Rw.T @ Rw / den
     # the wide quadratic, in the same units u
     wb = kernel_weights(U / wide, kernel)
     B = wb > 0
-    Zb = np.column_stack([np.ones(B.sum()), U[B]]
-                         + [U[B][:, a] * U[B][:, b] for a, b in pairs])
-    A = Zb.T @ (Zb * wb[B][:, None])
-    Ai = np.linalg.inv(A)
+    Zb = quad_terms(U[B])
+    Ai = np.linalg.inv(Zb.T @ (Zb * wb[B][:, None]))
     coef = Ai @ (Zb.T @ (wb[B] * y[B]))
     cov = s2_lin * Ai @ (Zb.T @ (Zb * (wb[B] ** 2)[:, None])) @ Ai
-    k = 1 + U.shape[1]
-    a, Ca = coef[k:], cov[k:, k:]
+    a, Ca = coef[1 + d:], cov[1 + d:, 1 + d:]
     energy = max(0.0, a @ G @ a - np.trace(G @ Ca))
     return max(s2_lin - energy, 0.5 * s2_lin), s2_lin
 
 
+CANDIDATES = ("HC3", "local", "quadratic", "max", "curvature")
+
+
 def pilot_degree(d, n, truth, kernel, reps, noise):
-    P, _ = points(d)
-    m = TRUTH[truth]
     rng = np.random.default_rng([77, d, n, len(truth), len(kernel), len(noise)])
-    cands = ("HC3", "local", "quadratic", "max", "curvature")
-    t = {(k, c): [] for k in range(len(P)) for c in cands}
-    for _ in range(reps):
-        X, y = sample(rng, d, n, m, noise)
-        for k in range(len(P)):
-            tk = m(P[k][None])[0]
-            try:
-                h = mse_dpi(X, y, P[k], kernel=kernel)
-                est = LocalLinear(kernel=kernel, bandwidth=h).fit(X, y)
-                tl, D = t_stat(est, P[k], tk, "local")
-                t3 = t_stat(est, P[k], tk, "HC3")[0]
-                ratio = (window_variance(X, y, P[k], h, kernel, 2)
-                         / window_variance(X, y, P[k], h, kernel, 1))
-                s2c, s2l = curvature_corrected_variance(X, y, P[k], h, kernel)
-            except (ValueError, ArithmeticError, RuntimeError):
-                continue  # a refused step (too few rows in a window): left out, as in the MC
-            t[k, "local"].append(tl)
-            t[k, "HC3"].append(t3)
-            t[k, "quadratic"].append(tl / np.sqrt(ratio))
-            t[k, "max"].append(t3 if abs(t3) < abs(tl) else tl)  # the larger standard error
-            t[k, "curvature"].append(tl / np.sqrt(s2c / s2l))
-    for k in range(len(P)):
-        cells = " ".join(f"{c} {coverage_cell(t[k, c])}" for c in cands)
-        print(f"pilot-degree d={d} n={n} {truth} {kernel} {noise} point {k} "
-              f"R={len(t[k, 'local'])} {cells}")
+
+    def per_point(X, y, est, x0, tk, k):
+        h = np.asarray(est.bandwidth_, float)
+        tl = rbc_t(est, x0, tk, "local")[0]
+        t3 = rbc_t(est, x0, tk, "HC3")[0]
+        s2c, s2l = curvature_corrected_variance(X, y, x0, h, kernel)
+        s2q = quadratic_variance(X, y, x0, h, kernel)
+        return {"HC3": t3, "local": tl, "quadratic": tl / np.sqrt(s2q / s2l),
+                "max": t3 if abs(t3) < abs(tl) else tl,  # the larger standard error
+                "curvature": tl / np.sqrt(s2c / s2l)}
+
+    # a refused step (too few rows in a window) is left out, as in the Monte Carlo
+    rows = replicate(rng, d, kernel, n, truth, noise, reps, per_point,
+                     (ValueError, ArithmeticError, RuntimeError))
+    for k in range(len(rows[0])):
+        v = [r[k] for r in rows if r[k] is not None]
+        cells = " ".join(f"{c} {coverage_cell([x[c] for x in v])}" for c in CANDIDATES)
+        print(f"pilot-degree d={d} n={n} {truth} {kernel} {noise} point {k} R={len(v)} {cells}")
 
 
 if __name__ == "__main__":

@@ -101,6 +101,26 @@ def candidates(X, y, est, x0, truth_k, k):
     return {k_: [float(v[0]), v[1]] for k_, v in out.items()}
 
 
+def kernel_weights(U, kernel):
+    """Product kernel weights at u = (x - x0) / h, Gaussian or Epanechnikov (without its
+    constant), for the numpy candidates of the study scripts."""
+    if kernel == "gaussian":
+        return np.exp(-0.5 * np.sum(U * U, axis=1))
+    return np.prod(np.clip(1 - U * U, 0, None), axis=1)
+
+
+def rbc_t(est, x0, truth_k, cov_type, **kw):
+    """(fit_bc - m(x0)) / se_bc of diagnose's RBC interval at the one point x0, and its row."""
+    D = diagnose(est, x0[None], cov_type=cov_type, **kw)
+    return float((D["fit_bc"].iloc[0] - truth_k) / D["se_bc"].iloc[0]), D
+
+
+def draw(rng, d, n, m, noise):
+    """One sample of the design: x ~ U[-1, 1]^d, y = m(x) + noise."""
+    X = rng.uniform(-1, 1, size=(n, d))
+    return X, m(X) + NOISE[noise](X) * rng.standard_normal(n)
+
+
 def replicate(rng, d, kernel, n, truth, noise, reps, per_point,
               errors=(attnreg.NumericalError, ValueError)):
     """reps samples of the design; at each of its points the fit at the point's mse_dpi vector
@@ -109,8 +129,7 @@ def replicate(rng, d, kernel, n, truth, noise, reps, per_point,
     m = TRUTH[truth]
     rows = []
     for _ in range(reps):
-        X = rng.uniform(-1, 1, size=(n, d))
-        y = m(X) + NOISE[noise](X) * rng.standard_normal(n)
+        X, y = draw(rng, d, n, m, noise)
         t = m(P)
         row = []
         for k in range(len(P)):
