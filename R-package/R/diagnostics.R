@@ -71,13 +71,20 @@
 #'   same categorical values (ties in distance kept whole; Abadie and Imbens 2006,
 #'   Econometrica 74(1)).
 #'   `"local"`: the local residual variance at each point, \eqn{\hat\sigma^2(x) = \sum_i w_i
-#'   r_i^2 / \sum_i w_i (1 - H_{ii})} from the residuals \eqn{r_i} of the fit's local
-#'   polynomial at \eqn{x} with its kernel weights \eqn{w_i} and local leverages
-#'   \eqn{H_{ii}} (Fan and Gijbels 1996, Local Polynomial Modelling and Its Applications,
-#'   ch. 4), so \eqn{Var = \hat\sigma^2(x) \sum_i l_i(x)^2} (and with the bias-corrected
-#'   weights for RBC): it pools the window's residuals, much less noisy than HC0-HC3 in small
-#'   windows, assuming the variance roughly constant over one bandwidth
-#'   (core/include/attnreg/inference/diagnostics.hpp).
+#'   r_i^2 / \sum_i w_i (1 - H_{ii})} from the residuals \eqn{r_i} of a local polynomial of
+#'   the pilot's degree (default \eqn{\max(p+1, 2)}: a local quadratic with all squares and
+#'   cross products for local constant and local linear fits, so that the window's curvature
+#'   leaves the residuals) at \eqn{x} with the fit's kernel weights \eqn{w_i} and local
+#'   leverages \eqn{H_{ii}} (Fan and Gijbels 1996, Local Polynomial Modelling and Its
+#'   Applications, ch. 4), so \eqn{Var = \hat\sigma^2(x) \sum_i l_i(x)^2} (and with the
+#'   bias-corrected weights for RBC): it pools the window's residuals, much less noisy than
+#'   HC0-HC3 in small windows, assuming the variance roughly constant over one bandwidth. Its
+#'   intervals use per-point critical values (columns `crit`, `crit_bc`): the `level` quantile
+#'   of \eqn{|t|} under the statistic's own null distribution (normal errors with a constant
+#'   variance in the window, the reference Bell and McCaffrey 2002, Survey Methodology 28(2),
+#'   and Imbens and Kolesar 2016, REStat 98(4), take for robust t-statistics), which accounts
+#'   for the few residual degrees of freedom of \eqn{\hat\sigma^2(x)} and for its sharing
+#'   rows with the estimate (core/include/attnreg/inference/diagnostics.hpp).
 #' @param pilot_bw Pilot bandwidth for the bias (default the fit's bandwidth); with several
 #'   regressors a vector, one entry per regressor.
 #' @param uniform Also compute uniform bands (see Details).
@@ -88,7 +95,8 @@
 #' @param cluster Cluster ids, one per training row, for `vcov = "CR1"`: integers or labels
 #'   (a factor or character vector); `NA` and non-integer numbers are errors.
 #' @return A data frame with columns `fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high,
-#'   fit_bc, se_bc`.
+#'   fit_bc, se_bc, crit, crit_bc`: `ci = fit -+ crit se`, `rbc = fit_bc -+ crit_bc se_bc`,
+#'   the critical values the normal quantile except for `vcov = "local"`.
 #' @param kind Deprecated name of `vcov` (a warning; removed in the next release).
 #' @examples
 #' set.seed(1)
@@ -200,7 +208,9 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
   }
   if (nzchar(note)) {
     # Not computable here (not a numerical failure): NA, not NaN, and say why once.
-    for (col in c("bias", "mse", "rbc_low", "rbc_high", "fit_bc", "se_bc")) res[[col]] <- NA_real_
+    for (col in c("bias", "mse", "rbc_low", "rbc_high", "fit_bc", "se_bc", "crit_bc")) {
+      res[[col]] <- NA_real_
+    }
   }
   attr(res, "bias_note") <- note
   if (!missing(newdata) && !is.null(newdata)) rownames(res) <- rownames(newdata)

@@ -97,6 +97,8 @@ static void init_diagnostics_criteria(py::module_& m) {
         d["se_bc"] = to_numpy(r.se_bc);
         d["rbc_low"] = to_numpy(r.rbc_low);
         d["rbc_high"] = to_numpy(r.rbc_high);
+        d["crit"] = to_numpy(r.crit);
+        d["crit_bc"] = to_numpy(r.crit_bc);
         d["sigma2"] = r.sigma2;
         d["z"] = r.z;
         d["crit_uniform"] = r.crit_uniform;

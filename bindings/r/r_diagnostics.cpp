@@ -75,6 +75,7 @@ Rcpp::List diag_pointwise_cpp(const Rcpp::List& state, const arma::mat& X_eval, 
       Rcpp::Named("ci_low") = rvec(r.ci_low), Rcpp::Named("ci_high") = rvec(r.ci_high),
       Rcpp::Named("rbc_low") = rvec(r.rbc_low), Rcpp::Named("rbc_high") = rvec(r.rbc_high),
       Rcpp::Named("fit_bc") = rvec(r.fit_bc), Rcpp::Named("se_bc") = rvec(r.se_bc),
+      Rcpp::Named("crit") = rvec(r.crit), Rcpp::Named("crit_bc") = rvec(r.crit_bc),
       Rcpp::Named("bias_note") = r.bias_note,
       Rcpp::Named("uniform") = Rcpp::List::create(
           Rcpp::Named("crit_uniform") = r.crit_uniform,

@@ -291,18 +291,40 @@ def test_robust_variance_needs_only_the_rows_in_the_window(seed):
         diagnose(est, np.array([[0.95, 0.95]]), cov_type="HC3")
 
 
-def _local_sigma2(X, y, x0, h, types, nl, degree):
-    """sigma^2(x0) = sum w r^2 / sum w (1 - H_ii) of the local fit at x0 (direct numpy)."""
+def _local_window(X, x0, h, types, nl):
+    """Kernel weights w at x0 and an orthonormal basis Q of sqrt(w) Z, Z the local quadratic
+    (the RBC pilot's degree) in the continuous columns with all squares and cross products."""
     cont = [c for c, t in enumerate(types) if t == "c"]
     w = _kernel(X, x0, h, types, nl)
-    D = np.ones((len(y), 1))
-    if degree == 1:
-        D = np.column_stack([D, (X[:, cont] - x0[cont]) / h[cont]])
+    U = (X[:, cont] - x0[cont]) / h[cont]
+    k = len(cont)
+    Z = np.column_stack([np.ones(len(w))] + [U[:, a] for a in range(k)]
+                        + [U[:, a] * U[:, b] for a in range(k) for b in range(a, k)])
+    Q, _ = np.linalg.qr(Z * np.sqrt(w)[:, None])
+    return w, Q
+
+
+def _local_sigma2(X, y, x0, h, types, nl):
+    """sigma^2(x0) = sum w r^2 / sum w (1 - H_ii) of the local quadratic at x0 (direct numpy)."""
+    w, Q = _local_window(X, x0, h, types, nl)
     sw = np.sqrt(w)
-    Q, _ = np.linalg.qr(D * sw[:, None])
     r = sw * y - Q @ (Q.T @ (sw * y))
     lev = np.sum(Q ** 2, axis=1)
     return (r @ r) / np.sum(w * (1 - lev))
+
+
+def _null_quantile(a, w, Q, level, draws, seed):
+    """The level quantile of |a'e| / sqrt(sum a^2 sigma^2(e)) for e ~ N(0, I): the studentised
+    statistic under its own null, simulated (sigma^2(e) the pooled residual variance of e)."""
+    rng = np.random.default_rng(seed)
+    den = np.sum(w * (1 - np.sum(Q ** 2, axis=1)))
+    out = []
+    for _ in range(draws // 20000):
+        E = rng.standard_normal((len(w), 20000))
+        R = np.sqrt(w)[:, None] * E
+        R -= Q @ (Q.T @ R)
+        out.append((a @ E) / np.sqrt(np.sum(a * a) * np.sum(R * R, axis=0) / den))
+    return np.quantile(np.abs(np.concatenate(out)), level)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -314,23 +336,62 @@ def test_local_variance_matches_direct_oracle(seed, d_cont, with_cat, degree):
     X, y, types = _data(rng, n, d_cont, with_cat, ties=True)
     X[:, :d_cont] += 40.0 * seed  # a shifted origin
     h = np.r_[rng.uniform(0.3, 0.6, d_cont), [0.2] if with_cat else []]
+    if d_cont == 3:
+        h[:3] += 0.3  # ten coefficients: a window with residual degrees of freedom
     Est = LocalLinear if degree == 1 else NadarayaWatson
     est = Est(bandwidth=h, var_types=types).fit(X, y)
     Xe = np.vstack([X[:5], X[[0]]])
     Xe[5, :d_cont] += 0.05  # off the training rows (continuous columns only)
     nl = {c: len(np.unique(X[:, c])) for c in range(X.shape[1]) if types[c] != "c"}
     L, B, _, _, kappa = _oracle(X, y, Xe, h, h, types, degree)
-    s2 = np.array([_local_sigma2(X, y, x0, h, types, nl, degree) for x0 in Xe])
+    s2 = np.array([_local_sigma2(X, y, x0, h, types, nl) for x0 in Xe])
     tol = 1e3 * kappa * EPS
     r = diagnose(est, Xe, cov_type="local")
     np.testing.assert_allclose(r["se"], np.sqrt(s2 * (L ** 2).sum(1)), rtol=tol, atol=0)
+    np.testing.assert_allclose(r["ci_high"] - r["fit"], r["crit"] * r["se"], rtol=1e-12)
     if d_cont > 1:  # one column: the univariate pilot (not the oracle's quadratic here)
         np.testing.assert_allclose(r["se_bc"], np.sqrt(s2 * ((L - B) ** 2).sum(1)), rtol=tol,
                                    atol=0)
+        np.testing.assert_allclose(r["rbc_high"] - r["fit_bc"], r["crit_bc"] * r["se_bc"],
+                                   rtol=1e-12)
+    # the critical values against the statistic's null simulated with 200,000 draws (standard
+    # error of the quantile about 0.007): the three-moment approximation is within 0.03 of it on
+    # windows with ten or more residual degrees of freedom
+    # (core/include/attnreg/inference/diagnostics.hpp, local_residual_variance)
+    if seed == 0:
+        for j in (0, 5):
+            w, Q = _local_window(X, Xe[j], h, types, nl)
+            Ws = [(L[j], r["crit"].iloc[j])]
+            if d_cont > 1:
+                Ws.append((L[j] - B[j], r["crit_bc"].iloc[j]))
+            for a, c in Ws:
+                assert abs(c - _null_quantile(a, w, Q, 0.95, 200000, 7 + j)) < 0.05
     # uniform bands: "auto" is the Gaussian sup-t with the same standard errors
     g = diagnose(est, Xe, cov_type="local", uniform=True, random_state=3)
     assert g.attrs["uniform_method"] == "gaussian"
     np.testing.assert_allclose(g["se"], r["se"], rtol=0, atol=0)
+
+
+def test_local_critical_value_is_student_t_where_exact():
+    # With a bandwidth far beyond the data every kernel weight is 1 to rounding, the pooled
+    # variance is the OLS residual variance of the global quadratic (chi-square with n - 6
+    # degrees of freedom over n - 6) and the conventional weights lie in the quadratic's span
+    # (independent of the residuals): t is Student t(n - 6) exactly, and the three-moment match
+    # is exact for a scaled chi-square; the quadrature's tolerance (1e-10) bounds the rest.
+    from scipy import stats
+    rng = np.random.default_rng(8)
+    for n in (12, 60, 400):
+        X = rng.uniform(-1, 1, size=(n, 2))
+        y = X[:, 0] + 0.3 * rng.standard_normal(n)
+        r = diagnose(LocalLinear(bandwidth=[1e3, 1e3]).fit(X, y), X[:2], cov_type="local")
+        np.testing.assert_allclose(r["crit"], stats.t.ppf(0.975, n - 6), rtol=1e-8)
+        r90 = diagnose(LocalLinear(bandwidth=[1e3, 1e3]).fit(X, y), X[:2], cov_type="local",
+                       level=0.9)
+        np.testing.assert_allclose(r90["crit"], stats.t.ppf(0.95, n - 6), rtol=1e-8)
+    # other variance kinds keep the normal quantile
+    r = diagnose(LocalLinear(bandwidth=[0.5, 0.5]).fit(X, y), X[:2])
+    np.testing.assert_array_equal(r["crit"], stats.norm.ppf(0.975))
+    np.testing.assert_array_equal(r["crit_bc"], stats.norm.ppf(0.975))
 
 
 def test_local_variance_refusals():
@@ -339,11 +400,17 @@ def test_local_variance_refusals():
     y = X.sum(1) + 0.1 * rng.standard_normal(200)
     X[:3] = [[3.0, 3.0], [3.05, 3.0], [3.0, 3.05]]  # three rows: a plane, no residual df
     est = LocalLinear(kernel="epanechnikov", bandwidth=[0.12, 0.12]).fit(X, y)
-    with pytest.raises(_core.NumericalError, match=r"'local' .* x = \(3.01.*3 coefficients \(3 rows"):
+    with pytest.raises(_core.NumericalError,
+                       match=r"'local' .* x = \(3.01.*degree 2.*6 coefficients \(3 rows"):
         diagnose(est, np.array([[3.01, 3.01]]), cov_type="local")
     with pytest.raises(ValueError, match="wild_t"):
-        diagnose(LocalLinear(bandwidth=[0.4, 0.4]).fit(X, y), X[:3], cov_type="local",
+        diagnose(LocalLinear(bandwidth=[0.4, 0.4]).fit(X, y), X[3:6], cov_type="local",
                  uniform=True, uniform_method="wild_t")
+    # a Gaussian window whose weight sits on the three outlying rows: the local quadratic
+    # interpolates them, and the rest of the window weighs 1e-12 of it
+    with pytest.raises(_core.NumericalError, match=r"no residual degrees of freedom at .*x = "
+                                                   r"\(3.0+, 3.0+\).*interpolates"):
+        diagnose(LocalLinear(bandwidth=[0.4, 0.4]).fit(X, y), X[:1], cov_type="local")
     with pytest.raises(ValueError, match="cov_type"):
         from attnreg import marginal_effects
         marginal_effects(LocalLinear(bandwidth=[0.4, 0.4]).fit(X, y), X[:2], kind="pointwise",

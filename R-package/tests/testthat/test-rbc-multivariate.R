@@ -72,13 +72,23 @@ test_that("diagnose(vcov = 'local') pools the window's residuals (direct R oracl
     U <- sweep(X, 2, x0) / rep(h, each = nrow(X))
     w <- exp(-0.5 * rowSums(U^2))
     Z <- cbind(1, U)
-    q <- qr(Z * sqrt(w))
-    Q <- qr.Q(q)
+    # sigma^2 from the residuals of the local quadratic (the pilot's degree)
+    Zq <- cbind(Z, U[, 1]^2, U[, 1] * U[, 2], U[, 2]^2)
+    Q <- qr.Q(qr(Zq * sqrt(w)))
     res <- sqrt(w) * d$y - Q %*% crossprod(Q, sqrt(w) * d$y)
     s2 <- sum(res^2) / sum(w * (1 - rowSums(Q^2)))
     l <- solve(crossprod(Z * sqrt(w)), t(Z * w))[1, ]  # the fit's attention weights
     expect_equal(r$se[j], sqrt(s2 * sum(l^2)), tolerance = 1e-9)
+    expect_equal(r$ci_high[j] - r$fit[j], r$crit[j] * r$se[j], tolerance = 1e-12)
+    expect_equal(r$rbc_high[j] - r$fit_bc[j], r$crit_bc[j] * r$se_bc[j], tolerance = 1e-12)
   }
+  # far beyond the data every weight is 1 to rounding: the pooled variance is the global
+  # quadratic's residual variance and the conventional weights lie in its span, so t is
+  # Student t(n - 6) exactly (core/include/attnreg/inference/diagnostics.hpp)
+  g <- kreg(y ~ x1 + x2, data = d, bw = c(1e3, 1e3))
+  expect_equal(diagnose(g, nd, vcov = "local")$crit, rep(qt(0.975, 150 - 6), 2),
+               tolerance = 1e-8)
+  expect_equal(unique(diagnose(f, nd)$crit_bc), qnorm(0.975))
   expect_identical(attr(diagnose(f, nd, vcov = "LOCAL", uniform = TRUE, R = 200),
                         "uniform_method"), "gaussian")
 })

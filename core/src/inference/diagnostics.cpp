@@ -322,6 +322,19 @@ void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
   }
 }
 
+// local: sigma^2(x) from the residuals of a local polynomial of the pilot's degree in the fit's
+// window, and the finite-sample critical values of L and (when there is one) L - B
+// (local_residual_variance).
+LocalVariance local_variance_of(const LocalPolynomial& model, const arma::mat& X_eval,
+                                const PointwiseOptions& opt, arma::uword output,
+                                const arma::mat& L, const arma::mat* Lbc) {
+  std::vector<const arma::mat*> Ws{&L};
+  if (Lbc != nullptr) Ws.push_back(Lbc);
+  const int q =
+      opt.pilot_degree < 0 ? default_pilot_degree(model.options().degree) : opt.pilot_degree;
+  return local_residual_variance(model, X_eval, output, q, Ws, opt.level);
+}
+
 PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::mat& X_eval,
                                       const PointwiseOptions& opt, arma::uword output,
                                       PilotCache* cache) {
@@ -344,7 +357,7 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
       const arma::uvec idx = arma::conv_to<arma::uvec>::from(ev.group_of);
       PointwiseDiagnostics r = u;
       for (arma::vec* v : {&r.fit, &r.se, &r.bias, &r.mse, &r.ci_low, &r.ci_high, &r.fit_bc,
-                           &r.se_bc, &r.rbc_low, &r.rbc_high})
+                           &r.se_bc, &r.rbc_low, &r.rbc_high, &r.crit, &r.crit_bc})
         *v = arma::vec(v->elem(idx));
       for (arma::vec* v : {&r.uniform_low, &r.uniform_high, &r.uniform_rbc_low,
                            &r.uniform_rbc_high})
@@ -388,13 +401,16 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
                                                                 opt.pilot_bandwidths, L, groups),
                               groups)
               : arma::mat();
+  const arma::mat Lbc = (uni || multi) ? arma::mat(L - B) : arma::mat();
+  const LocalVariance lv = opt.kind == VarianceKind::local
+                               ? local_variance_of(model, X_eval, opt, output, L,
+                                                   (uni || multi) ? &Lbc : nullptr)
+                               : LocalVariance();
   // Per-point omega (m x n): nn's neighbour residuals; local's sigma^2(x_j) in every column
   // of row j, so that both take the same paths below.
   const arma::mat Omega =
       opt.kind == VarianceKind::nn      ? nn_omega(model, y, L, B)
-      : opt.kind == VarianceKind::local ? arma::repmat(local_residual_variance(model, X_eval,
-                                                                               output),
-                                                       1, L.n_cols)
+      : opt.kind == VarianceKind::local ? arma::repmat(lv.sigma2, 1, L.n_cols)
                                         : arma::mat();
   // the training rows with a weight at some evaluation point, in the fit or its bias
   arma::uvec need(L.n_cols, arma::fill::zeros);
@@ -410,18 +426,21 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
     const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output, &need);
     return arma::square(W) * omega;
   };
+  const bool own_crit = opt.kind == VarianceKind::local;
   r.se = arma::sqrt(variance_of(L));
-  r.ci_low = r.fit - r.z * r.se;
-  r.ci_high = r.fit + r.z * r.se;
+  r.crit = own_crit ? lv.crit[0] : arma::vec(m, arma::fill::value(r.z));
+  r.ci_low = r.fit - r.crit % r.se;
+  r.ci_high = r.fit + r.crit % r.se;
   if (uni || multi) {
     r.bias = B * y;
-    const arma::mat Lbc = L - B;
     r.fit_bc = Lbc * y;
     r.se_bc = arma::sqrt(variance_of(Lbc));
-    r.rbc_low = r.fit_bc - r.z * r.se_bc;
-    r.rbc_high = r.fit_bc + r.z * r.se_bc;
+    r.crit_bc = own_crit ? lv.crit[1] : arma::vec(m, arma::fill::value(r.z));
+    r.rbc_low = r.fit_bc - r.crit_bc % r.se_bc;
+    r.rbc_high = r.fit_bc + r.crit_bc % r.se_bc;
   } else {
-    r.bias = r.fit_bc = r.se_bc = r.rbc_low = r.rbc_high = arma::vec(m, arma::fill::value(kNaN));
+    r.bias = r.fit_bc = r.se_bc = r.rbc_low = r.rbc_high = r.crit_bc =
+        arma::vec(m, arma::fill::value(kNaN));
     const std::size_t d = model.space().var_types().size();
     r.bias_note = "the bias, mse and robust bias-corrected (rbc) columns need at least one "
                   "continuous regressor (the pilot is a local polynomial in the continuous "

@@ -8,6 +8,7 @@
 #include <boost/math/distributions/fisher_f.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
+#include <boost/math/special_functions/gamma.hpp>
 
 #include "attnreg/least_squares/least_squares.hpp"  // declares student_t_sf
 
@@ -58,6 +59,13 @@ double fisher_f_sf(double f, double df1, double df2) {
   if (std::isinf(f)) return 0.0;
   return boost::math::cdf(boost::math::complement(
       boost::math::fisher_f_distribution<double, Policy>(df1, df2), f));
+}
+
+double chi_squared_cdf(double x, double df) {
+  if (std::isnan(x) || std::isnan(df) || !(df > 0.0)) return kNaN;
+  if (x <= 0.0) return 0.0;
+  if (std::isinf(x)) return 1.0;
+  return boost::math::gamma_p(df / 2.0, x / 2.0, Policy());
 }
 
 double student_t_quantile(double p, double df) {

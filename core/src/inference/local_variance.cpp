@@ -1,20 +1,112 @@
 // attnreg: the locally homoskedastic residual variance of a local polynomial fit at an
-// evaluation point (variance kind "local"; formula in core/include/attnreg/inference/
-// diagnostics.hpp, local_residual_variance).
+// evaluation point (variance kind "local") and the critical values of its t-statistics under
+// their own finite-sample null (formulas in core/include/attnreg/inference/diagnostics.hpp,
+// local_residual_variance).
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <boost/math/quadrature/gauss_kronrod.hpp>
+#include <boost/math/tools/toms748_solve.hpp>
+
+#include "attnreg/base/constants.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/detail/diagnostics_checks.hpp"
 #include "attnreg/detail/monomials.hpp"
 #include "attnreg/inference/diagnostics.hpp"
+#include "attnreg/inference/distributions.hpp"
 
 namespace attnreg {
 
-arma::vec local_residual_variance(const LocalPolynomial& model, const arma::mat& X_eval,
-                                  arma::uword output) {
+namespace {
+
+// Moments of the studentised statistic t = a'e / sqrt(e'Ae) under e ~ N(0, I), |a| = 1,
+// tr A = 1 (A the pooled residual variance's matrix over sigma^2): with Z = a'e and
+// e = Z a + e_perp, e'Ae = kappa Z^2 + 2 Z g'e_perp + e_perp' A_perp e_perp, g = (I - aa')Aa,
+// A_perp = (I - aa')A(I - aa'). Given Z it is a quadratic form plus a linear term in
+// e_perp, with cumulants k1 = kappa Z^2 + tr A_perp, k2 = 2 tr A_perp^2 + 4 Z^2 g'g,
+// k3 = 8 tr A_perp^3 + 24 Z^2 g'A_perp g.
+struct NullMoments {
+  double kappa, gg, gAg, tr1, tr2, tr3;
+};
+
+// P(e'Ae < q | Z) by Pearson's three-moment chi-square: a0 + b chi2(nu) with the cumulants
+// above (Imhof 1961, Biometrika 48(3-4), section 3; the same match as Liu, Tang and Zhang 2009,
+// Comput. Stat. Data Anal. 53(4), for a non-negative quadratic form).
+double conditional_cdf(const NullMoments& s, double z2, double q) {
+  const double k1 = s.kappa * z2 + s.tr1, k2 = 2 * s.tr2 + 4 * z2 * s.gg,
+               k3 = 8 * s.tr3 + 24 * z2 * s.gAg;
+  if (!(k2 > 1e-14 * k1 * k1)) return q > k1 ? 1.0 : 0.0;  // e'Ae fixed given Z
+  if (!(k3 > 1e-10 * std::pow(k2, 1.5))) return 1.0 - normal_sf((q - k1) / std::sqrt(k2));
+  const double nu = 8 * k2 * k2 * k2 / (k3 * k3), b = k3 / (4 * k2), a0 = k1 - b * nu;
+  return chi_squared_cdf((q - a0) / b, nu);
+}
+
+// The c with P(|t| > c) = 1 - level: 2 int_0^inf phi(z) P(e'Ae < z^2 / c^2 | Z = z) dz =
+// 1 - level, decreasing in c. Adaptive Gauss-Kronrod (Boost.Math) over z: with many degrees of
+// freedom the conditional probability is close to a step at |z| = c, which a fixed
+// Gauss-Hermite rule resolves badly (0.01 off in c at 400 residual degrees of freedom);
+// TOMS 748 (Alefeld, Potra and Shi 1995, ACM TOMS 21(3)) on a bracket for the root.
+double null_critical_value(const NullMoments& s, double level) {
+  const double phi0 = 0.3989422804014327;  // 1 / sqrt(2 pi)
+  auto miss = [&](double c) {
+    auto f = [&](double z) {
+      const double z2 = z * z;
+      return 2 * phi0 * std::exp(-0.5 * z2) * conditional_cdf(s, z2, z2 / (c * c));
+    };
+    return boost::math::quadrature::gauss_kronrod<double, 31>::integrate(f, 0.0, 40.0, 20,
+                                                                          1e-10) -
+           (1 - level);
+  };
+  double lo = 0.05, hi = 4.0;
+  while (miss(hi) > 0 && hi < 1e6) hi *= 4;
+  if (!(miss(lo) > 0) || !(miss(hi) <= 0)) return kNaN;  // no root: the caller names the point
+  std::uintmax_t iters = 200;
+  const auto r = boost::math::tools::toms748_solve(
+      miss, lo, hi, boost::math::tools::eps_tolerance<double>(40), iters);
+  return 0.5 * (r.first + r.second);
+}
+
+// NullMoments of the smoother row a (over the window's rows) for the pooled variance
+// e'Ae = |(I - QQ') sqrt(w) e|^2 / den: A = D^(1/2) (I - QQ') D^(1/2) / den, D = diag(w),
+// Q an orthonormal basis of D^(1/2) Z; its traces from G_k = Q' D^k Q (p x p):
+// tr A^2 = (sum w^2 - 2 tr G2 + tr G1^2) / den^2,
+// tr A^3 = (sum w^3 - 3 tr G3 + 3 tr(G2 G1) - tr G1^3) / den^3.
+NullMoments null_moments(arma::vec a, const arma::vec& sw, const arma::mat& Q, double den,
+                         double trA2, double trA3) {
+  a /= arma::norm(a);
+  auto apply = [&](const arma::vec& v) {
+    arma::vec u = sw % v;
+    u -= Q * (Q.t() * u);
+    return arma::vec(sw % u / den);
+  };
+  const arma::vec Aa = apply(a), A2a = apply(Aa);
+  const double k1 = arma::dot(a, Aa), k2 = arma::dot(Aa, Aa), k3 = arma::dot(Aa, A2a);
+  NullMoments s;
+  s.kappa = k1;
+  s.gg = std::max(k2 - k1 * k1, 0.0);
+  s.gAg = std::max(k3 - 2 * k1 * k2 + k1 * k1 * k1, 0.0);
+  s.tr1 = std::max(1.0 - k1, 0.0);
+  s.tr2 = std::max(trA2 - 2 * k2 + k1 * k1, 0.0);
+  s.tr3 = std::max(trA3 - 3 * k3 + 3 * k1 * k2 - k1 * k1 * k1, 0.0);
+  return s;
+}
+
+std::string brief(double v) {
+  std::ostringstream o;
+  o.precision(3);
+  o << v;
+  return o.str();
+}
+
+}  // namespace
+
+LocalVariance local_residual_variance(const LocalPolynomial& model, const arma::mat& X_eval,
+                                      arma::uword output, int degree,
+                                      const std::vector<const arma::mat*>& smoothers,
+                                      double level) {
   check::require(model.is_fitted(), "model", "is not fitted; call fit() first");
   check::require(X_eval.n_cols == model.training_x().n_cols, "X",
                  "has " + std::to_string(X_eval.n_cols) + " columns but the model was fitted on " +
@@ -22,55 +114,92 @@ arma::vec local_residual_variance(const LocalPolynomial& model, const arma::mat&
   check::require(output < model.n_outputs(), "output",
                  "is " + std::to_string(output) + " but the model has " +
                      std::to_string(model.n_outputs()) + " output column(s)");
+  check::require(degree >= 0, "pilot_degree", "must be >= 0, got " + std::to_string(degree));
   const std::vector<std::size_t>& cc = model.space().continuous_columns();
-  const int p = model.options().degree;
-  const std::vector<std::vector<int>> mon = detail::monomials(cc.size(), cc.empty() ? 0 : p);
+  const std::vector<std::vector<int>> mon = detail::monomials(cc.size(), cc.empty() ? 0 : degree);
   const arma::uvec ucc = arma::conv_to<arma::uvec>::from(cc);
   const arma::mat Xc = model.training_x().cols(ucc);  // the continuous columns
   const arma::vec hc = arma::vec(model.bandwidth())(ucc);
   const arma::vec y = model.training_y().col(output);
   const arma::uword m = X_eval.n_rows, blk = 256;
+  for (const arma::mat* W : smoothers)
+    check::require(W->n_rows == m && W->n_cols == y.n_elem, "smoothers",
+                   "need one row per evaluation point and one column per training row");
   // the fit's kernel weights, its windows exactly (the Gaussian after its truncation rule)
   const LocalPolynomial nw = kernel_weight_model(model, model.training_x(), model.bandwidth(),
                                                  model.sample_weight(), true);
-  arma::vec out(m);
+  LocalVariance out;
+  out.sigma2.set_size(m);
+  out.crit.assign(smoothers.size(), arma::vec(m));
   for (arma::uword r0 = 0; r0 < m; r0 += blk) {
     const arma::uword r1 = std::min(m, r0 + blk) - 1;
     const arma::mat K = nw.attention_weights(X_eval.rows(r0, r1));
     for (arma::uword jb = 0; jb < K.n_rows; ++jb) {
       const arma::uword j = r0 + jb;
-      const arma::uvec S = arma::find(K.row(jb).t() > 0);
+      // the window's rows, and those outside it that a smoother weighs (they enter a't only)
+      arma::uvec keep = K.row(jb).t() > 0;
+      const arma::uword n_pos = arma::accu(keep);
+      for (const arma::mat* W : smoothers) keep = keep || (W->row(j).t() != 0);
+      const arma::uvec S = arma::find(keep);
       const arma::vec w = arma::vec(K.row(jb).t())(S);
-      // design of the local polynomial in u = (x_i - x) / h over the window
+      // design of the local polynomial in u = (x_i - x) / h over those rows
       const arma::rowvec x0 = arma::rowvec(X_eval.row(j)).cols(ucc);
       const arma::mat Z = detail::monomial_design(Xc, S, x0, hc, mon, mon.size());
       // a plain loop: Armadillo's element-wise sqrt opens an OpenMP region on long vectors,
       // whose idle threads spin between the points (rbc_marginal_effects.cpp, wls_weights)
-      arma::vec sq(w.n_elem);
-      for (arma::uword i = 0; i < w.n_elem; ++i) sq(i) = std::sqrt(w(i));
+      arma::vec sw(w.n_elem);
+      for (arma::uword i = 0; i < w.n_elem; ++i) sw(i) = std::sqrt(w(i));
       arma::mat Q, R;
-      bool ok = S.n_elem > mon.size() && arma::qr_econ(Q, R, Z.each_col() % sq);
+      bool ok = n_pos > mon.size() && arma::qr_econ(Q, R, Z.each_col() % sw);
       if (ok) {
         const arma::vec rd = arma::abs(R.diag());
         ok = rd.min() > 1e-10 * std::max(rd.max(), 1.0);
       }
       if (!ok)
         throw NumericalError("cov_type: 'local' estimates sigma^2 at " +
-                             detail::evaluation_point(X_eval, j) + " from the residuals of the "
-                             "local fit, which needs more distinct training points with weight "
-                             "than its " + std::to_string(mon.size()) + " coefficients (" +
-                             std::to_string(S.n_elem) + " rows with weight); use a larger "
+                             detail::evaluation_point(X_eval, j) + " from the residuals of a "
+                             "local polynomial of degree " + std::to_string(degree) + " in the "
+                             "fit's window, which needs more distinct training points with "
+                             "weight than its " + std::to_string(mon.size()) + " coefficients (" +
+                             std::to_string(n_pos) + " rows with weight); use a larger "
                              "bandwidth or cov_type 'hc3'");
-      // weighted residuals sq % (y - Z beta) = (I - Q Q') sq % y; leverages h_ii = |Q_i|^2
-      const arma::vec ys = sq % y(S);
+      // weighted residuals sw % (y - Z beta) = (I - Q Q') sw % y; leverages h_ii = |Q_i|^2
+      const arma::vec ys = sw % y(S);
       const arma::vec res = ys - Q * (Q.t() * ys);
       const arma::vec lev = arma::sum(arma::square(Q), 1);
       const double den = arma::dot(w, 1.0 - lev);
-      if (!(den > 0))
+      // a window whose weight sits on rows the polynomial interpolates (the rest weighing
+      // < 1e-6 of it) has no residual degrees of freedom worth the name, and the traces
+      // below would cancel catastrophically
+      if (!(den > 1e-6 * arma::accu(w)))
         throw NumericalError("cov_type: 'local' has no residual degrees of freedom at " +
-                             detail::evaluation_point(X_eval, j) + "; use a larger bandwidth "
-                             "or cov_type 'hc3'");
-      out(j) = arma::dot(res, res) / den;
+                             detail::evaluation_point(X_eval, j) + ": the local polynomial of "
+                             "degree " + std::to_string(degree) + " interpolates the rows that "
+                             "carry the window's weight (sum w (1 - H_ii) = " + brief(den) +
+                             " of sum w = " + brief(arma::accu(w)) + "); use a larger "
+                             "bandwidth or cov_type 'hc3'");
+      out.sigma2(j) = arma::dot(res, res) / den;
+      if (smoothers.empty()) continue;
+      const arma::mat G1 = Q.t() * (Q.each_col() % w);
+      const arma::mat G2 = Q.t() * (Q.each_col() % arma::square(w));
+      const arma::mat G3 = Q.t() * (Q.each_col() % (w % w % w));
+      const double trA2 =
+          (arma::accu(arma::square(w)) - 2 * arma::trace(G2) + arma::accu(G1 % G1)) / (den * den);
+      const double trA3 = (arma::accu(w % w % w) - 3 * arma::trace(G3) +
+                           3 * arma::trace(G2 * G1) - arma::trace(G1 * G1 * G1)) /
+                          (den * den * den);
+      for (std::size_t k = 0; k < smoothers.size(); ++k) {
+        const arma::vec a = arma::vec(smoothers[k]->row(j).t())(S);
+        out.crit[k](j) = arma::any(a != 0)
+                             ? null_critical_value(null_moments(a, sw, Q, den, trA2, trA3),
+                                                   level)
+                             : normal_quantile(0.5 + level / 2);
+        if (!std::isfinite(out.crit[k](j)))
+          throw NumericalError("cov_type: 'local' found no critical value at " +
+                               detail::evaluation_point(X_eval, j) + " (the t-statistic's "
+                               "null distribution is degenerate there: its window rests on a "
+                               "few rows); use a larger bandwidth or cov_type 'hc3'");
+      }
     }
   }
   return out;

@@ -68,13 +68,21 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         among the observations with the same categorical values (ties in distance kept
         whole; Abadie and Imbens 2006, Econometrica 74(1)). ``"local"``: the local residual
         variance at each point, ``sigma^2(x) = sum_i w_i r_i^2 / sum_i w_i (1 - H_ii)`` from
-        the residuals ``r_i`` of the fit's local polynomial at ``x`` with its kernel weights
-        ``w_i`` and local leverages ``H_ii`` (Fan and Gijbels 1996, Local Polynomial
-        Modelling and Its Applications, ch. 4); the variance of any smoother row ``l(x)`` is
-        then ``sigma^2(x) sum_i l_i(x)^2``, conventional and bias-corrected alike. It pools
-        the window's residuals, so it is much less noisy than HC0-HC3 in small windows (few
-        rows per bandwidth, several regressors), assuming the variance roughly constant over
-        one bandwidth (``core/include/attnreg/inference/diagnostics.hpp``).
+        the residuals ``r_i`` of a local polynomial of the pilot's degree (default
+        ``max(p + 1, 2)``: a local quadratic with all squares and cross products for local
+        constant and local linear fits, so that the window's curvature leaves the residuals)
+        at ``x`` with the fit's kernel weights ``w_i`` and local leverages ``H_ii`` (Fan and
+        Gijbels 1996, Local Polynomial Modelling and Its Applications, ch. 4); the variance of
+        any smoother row ``l(x)`` is then ``sigma^2(x) sum_i l_i(x)^2``, conventional and
+        bias-corrected alike. It pools the window's residuals, so it is much less noisy than
+        HC0-HC3 in small windows (few rows per bandwidth, several regressors), assuming the
+        variance roughly constant over one bandwidth. Its intervals use per-point critical
+        values (columns ``crit``, ``crit_bc``): the ``level`` quantile of ``|t|`` under the
+        statistic's own null distribution (normal errors with a constant variance in the
+        window, the reference Bell and McCaffrey 2002, Survey Methodology 28(2), and Imbens
+        and Kolesar 2016, REStat 98(4), take for robust t-statistics), which accounts for the
+        few residual degrees of freedom of ``sigma^2(x)`` and for its sharing rows with the
+        estimate (``core/include/attnreg/inference/diagnostics.hpp``).
     pilot_bandwidth : float or array-like of shape (d,), optional
         Bandwidth ``b`` of the pilot local polynomial that estimates the derivatives in the
         bias; default the estimator's bandwidth (``rho = h / b = 1`` as nprobust). With several
@@ -124,15 +132,17 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
     Returns
     -------
     pandas.DataFrame
-        Columns ``fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high, fit_bc, se_bc``. With
+        Columns ``fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high, fit_bc, se_bc, crit,
+        crit_bc``. With
         several columns the bias comes from a pilot local quadratic with all squares and cross
         products (Ruppert and Wand 1994, Ann. Statist. 22(3)) and the RBC interval follows
         Calonico, Cattaneo and Farrell (2018, JASA 113(522)); see ``core/README.md``. A fit
         without continuous columns has NaN bias, MSE and RBC columns and a ``UserWarning``
         (``fit``, ``se`` and the conventional interval are always computed).
-        ``mse = bias**2 + se**2``; ``[ci_low, ci_high] = fit -+ z se``;
-        ``[rbc_low, rbc_high] = fit_bc -+ z se_bc`` with ``fit_bc = fit - bias`` and ``se_bc``
-        its exact variance (the bias estimate is linear in y).
+        ``mse = bias**2 + se**2``; ``[ci_low, ci_high] = fit -+ crit se``;
+        ``[rbc_low, rbc_high] = fit_bc -+ crit_bc se_bc`` with ``fit_bc = fit - bias`` and
+        ``se_bc`` its exact variance (the bias estimate is linear in y); ``crit`` and
+        ``crit_bc`` are the normal quantile ``z`` except for ``cov_type="local"``.
     """
     import pandas as pd
 
@@ -182,7 +192,7 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         warnings.warn(f"diagnose: {r['bias_note']}; those columns are NaN", UserWarning,
                       stacklevel=2)
     cols = ["fit", "se", "bias", "mse", "ci_low", "ci_high", "rbc_low", "rbc_high", "fit_bc",
-            "se_bc"]
+            "se_bc", "crit", "crit_bc"]
     if uniform:
         cols += ["uniform_low", "uniform_high", "uniform_rbc_low", "uniform_rbc_high"]
     index = X.index if isinstance(X, (pd.DataFrame, pd.Series)) else None

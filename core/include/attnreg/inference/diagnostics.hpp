@@ -135,7 +135,11 @@ struct PointwiseDiagnostics {
   /// (tr L'L is a pass over all pairs of distinct training rows that the robust kinds do not
   /// need); NaN otherwise.
   double sigma2 = 0;
-  double z = 0;       ///< the normal quantile used
+  double z = 0;       ///< the normal quantile at `level`
+  /// The critical values of the conventional and the RBC interval at each point (m): z, except
+  /// for kind local (local_residual_variance's finite-sample null quantiles); ci = fit -+
+  /// crit se, rbc = fit_bc -+ crit_bc se_bc.
+  arma::vec crit, crit_bc;
   /// Sup-t critical values of the uniform bands (conventional, RBC; NaN when not requested) and
   /// the bands fit -+ c se, fit_bc -+ c_bc se_bc (empty when not requested).
   double crit_uniform = 0, crit_uniform_bc = 0;
@@ -334,9 +338,11 @@ class WildTBands {
 
 /// The locally homoskedastic residual variance at each row of X_eval (m), variance kind
 /// "local": with w_i = K_h(x_i - x) a_i the fit's kernel weights at x (its kernels, bandwidths
-/// and sample weights a_i), Z the design of the fit's local polynomial of degree p (monomials
-/// of degree <= p in the continuous columns) and r_i = y_i - Z_i beta(x) the residuals of the
-/// local weighted least-squares fit at x,
+/// and sample weights a_i), Z the design of a local polynomial of degree q in the continuous
+/// columns (all monomials of degree <= q; pointwise_diagnostics passes the RBC pilot's degree,
+/// max(p + 1, 2) by default, so that the window's quadratic curvature leaves the residuals of a
+/// local linear fit) and r_i = y_i - Z_i beta(x) the residuals of the local weighted
+/// least-squares fit at x,
 ///   sigma^2(x) = sum_i w_i r_i^2 / sum_i w_i (1 - H_ii),  H_ii = w_i Z_i (Z'WZ)^{-1} Z_i',
 /// which is unbiased for sigma^2 when the variance is constant over the window and the local
 /// polynomial is exact there, since E sum_i w_i r_i^2 = sigma^2 tr((I - H)' W (I - H))
@@ -346,10 +352,34 @@ class WildTBands {
 /// bias-corrected alike), and the covariance of two points sigma(x) sigma(x')
 /// sum_i W_i(x) W_i(x'). It pools the whole window's residuals, so it is far less noisy than
 /// the per-observation kinds in small windows, at the price of assuming sigma^2(x) roughly
-/// constant over one bandwidth. Throws NumericalError naming the point when the window has no
-/// more distinct rows than coefficients.
-arma::vec local_residual_variance(const LocalPolynomial& model, const arma::mat& X_eval,
-                                  arma::uword output = 0);
+/// constant over one bandwidth.
+///
+/// Critical values (one vector per smoother in `smoothers`, m x n each, e.g. L and L - B):
+/// t = W(x)'(y - m) / sqrt(sigma^2(x) sum_i W_i^2) is not normal in a window of a few dozen
+/// rows: sigma^2(x) has few degrees of freedom, and it shares rows with the numerator (W is
+/// not in the span of the window's design), so a large |W'e| also inflates sigma^2(x) and the
+/// statistic is self-normalising (lighter-tailed than a Student t of the same degrees of
+/// freedom, sometimes lighter than the normal). crit(x) is the `level` quantile of |t| under
+/// the statistic's own null, e ~ N(0, sigma^2 I) in the window, as Bell and McCaffrey (2002,
+/// Survey Methodology 28(2)) and Imbens and Kolesar (2016, REStat 98(4)) take the small-sample
+/// reference distribution of a robust t-statistic under homoskedastic normal errors: with
+/// a = W / |W| and Z = a'e / sigma, the pooled variance given Z is a quadratic form plus a
+/// linear term in the rest of e, matched by Pearson's three-moment chi-square (its first three
+/// cumulants exact), and P(|t| > c) = E_Z P(sigma^2(x) < ...) an adaptive quadrature over Z
+/// (local_variance.cpp). Against 40,000-draw simulations of the null on the windows of the
+/// bench/rbc_montecarlo.py design it is within 0.03 of the simulated quantile (0.15 in a
+/// d = 3 corner window with about five residual degrees of freedom);
+/// bench/results/rbc_pointwise_variance.md. Where a smoother row is all zero crit is the
+/// normal quantile. Throws NumericalError naming the point when the window has no more
+/// distinct rows than the polynomial's coefficients.
+struct LocalVariance {
+  arma::vec sigma2;             ///< m
+  std::vector<arma::vec> crit;  ///< one m-vector per smoother
+};
+LocalVariance local_residual_variance(const LocalPolynomial& model, const arma::mat& X_eval,
+                                      arma::uword output, int degree,
+                                      const std::vector<const arma::mat*>& smoothers = {},
+                                      double level = 0.95);
 
 /// Per-observation variance weights omega_i for the given kind (n), from the model's residuals
 /// and leverages; for cr1 use cluster_variance instead. With `needed` (a 0/1 flag per training

@@ -1,4 +1,4 @@
-// attnreg: the normal, Student t and Fisher F distribution functions the inference needs, from Boost.Math
+// attnreg: the normal, Student t, chi-square and Fisher F distribution functions the inference needs, from Boost.Math
 // (Debian libboost-math-dev; BH in R).
 //
 // Why Boost and not the hand-written versions this replaced (Acklam's normal quantile with one
@@ -20,6 +20,10 @@ double normal_sf(double z);
 /// Fisher F upper tail P(F > f) with df1, df2 > 0 (the regularised incomplete beta function);
 /// NaN for non-positive df or NaN input.
 double fisher_f_sf(double f, double df1, double df2);
+
+/// Chi-square distribution function P(X <= x) with df > 0 degrees of freedom (the regularised
+/// lower incomplete gamma function P(df / 2, x / 2)); 0 for x <= 0, NaN for df <= 0 or NaN.
+double chi_squared_cdf(double x, double df);
 
 /// Student t quantile for p in (0, 1) and df > 0 (df = +inf: the normal quantile); NaN for
 /// df <= 0 or NaN input.
