@@ -77,7 +77,8 @@ def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=F
     X = rng.uniform(-1, 1, size=(n, d))
     y = m(X) + NOISE[noise](X) * rng.standard_normal(n)
     out = {"conv": [None] * len(P), "rbc": [None] * len(P), "h": [None] * len(P),
-           "t_rbc": [None] * len(P), "nu_rbc": [None] * len(P), "fail": []}
+           "t_rbc": [None] * len(P), "nu_rbc": [None] * len(P), "crit_rbc": [None] * len(P),
+           "fail": []}
     t = m(P)
     for k in range(len(P)):
         stage = "plug-in"
@@ -93,6 +94,7 @@ def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=F
         out["rbc"][k] = bool(a["rbc_low"].iloc[0] <= t[k] <= a["rbc_high"].iloc[0])
         out["h"][k] = [float(v) for v in h]
         out["t_rbc"][k] = float((a["fit_bc"].iloc[0] - t[k]) / a["se_bc"].iloc[0])
+        out["crit_rbc"][k] = float(a["crit_bc"].iloc[0])  # z except for cov_type "local"
         # Satterthwaite degrees of freedom of sum_i W_i^2 sigma_i^2 with equal variances,
         # (sum W^2)^2 / sum W^4, W = the bias-corrected smoother row (diagnose's pilot)
         W = est.attention_weights(P[k:k + 1])[0] - _core.bias_weights_multivariate(
@@ -255,10 +257,15 @@ def cmd_table(a):
                     tv, nv = np.array(tn).T
                     tcol = (f"{_fmt(*_rate(list(np.abs(tv) <= stats.t.ppf(0.975, nv))))} | "
                             f"{np.median(nv):.0f}")
+                # the interval's own critical value (cov_type "local"), where recorded
+                ck = [r["crit_rbc"][k] for r in rows
+                      if r.get("crit_rbc") and r["crit_rbc"][k] is not None]
+                ccol = (f"{_fmt(*_rate([r['rbc'][k] for r in rows]))} | {np.mean(ck):.2f}"
+                        if ck else "- | -")
                 pdet.append(f"| {key(cfg)} | {points(cfg[0])[0][k].tolist()} | {tk.size} | "
                             f"{_fmt(*_rate(list(np.abs(tk) <= 1.959964)))} | {tk.mean():+.2f} | "
                             f"{tk.std():.2f} | " + ", ".join(f"{v:.3f}" for v in hk)
-                            + f" | {tcol} |")
+                            + f" | {tcol} | {ccol} |")
         L.append(f"| {cfg[0]} | {cfg[1]} | {cfg[2]} | {cfg[3]} | {len(rows)} | "
                  + " | ".join(cells) + f" | {_fmt(*uc)} | {_fmt(*ur)} | {_fmt(*urc)} | {failed} |")
         for r in rows:
@@ -286,10 +293,12 @@ def cmd_table(a):
         L += ["", "Pointwise RBC by point: coverage, mean and sd of t = (fit_bc - m(x)) / se_bc "
               "(0 and 1 for a correct interval), mean bandwidth vector; where recorded, the "
               "coverage with the t quantile at nu = (sum W_i^2)^2 / sum W_i^4 instead of the "
-              "normal one, and the median nu.", "",
-              "| configuration | point | R | RBC coverage | mean t | sd t | mean h | t(nu) "
-              "coverage | median nu |",
-              "|" + "---|" * 9] + pdet
+              "normal one, and the median nu; where recorded, the coverage of diagnose's RBC "
+              "interval with its own critical value (cov_type=\"local\": the statistic's "
+              "finite-sample null quantile) and the mean critical value.", "",
+              "| configuration | point | R | RBC coverage with z | mean t | sd t | mean h | "
+              "t(nu) coverage | median nu | RBC coverage with crit | mean crit |",
+              "|" + "---|" * 11] + pdet
     if reasons:
         L += ["", "Refused steps (replications of the chunks that recorded them), by stage:", ""]
         L += [f"* {k}, {stage}: {c}" for (k, stage), c in sorted(reasons.items())]
