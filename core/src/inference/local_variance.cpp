@@ -33,8 +33,8 @@ struct NullMoments {
 };
 
 // P(e'Ae < q | Z) by Pearson's three-moment chi-square: a0 + b chi2(nu) with the cumulants
-// above (Imhof 1961, Biometrika 48(3-4), section 3; the same match as Liu, Tang and Zhang 2009,
-// Comput. Stat. Data Anal. 53(4), for a non-negative quadratic form).
+// above (Pearson 1959, Biometrika 46(3-4); the approximation that Imhof 1961, Biometrika
+// 48(3-4), sets beside the exact distribution of a quadratic form in normal variables).
 double conditional_cdf(const NullMoments& s, double z2, double q) {
   const double k1 = s.kappa * z2 + s.tr1, k2 = 2 * s.tr2 + 4 * z2 * s.gg,
                k3 = 8 * s.tr3 + 24 * z2 * s.gAg;
