@@ -177,7 +177,7 @@ def exact_null(d, n, truth, kernel, reps, noise, draws=2000):
 
     def per_point(X, y, est, x0, tk, k):
         h = np.asarray(est.bandwidth_, float)
-        tl, D = rbc_t(est, x0, tk, "local")
+        tl = rbc_t(est, x0, tk, "local")[0]
         t3 = rbc_t(est, x0, tk, "HC3")[0]
         cm = est._stats_model()
         W = est.attention_weights(x0[None])[0] - _core.bias_weights_multivariate(
@@ -190,9 +190,8 @@ def exact_null(d, n, truth, kernel, reps, noise, draws=2000):
         des, s2 = [], []
         Zq = quad_terms(U)
         for Zd in (Zq[:, :1 + d], Zq, np.column_stack([Zq, U ** 3])):
-            Q, _ = np.linalg.qr(Zd * sw[:, None])
+            Q, r = weighted_residuals(Zd, sw, ys)
             den = np.sum(w * (1 - np.sum(Q * Q, axis=1)))
-            r = sw * ys - Q @ (Q.T @ (sw * ys))
             des.append((Q, den))
             s2.append(r @ r / den)
         t0, s20 = null_draws(W, w, des, draws, [7, k, int(1e6 * abs(tk)) % 99991])

@@ -60,12 +60,15 @@ double null_critical_value(const NullMoments& s, double level) {
                                                                           1e-10) -
            (1 - level);
   };
-  double lo = 0.05, hi = 4.0;
-  while (miss(hi) > 0 && hi < 1e6) hi *= 4;
-  if (!(miss(lo) > 0) || !(miss(hi) <= 0)) return kNaN;  // no root: the caller names the point
+  // each miss() is an adaptive quadrature: the bracket's values are computed once and handed
+  // to the solver
+  const double lo = 0.05, f_lo = miss(lo);
+  double hi = 4.0, f_hi = miss(hi);
+  while (f_hi > 0 && hi < 1e6) f_hi = miss(hi *= 4);
+  if (!(f_lo > 0) || !(f_hi <= 0)) return kNaN;  // no root: the caller names the point
   std::uintmax_t iters = 200;
   const auto r = boost::math::tools::toms748_solve(
-      miss, lo, hi, boost::math::tools::eps_tolerance<double>(40), iters);
+      miss, lo, hi, f_lo, f_hi, boost::math::tools::eps_tolerance<double>(40), iters);
   return 0.5 * (r.first + r.second);
 }
 
