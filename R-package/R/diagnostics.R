@@ -96,7 +96,18 @@
 #'   (a factor or character vector); `NA` and non-integer numbers are errors.
 #' @return A data frame with columns `fit, se, bias, mse, ci_low, ci_high, rbc_low, rbc_high,
 #'   fit_bc, se_bc, crit, crit_bc`: `ci = fit -+ crit se`, `rbc = fit_bc -+ crit_bc se_bc`,
-#'   the critical values the normal quantile except for `vcov = "local"`.
+#'   the critical values the normal quantile unless `critical_value` is `"null"` (the default
+#'   for `vcov = "local"`).
+#' @param critical_value Critical values of the pointwise intervals (columns `crit`,
+#'   `crit_bc`): `"normal"`, the normal quantile (nprobust's and np's convention); `"null"`,
+#'   the `level` quantile of \eqn{|t|} under the statistic's own finite-sample null, normal
+#'   errors with a constant variance (the reference distribution of Bell and McCaffrey 2002,
+#'   Survey Methodology 28(2), and Imbens and Kolesar 2016, REStat 98(4)), computed from the
+#'   smoother row and the hat matrix, for `vcov = "HC0"`-`"HC3"` and `"local"`: it corrects
+#'   the intervals for the noise of a robust variance estimated from few rows (several
+#'   regressors, small windows, corners), where the normal quantile undercovers, at a cost of
+#'   \eqn{|S|^2 n} per point (\eqn{|S|} the rows the point's smoother weighs); `"auto"`:
+#'   `"null"` for `"local"`, `"normal"` otherwise.
 #' @param kind Deprecated name of `vcov` (a warning; removed in the next release).
 #' @examples
 #' set.seed(1)
@@ -107,11 +118,12 @@
 #' @export
 diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
                      pilot_degree = NULL, cluster = NULL, kind, uniform = FALSE, R = 2000L,
-                     seed = 1L, uniform_method = c("auto", "wild_t", "gaussian")) {
+                     seed = 1L, uniform_method = c("auto", "wild_t", "gaussian"),
+                     critical_value = c("auto", "normal", "null")) {
   if (!missing(kind)) vcov <- .renamed_arg("diagnose", "kind", "vcov", kind, missing(vcov))
   res <- .diagnose_frame(fit, if (missing(newdata)) NULL else newdata, level, vcov, pilot_bw,
                          pilot_degree, cluster, uniform = uniform, R = R, seed = seed,
-                         uniform_method = uniform_method)
+                         uniform_method = uniform_method, critical_value = critical_value)
   note <- attr(res, "bias_note")
   if (nzchar(note)) warning("diagnose: ", note, "; those columns are NA", call. = FALSE)
   attr(res, "bias_note") <- NULL
@@ -133,12 +145,17 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
 # bias and RBC columns were computed, else why they are NA).
 .diagnose_frame <- function(fit, newdata, level = 0.95, kind = "hc3", pilot_bw = NULL,
                             pilot_degree = NULL, cluster = NULL, uniform = FALSE, R = 2000L,
-                            seed = 1L, uniform_method = "auto") {
+                            seed = 1L, uniform_method = "auto", critical_value = "auto") {
   if (!is.character(uniform_method) || length(uniform_method) < 1L ||
       !(uniform_method[1] %in% c("auto", "wild_t", "gaussian"))) {
     stop("uniform_method: must be \"auto\", \"wild_t\" or \"gaussian\"", call. = FALSE)
   }
   uniform_method <- uniform_method[1]
+  if (!is.character(critical_value) || length(critical_value) < 1L ||
+      !(critical_value[1] %in% c("auto", "normal", "null"))) {
+    stop("critical_value: must be \"auto\", \"normal\" or \"null\"", call. = FALSE)
+  }
+  critical_value <- critical_value[1]
   if (!inherits(fit, "kreg")) stop("fit: must be a kreg fit", call. = FALSE)
   out <- .diag_output(fit)
   kind <- .diag_kind(kind)
@@ -191,7 +208,7 @@ diagnose <- function(fit, newdata, level = 0.95, vcov = "HC3", pilot_bw = NULL,
   r <- .diag_pointwise_cpp(fit$state, X, kind, as.double(level),
                            if (is.null(pilot_degree)) -1L else as.integer(pilot_degree),
                            if (is.null(pilot_bw)) 0 else as.double(pilot_bw), cl, out,
-                           pilot_vec, nrep, as.double(seed), uniform_method)
+                           pilot_vec, nrep, as.double(seed), uniform_method, critical_value)
   note <- r$bias_note
   r$bias_note <- NULL
   un <- r$uniform

@@ -72,9 +72,11 @@ static void init_diagnostics_criteria(py::module_& m) {
          double level, int pilot_degree, double pilot_bandwidth,
          const std::vector<long long>& cluster, unsigned output,
          const std::vector<double>& pilot_bandwidths, int uniform_replications,
-         unsigned long long seed, const std::string& uniform_method) {
+         unsigned long long seed, const std::string& uniform_method,
+         const std::string& critical_value) {
         attnreg::PointwiseOptions o;
         o.uniform_method = attnreg::uniform_method_from_name(uniform_method, "uniform_method");
+        o.critical_value = attnreg::critical_value_from_name(critical_value, "critical_value");
         o.pilot_bandwidths = arma::vec(pilot_bandwidths);
         o.uniform_replications = uniform_replications;
         o.seed = seed;
@@ -115,7 +117,8 @@ static void init_diagnostics_criteria(py::module_& m) {
       py::arg("pilot_degree") = -1, py::arg("pilot_bandwidth") = 0.0,
       py::arg("cluster") = std::vector<long long>(), py::arg("output") = 0,
       py::arg("pilot_bandwidths") = std::vector<double>(), py::arg("uniform_replications") = 0,
-      py::arg("seed") = 0ULL, py::arg("uniform_method") = "auto");
+      py::arg("seed") = 0ULL, py::arg("uniform_method") = "auto",
+      py::arg("critical_value") = "auto");
 
   m.def(
       "bias_weights_multivariate",

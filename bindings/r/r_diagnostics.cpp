@@ -55,10 +55,12 @@ Rcpp::List diag_pointwise_cpp(const Rcpp::List& state, const arma::mat& X_eval, 
                               double level, int pilot_degree, double pilot_bandwidth,
                               Rcpp::NumericVector cluster, int output,
                               Rcpp::NumericVector pilot_bandwidths, int uniform_replications,
-                              double seed, std::string uniform_method = "auto") {
+                              double seed, std::string uniform_method = "auto",
+                              std::string critical_value = "auto") {
   const attnreg::LocalPolynomial m = diag_model(state);
   attnreg::PointwiseOptions o;
   o.uniform_method = attnreg::uniform_method_from_name(uniform_method, "uniform_method");
+  o.critical_value = attnreg::critical_value_from_name(critical_value, "critical_value");
   o.pilot_bandwidths = arma::vec(pilot_bandwidths.begin(), pilot_bandwidths.size());
   o.uniform_replications = uniform_replications;
   o.seed = static_cast<std::uint64_t>(seed);

@@ -323,16 +323,29 @@ void add_uniform_bands(PointwiseDiagnostics& r, const LocalPolynomial& model,
 }
 
 // local: sigma^2(x) from the residuals of a local polynomial of the pilot's degree in the fit's
-// window, and the finite-sample critical values of L and (when there is one) L - B
+// window, and (crit) the finite-sample critical values of L and (when there is one) L - B
 // (local_residual_variance).
 LocalVariance local_variance_of(const LocalPolynomial& model, const arma::mat& X_eval,
                                 const PointwiseOptions& opt, arma::uword output,
-                                const arma::mat& L, const arma::mat* Lbc) {
-  std::vector<const arma::mat*> Ws{&L};
-  if (Lbc != nullptr) Ws.push_back(Lbc);
+                                const arma::mat& L, const arma::mat* Lbc, bool crit) {
+  std::vector<const arma::mat*> Ws;
+  if (crit) Ws.push_back(&L);
+  if (crit && Lbc != nullptr) Ws.push_back(Lbc);
   const int q =
       opt.pilot_degree < 0 ? default_pilot_degree(model.options().degree) : opt.pilot_degree;
   return local_residual_variance(model, X_eval, output, q, Ws, opt.level);
+}
+
+// The diagnostics of the distinct rows copied to every row (group_of: each row's distinct row).
+PointwiseDiagnostics spread_to_rows(PointwiseDiagnostics r,
+                                    const std::vector<std::size_t>& group_of) {
+  const arma::uvec idx = arma::conv_to<arma::uvec>::from(group_of);
+  for (arma::vec* v : {&r.fit, &r.se, &r.bias, &r.mse, &r.ci_low, &r.ci_high, &r.fit_bc,
+                       &r.se_bc, &r.rbc_low, &r.rbc_high, &r.crit, &r.crit_bc})
+    *v = arma::vec(v->elem(idx));
+  for (arma::vec* v : {&r.uniform_low, &r.uniform_high, &r.uniform_rbc_low, &r.uniform_rbc_high})
+    if (!v->is_empty()) *v = arma::vec(v->elem(idx));
+  return r;
 }
 
 PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::mat& X_eval,
@@ -352,18 +365,8 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
   // same diagnostics: compute them once per distinct row and copy (distinct_rows.hpp).
   {
     const DistinctRows ev = distinct_rows(X_eval);
-    if (ev.has_ties()) {
-      const PointwiseDiagnostics u = pointwise_cached(model, ev.X, opt, output, cache);
-      const arma::uvec idx = arma::conv_to<arma::uvec>::from(ev.group_of);
-      PointwiseDiagnostics r = u;
-      for (arma::vec* v : {&r.fit, &r.se, &r.bias, &r.mse, &r.ci_low, &r.ci_high, &r.fit_bc,
-                           &r.se_bc, &r.rbc_low, &r.rbc_high, &r.crit, &r.crit_bc})
-        *v = arma::vec(v->elem(idx));
-      for (arma::vec* v : {&r.uniform_low, &r.uniform_high, &r.uniform_rbc_low,
-                           &r.uniform_rbc_high})
-        if (!v->is_empty()) *v = arma::vec(v->elem(idx));
-      return r;
-    }
+    if (ev.has_ties())
+      return spread_to_rows(pointwise_cached(model, ev.X, opt, output, cache), ev.group_of);
   }
   // Only the homoskedastic kind needs sigma^2 and so tr(L'L), an O(n^2) pass; tr(L) (hc1's and
   // cr1's n - tr L) needs every training row's own fit; hc0, hc2 and hc3 need the residuals and
@@ -402,16 +405,19 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
                               groups)
               : arma::mat();
   const arma::mat Lbc = (uni || multi) ? arma::mat(L - B) : arma::mat();
-  const LocalVariance lv = opt.kind == VarianceKind::local
-                               ? local_variance_of(model, X_eval, opt, output, L,
-                                                   (uni || multi) ? &Lbc : nullptr)
-                               : LocalVariance();
+  const bool local = opt.kind == VarianceKind::local;
+  const bool own_crit = opt.critical_value == CriticalValue::null ||
+                        (opt.critical_value == CriticalValue::automatic && local);
+  const LocalVariance lv =
+      local ? local_variance_of(model, X_eval, opt, output, L, (uni || multi) ? &Lbc : nullptr,
+                                own_crit)
+            : LocalVariance();
   // Per-point omega (m x n): nn's neighbour residuals; local's sigma^2(x_j) in every column
   // of row j, so that both take the same paths below.
   const arma::mat Omega =
-      opt.kind == VarianceKind::nn      ? nn_omega(model, y, L, B)
-      : opt.kind == VarianceKind::local ? arma::repmat(lv.sigma2, 1, L.n_cols)
-                                        : arma::mat();
+      opt.kind == VarianceKind::nn ? nn_omega(model, y, L, B)
+      : local                      ? arma::repmat(lv.sigma2, 1, L.n_cols)
+                                   : arma::mat();
   // the training rows with a weight at some evaluation point, in the fit or its bias
   arma::uvec need(L.n_cols, arma::fill::zeros);
   for (const arma::mat* M : {&L, &B})
@@ -421,21 +427,26 @@ PointwiseDiagnostics pointwise_cached(const LocalPolynomial& model, const arma::
     if (opt.kind == VarianceKind::cr1)
       return cluster_variance(W, output_column(model.residuals(), output, "cr1"), opt.cluster,
                               g.trace_L);
-    if (opt.kind == VarianceKind::nn || opt.kind == VarianceKind::local)
-      return arma::sum(arma::square(W) % Omega, 1);
+    if (opt.kind == VarianceKind::nn || local) return arma::sum(arma::square(W) % Omega, 1);
     const arma::vec omega = variance_omega(model, opt.kind, g.sigma2, g.trace_L, output, &need);
     return arma::square(W) * omega;
   };
-  const bool own_crit = opt.kind == VarianceKind::local;
   r.se = arma::sqrt(variance_of(L));
-  r.crit = own_crit ? lv.crit[0] : arma::vec(m, arma::fill::value(r.z));
+  std::vector<const arma::mat*> Ws{&L};
+  if (uni || multi) {
+    r.se_bc = arma::sqrt(variance_of(Lbc));
+    Ws.push_back(&Lbc);
+  }
+  // the robust kinds' null quantiles after their variances (whose checks come first)
+  const std::vector<arma::vec> crits = !own_crit || local ? lv.crit : robust_null_critical_values(
+      model, X_eval, opt.kind, g.trace_L, Ws, opt.level);
+  r.crit = own_crit ? crits[0] : arma::vec(m, arma::fill::value(r.z));
   r.ci_low = r.fit - r.crit % r.se;
   r.ci_high = r.fit + r.crit % r.se;
   if (uni || multi) {
     r.bias = B * y;
     r.fit_bc = Lbc * y;
-    r.se_bc = arma::sqrt(variance_of(Lbc));
-    r.crit_bc = own_crit ? lv.crit[1] : arma::vec(m, arma::fill::value(r.z));
+    r.crit_bc = own_crit ? crits[1] : arma::vec(m, arma::fill::value(r.z));
     r.rbc_low = r.fit_bc - r.crit_bc % r.se_bc;
     r.rbc_high = r.fit_bc + r.crit_bc % r.se_bc;
   } else {

@@ -8,13 +8,11 @@
 #include <string>
 #include <vector>
 
-#include <boost/math/quadrature/gauss_kronrod.hpp>
-#include <boost/math/tools/toms748_solve.hpp>
-
 #include "attnreg/base/constants.hpp"
 #include "attnreg/base/error.hpp"
 #include "attnreg/detail/diagnostics_checks.hpp"
 #include "attnreg/detail/monomials.hpp"
+#include "attnreg/detail/null_quantile.hpp"
 #include "attnreg/inference/diagnostics.hpp"
 #include "attnreg/inference/distributions.hpp"
 
@@ -22,63 +20,13 @@ namespace attnreg {
 
 namespace {
 
-// Moments of the studentised statistic t = a'e / sqrt(e'Ae) under e ~ N(0, I), |a| = 1,
-// tr A = 1 (A the pooled residual variance's matrix over sigma^2): with Z = a'e and
-// e = Z a + e_perp, e'Ae = kappa Z^2 + 2 Z g'e_perp + e_perp' A_perp e_perp, g = (I - aa')Aa,
-// A_perp = (I - aa')A(I - aa'). Given Z it is a quadratic form plus a linear term in
-// e_perp, with cumulants k1 = kappa Z^2 + tr A_perp, k2 = 2 tr A_perp^2 + 4 Z^2 g'g,
-// k3 = 8 tr A_perp^3 + 24 Z^2 g'A_perp g.
-struct NullMoments {
-  double kappa, gg, gAg, tr1, tr2, tr3;
-};
-
-// P(e'Ae < q | Z) by Pearson's three-moment chi-square: a0 + b chi2(nu) with the cumulants
-// above (Pearson 1959, Biometrika 46(3-4); the approximation that Imhof 1961, Biometrika
-// 48(3-4), sets beside the exact distribution of a quadratic form in normal variables).
-double conditional_cdf(const NullMoments& s, double z2, double q) {
-  const double k1 = s.kappa * z2 + s.tr1, k2 = 2 * s.tr2 + 4 * z2 * s.gg,
-               k3 = 8 * s.tr3 + 24 * z2 * s.gAg;
-  if (!(k2 > 1e-14 * k1 * k1)) return q > k1 ? 1.0 : 0.0;  // e'Ae fixed given Z
-  if (!(k3 > 1e-10 * std::pow(k2, 1.5))) return 1.0 - normal_sf((q - k1) / std::sqrt(k2));
-  const double nu = 8 * k2 * k2 * k2 / (k3 * k3), b = k3 / (4 * k2), a0 = k1 - b * nu;
-  return chi_squared_cdf((q - a0) / b, nu);
-}
-
-// The c with P(|t| > c) = 1 - level: 2 int_0^inf phi(z) P(e'Ae < z^2 / c^2 | Z = z) dz =
-// 1 - level, decreasing in c. Adaptive Gauss-Kronrod (Boost.Math) over z: with many degrees of
-// freedom the conditional probability is close to a step at |z| = c, which a fixed
-// Gauss-Hermite rule resolves badly (0.01 off in c at 400 residual degrees of freedom);
-// TOMS 748 (Alefeld, Potra and Shi 1995, ACM TOMS 21(3)) on a bracket for the root.
-double null_critical_value(const NullMoments& s, double level) {
-  const double phi0 = 0.3989422804014327;  // 1 / sqrt(2 pi)
-  auto miss = [&](double c) {
-    auto f = [&](double z) {
-      const double z2 = z * z;
-      return 2 * phi0 * std::exp(-0.5 * z2) * conditional_cdf(s, z2, z2 / (c * c));
-    };
-    return boost::math::quadrature::gauss_kronrod<double, 31>::integrate(f, 0.0, 40.0, 20,
-                                                                          1e-10) -
-           (1 - level);
-  };
-  // each miss() is an adaptive quadrature: the bracket's values are computed once and handed
-  // to the solver
-  const double lo = 0.05, f_lo = miss(lo);
-  double hi = 4.0, f_hi = miss(hi);
-  while (f_hi > 0 && hi < 1e6) f_hi = miss(hi *= 4);
-  if (!(f_lo > 0) || !(f_hi <= 0)) return kNaN;  // no root: the caller names the point
-  std::uintmax_t iters = 200;
-  const auto r = boost::math::tools::toms748_solve(
-      miss, lo, hi, f_lo, f_hi, boost::math::tools::eps_tolerance<double>(40), iters);
-  return 0.5 * (r.first + r.second);
-}
-
 // NullMoments of the smoother row a (over the window's rows) for the pooled variance
 // e'Ae = |(I - QQ') sqrt(w) e|^2 / den: A = D^(1/2) (I - QQ') D^(1/2) / den, D = diag(w),
 // Q an orthonormal basis of D^(1/2) Z; its traces from G_k = Q' D^k Q (p x p):
 // tr A^2 = (sum w^2 - 2 tr G2 + tr G1^2) / den^2,
 // tr A^3 = (sum w^3 - 3 tr G3 + 3 tr(G2 G1) - tr G1^3) / den^3.
-NullMoments null_moments(arma::vec a, const arma::vec& sw, const arma::mat& Q, double den,
-                         double trA2, double trA3) {
+detail::NullMoments null_moments(arma::vec a, const arma::vec& sw, const arma::mat& Q,
+                                 double den, double trA2, double trA3) {
   a /= arma::norm(a);
   auto apply = [&](const arma::vec& v) {
     arma::vec u = sw % v;
@@ -86,15 +34,9 @@ NullMoments null_moments(arma::vec a, const arma::vec& sw, const arma::mat& Q, d
     return arma::vec(sw % u / den);
   };
   const arma::vec Aa = apply(a), A2a = apply(Aa);
-  const double k1 = arma::dot(a, Aa), k2 = arma::dot(Aa, Aa), k3 = arma::dot(Aa, A2a);
-  NullMoments s;
-  s.kappa = k1;
-  s.gg = std::max(k2 - k1 * k1, 0.0);
-  s.gAg = std::max(k3 - 2 * k1 * k2 + k1 * k1 * k1, 0.0);
-  s.tr1 = std::max(1.0 - k1, 0.0);
-  s.tr2 = std::max(trA2 - 2 * k2 + k1 * k1, 0.0);
-  s.tr3 = std::max(trA3 - 3 * k3 + 3 * k1 * k2 - k1 * k1 * k1, 0.0);
-  return s;
+  // tr A = sum w (1 - H_ii) / den = 1
+  return detail::null_moments_from(arma::dot(a, Aa), arma::dot(Aa, Aa), arma::dot(Aa, A2a), 1.0,
+                                   trA2, trA3);
 }
 
 std::string brief(double v) {
@@ -194,7 +136,7 @@ LocalVariance local_residual_variance(const LocalPolynomial& model, const arma::
       for (std::size_t k = 0; k < smoothers.size(); ++k) {
         const arma::vec a = arma::vec(smoothers[k]->row(j).t())(S);
         out.crit[k](j) = arma::any(a != 0)
-                             ? null_critical_value(null_moments(a, sw, Q, den, trA2, trA3),
+                             ? detail::null_critical_value(null_moments(a, sw, Q, den, trA2, trA3),
                                                    level)
                              : normal_quantile(0.5 + level / 2);
         if (!std::isfinite(out.crit[k](j)))

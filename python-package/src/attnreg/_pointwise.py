@@ -44,7 +44,7 @@ def _cluster_codes(cluster):
 def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_bandwidth=None,
              pilot_degree: int | None = None, groups=None, output: int = 0,
              uniform: bool = False, replications: int = 2000, random_state=None,
-             uniform_method: str = "auto"):
+             uniform_method: str = "auto", critical_value: str = "auto"):
     """Pointwise fit, standard error, bias, MSE and confidence intervals at the rows of ``X``.
 
     Parameters
@@ -128,6 +128,18 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         standard errors in small windows the Gaussian band undercovers badly (d = 3, n = 500,
         HC3: 0.70-0.79 at 0.95) and the wild bootstrap-t comes close (0.91-0.93); see
         ``core/README.md`` ("Uniform bands").
+    critical_value : {"auto", "normal", "null"}, default "auto"
+        Critical values of the pointwise intervals (columns ``crit``, ``crit_bc``).
+        ``"normal"``: the normal quantile ``z`` (nprobust's and np's convention). ``"null"``:
+        the ``level`` quantile of ``|t|`` under the statistic's own finite-sample null, normal
+        errors with a constant variance (the reference distribution of Bell and McCaffrey
+        2002, Survey Methodology 28(2), and Imbens and Kolesar 2016, REStat 98(4)), computed
+        from the smoother row and the hat matrix, not simulated; for ``"HC0"``-``"HC3"`` and
+        ``"local"``. It corrects the intervals for the noise of a robust variance estimated
+        from few rows (several regressors, small windows, corners), where ``z`` undercovers;
+        it costs ``|S|^2 n`` per point, ``|S|`` the rows the point's smoother weighs
+        (``core/include/attnreg/inference/diagnostics.hpp``, robust_null_critical_values).
+        ``"auto"``: ``"null"`` for ``"local"``, ``"normal"`` otherwise.
 
     Returns
     -------
@@ -142,7 +154,8 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         ``mse = bias**2 + se**2``; ``[ci_low, ci_high] = fit -+ crit se``;
         ``[rbc_low, rbc_high] = fit_bc -+ crit_bc se_bc`` with ``fit_bc = fit - bias`` and
         ``se_bc`` its exact variance (the bias estimate is linear in y); ``crit`` and
-        ``crit_bc`` are the normal quantile ``z`` except for ``cov_type="local"``.
+        ``crit_bc`` are the normal quantile ``z`` unless ``critical_value`` is ``"null"``
+        (the default for ``cov_type="local"``).
     """
     import pandas as pd
 
@@ -174,6 +187,10 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
             "auto", "wild_t", "gaussian"):
         raise ValueError(f"uniform_method: must be 'auto', 'wild_t' or 'gaussian', got "
                          f"{uniform_method!r}")
+    if not isinstance(critical_value, str) or critical_value.lower() not in (
+            "auto", "normal", "null"):
+        raise ValueError(f"critical_value: must be 'auto', 'normal' or 'null', got "
+                         f"{critical_value!r}")
     cl: list[int] = []
     if cluster is not None:
         cl = [int(v) for v in _cluster_codes(cluster)]
@@ -184,7 +201,7 @@ def diagnose(estimator, X, level: float = 0.95, cov_type: str = "HC3", pilot_ban
         pilot_degree=-1 if pilot_degree is None else int(pilot_degree),
         pilot_bandwidth=float(pilot_bandwidth), cluster=cl, output=_nonneg_int(output, "output"),
         pilot_bandwidths=pilot_vec, uniform_replications=n_rep, seed=seed,
-        uniform_method=uniform_method.lower(),
+        uniform_method=uniform_method.lower(), critical_value=critical_value.lower(),
     )
     if r["bias_note"]:
         import warnings

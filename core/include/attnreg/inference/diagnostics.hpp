@@ -110,6 +110,16 @@ GlobalDiagnostics global_diagnostics(const LocalPolynomial& model, arma::uword o
 /// How uniform bands draw their critical values (see WildTBands and sup_t_critical_value below).
 enum class UniformMethod { automatic = 0, wild_t = 1, gaussian = 2 };
 
+/// The critical values of the pointwise intervals (PointwiseDiagnostics::crit, crit_bc):
+/// - normal: the normal quantile z at `level` (nprobust's and np's convention);
+/// - null: the `level` quantile of |t| under the statistic's own finite-sample null (normal
+///   errors with a constant variance; robust_null_critical_values for kinds hc0-hc3,
+///   local_residual_variance for kind local); refused for the other kinds;
+/// - automatic: null for kind local, normal for every other kind.
+enum class CriticalValue { automatic = 0, normal = 1, null = 2 };
+CriticalValue critical_value_from_name(const std::string& name, const std::string& arg);
+const char* critical_value_name(CriticalValue c);
+
 struct PointwiseOptions {
   VarianceKind kind = VarianceKind::hc3;
   double level = 0.95;          ///< confidence level in (0, 1)
@@ -126,6 +136,7 @@ struct PointwiseOptions {
   /// How the bands' critical values are drawn (UniformMethod; automatic = wild_t for the robust
   /// kinds HC0-HC3 and cr1, gaussian for the homoskedastic and the nearest-neighbour variance).
   UniformMethod uniform_method = UniformMethod::automatic;
+  CriticalValue critical_value = CriticalValue::automatic;  ///< of the pointwise intervals
 };
 
 struct PointwiseDiagnostics {
@@ -136,9 +147,9 @@ struct PointwiseDiagnostics {
   /// need); NaN otherwise.
   double sigma2 = 0;
   double z = 0;       ///< the normal quantile at `level`
-  /// The critical values of the conventional and the RBC interval at each point (m): z, except
-  /// for kind local (local_residual_variance's finite-sample null quantiles); ci = fit -+
-  /// crit se, rbc = fit_bc -+ crit_bc se_bc.
+  /// The critical values of the conventional and the RBC interval at each point (m): z, or
+  /// the finite-sample null quantiles (PointwiseOptions::critical_value); ci = fit -+ crit se,
+  /// rbc = fit_bc -+ crit_bc se_bc.
   arma::vec crit, crit_bc;
   /// Sup-t critical values of the uniform bands (conventional, RBC; NaN when not requested) and
   /// the bands fit -+ c se, fit_bc -+ c_bc se_bc (empty when not requested).
@@ -380,6 +391,22 @@ LocalVariance local_residual_variance(const LocalPolynomial& model, const arma::
                                       arma::uword output, int degree,
                                       const std::vector<const arma::mat*>& smoothers = {},
                                       double level = 0.95);
+
+/// Finite-sample critical values of the heteroskedasticity-robust t-statistics of smoother
+/// rows (kinds hc0-hc3; trace_L = tr L, used by hc1): for each smoother W (m x n) and point j,
+/// the `level` quantile of |t|, t = W_j'e / sqrt(sum_i W_ji^2 s_i ((I - H) e)_i^2) under
+/// e ~ N(0, sigma^2 I), H the fit's hat matrix at the training rows (whose rows are computed
+/// at the rows W_j weighs) and s_i the kind's factor (1, n / (n - tr L), 1 / (1 - H_ii),
+/// 1 / (1 - H_ii)^2). The distribution given W_j'e is Pearson's three-moment chi-square, as in
+/// local_residual_variance; derivation in core/src/inference/robust_null.cpp. Costs |S|^2 n
+/// per point (|S| the rows W_j weighs): meant for pointwise inference at a few points.
+/// Throws InvalidArgument for another kind and NumericalError naming a point where the null
+/// is degenerate.
+std::vector<arma::vec> robust_null_critical_values(const LocalPolynomial& model,
+                                                   const arma::mat& X_eval, VarianceKind kind,
+                                                   double trace_L,
+                                                   const std::vector<const arma::mat*>& smoothers,
+                                                   double level = 0.95);
 
 /// Per-observation variance weights omega_i for the given kind (n), from the model's residuals
 /// and leverages; for cr1 use cluster_variance instead. With `needed` (a 0/1 flag per training
