@@ -4,6 +4,7 @@ plug-in bandwidth vectors (attnreg.bandwidth.mse_dpi / imse_dpi with d >= 2).
     python3 bench/rbc_montecarlo.py run [--reps 1000] [--chunk 20] [--jobs N] [--state FILE]
         [--ds 2,3] [--ns 500,2000] [--kernels ...] [--truths ...] [--bias-terms absolute|signed]
         [--points-only] [--cov-type HC3|local|...] [--noise homoskedastic|hetero]
+        [--critical-value auto|normal|null]
     python3 bench/rbc_montecarlo.py table [--state FILE] [--out bench/results/rbc_montecarlo.md]
     python3 bench/rbc_montecarlo.py explain [--d 3] [--n 500] [--kernel gaussian] [--truth curved]
         [--pilot fit|plugin]   (t-statistics of the RBC fits over the band's grid)
@@ -71,7 +72,7 @@ NOISE = {
 
 
 def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=False,
-            cov_type="HC3", noise="homoskedastic"):
+            cov_type="HC3", noise="homoskedastic", critical_value="auto"):
     """Coverage indicators of one replication (None entries where a step was refused)."""
     m = TRUTH[truth]
     X = rng.uniform(-1, 1, size=(n, d))
@@ -86,7 +87,7 @@ def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=F
             h = mse_dpi(X, y, P[k], kernel=kernel, bias_terms=bias_terms)
             stage = "diagnose"
             est = LocalLinear(kernel=kernel, bandwidth=h).fit(X, y)
-            a = diagnose(est, P[k:k + 1], cov_type=cov_type)
+            a = diagnose(est, P[k:k + 1], cov_type=cov_type, critical_value=critical_value)
         except (attnreg.NumericalError, ValueError) as e:
             out["fail"].append(f"point {k} {stage}: {str(e)[:90]}")
             continue
@@ -94,7 +95,7 @@ def one_rep(rng, d, kernel, n, truth, P, G, bias_terms="absolute", points_only=F
         out["rbc"][k] = bool(a["rbc_low"].iloc[0] <= t[k] <= a["rbc_high"].iloc[0])
         out["h"][k] = [float(v) for v in h]
         out["t_rbc"][k] = float((a["fit_bc"].iloc[0] - t[k]) / a["se_bc"].iloc[0])
-        out["crit_rbc"][k] = float(a["crit_bc"].iloc[0])  # z except for cov_type "local"
+        out["crit_rbc"][k] = float(a["crit_bc"].iloc[0])  # z unless critical_value "null"
         # Satterthwaite degrees of freedom of sum_i W_i^2 sigma_i^2 with equal variances,
         # (sum W^2)^2 / sum W^4, W = the bias-corrected smoother row (diagnose's pilot)
         W = est.attention_weights(P[k:k + 1])[0] - _core.bias_weights_multivariate(
@@ -144,15 +145,16 @@ def key(cfg):
 
 
 def run_chunk(cfg, c, reps, bias_terms="absolute", points_only=False, cov_type="HC3",
-              noise="homoskedastic"):
+              noise="homoskedastic", critical_value="auto"):
     d, kernel, n, truth = cfg
     rng = np.random.default_rng([d, n, KERNELS.index(kernel), TRUTHS.index(truth), c])
     P, G = points(d)
     t0 = time.process_time()
-    rows = [one_rep(rng, d, kernel, n, truth, P, G, bias_terms, points_only, cov_type, noise)
-            for _ in range(reps)]
+    rows = [one_rep(rng, d, kernel, n, truth, P, G, bias_terms, points_only, cov_type, noise,
+                    critical_value) for _ in range(reps)]
     return {"key": key(cfg), "chunk": c, "reps": reps, "cpu_s": time.process_time() - t0,
-            "bias_terms": bias_terms, "cov_type": cov_type, "noise": noise, "rows": rows}
+            "bias_terms": bias_terms, "cov_type": cov_type, "noise": noise,
+            "critical_value": critical_value, "rows": rows}
 
 
 def _run_chunk_args(args):
@@ -163,7 +165,8 @@ def default_state(a):
     return (f"bench/results/rbc_montecarlo_state_{a.bias_terms}"
             f"{'_points' if a.points_only else ''}"
             f"{'' if a.cov_type == 'HC3' else '_' + a.cov_type}"
-            f"{'' if a.noise == 'homoskedastic' else '_' + a.noise}.jsonl")
+            f"{'' if a.noise == 'homoskedastic' else '_' + a.noise}"
+            f"{'' if a.critical_value == 'auto' else '_' + a.critical_value}.jsonl")
 
 
 def cmd_run(a):
@@ -176,7 +179,8 @@ def cmd_run(a):
                 done.add((r["key"], r["chunk"]))
     cfgs = configs([int(v) for v in a.ds.split(",")], [int(v) for v in a.ns.split(",")],
                    a.kernels.split(","), a.truths.split(","))
-    pending = [(cfg, c, a.chunk, a.bias_terms, a.points_only, a.cov_type, a.noise)
+    pending = [(cfg, c, a.chunk, a.bias_terms, a.points_only, a.cov_type, a.noise,
+                a.critical_value)
                for c in range(a.reps // a.chunk) for cfg in cfgs if (key(cfg), c) not in done]
 
     def record(r):
@@ -371,6 +375,9 @@ def main():
                        help="diagnose's cov_type for the intervals and bands (default HC3)")
         q.add_argument("--noise", choices=tuple(NOISE), default="homoskedastic",
                        help="homoskedastic: sd 0.3; hetero: sd 0.4 + 0.2 x_1")
+        q.add_argument("--critical-value", dest="critical_value", default="auto",
+                       choices=("auto", "normal", "null"),
+                       help="diagnose's critical_value for the pointwise intervals")
     e = sub.add_parser("explain")
     e.add_argument("--d", type=int, default=3)
     e.add_argument("--n", type=int, default=500)
