@@ -59,15 +59,6 @@ CriticalValue critical_value_from_name(const std::string& name, const std::strin
       "null; cov_type 'hc0'-'hc3' and 'local') or 'auto' ('null' for 'local', else 'normal')");
 }
 
-const char* critical_value_name(CriticalValue c) {
-  switch (c) {
-    case CriticalValue::automatic: return "auto";
-    case CriticalValue::normal: return "normal";
-    case CriticalValue::null: return "null";
-  }
-  return "?";
-}
-
 std::vector<arma::vec> robust_null_critical_values(const LocalPolynomial& model,
                                                    const arma::mat& X_eval, VarianceKind kind,
                                                    double trace_L,

@@ -118,7 +118,6 @@ enum class UniformMethod { automatic = 0, wild_t = 1, gaussian = 2 };
 /// - automatic: null for kind local, normal for every other kind.
 enum class CriticalValue { automatic = 0, normal = 1, null = 2 };
 CriticalValue critical_value_from_name(const std::string& name, const std::string& arg);
-const char* critical_value_name(CriticalValue c);
 
 struct PointwiseOptions {
   VarianceKind kind = VarianceKind::hc3;
