@@ -261,7 +261,7 @@ def cmd_table(a):
                     tv, nv = np.array(tn).T
                     tcol = (f"{_fmt(*_rate(list(np.abs(tv) <= stats.t.ppf(0.975, nv))))} | "
                             f"{np.median(nv):.0f}")
-                # the interval's own critical value (cov_type "local"), where recorded
+                # the interval's critical value crit_bc (z unless critical_value resolves to "null")
                 ck = [r["crit_rbc"][k] for r in rows
                       if r.get("crit_rbc") and r["crit_rbc"][k] is not None]
                 ccol = (f"{_fmt(*_rate([r['rbc'][k] for r in rows]))} | {np.mean(ck):.2f}"
@@ -298,8 +298,9 @@ def cmd_table(a):
               "(0 and 1 for a correct interval), mean bandwidth vector; where recorded, the "
               "coverage with the t quantile at nu = (sum W_i^2)^2 / sum W_i^4 instead of the "
               "normal one, and the median nu; where recorded, the coverage of diagnose's RBC "
-              "interval with its own critical value (cov_type=\"local\": the statistic's "
-              "finite-sample null quantile) and the mean critical value.", "",
+              "interval with its critical value crit_bc (the statistic's finite-sample null "
+              "quantile with cov_type=\"local\" or critical_value=\"null\", else z) and the "
+              "mean critical value.", "",
               "| configuration | point | R | RBC coverage with z | mean t | sd t | mean h | "
               "t(nu) coverage | median nu | RBC coverage with crit | mean crit |",
               "|" + "---|" * 11] + pdet
